@@ -21,7 +21,8 @@ from .errors import InputError
 from .textio import read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
-RUNLOG_VERSION = 1
+RUNLOG_VERSION = 2  # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop)
+RESULTS_SCHEMA_VERSION = 2
 
 
 class Outcome(StrEnum):
@@ -81,7 +82,9 @@ class Manifest(_Log):
     git_sha: str | None = None
     dataset: dict[str, Any]  # name, source, revision, content_hash, n_items…
     model: dict[str, Any]  # spec + describe() of the backend
+    model_identity: dict[str, Any] = Field(default_factory=dict)  # what the cache key uses (Model.identity())
     mode: str
+    scorer: dict[str, Any] = Field(default_factory=dict)  # the Scorer's kind and settings (Scorer.identity())
     prompt_kind: str | None = None
     prompt_template_hash: str | None = None
     extractor_version: str | None = None
@@ -95,6 +98,39 @@ class Manifest(_Log):
     started_at: str
     finished_at: str | None = None
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
+
+
+class Results(_Log):
+    """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
+
+    The metric blocks are `proctor.stats.summarize`'s; `errors` counts each distinct error message."""
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    overall: dict[str, Any]
+    by_category: dict[str, Any] = Field(default_factory=dict)
+    by_subcategory: dict[str, Any] = Field(default_factory=dict)
+    by_modality: dict[str, Any] = Field(default_factory=dict)
+    by_difficulty: dict[str, Any] = Field(default_factory=dict)
+    macro_accuracy: float | None = None
+    epochs: dict[str, Any] | None = None
+    calibration: dict[str, Any] | None = None
+    acc_norm: dict[str, Any] | None = None
+    judge_agreement: dict[str, Any] | None = None
+    errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
+
+    @property
+    def n_errors(self) -> int:
+        return sum(self.errors.values())
+
+
+def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
+    """Each distinct error message with how many samples it hit, most frequent first."""
+    counts: dict[str, int] = {}
+    for s in samples:
+        if s.outcome is Outcome.ERROR:
+            key = s.error or "unknown error"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 class RunLog(BaseModel):
@@ -142,8 +178,27 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     write_json_atomic(run_dir / MANIFEST, manifest.model_dump(mode="json"))
 
 
-def write_results(run_dir: Path, results: dict[str, Any]) -> None:
-    write_json_atomic(run_dir / RESULTS, results)
+def write_results(run_dir: Path, results: Results | dict[str, Any]) -> None:
+    """Write results.json from the one `Results` model (a mapping is validated into it first)."""
+    typed = results if isinstance(results, Results) else Results.model_validate(results)
+    write_json_atomic(run_dir / RESULTS, typed.model_dump(mode="json", exclude_none=True))
+
+
+def read_results(run_dir: str | Path) -> Results | None:
+    """results.json as `Results`; None when absent. A 0.1 file (no schema_version) is refused clearly."""
+    path = Path(run_dir) / RESULTS
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise InputError.at(path, f"bad results: {e}") from None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise InputError.at(path, "written by proctor 0.1; re-run the same command to rewrite it")
+    try:
+        return Results.model_validate(data)
+    except ValueError as e:
+        raise InputError.at(path, f"bad results: {e}") from None
 
 
 def read_manifest(run_dir: str | Path) -> Manifest:
@@ -164,5 +219,6 @@ def read_run(run_dir: str | Path) -> RunLog:
     latest: dict[str, Sample] = {}
     for s in iter_samples(d / SAMPLES):
         latest[s.sample_id] = s
-    results = json.loads(read_text(d / RESULTS)) if (d / RESULTS).exists() else None
-    return RunLog(path=d, manifest=manifest, samples=list(latest.values()), results=results)
+    results = read_results(d)
+    return RunLog(path=d, manifest=manifest, samples=list(latest.values()),
+                  results=results.model_dump(mode="json", exclude_none=True) if results else None)

@@ -78,12 +78,14 @@ def _stable(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def model_identity(model: Any) -> dict[str, Any]:
-    """What identifies a model's answers: its spec plus `describe()` minus volatile fields and secrets.
-
-    Accepts a `Model` (uses `.name` and `.describe()`), a describe()-style mapping, or a spec string.
+    """What identifies a model's answers: a `Model`'s declared `identity()`, else a describe()-style
+    mapping minus volatile fields and secrets, or a spec string.
     """
     if isinstance(model, str):
         return {"spec": model}
+    identity = getattr(model, "identity", None)
+    if callable(identity):
+        return _stable(identity())
     if isinstance(model, Mapping):
         desc = dict(model)
     else:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import ProctorError
+
+if TYPE_CHECKING:
+    from ..runlog import RunLog
 
 
 def register(app: typer.Typer) -> None:
@@ -61,8 +64,13 @@ def run(
     store: Annotated[Path | None, typer.Option(help="SQLite store for cache and history.")] = None,
     runs_root: Annotated[Path, typer.Option(help="Where default run directories go.")] = Path("runs"),
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    max_error_rate: Annotated[float, typer.Option(
+        help="Exit 1 when more than this share of samples errored (or nothing was scored).")] = 0.1,
 ) -> None:
-    """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log."""
+    """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log.
+
+    Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
+    errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings, get_model
     from ..runner import RunConfig, accuracy_line, evaluate
@@ -87,6 +95,9 @@ def run(
         load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category)
         for name in datasets
     ]
+    if not 0.0 <= max_error_rate <= 1.0:
+        raise ProctorError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
+    status = 0
     for task in tasks:
         run_dir = out if (out is not None and len(tasks) == 1) else (out / task.name if out is not None else None)
         config = RunConfig(
@@ -110,3 +121,38 @@ def run(
             write_llmwc_layout(log)
             print_results(log)
             typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
+        status = max(status, error_status(log, max_error_rate))
+    if status:
+        raise typer.Exit(status)
+
+
+def error_status(log: RunLog, max_error_rate: float) -> int:
+    """Print each distinct error message with its count (stderr); 1 when the run must not pass as fine."""
+    results = log.results or {}
+    errors: dict[str, int] = results.get("errors") or {}
+    overall = results.get("overall") or {}
+    n, n_errors = int(overall.get("n") or 0), sum(errors.values())
+    for message, count in list(errors.items())[:10]:
+        typer.echo(f"  {count:>6} × {_printable(message)[:300]}", err=True)
+    if len(errors) > 10:
+        typer.echo(f"  … and {len(errors) - 10} other error messages (see {log.path}/samples.jsonl)", err=True)
+    if not overall.get("n_scored") and not overall.get("n_unscored"):
+        typer.echo(f"{log.path}: nothing was scored", err=True)
+        return 1
+    if n and n_errors / n > max_error_rate:
+        typer.echo(f"{log.path}: {n_errors} of {n} samples errored ({n_errors / n:.0%} > --max-error-rate "
+                   f"{max_error_rate:.0%}); run the same command again to retry them", err=True)
+        return 1
+    return 0
+
+
+def finish(log: RunLog, max_error_rate: float) -> None:
+    """End a one-run command: the error summary, and exit 1 when `error_status` says so."""
+    status = error_status(log, max_error_rate)
+    if status:
+        raise typer.Exit(status)
+
+
+def _printable(text: str) -> str:
+    """Control characters from a server's message shown escaped, never sent raw to the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
