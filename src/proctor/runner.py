@@ -263,7 +263,7 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
     size = int(config.chunk_size or getattr(model, "preferred_chunk_size", None) or DEFAULT_CHUNK_SIZE)
     chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
     pending = [asyncio.ensure_future(score_chunk(task, model, scorer, c)) for c in chunks]
-    tally = _Tally(min(config.fail_fast_after, len(plan)))
+    tally = _Tally(config.fail_fast_after if len(plan) > config.fail_fast_after else 0)  # small: just finish
     by_id: dict[str, Sample] = {}
     try:
         for fut in asyncio.as_completed(pending):

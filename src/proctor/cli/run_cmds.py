@@ -62,6 +62,7 @@ def run(
     trust_remote_code: Annotated[bool, typer.Option(help="Run code shipped with an hf model (off unless asked).")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
     store: Annotated[Path | None, typer.Option(help="SQLite store for cache and history.")] = None,
+    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history store.")] = False,
     runs_root: Annotated[Path, typer.Option(help="Where default run directories go.")] = Path("runs"),
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
     max_error_rate: Annotated[float, typer.Option(
@@ -111,6 +112,7 @@ def run(
             runs_root=runs_root,
             use_cache=not no_cache,
             store_path=store,
+            record_history=not no_history,
             progress=progress,
             command=["proctor", *sys.argv[1:]],
         )
