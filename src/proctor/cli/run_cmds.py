@@ -53,9 +53,9 @@ def run(
     judge_agreement: Annotated[int, typer.Option(
         help="Also judge the first N exact-answer items and report judge/exact-match agreement.")] = 0,
     base_url: Annotated[list[str] | None, typer.Option(help="Server base URL (repeat to spread load over several).")] = None,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight at once (API backends).")] = 16,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(help="Retries on 429/5xx/timeouts before recording an error.")] = 5,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once (API backends; default 32 openai, 16 anthropic).")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds (API backends; default 120, anthropic 300).")] = None,
+    max_retries: Annotated[int | None, typer.Option(help="Retries on 429/5xx/timeouts before recording an error (default 5).")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Batch size (hf backend).")] = None,
     device: Annotated[str | None, typer.Option(help="cpu, cuda or auto (hf backend).")] = None,
     dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or auto (hf backend).")] = None,
@@ -75,13 +75,16 @@ def run(
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings, get_model
     from ..runner import RunConfig, accuracy_line, evaluate
-    from .options import model_options
+    from .options import check_applicable, model_options
     from .summary import print_results
 
     if mode not in ("generate", "logprob"):
         raise ProctorError(f"--mode must be generate or logprob, not {mode!r}")
     if data_file is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
+    check_applicable([model, judge], base_urls=base_url, concurrency=concurrency, timeout=timeout,
+                     max_retries=max_retries, batch_size=batch_size, device=device, dtype=dtype,
+                     trust_remote_code=trust_remote_code)
     kw = model_options(
         model, base_urls=base_url, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
         batch_size=batch_size, device=device, dtype=dtype, trust_remote_code=trust_remote_code,

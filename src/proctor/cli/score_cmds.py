@@ -79,13 +79,13 @@ def score(
     temp: Annotated[float, typer.Option("--temp", help="Temperature dividing the scores (> 0)")] = 1.0,
     join: Annotated[str, typer.Option(help="newline (probsem: query on its own line) | space")] = "newline",
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (also the run directory)")] = Path("outputs"),
-    batch_size: Annotated[int, typer.Option(help="Sequences per forward pass (hf)")] = 32,
-    device: Annotated[str, typer.Option(help="cpu | cuda | auto (hf)")] = "cpu",
-    dtype: Annotated[str, typer.Option(help="auto | float32 | bfloat16 | float16 (hf)")] = "auto",
+    batch_size: Annotated[int | None, typer.Option(help="Sequences per forward pass (hf; default 32)")] = None,
+    device: Annotated[str | None, typer.Option(help="cpu | cuda | auto (hf; default cpu)")] = None,
+    dtype: Annotated[str | None, typer.Option(help="auto | float32 | bfloat16 | float16 (hf; default auto)")] = None,
     trust_remote_code: Annotated[bool, typer.Option(help="Run code shipped with an hf model (off unless asked)")] = False,
     base_url: Annotated[list[str] | None, typer.Option(
         help="OpenAI-compatible server base URL (repeat to spread load over several)")] = None,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight at once (API backends)")] = 16,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once (API backends; default 32)")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
     store: Annotated[Path | None, typer.Option(help="Store for cache and history (default: proctor's user data directory)")] = None,
     no_history: Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history store")] = False,
@@ -101,16 +101,16 @@ def score(
     from ..models.registry import get_model
     from ..runner import RunConfig, evaluate
     from ..scoring.suites import suite_results, write_probsem_outputs
-    from .options import model_options
+    from .options import check_applicable, model_options
     from .run_cmds import finish
 
     opts = _options(norm, temp, join)
     groups, files = _load(paths)
     task = suite_task(groups, files, opts)
-    m = get_model(model, **model_options(
-        model, base_urls=base_url, concurrency=concurrency, batch_size=batch_size, device=device, dtype=dtype,
-        trust_remote_code=trust_remote_code,
-    ))
+    given: dict[str, Any] = {"base_urls": base_url, "concurrency": concurrency, "batch_size": batch_size,
+                             "device": device, "dtype": dtype, "trust_remote_code": trust_remote_code}
+    check_applicable([model], **given)
+    m = get_model(model, **model_options(model, **given))
     config = RunConfig(mode="logprob", out_dir=out, use_cache=not no_cache, store_path=store,
                        record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
     log = evaluate(task, m, config)
