@@ -13,9 +13,9 @@ import os
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from .errors import InputError
 from .textio import read_text, write_json_atomic
@@ -39,6 +39,112 @@ SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Ou
 
 class _Log(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+class _Details(BaseModel):
+    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
+    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and getattr(self, key, None) is not None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class GenerationDetails(_Details):
+    """An answer extracted from generated text and matched against the references."""
+
+    kind: Literal["generation"] = "generation"
+    accepted: list[str] | None = None
+    letters: str | None = None
+    compare: str | None = None  # "numeric" | "normalized"
+    matched_credit: float | None = None
+    rejected: Any = None  # what the extractor saw and refused
+    judge_check: dict[str, Any] | None = None  # the judge's verdict on an exact-answer item (agreement)
+
+
+class JudgeDetails(_Details):
+    """A prose answer graded by an LLM judge."""
+
+    kind: Literal["judge"] = "judge"
+    judge_model: str | None = None
+    judge_version: str | None = None
+    judge_grade: str | None = None
+    judge_reasoning: str | None = None
+    judge_thinking: str | None = None
+    judge_raw: str | None = None
+    judge_error: str | None = None
+
+
+class ChoiceDetails(_Details):
+    """Each option's log-likelihood after the question: acc (sum) and acc_norm (per character)."""
+
+    kind: Literal["choice"] = "choice"
+    gold: str | None = None
+    letters: list[str] | None = None
+    logprobs: dict[str, float] | None = None
+    logprobs_norm: dict[str, float] | None = None
+    n_tokens: dict[str, int] | None = None
+    is_greedy: dict[str, bool] | None = None
+    distribution: dict[str, float] | None = None
+    predicted_norm: str | None = None
+    tie: bool | None = None
+    tie_norm: bool | None = None
+    acc_norm_correct: bool | None = None
+
+
+class SuiteDetails(_Details):
+    """One probsem context: every query's log-prob, the normalised scores and the distribution."""
+
+    kind: Literal["suite"] = "suite"
+    queries: list[str] = Field(default_factory=list)
+    expected: int = -1
+    context: str = ""  # the context's own text
+    text: str = ""  # probsem's `text`: pretext, context and posttext
+    index: int = 0
+    logprobs: dict[str, float | None] = Field(default_factory=dict)
+    scores: list[float | None] = Field(default_factory=list)
+    ties: int = 0
+    tie_indexes: list[int] = Field(default_factory=list)
+    rows: list[dict[str, Any]] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
+    norm: str | None = None
+    temperature: float | None = None
+    join: str | None = None
+    distribution: list[float] | None = None
+
+
+def _details_kind(value: Any) -> str:
+    """The discriminator; proctor 0.1 samples (no `kind`) are recognised by their keys."""
+    if not isinstance(value, dict):
+        return str(getattr(value, "kind", "generation"))
+    if "kind" in value:
+        return str(value["kind"])
+    if "queries" in value:
+        return "suite"
+    if any(k in value for k in ("judge_grade", "judge_error", "judge_model")):
+        return "judge"
+    return "choice" if "logprobs" in value or "gold" in value else "generation"
+
+
+SampleDetails = Annotated[
+    Annotated[GenerationDetails, Tag("generation")]
+    | Annotated[JudgeDetails, Tag("judge")]
+    | Annotated[ChoiceDetails, Tag("choice")]
+    | Annotated[SuiteDetails, Tag("suite")],
+    Discriminator(_details_kind),
+]
 
 
 class Sample(_Log):
@@ -66,7 +172,7 @@ class Sample(_Log):
     latency_s: float | None = None
     finish_reason: str | None = None
     reasoning: str | None = None
-    details: dict[str, Any] = Field(default_factory=dict)  # mode-specific: choice log-probs, judge verdict…
+    details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
 
     @property
     def scored(self) -> bool:

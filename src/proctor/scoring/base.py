@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..records import Item
-from ..runlog import Outcome
+from ..runlog import Outcome, SampleDetails
 
 if TYPE_CHECKING:
     from ..tasks import Task
@@ -47,7 +47,7 @@ class Scored:
     """A scorer's verdict on one sample: the `Sample` fields that depend on the answers."""
 
     outcome: Outcome
-    details: dict[str, Any]  # carries "kind" (the scorer's kind) first
+    details: SampleDetails  # typed by the scorer's kind
     score: float | None = None
     extracted: str | None = None
     extraction_rule: str | None = None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
 from ..records import DONT_KNOW, FALSE, TRUE, Item, Modality
-from ..runlog import Outcome
+from ..runlog import ChoiceDetails, Outcome
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, argmax_ties, normalize, softmax
 
@@ -118,15 +118,15 @@ class ChoiceScorer:
         prompt = first.context if isinstance(first, LoglikelihoodRequest) else ""
         usage = usage_of(answered.answers)
         if answered.error is not None:
-            return Scored(Outcome.ERROR, {"kind": "choice"}, error=answered.error, prompt=prompt, usage=usage)
+            return Scored(Outcome.ERROR, ChoiceDetails(), error=answered.error, prompt=prompt, usage=usage)
         results = [a for a in answered.answers if isinstance(a, Loglikelihood)]
-        predicted, correct, norm_correct, details = score_choices(answered.item, results)
-        details = {"kind": "choice", **details}
+        predicted, correct, norm_correct, raw = score_choices(answered.item, results)
+        details = ChoiceDetails.model_validate(raw)
         if not answered.item.is_scored:
             return Scored(Outcome.UNSCORED, details, extracted=predicted, extraction_rule="argmax-logprob",
                           prompt=prompt, usage=usage)
         return Scored(
-            Outcome.CORRECT if correct else Outcome.WRONG, details | {"acc_norm_correct": norm_correct},
+            Outcome.CORRECT if correct else Outcome.WRONG, details.model_copy(update={"acc_norm_correct": norm_correct}),
             score=1.0 if correct else 0.0, extracted=predicted, extraction_rule="argmax-logprob",
             prompt=prompt, usage=usage,
         )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..models.base import GenerateRequest, GenerationSettings, Message, Model
 from ..records import Item
 from ..runlog import SCORED_OUTCOMES as SCORED
-from ..runlog import Outcome
+from ..runlog import JudgeDetails, Outcome
 from .base import Answered, Scored
 from .scorers import GenerationScorer, Score
 
@@ -210,10 +210,10 @@ class JudgeScorer(GenerationScorer):
         for i, g in zip(to_judge, graded[: len(to_judge)], strict=True):
             error = g.details.get("judge_error") if g.outcome is Outcome.ERROR else None
             verdicts[i] = replace(verdicts[i], outcome=g.outcome, score=g.score, extracted=g.extracted,
-                                  extraction_rule=g.rule, details={"kind": "judge", **g.details}, error=error)
+                                  extraction_rule=g.rule, details=JudgeDetails.model_validate(g.details), error=error)
         for i, g in zip(to_check, graded[len(to_judge) :], strict=True):
             check = {"outcome": g.outcome.value, "score": g.score, "details": dict(g.details)}
-            verdicts[i] = replace(verdicts[i], details={**verdicts[i].details, "judge_check": check})
+            verdicts[i] = replace(verdicts[i], details=verdicts[i].details.model_copy(update={"judge_check": check}))
         return verdicts
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ProctorError
 from ..models.base import Capability, GenerateRequest, Generation, GenerationSettings
 from ..records import GradedAnswer, Item, Modality
-from ..runlog import Outcome
+from ..runlog import GenerationDetails, Outcome
 from .base import Answered, Request, Scored, usage_of
 from .extract import (
     Extraction,
@@ -166,12 +166,12 @@ def generation_verdict(item: Item, answered: Answered) -> Scored:
         "usage": usage_of(answered.answers),
     }
     if answer.error is not None:
-        return Scored(Outcome.ERROR, {"kind": "generation"}, error=answer.error, **common)
+        return Scored(Outcome.ERROR, GenerationDetails(), error=answer.error, **common)
     common["raw_output"] = answer.text
     if not item.is_scored:
-        return Scored(Outcome.UNSCORED, {"kind": "generation"}, extraction_rule="unscored", **common)
+        return Scored(Outcome.UNSCORED, GenerationDetails(), extraction_rule="unscored", **common)
     s = score_item(item, answer.text)
-    return Scored(s.outcome, {"kind": "generation", **s.details}, score=s.score, extracted=s.extracted,
+    return Scored(s.outcome, GenerationDetails.model_validate(s.details), score=s.score, extracted=s.extracted,
                   extraction_rule=s.rule, **common)
 
 

@@ -28,7 +28,7 @@ from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
 from ..models.registry import require
 from ..records import ContextCase, Item, Prompt, TestSuite
-from ..runlog import Outcome, Sample
+from ..runlog import Outcome, Sample, SuiteDetails
 from ..stats import calibration, wilson_interval
 from ..textio import dumps_jsonl, write_json_atomic, write_text_atomic
 from .base import Answered, Request, Scored
@@ -232,7 +232,7 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
     else:
         outcome, score = (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
     details: dict[str, Any] = {
-        "kind": "suite", "queries": queries, "expected": c.expected, "context": c.case_text, "text": c.text,
+        "queries": queries, "expected": c.expected, "context": c.case_text, "text": c.text,
         "index": c.index, "logprobs": {q["query"]: q["logprob"] for q in c.queries},
         "scores": [q.get("score") for q in c.queries],
         "ties": (len(c.ties) or 1) if c.predicted is not None else 0, "tie_indexes": c.ties,
@@ -241,7 +241,7 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
     if c.error is None:
         details["distribution"] = c.probabilities
     return Scored(
-        outcome=outcome, details=details, score=score,
+        outcome=outcome, details=SuiteDetails.model_validate(details), score=score,
         extracted=queries[c.predicted] if c.predicted is not None else None,
         extraction_rule=f"argmax-{options.norm.value}", error=c.error, prompt=c.prefix,
         usage={"input_tokens": sum(q["n_tokens"] or 0 for q in c.queries) or None},
