@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ..errors import ProctorError
 
 if TYPE_CHECKING:
+    from ..models.base import Model
     from ..runlog import RunLog
+    from ..runner import RunConfig
+    from ..tasks import Task
 
 
 def register(app: typer.Typer) -> None:
@@ -73,25 +77,18 @@ def run(
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
     errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
     from ..benchmarks.registry import load_task
-    from ..models import GenerationSettings, get_model
-    from ..runner import RunConfig, accuracy_line, evaluate
-    from .options import check_applicable, model_options
-    from .summary import print_results
+    from ..models import GenerationSettings
+    from ..runner import RunConfig
 
     if mode not in ("generate", "logprob"):
         raise ProctorError(f"--mode must be generate or logprob, not {mode!r}")
     if data_file is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
-    check_applicable([model, judge], base_urls=base_url, concurrency=concurrency, timeout=timeout,
-                     max_retries=max_retries, batch_size=batch_size, device=device, dtype=dtype,
-                     trust_remote_code=trust_remote_code)
-    kw = model_options(
-        model, base_urls=base_url, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-        batch_size=batch_size, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
-    )
-    the_model = get_model(model, **kw)
-    the_judge = get_model(judge, **model_options(judge, base_urls=base_url, concurrency=concurrency,
-                                                  timeout=timeout, max_retries=max_retries)) if judge else None
+    if not 0.0 <= max_error_rate <= 1.0:
+        raise ProctorError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
+    the_model, the_judge = _models(model, judge, base_urls=base_url, concurrency=concurrency, timeout=timeout,
+                                   max_retries=max_retries, batch_size=batch_size, device=device, dtype=dtype,
+                                   trust_remote_code=trust_remote_code)
     settings = GenerationSettings(
         temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed
     )
@@ -99,36 +96,43 @@ def run(
         load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category)
         for name in datasets
     ]
-    if not 0.0 <= max_error_rate <= 1.0:
-        raise ProctorError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
+    config = RunConfig(
+        mode=mode,  # type: ignore[arg-type]
+        prompt_kind=prompt, settings=settings, epochs=epochs, judge=the_judge, judge_agreement=judge_agreement,
+        runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
+        progress=progress, command=["proctor", *sys.argv[1:]],
+    )
+    status = _run_tasks(tasks, the_model, config, out, max_error_rate)
+    if status:
+        raise typer.Exit(status)
+
+
+def _models(model: str, judge: str | None, **given: Any) -> tuple[Model, Model | None]:
+    """The model and the judge, each with the options its backend takes (an option neither takes: error)."""
+    from ..models import get_model
+    from .options import check_applicable, model_options
+
+    check_applicable([model, judge], **given)
+    the_model = get_model(model, **model_options(model, **given))
+    return the_model, (get_model(judge, **model_options(judge, **given)) if judge else None)
+
+
+def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | None, max_error_rate: float) -> int:
+    """Evaluate each task (its own run directory under `out` when there are several); the worst exit status."""
+    from ..llmwc import write_llmwc_layout
+    from ..runner import accuracy_line, evaluate
+    from .summary import print_results
+
     status = 0
     for task in tasks:
         run_dir = out if (out is not None and len(tasks) == 1) else (out / task.name if out is not None else None)
-        config = RunConfig(
-            mode=mode,  # type: ignore[arg-type]
-            prompt_kind=prompt,
-            settings=settings,
-            epochs=epochs,
-            judge=the_judge,
-            judge_agreement=judge_agreement,
-            out_dir=run_dir,
-            runs_root=runs_root,
-            use_cache=not no_cache,
-            store_path=store,
-            record_history=not no_history,
-            progress=progress,
-            command=["proctor", *sys.argv[1:]],
-        )
-        log = evaluate(task, the_model, config)
+        log = evaluate(task, model, replace(config, out_dir=run_dir))
         if log.results is not None:
-            from ..llmwc import write_llmwc_layout
-
             write_llmwc_layout(log)
             print_results(log)
             typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
         status = max(status, error_status(log, max_error_rate))
-    if status:
-        raise typer.Exit(status)
+    return status
 
 
 def error_status(log: RunLog, max_error_rate: float) -> int:
