@@ -41,7 +41,7 @@ def test_seed_example_subprocess_writes_both_outputs(tiny_model_dir: Path, tmp_p
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["model"]["spec"] == f"hf:{tiny_model_dir}" and manifest["scorer"]["norm"] == "sum"
     inputs = manifest["dataset"]["sha256"]
-    assert len(inputs) == 3 and all(len(h) == 64 for h in inputs.values())
+    assert len(inputs) == 3 and all(h.startswith("sha256:") and len(h) == 71 for h in inputs.values())
     # the proctor run log: readable without a model, with calibration, the -1 context unscored
     log = read_run(out)
     assert log.manifest.mode == "logprob" and log.manifest.dataset["name"] == "test"

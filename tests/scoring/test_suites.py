@@ -23,7 +23,7 @@ from proctor.scoring.suites import (
     full_text,
     score_suites,
     split_sample,
-    summarize,
+    suite_summary,
 )
 from proctor.stats import calibration, wilson_interval
 
@@ -155,7 +155,7 @@ def test_summary_metrics_are_stats_calibration() -> None:
     assert s["brier"] == pytest.approx(sum(sum((q - (k == c.expected)) ** 2 for k, q in enumerate(p)) for c in scored) / 4)
     assert s["log_loss"] == pytest.approx(-sum(math.log(p[c.expected]) for c in scored) / 4)
     assert s["ece"] == pytest.approx(abs(max(p) - 1 / 4))  # one bin: confidence max(p), accuracy 1/4
-    assert summarize([])["accuracy"] is None and summarize([])["ci_low"] is None
+    assert suite_summary([])["accuracy"] is None and suite_summary([])["ci_low"] is None
 
 
 def test_choice_logprob() -> None:

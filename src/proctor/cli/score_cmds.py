@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,10 +9,6 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InputError, ProctorError
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _load(paths: list[Path]) -> tuple[list[tuple[Any, list[Any]]], list[Path]]:
@@ -48,6 +43,7 @@ def _load(paths: list[Path]) -> tuple[list[tuple[Any, list[Any]]], list[Path]]:
 
 def suite_task(groups: list[tuple[Any, list[Any]]], files: list[Path], options: Any) -> Any:
     """One Task over every context of every suite, carrying the suite scorer."""
+    from ..benchmarks.hub import file_sha256
     from ..formats.convert import suite_to_items
     from ..prompts import ItemPromptBuilder
     from ..scoring.suites import SuiteScorer
@@ -55,7 +51,7 @@ def suite_task(groups: list[tuple[Any, list[Any]]], files: list[Path], options: 
 
     names = list(dict.fromkeys(p.name for p, _ in groups))
     items = [it for prompt, suites in groups for s in suites for it in suite_to_items(prompt, s)]
-    source = {"source": "probsem", "files": [str(f) for f in files], "sha256": {str(f): _sha256(f) for f in files}}
+    source = {"source": "probsem", "files": [str(f) for f in files], "sha256": {str(f): file_sha256(f) for f in files}}
     return Task("+".join(names), items, ItemPromptBuilder(), source=source, scorer=SuiteScorer(options))
 
 

@@ -249,7 +249,7 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
 
 
 # ---------------------------------------------------------------- summary.json metrics
-def summarize(contexts: list[ContextResult]) -> dict[str, Any]:
+def suite_summary(contexts: list[ContextResult]) -> dict[str, Any]:
     """Accuracy (95% Wilson CI), ties, Brier, ECE and mean log-loss over contexts with expected >= 0.
 
     Brier, ECE and log-loss are `proctor.stats.calibration`'s (the numbers results.json reports).
@@ -306,7 +306,7 @@ def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOption
 def write_summary(out_dir: str | Path, results: list[SuiteResult]) -> Path:
     """`summary.json`: each suite's summary and the pooled one."""
     path = Path(out_dir) / "summary.json"
-    pooled = summarize([c for r in results for c in r.contexts])
+    pooled = suite_summary([c for r in results for c in r.contexts])
     write_json_atomic(path, {
         "suites": {f"{r.prompt}_{r.suite}": r.summary for r in results}, "overall": pooled,
     })
@@ -335,7 +335,7 @@ def suite_results(items: Sequence[Item], samples: Sequence[Sample]) -> list[Suit
         if sample is not None:
             key = (str(item.metadata[_META + "prompt"]), str(item.metadata.get(_META + "name", "")))
             groups.setdefault(key, []).append(context_result(sample))
-    return [SuiteResult(p, t, ctxs, summarize(ctxs)) for (p, t), ctxs in groups.items()]
+    return [SuiteResult(p, t, ctxs, suite_summary(ctxs)) for (p, t), ctxs in groups.items()]
 
 
 def write_probsem_outputs(out_dir: str | Path, model_slug: str, results: Sequence[SuiteResult],
