@@ -212,7 +212,7 @@ class Results(_Log):
     The metric blocks are `proctor.stats.summarize`'s; `errors` counts each distinct error message."""
 
     schema_version: int = RESULTS_SCHEMA_VERSION
-    overall: dict[str, Any]
+    overall: dict[str, Any] = Field(default_factory=dict)
     by_category: dict[str, Any] = Field(default_factory=dict)
     by_subcategory: dict[str, Any] = Field(default_factory=dict)
     by_modality: dict[str, Any] = Field(default_factory=dict)
@@ -227,6 +227,23 @@ class Results(_Log):
     @property
     def n_errors(self) -> int:
         return sum(self.errors.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of results.json."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    # read access by key, for code that treats results.json as a mapping
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and getattr(self, key, None) is not None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        return getattr(self, key)
 
 
 def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
@@ -245,7 +262,7 @@ class RunLog(BaseModel):
     path: Path
     manifest: Manifest
     samples: list[Sample] = Field(repr=False)  # a repr of 12k samples costs seconds (asyncio.run prints it)
-    results: dict[str, Any] | None = Field(default=None, repr=False)
+    results: Results | None = Field(default=None, repr=False)
 
 
 def append_samples(path: Path, samples: Sequence[Sample]) -> None:
@@ -287,7 +304,7 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
 def write_results(run_dir: Path, results: Results | dict[str, Any]) -> None:
     """Write results.json from the one `Results` model (a mapping is validated into it first)."""
     typed = results if isinstance(results, Results) else Results.model_validate(results)
-    write_json_atomic(run_dir / RESULTS, typed.model_dump(mode="json", exclude_none=True))
+    write_json_atomic(run_dir / RESULTS, typed.as_dict())
 
 
 def read_results(run_dir: str | Path) -> Results | None:
@@ -325,6 +342,4 @@ def read_run(run_dir: str | Path) -> RunLog:
     latest: dict[str, Sample] = {}
     for s in iter_samples(d / SAMPLES):
         latest[s.sample_id] = s
-    results = read_results(d)
-    return RunLog(path=d, manifest=manifest, samples=list(latest.values()),
-                  results=results.model_dump(mode="json", exclude_none=True) if results else None)
+    return RunLog(path=d, manifest=manifest, samples=list(latest.values()), results=read_results(d))

@@ -352,7 +352,7 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
     write_manifest(log.path, log.manifest)
-    log = log.model_copy(update={"results": results.model_dump(mode="json", exclude_none=True)})
+    log = log.model_copy(update={"results": results})
     if store is not None:
         store.record_run(log)
     return log
@@ -363,8 +363,8 @@ def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLo
     return asyncio.run(evaluate_async(task, model, config))
 
 
-def accuracy_line(results: dict[str, Any]) -> str:
-    o = results.get("overall", {})
+def accuracy_line(results: Results) -> str:
+    o = results.overall
     acc = o.get("accuracy")
     if acc is None or (isinstance(acc, float) and math.isnan(acc)):
         return "accuracy: n/a (nothing scored)"

@@ -137,9 +137,9 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
 
 def error_status(log: RunLog, max_error_rate: float) -> int:
     """Print each distinct error message with its count (stderr); 1 when the run must not pass as fine."""
-    results = log.results or {}
-    errors: dict[str, int] = results.get("errors") or {}
-    overall = results.get("overall") or {}
+    if log.results is None:
+        return 1
+    errors, overall = log.results.errors, log.results.overall
     n, n_errors = int(overall.get("n") or 0), sum(errors.values())
     for message, count in list(errors.items())[:10]:
         typer.echo(f"  {count:>6} × {_printable(message)[:300]}", err=True)

@@ -283,7 +283,7 @@ def _optional_block(res: Mapping[str, Any], key: str, samples: Sequence[Sample],
 
 
 def summarize_run(index: int, log: RunLog) -> RunSummary:
-    res: Mapping[str, Any] = log.results or {}
+    res: Mapping[str, Any] = log.results.as_dict() if log.results else {}
     samples = log.samples
     notes: list[str] = []
 
