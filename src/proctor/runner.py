@@ -285,9 +285,9 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
 async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
     """Run `task` on `model` with the task's scorer; return the run log (also written to disk)."""
     config = config or RunConfig()
-    scorer = build_scorer(task, config, config.judge)
-    _check_before_start(task, model, scorer, config)
     try:
+        scorer = build_scorer(task, config, config.judge)
+        _check_before_start(task, model, scorer, config)
         await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
         return await _evaluate(task, model, scorer, config)
     finally:

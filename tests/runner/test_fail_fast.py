@@ -84,3 +84,21 @@ def test_judge_failure_is_an_error_on_the_sample(tmp_path: Path) -> None:
     log = evaluate(Task("prose", items, ItemPromptBuilder()), Answering(), config)
     assert all(s.outcome is Outcome.ERROR and s.error == "HTTP 401 from the judge" for s in log.samples)
     assert (log.results or {})["errors"] == {"HTTP 401 from the judge": 3}
+
+
+class Closing(Answering):
+    closed = 0
+
+    async def aclose(self) -> None:
+        type(self).closed += 1
+
+
+def test_aclose_is_called_at_the_end_of_every_run(tmp_path: Path) -> None:
+    items = [Item(identifier="s1", modality="single-value", prompt="2+2?", response="4")]
+    task = Task("t", items, ItemPromptBuilder())
+    config = RunConfig(out_dir=tmp_path / "r", use_cache=False, record_history=False, progress=False)
+    evaluate(task, Closing(), config)
+    assert Closing.closed == 1
+    with pytest.raises(proctor.ProctorError):  # refused after the model was built: still closed
+        evaluate(task, Closing(), RunConfig(out_dir=tmp_path / "r", epochs=0, progress=False))
+    assert Closing.closed == 2
