@@ -141,6 +141,8 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
         return 1
     errors, overall = log.results.errors, log.results.overall
     n, n_errors = int(overall.get("n") or 0), sum(errors.values())
+    if errors:
+        typer.echo(f"{log.path}: {n_errors} errored samples (a re-run retries them):", err=True)
     for message, count in list(errors.items())[:10]:
         typer.echo(f"  {count:>6} × {_printable(message)[:300]}", err=True)
     if len(errors) > 10:
