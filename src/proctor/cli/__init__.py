@@ -7,9 +7,12 @@ from functools import cache
 
 import typer
 
-from ..errors import InputError, ProctorError
+from ..errors import ProctorError
+from .help import ProctorCommand, ProctorGroup
+from .messages import report_error
 
 app = typer.Typer(
+    cls=ProctorGroup,
     name="proctor",
     help="Put language models through benchmarks and report, with honest error bars, how well they did.",
     no_args_is_help=True,
@@ -38,6 +41,8 @@ def _register() -> None:
 
     for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, history_cmds, report_cmds):
         module.register(app)
+    for info in app.registered_commands:  # plain metavars in every command's help (proctor.cli.help)
+        info.cls = ProctorCommand
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except ProctorError as e:
-        print(str(e) if isinstance(e, InputError) else f"error: {e}", file=sys.stderr)
+        report_error(e)
         return e.exit_code
     except KeyboardInterrupt:
         print("interrupted; finished samples are saved: run the same command again to resume", file=sys.stderr)

@@ -1,17 +1,169 @@
-"""Model options shared by every command that builds a model from a spec, from the backend registry.
+"""One vocabulary for every command: shared option definitions, and model options from the backend registry.
 
-A command-line option set by the user (not None, not a False flag) must apply to at least one of the
-models the command builds (the model, or its judge); otherwise it is an error naming the option.
+An option means the same, and is spelled the same, wherever it appears (`--out`, `--store`, `--seed`,
+`--json`…): commands take these definitions rather than declaring their own. The model options
+(`--batch-size`, `--base-url`, `--concurrency`…) are not listed here at all: `with_model_options`
+adds one per field of every backend's options model in `proctor.models.registry`, with the field's
+description as its help, so a new backend option appears in the CLI without a second list.
+
+A model option set on the command line must apply to at least one of the models the command builds
+(the model, or its judge); otherwise it is an error naming the option.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import typer
 
 from ..errors import ProctorError
+from .messages import deprecated
 
-# command-line option name -> backend option name
-_FLAG_TO_FIELD = {"base_urls": "base_url"}
+F = TypeVar("F", bound=Callable[..., Any])
+MODEL_PANEL = "Model options (from the backend registry)"
+
+# ---------------------------------------------------------------- the shared vocabulary
+
+ModelSpec = Annotated[str, typer.Option(
+    "--model", "-m", metavar="SPEC", show_default=False,
+    help="Model: hf:PATH-OR-HUB-ID, openai:MODEL, anthropic:MODEL or scripted:RULE.")]
+ModelFilter = Annotated[str | None, typer.Option(
+    "--model", "-m", metavar="SPEC", help="Only runs of this model spec, as `proctor runs` shows it.")]
+DatasetFilter = Annotated[str | None, typer.Option(
+    "--dataset", "-d", metavar="NAME", help="Only runs on this dataset, as `proctor runs` shows it.")]
+Out = Annotated[Path | None, typer.Option(
+    "--out", "-o", metavar="DIR", help="Run directory (default: RUNS_ROOT/<dataset>__<model>__<hash>).")]
+RunsRoot = Annotated[Path, typer.Option(
+    "--runs-root", metavar="DIR", help="Where run directories go when --out is not given.")]
+Store = Annotated[Path | None, typer.Option(
+    "--store", metavar="PATH",
+    help="SQLite file of the request cache and run history (default: $PROCTOR_STORE, else the user data dir).")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the request cache.")]
+NoHistory = Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history.")]
+ShowProgress = Annotated[bool | None, typer.Option(
+    "--progress/--no-progress", show_default=False,
+    help="Progress bar on stderr (default: only when stderr is a terminal).")]
+MaxErrorRate = Annotated[float, typer.Option(
+    "--max-error-rate", metavar="SHARE", min=0.0, max=1.0,
+    help="Exit 1 when more than this share of samples errored, or nothing was scored.")]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DataFile = Annotated[Path | None, typer.Option(
+    "--data-file", metavar="PATH", help="Built-in benchmark from a local file in its upstream schema (offline).")]
+ChoiceSeed = Annotated[int, typer.Option(
+    "--seed", metavar="N", help="Seed of the choice order where a benchmark shuffles it (GPQA).")]
+NBoot = Annotated[int, typer.Option("--n-boot", metavar="N", min=100, help="Bootstrap resamples.")]
+BootSeed = Annotated[int, typer.Option("--boot-seed", metavar="N", help="Seed of the bootstrap resamples.")]
+Limit = Annotated[int | None, typer.Option(
+    "--limit", metavar="N", min=1, help="Evaluate the first N items only (default: all).")]
+
+
+def old_spelling(name: str, metavar: str = "VALUE") -> Any:
+    """A hidden option for an old spelling; the command warns (`deprecated`) and uses its value."""
+    return typer.Option(name, metavar=metavar, hidden=True, show_default=False)
+
+
+def prefer(new: Any, old: Any, old_name: str, new_name: str) -> Any:
+    """The value of `new`, or of its old spelling when that was given (with a deprecation warning)."""
+    if old is None:
+        return new
+    deprecated(old_name, new_name)
+    return old
+
+
+# ---------------------------------------------------------------- model options from the registry
+
+
+@dataclass(frozen=True)
+class ModelOption:
+    """One backend option as a command-line option."""
+
+    name: str  # the backends' field name, e.g. "base_url"
+    flag: str  # e.g. "--base-url"
+    cli_type: Any  # int, float, str, bool or list[str] (repeatable)
+    metavar: str
+    description: str
+    backends: tuple[str, ...]  # the backends that take it
+
+    @property
+    def param(self) -> str:
+        return f"model_opt_{self.name}"
+
+    @property
+    def annotation(self) -> Any:
+        """`Annotated[type | None, typer.Option(...)]`, its help naming the backends that take it."""
+        is_flag = self.cli_type is bool
+        option = typer.Option(
+            f"{self.flag}/--no-{self.flag[2:]}" if is_flag else self.flag, metavar=None if is_flag else self.metavar,
+            help=f"{self.description} ({', '.join(self.backends)})", rich_help_panel=MODEL_PANEL, show_default=False)
+        return Annotated[self.cli_type | None, option]
+
+
+def _cli_type(name: str, annotation: Any) -> tuple[Any, str]:
+    """(CLI type, metavar) for a backend field's annotation: X | None → X; str | list[str] → list[str]."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    if any(typing.get_origin(a) is list for a in args):
+        return list[str], "URL" if name.endswith("url") else "TEXT"
+    base = args[0]
+    if typing.get_origin(base) is Literal:
+        return str, "|".join(str(v) for v in typing.get_args(base))
+    return base, {int: "N", float: "NUMBER", bool: ""}.get(base, "TEXT")
+
+
+@functools.cache
+def model_cli_options() -> tuple[ModelOption, ...]:
+    """Every backend option the command line offers, in registry order, each once."""
+    from ..models.registry import BACKENDS
+
+    seen: dict[str, ModelOption] = {}
+    for backend in BACKENDS.values():
+        for name, info in backend.options.model_fields.items():
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            if extra.get("cli") is False:
+                continue
+            if name in seen:
+                seen[name] = dataclasses.replace(seen[name], backends=(*seen[name].backends, backend.prefix))
+                continue
+            cli_type, metavar = _cli_type(name, info.annotation)
+            flag = "--" + str(extra.get("cli_name") or name.replace("_", "-"))
+            seen[name] = ModelOption(name, flag, cli_type, metavar, info.description or "", (backend.prefix,))
+    return tuple(seen.values())
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """The model options given on the command line (None: not given), under their backend names."""
+
+    given: dict[str, Any]
+
+    def set(self) -> dict[str, Any]:
+        """The options that were set; a single --base-url as a string, several as a list."""
+        out: dict[str, Any] = {}
+        for name, value in self.given.items():
+            if value is None or value == []:
+                continue
+            out[name] = value[0] if isinstance(value, list) and len(value) == 1 else value
+        return out
+
+    def for_spec(self, spec: str) -> dict[str, Any]:
+        """Keyword arguments for `get_model(spec, **kw)`: the set options that the spec's backend takes."""
+        fields = _fields(spec)
+        return {k: v for k, v in self.set().items() if k in fields}
+
+    def check_applicable(self, specs: list[str | None]) -> None:
+        """Refuse an option set on the command line that none of `specs`' backends takes."""
+        fields = set().union(*(_fields(s) for s in specs if s))
+        flags = {o.name: o.flag for o in model_cli_options()}
+        for name in self.set():
+            if name not in fields:
+                models = ", ".join(s for s in specs if s)
+                raise ProctorError(f"{flags.get(name, name)} does not apply to {models}")
 
 
 def _fields(spec: str) -> set[str]:
@@ -21,28 +173,32 @@ def _fields(spec: str) -> set[str]:
     return set(backend.options.model_fields)
 
 
-def _given(options: dict[str, Any]) -> dict[str, Any]:
-    """The options that were set, under their backend names (several base URLs: a list)."""
-    out: dict[str, Any] = {}
-    for flag, value in options.items():
-        if value is None or value is False or value == []:
-            continue
-        if flag == "base_urls":
-            value = value if len(value) > 1 else value[0]
-        out[_FLAG_TO_FIELD.get(flag, flag)] = value
-    return out
+def with_model_options(func: F) -> F:
+    """Give the command `func` one option per backend option; it receives them as `model_options`."""
+    signature = inspect.signature(func, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "model_options"]
+    options = model_cli_options()
+    added = [inspect.Parameter(o.param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=o.annotation)
+             for o in options]
+
+    @functools.wraps(func)
+    def command(**kwargs: Any) -> Any:
+        given = {o.name: kwargs.pop(o.param, None) for o in options}
+        return func(**kwargs, model_options=ModelOptions(given))
+
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + added
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    del command.__wrapped__  # type: ignore[attr-defined]
+    return typing.cast(F, command)
 
 
 def model_options(spec: str, **options: Any) -> dict[str, Any]:
-    """Keyword arguments for `get_model(spec, **kw)`: the given options that the spec's backend declares."""
-    fields = _fields(spec)
-    return {k: v for k, v in _given(options).items() if k in fields}
+    """Keyword arguments for `get_model(spec, **kw)` from options given by name (for code, not the CLI)."""
+    return ModelOptions(options).for_spec(spec)
 
 
 def check_applicable(specs: list[str | None], **options: Any) -> None:
-    """Refuse an option set on the command line that none of `specs`' backends takes."""
-    fields = set().union(*(_fields(s) for s in specs if s))
-    for name in _given(options):
-        if name not in fields:
-            models = ", ".join(s for s in specs if s)
-            raise ProctorError(f"--{name.replace('_', '-')} does not apply to {models}")
+    """Refuse an option, given by name, that none of `specs`' backends takes."""
+    ModelOptions(options).check_applicable(specs)
+

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import ProctorError
+from . import options
+from .options import with_model_options
+
+DEFAULT_MAX_ERROR_RATE = 0.1  # proctor.runner's; not imported from there, so `--help` stays fast
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -18,17 +23,38 @@ if TYPE_CHECKING:
     from ..tasks import Task
 
 
+RUN_EXAMPLES = """Examples (on the bundled examples, offline):
+
+  proctor tiny-model out/tiny
+  proctor run examples/items/demo.jsonl --model hf:out/tiny --limit 4
+  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model hf:out/tiny --mode logprob
+  proctor run examples/questions/demo.json --model scripted:first --epochs 2 --temperature 0.7
+"""
+TINY_EXAMPLES = """Example:
+
+  proctor tiny-model out/tiny
+  proctor run examples/items/demo.jsonl --model hf:out/tiny --limit 4
+"""
+GENERATION = "Generation (--mode generate)"
+
+
+class Mode(StrEnum):
+    GENERATE = "generate"
+    LOGPROB = "logprob"
+
+
 def register(app: typer.Typer) -> None:
-    app.command("run")(run)
-    app.command("tiny-model")(tiny_model)
+    app.command("run", epilog=RUN_EXAMPLES)(run)
+    app.command("tiny-model", epilog=TINY_EXAMPLES)(tiny_model)
 
 
 def tiny_model(
-    out: Annotated[Path, typer.Argument(help="Directory to write the model and tokenizer to.")],
-    seed: Annotated[int, typer.Option(help="Weight initialisation seed.")] = 0,
-    architecture: Annotated[str, typer.Option(help="llama or gpt2")] = "llama",
+    out: Annotated[Path, typer.Argument(metavar="DIR", help="Directory to write the model and tokenizer to.",
+                                        show_default=False)],
+    seed: Annotated[int, typer.Option(metavar="N", help="Seed of the random weights.")] = 0,
+    architecture: Annotated[str, typer.Option(metavar="llama|gpt2", help="Model architecture.")] = "llama",
 ) -> None:
-    """Build a tiny random-weight model and tokenizer (no download) to try proctor offline: --model hf:OUT.
+    """Build a tiny random-weight model and tokenizer (no download) to try proctor offline: --model hf:DIR.
 
     Its accuracy is chance; its log-probabilities are exact."""
     from ..tiny import build_tiny_model
@@ -37,42 +63,52 @@ def tiny_model(
     typer.echo(f"tiny model ready: hf:{path}")
 
 
+@with_model_options
 def run(
-    datasets: Annotated[list[str], typer.Argument(help="Built-in names (see `proctor datasets`) or paths.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="hf:PATH, openai:MODEL, anthropic:MODEL, scripted:RULE")],
-    mode: Annotated[str, typer.Option(help="generate (answer extraction) or logprob (score each choice)")] = "generate",
-    prompt: Annotated[str | None, typer.Option(help="zero_shot, chain_of_thought, five_shot, …")] = None,
-    limit: Annotated[int | None, typer.Option(help="Evaluate the first N items only.")] = None,
-    limit_per_category: Annotated[int | None, typer.Option(help="At most N items per category.")] = None,
-    seed: Annotated[int, typer.Option(help="Choice-order seed (GPQA shuffling).")] = 0,
-    data_file: Annotated[Path | None, typer.Option(help="Local file in the upstream schema (offline).")] = None,
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Run directory (default: runs/<dataset>__<model>__<hash>).")] = None,
-    epochs: Annotated[int, typer.Option(help="Repeat each item K times (mean@K, pass@K).")] = 1,
-    temperature: Annotated[float, typer.Option()] = 0.0,
-    top_p: Annotated[float | None, typer.Option()] = None,
-    max_tokens: Annotated[int | None, typer.Option()] = 1024,
-    stop: Annotated[list[str] | None, typer.Option(help="Stop sequence (repeatable).")] = None,
-    gen_seed: Annotated[int | None, typer.Option(help="Sampling seed sent to the model.")] = None,
-    judge: Annotated[str | None, typer.Option(help="Model spec of the LLM judge for prose items.")] = None,
-    judge_agreement: Annotated[int, typer.Option(
-        help="Also judge the first N exact-answer items and report judge/exact-match agreement.")] = 0,
-    base_url: Annotated[list[str] | None, typer.Option(help="Server base URL (repeat to spread load over several).")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once (API backends; default 32 openai, 16 anthropic).")] = None,
-    timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds (API backends; default 120, anthropic 300).")] = None,
-    max_retries: Annotated[int | None, typer.Option(help="Retries on 429/5xx/timeouts before recording an error (default 5).")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Batch size (hf backend).")] = None,
-    device: Annotated[str | None, typer.Option(help="cpu, cuda or auto (hf backend).")] = None,
-    dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or auto (hf backend).")] = None,
-    trust_remote_code: Annotated[bool, typer.Option(help="Run code shipped with an hf model (off unless asked).")] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
-    store: Annotated[Path | None, typer.Option(help="SQLite store for cache and history.")] = None,
-    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history store.")] = False,
-    runs_root: Annotated[Path, typer.Option(help="Where default run directories go.")] = Path("runs"),
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
-    max_error_rate: Annotated[float, typer.Option(
-        help="Exit 1 when more than this share of samples errored (or nothing was scored).")] = 0.1,
+    datasets: Annotated[list[str], typer.Argument(
+        metavar="DATASET...", show_default=False,
+        help="Built-in benchmark names (`proctor datasets`) or files/directories in any proctor format.")],
+    model: options.ModelSpec,
+    mode: Annotated[Mode, typer.Option(
+        help="generate: ask for an answer and extract it; logprob: score each choice's log-probability.")
+    ] = Mode.GENERATE,
+    prompt: Annotated[str | None, typer.Option(metavar="KIND", help=(
+        "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))
+    ] = None,
+    limit: options.Limit = None,
+    limit_per_category: Annotated[int | None, typer.Option(
+        metavar="N", min=1, help="At most N items per category (default: all).")] = None,
+    seed: options.ChoiceSeed = 0,
+    data_file: options.DataFile = None,
+    epochs: Annotated[int, typer.Option(metavar="K", min=1, help="Ask each item K times (mean@K, pass@K).")] = 1,
+    temperature: Annotated[float, typer.Option(
+        metavar="NUMBER", help="Sampling temperature (0: greedy).", rich_help_panel=GENERATION)] = 0.0,
+    top_p: Annotated[float | None, typer.Option(metavar="NUMBER", help=(
+        "Nucleus sampling: sample from the most likely tokens that add up to this probability (default: off)."),
+        rich_help_panel=GENERATION)] = None,
+    max_tokens: Annotated[int | None, typer.Option(
+        metavar="N", help="Longest answer, in tokens.", rich_help_panel=GENERATION)] = 1024,
+    stop: Annotated[list[str] | None, typer.Option(
+        metavar="TEXT", help="Stop sequence; repeat for several (default: none).", rich_help_panel=GENERATION)
+    ] = None,
+    gen_seed: Annotated[int | None, typer.Option(
+        metavar="N", help="Sampling seed sent to the model (default: none).", rich_help_panel=GENERATION)] = None,
+    judge: Annotated[str | None, typer.Option(metavar="SPEC", help=(
+        "Model that grades prose answers (open-ended items need one; default: none)."),
+        rich_help_panel=GENERATION)] = None,
+    judge_agreement: Annotated[int, typer.Option(metavar="N", help=(
+        "Also judge the first N exact-answer items; report judge/exact-match agreement."),
+        rich_help_panel=GENERATION)] = 0,
+    out: options.Out = None,
+    runs_root: options.RunsRoot = Path("runs"),
+    store: options.Store = None,
+    no_cache: options.NoCache = False,
+    no_history: options.NoHistory = False,
+    progress: options.ShowProgress = None,
+    max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
+    model_options: options.ModelOptions | None = None,
 ) -> None:
-    """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log.
+    """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
     errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
@@ -80,15 +116,9 @@ def run(
     from ..models import GenerationSettings
     from ..runner import RunConfig
 
-    if mode not in ("generate", "logprob"):
-        raise ProctorError(f"--mode must be generate or logprob, not {mode!r}")
     if data_file is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
-    if not 0.0 <= max_error_rate <= 1.0:
-        raise ProctorError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
-    the_model, the_judge = _models(model, judge, base_urls=base_url, concurrency=concurrency, timeout=timeout,
-                                   max_retries=max_retries, batch_size=batch_size, device=device, dtype=dtype,
-                                   trust_remote_code=trust_remote_code)
+    the_model, the_judge = _models(model, judge, model_options or options.ModelOptions({}))
     settings = GenerationSettings(
         temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed
     )
@@ -97,7 +127,7 @@ def run(
         for name in datasets
     ]
     config = RunConfig(
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode.value,  # type: ignore[arg-type]
         prompt_kind=prompt, settings=settings, epochs=epochs, judge=the_judge, judge_agreement=judge_agreement,
         runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
         progress=progress, command=["proctor", *sys.argv[1:]],
@@ -107,14 +137,13 @@ def run(
         raise typer.Exit(status)
 
 
-def _models(model: str, judge: str | None, **given: Any) -> tuple[Model, Model | None]:
+def _models(model: str, judge: str | None, given: options.ModelOptions) -> tuple[Model, Model | None]:
     """The model and the judge, each with the options its backend takes (an option neither takes: error)."""
     from ..models import get_model
-    from .options import check_applicable, model_options
 
-    check_applicable([model, judge], **given)
-    the_model = get_model(model, **model_options(model, **given))
-    return the_model, (get_model(judge, **model_options(judge, **given)) if judge else None)
+    given.check_applicable([model, judge])
+    the_model = get_model(model, **given.for_spec(model))
+    return the_model, (get_model(judge, **given.for_spec(judge)) if judge else None)
 
 
 def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | None, max_error_rate: float) -> int:
@@ -137,22 +166,23 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
 
 def error_status(log: RunLog, max_error_rate: float) -> int:
     """Print each distinct error message with its count (stderr); 1 when the run must not pass as fine."""
+    from .messages import error, warning
+
     if log.results is None:
         return 1
     errors, overall = log.results.errors, log.results.overall
     n, n_errors = int(overall.get("n") or 0), sum(errors.values())
     if errors:
-        typer.echo(f"{log.path}: {n_errors} errored samples (a re-run retries them):", err=True)
-    for message, count in list(errors.items())[:10]:
-        typer.echo(f"  {count:>6} × {_printable(message)[:300]}", err=True)
-    if len(errors) > 10:
-        typer.echo(f"  … and {len(errors) - 10} other error messages (see {log.path}/samples.jsonl)", err=True)
+        lines = [f"{count:>6} × {_printable(message)[:300]}" for message, count in list(errors.items())[:10]]
+        if len(errors) > 10:
+            lines.append(f"… and {len(errors) - 10} other error messages (see {log.path}/samples.jsonl)")
+        warning("\n".join([f"{log.path}: {n_errors} errored samples (a re-run retries them):", *lines]))
     if not overall.get("n_scored") and not overall.get("n_unscored"):
-        typer.echo(f"{log.path}: nothing was scored", err=True)
+        error(f"{log.path}: nothing was scored")
         return 1
     if n and n_errors / n > max_error_rate:
-        typer.echo(f"{log.path}: {n_errors} of {n} samples errored ({n_errors / n:.0%} > --max-error-rate "
-                   f"{max_error_rate:.0%}); run the same command again to retry them", err=True)
+        error(f"{log.path}: {n_errors} of {n} samples errored ({n_errors / n:.0%} > --max-error-rate "
+              f"{max_error_rate:.0%}); run the same command again to retry them")
         return 1
     return 0
 

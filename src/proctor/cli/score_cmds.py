@@ -9,6 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InputError, ProctorError
+from . import options
+from .options import with_model_options
 
 
 def _load(paths: list[Path]) -> tuple[list[tuple[Any, list[Any]]], list[Path]]:
@@ -55,7 +57,7 @@ def suite_task(groups: list[tuple[Any, list[Any]]], files: list[Path], options: 
     return Task("+".join(names), items, ItemPromptBuilder(), source=source, scorer=SuiteScorer(options))
 
 
-def _options(norm: str, temp: float, join: str) -> Any:
+def _options(norm: str, temperature: float, join: str) -> Any:
     from ..scoring.logprob import Norm
     from ..scoring.suites import ScoreOptions
 
@@ -63,57 +65,66 @@ def _options(norm: str, temp: float, join: str) -> Any:
         raise ProctorError(f"--norm must be one of {', '.join(n.value for n in Norm)}, got {norm!r}")
     if join not in ("newline", "space"):
         raise ProctorError(f"--join must be newline or space, got {join!r}")
-    if not temp > 0 or temp == float("inf"):
-        raise ProctorError(f"--temp must be a positive number, got {temp}")
-    return ScoreOptions(norm=Norm(norm), temperature=temp, join=join)  # type: ignore[arg-type]
+    if not temperature > 0 or temperature == float("inf"):
+        raise ProctorError(f"--softmax-temperature must be a positive number, got {temperature}")
+    return ScoreOptions(norm=Norm(norm), temperature=temperature, join=join)  # type: ignore[arg-type]
 
 
+SCORE_EXAMPLES = """Examples (on the bundled examples, offline):
+
+  proctor tiny-model out/tiny
+  proctor score examples/suites --model hf:out/tiny --norm token
+  proctor score examples/suites/test.txt examples/suites/test_A.json --model hf:out/tiny -o runs/suite-a
+"""
+
+
+@with_model_options
 def score(
-    paths: Annotated[list[Path], typer.Argument(help="DIR, or PROMPT_FILE SUITE_FILE...", show_default=False)],
-    model: Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. hf:gpt2")],
-    norm: Annotated[str, typer.Option(help="sum | token | char | byte | pmi")] = "sum",
-    temp: Annotated[float, typer.Option("--temp", help="Temperature dividing the scores (> 0)")] = 1.0,
-    join: Annotated[str, typer.Option(help="newline (probsem: query on its own line) | space")] = "newline",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (also the run directory)")] = Path("outputs"),
-    batch_size: Annotated[int | None, typer.Option(help="Sequences per forward pass (hf; default 32)")] = None,
-    device: Annotated[str | None, typer.Option(help="cpu | cuda | auto (hf; default cpu)")] = None,
-    dtype: Annotated[str | None, typer.Option(help="auto | float32 | bfloat16 | float16 (hf; default auto)")] = None,
-    trust_remote_code: Annotated[bool, typer.Option(help="Run code shipped with an hf model (off unless asked)")] = False,
-    base_url: Annotated[list[str] | None, typer.Option(
-        help="OpenAI-compatible server base URL (repeat to spread load over several)")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once (API backends; default 32)")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
-    store: Annotated[Path | None, typer.Option(help="Store for cache and history (default: proctor's user data directory)")] = None,
-    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history store")] = False,
-    max_error_rate: Annotated[float, typer.Option(help="Exit 1 when more than this share of contexts errored.")] = 0.1,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    paths: Annotated[list[Path], typer.Argument(
+        metavar="DIR | PROMPT_FILE SUITE_FILE...", show_default=False,
+        help="A directory of <P>.txt prompts and <P>_<T>.json suites, or one prompt file and its suite files.")],
+    model: options.ModelSpec,
+    norm: Annotated[str, typer.Option(metavar="sum|token|char|byte|pmi", help=(
+        "How a query's log-probability is normalised: sum, per token, per char, per byte, or PMI."))] = "sum",
+    softmax_temperature: Annotated[float, typer.Option(metavar="NUMBER", help=(
+        "Divides the scores before the softmax that gives each query's probability (> 0)."))] = 1.0,
+    temp: Annotated[float | None, options.old_spelling("--temp", "NUMBER")] = None,
+    join: Annotated[str, typer.Option(metavar="newline|space", help=(
+        "How a context and its query are joined (newline: probsem's, the query on its own line)."))] = "newline",
+    out: options.Out = None,
+    runs_root: options.RunsRoot = Path("runs"),
+    store: options.Store = None,
+    no_cache: options.NoCache = False,
+    no_history: options.NoHistory = False,
+    progress: options.ShowProgress = None,
+    max_error_rate: options.MaxErrorRate = 0.1,
+    model_options: options.ModelOptions | None = None,
 ) -> None:
-    """Score every context x query pair of probsem test suites.
+    """Score every context x query pair of probsem test suites by log-probability.
 
     The run goes through the same path as `proctor run --mode logprob` (request cache, kill -9 resume,
-    history). Writes CSV + JSONL per suite and summary.json beside the run log (manifest.json,
-    samples.jsonl, results.json) that `proctor report`, `runs`, `history` and `compare` read.
+    history). Writes CSV + JSONL per suite and summary.json into the run directory, beside the run log
+    (manifest.json, samples.jsonl, results.json) that `proctor report`, `runs`, `history` and `compare` read.
     """
     from ..models.registry import get_model
     from ..runner import RunConfig, evaluate
     from ..scoring.suites import suite_results, write_probsem_outputs
-    from .options import check_applicable, model_options
     from .run_cmds import finish
 
-    opts = _options(norm, temp, join)
+    temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")
+    opts = _options(norm, temperature, join)
     groups, files = _load(paths)
     task = suite_task(groups, files, opts)
-    given: dict[str, Any] = {"base_urls": base_url, "concurrency": concurrency, "batch_size": batch_size,
-                             "device": device, "dtype": dtype, "trust_remote_code": trust_remote_code}
-    check_applicable([model], **given)
-    m = get_model(model, **model_options(model, **given))
-    config = RunConfig(mode="logprob", out_dir=out, use_cache=not no_cache, store_path=store,
+    given = model_options or options.ModelOptions({})
+    given.check_applicable([model])
+    m = get_model(model, **given.for_spec(model))
+    config = RunConfig(mode="logprob", out_dir=out, runs_root=runs_root, use_cache=not no_cache, store_path=store,
                        record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
     log = evaluate(task, m, config)
     results = suite_results(task.items, log.samples)
-    written = write_probsem_outputs(out, m.name.replace("/", "-"), results, opts)
-    _print_table(model, norm, temp, results)
-    typer.echo(f"wrote {len(written)} files and a run log (manifest.json, samples.jsonl, results.json) to {out}")
+    written = write_probsem_outputs(log.path, m.name.replace("/", "-"), results, opts)
+    _print_table(model, norm, temperature, results)
+    typer.echo(f"wrote {len(written)} files and a run log (manifest.json, samples.jsonl, results.json) to {log.path}")
     finish(log, max_error_rate)
 
 
@@ -121,7 +132,7 @@ def _print_table(model: str, norm: str, temp: float, results: list[Any]) -> None
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"proctor score · {model} · norm={norm} · temp={temp}")
+    table = Table(title=f"proctor score · {model} · norm={norm} · softmax temperature={temp}")
     for col in ("suite", "contexts", "scored", "ties", "accuracy", "95% CI", "Brier", "ECE", "log-loss"):
         table.add_column(col, justify="left" if col == "suite" else "right")
     for r in results:
@@ -138,4 +149,4 @@ def _fmt(x: float | None) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
-    app.command(name="score")(score)
+    app.command(name="score", epilog=SCORE_EXAMPLES)(score)

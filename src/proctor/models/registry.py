@@ -20,39 +20,61 @@ from .base import Capability, Model
 
 
 class BackendOptions(BaseModel):
-    """Options every backend refuses unless it declares them; unset ones keep the class's default."""
+    """Options every backend refuses unless it declares them; unset ones keep the class's default.
+
+    Each field's `description` is its command-line help: `proctor.cli.options` turns every field of
+    every backend into one `--field-name` option of the commands that build models (`cli_name` in
+    `json_schema_extra` renames it there, `cli: False` keeps it off the command line)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class HTTPOptions(BackendOptions):
-    base_url: str | list[str] | None = None  # several: load is spread over them
-    api_key: str | None = None  # else from the backend's environment variable; never logged
-    concurrency: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    max_retries: int | None = Field(default=None, ge=0)
-    backoff_base: float | None = Field(default=None, ge=0)
-    seed: int | None = None
-    transport: Literal["auto", "httpx"] | None = None
+    base_url: str | list[str] | None = Field(
+        default=None, description="Server base URL; repeat it to spread the load over several servers.")
+    api_key: str | None = Field(  # never on a command line (shell history, ps): environment variables only
+        default=None, description="API key (default: the backend's environment variable).",
+        json_schema_extra={"cli": False})
+    concurrency: int | None = Field(
+        default=None, ge=1, description="Requests in flight at once (default: 32 openai, 16 anthropic).")
+    timeout: float | None = Field(
+        default=None, gt=0, description="Seconds to wait for one response (default: 120 openai, 300 anthropic).")
+    max_retries: int | None = Field(
+        default=None, ge=0, description="Retries on 429, 5xx and timeouts before the sample is an error (default: 5).")
+    backoff_base: float | None = Field(
+        default=None, ge=0, description="First retry delay in seconds, doubled on each retry (default: 0.5).")
+    seed: int | None = Field(
+        default=None, description="Seed of the retry delays' jitter (default: 0).",
+        json_schema_extra={"cli_name": "retry-seed"})
+    transport: Literal["auto", "httpx"] | None = Field(
+        default=None, description="HTTP client: auto (a lean one for plain http) or httpx (default: auto).")
 
 
 class OpenAIOptions(HTTPOptions):
-    chat: bool | None = None
-    echo_max_tokens: int | None = Field(default=None, ge=0)
+    chat: bool | None = Field(
+        default=None, description="Generate through /chat/completions; --no-chat: /completions (default: chat).")
+    echo_max_tokens: int | None = Field(
+        default=None, ge=0, description="max_tokens sent with echo log-likelihood requests (default: 0).")
 
 
 class AnthropicOptions(HTTPOptions):
-    default_max_tokens: int | None = Field(default=None, ge=1)
+    default_max_tokens: int | None = Field(
+        default=None, ge=1, description="max_tokens when --max-tokens is not set (Anthropic requires one; default: 4096).")
 
 
 class HFOptions(BackendOptions):
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = None
-    device: str | None = None  # cpu | cuda | cuda:N | auto
-    batch_size: int | None = Field(default=None, ge=1)
-    trust_remote_code: bool | None = None
-    max_length: int | None = Field(default=None, ge=1)
-    share_prefixes: bool | None = None
-    pack_siblings: bool | None = None
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(
+        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto).")
+    device: str | None = Field(default=None, description="cpu, cuda, cuda:N or auto (default: cpu).")
+    batch_size: int | None = Field(default=None, ge=1, description="Sequences per forward pass (default: 32).")
+    trust_remote_code: bool | None = Field(
+        default=None, description="Run code shipped with the model's files (default: off).")
+    max_length: int | None = Field(
+        default=None, ge=1, description="Longest sequence in tokens (default: the model's context length).")
+    share_prefixes: bool | None = Field(
+        default=None, description="Run a prompt shared by several choices once (default: on).")
+    pack_siblings: bool | None = Field(
+        default=None, description="Pack the choices of one prompt into one row (default: on).")
 
 
 class ScriptedOptions(BackendOptions):
