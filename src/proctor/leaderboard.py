@@ -1,7 +1,9 @@
 """Rank models on one dataset — and say how much the winner's lead is luck.
 
-Each model's latest recorded run on the dataset is scored on the items every one of those runs
-answered, so all models face the same questions. The top model's observed score is biased upward
+Runs are ranked only against runs of the same setting (mode, prompt, epochs, generation settings:
+`proctor.runsetting`): one board per setting, unless mixing them is asked for. On a board, each
+model's latest run of that setting is scored on the items every one of those runs answered, so all
+models face the same questions. The top model's observed score is biased upward
 (it was picked *because* it scored highest); we report a selection-adjusted estimate and the chance
 that the ranking's winner stays on top (`proctor.stats.selection_adjusted`). See docs/history.md.
 """
@@ -17,7 +19,7 @@ import numpy as np
 from . import stats
 from .compare import provenance_warnings
 from .errors import ProctorError
-from .store import RunScores, Store
+from .store import RunRecord, RunScores, Store
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +31,7 @@ class Entry:
     score: float  # mean over the shared items
     ci_low: float  # 95% bootstrap CI over items
     ci_high: float
+    setting: str = ""  # the run's setting label (they differ only on a board that mixes settings)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +45,7 @@ class Leaderboard:
     bias: float  # observed - adjusted
     p_top_stays_top: float
     warnings: list[str]
+    setting: str = ""  # the setting every ranked run shares, or "mixed settings"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -54,7 +58,7 @@ def _mean_ci(x: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
 
 
 def leaderboard_from_scores(
-    dataset: str, runs: Sequence[RunScores], n_boot: int = 2000, seed: int = 0
+    dataset: str, runs: Sequence[RunScores], n_boot: int = 2000, seed: int = 0, setting: str = ""
 ) -> Leaderboard:
     """Rank runs (one per model) on the items they all scored."""
     if not runs:
@@ -73,7 +77,8 @@ def leaderboard_from_scores(
         model = row["model"]
         lo, hi = _mean_ci(by_model[model], n_boot, seed)
         run = runs_by_model[model]
-        entries.append(Entry(rank, model, run.run_id, run.started_at, float(row["accuracy"]), lo, hi))
+        entries.append(Entry(rank, model, run.run_id, run.started_at, float(row["accuracy"]), lo, hi,
+                             run.setting_label))
     warnings = provenance_warnings([r.run for r in runs])
     left_out = {r.run.model: len(r.items) - len(items) for r in runs if len(r.items) > len(items)}
     if left_out:
@@ -85,18 +90,66 @@ def leaderboard_from_scores(
     return Leaderboard(
         dataset=dataset, n_items=len(items), entries=entries, top=str(sel["top"]), observed=observed,
         adjusted=adjusted, bias=observed - adjusted, p_top_stays_top=float(sel["p_top_stays_top"]),
-        warnings=warnings,
+        warnings=warnings, setting=setting,
     )
 
 
-def leaderboard(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0) -> Leaderboard:
-    """The latest recorded run of each model on `dataset`, ranked, with a selection-adjusted winner."""
-    runs = [store.run_scores(rec.run_id) for rec in store.latest_runs(dataset)]
-    if not runs:
+MIXED = "mixed settings"
+
+
+def _candidates(store: Store, dataset: str, mode: str | None, prompt: str | None) -> list[RunRecord]:
+    """The recorded runs on `dataset` (newest first), of the mode and prompt asked for."""
+    records = store.list_runs(dataset=dataset)
+    if not records:
         known = sorted({r.dataset for r in store.list_runs()})
         hint = f" (recorded datasets: {', '.join(known)})" if known else " (the store has no recorded runs)"
         raise ProctorError(f"no recorded runs on dataset {dataset!r}{hint}")
-    return leaderboard_from_scores(dataset, runs, n_boot=n_boot, seed=seed)
+    chosen = [r for r in records if (mode is None or r.mode == mode) and (prompt is None or r.prompt_kind == prompt)]
+    if not chosen:
+        have = sorted({r.setting_label for r in records})
+        raise ProctorError(f"no run on {dataset!r} matches --mode/--prompt; recorded settings: {'; '.join(have)}")
+    return chosen
 
 
-__all__ = ["Entry", "Leaderboard", "leaderboard", "leaderboard_from_scores"]
+def _latest_per_model(records: Sequence[RunRecord]) -> list[RunRecord]:
+    """Each model's newest run among `records` (given newest first), in first-recorded order."""
+    latest: dict[str, RunRecord] = {}
+    for rec in records:
+        latest.setdefault(rec.model, rec)
+    return sorted(latest.values(), key=lambda r: r.started_at)
+
+
+def leaderboards(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0, *, mix_settings: bool = False,
+                 mode: str | None = None, prompt: str | None = None) -> list[Leaderboard]:
+    """One board per setting (newest first) of each model's latest run on `dataset`; one board of
+    each model's latest run whatever its setting with `mix_settings` (a warning names the settings)."""
+    records = _candidates(store, dataset, mode, prompt)
+    groups: dict[str, list[RunRecord]] = {}
+    for rec in records:
+        groups.setdefault(MIXED if mix_settings else rec.setting_key, []).append(rec)
+    boards = []
+    for group in groups.values():
+        chosen = _latest_per_model(group)
+        labels = sorted({r.setting_label for r in chosen})
+        board = leaderboard_from_scores(dataset, [store.run_scores(r.run_id) for r in chosen], n_boot=n_boot,
+                                        seed=seed, setting=labels[0] if len(labels) == 1 else MIXED)
+        if len(labels) > 1:
+            board.warnings.insert(0, f"ranks runs of {len(labels)} different settings together (--mix-settings): "
+                                  + "; ".join(labels))
+        boards.append(board)
+    return boards
+
+
+def leaderboard(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0, *, mix_settings: bool = False,
+                mode: str | None = None, prompt: str | None = None) -> Leaderboard:
+    """The one board on `dataset`; an error when its runs have several settings and none was chosen."""
+    boards = leaderboards(store, dataset, n_boot, seed, mix_settings=mix_settings, mode=mode, prompt=prompt)
+    if len(boards) > 1:
+        raise ProctorError(
+            f"runs on {dataset!r} have {len(boards)} settings ({'; '.join(b.setting for b in boards)}): "
+            "choose one with --mode/--prompt, or rank them together with --mix-settings"
+        )
+    return boards[0]
+
+
+__all__ = ["Entry", "Leaderboard", "leaderboard", "leaderboard_from_scores", "leaderboards"]

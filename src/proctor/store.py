@@ -31,6 +31,7 @@ from typing import Any, Self, TypeVar
 from .errors import InputError
 from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from .runlog import SCORED_OUTCOMES, RunLog, Sample, read_run
+from .runsetting import run_setting
 
 STORE_ENV = "PROCTOR_STORE"
 STORE_FILENAME = "store.sqlite"
@@ -178,9 +179,22 @@ class RunRecord:
     ci_high: float | None = None
     by_category: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
     by_modality: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
+    setting: dict[str, Any] = dataclasses.field(default_factory=dict)  # proctor.runsetting.run_setting
+
+    @property
+    def setting_label(self) -> str:
+        from .runsetting import setting_label
+
+        return setting_label(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
+
+    @property
+    def setting_key(self) -> str:
+        from .runsetting import setting_key
+
+        return setting_key(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "setting_label": self.setting_label}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,6 +251,7 @@ def record_from_log(log: RunLog) -> RunRecord:
         ci_high=overall.ci_high,
         by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
         by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
+        setting=run_setting(man.model_dump(mode="json")),
     )
 
 
@@ -463,7 +478,7 @@ class Store:
         return rec
 
     def _records(self, where: str = "", params: Sequence[Any] = (), order: str = "started_at DESC") -> list[RunRecord]:
-        rows = self._read(f"SELECT {_RUN_COLS} FROM runs {where} ORDER BY {order}, run_id", params)
+        rows = self._read(f"SELECT {_RUN_COLS}, manifest FROM runs {where} ORDER BY {order}, run_id", params)
         if not rows:
             return []
         ids = [r[0] for r in rows]
@@ -475,8 +490,8 @@ class Store:
             ):
                 groups[run_id].setdefault(axis, {})[name] = GroupMetrics(n, a, lo, hi)
         return [
-            RunRecord(**dict(zip(_RUN_FIELDS, r, strict=True)), by_category=groups[r[0]]["category"],
-                      by_modality=groups[r[0]]["modality"])
+            RunRecord(**dict(zip(_RUN_FIELDS, r[:-1], strict=True)), by_category=groups[r[0]]["category"],
+                      by_modality=groups[r[0]]["modality"], setting=run_setting(json.loads(r[-1])))
             for r in rows
         ]
 

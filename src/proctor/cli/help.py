@@ -11,6 +11,7 @@ import sys
 import typing
 from typing import Any
 
+import typer
 from typer._click import exceptions as cx  # typer vendors click: its exceptions live here
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
@@ -90,7 +91,7 @@ class ProctorGroup(TyperGroup):
             path = e.ctx.command_path if isinstance(e, cx.UsageError) and e.ctx is not None else "proctor"
             hint(f"`{path} --help` lists the options")
             rv = e.exit_code
-        except cx.Abort:
+        except typer.Abort:
             rv = 1
         if not standalone_mode:
             return rv

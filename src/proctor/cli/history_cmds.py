@@ -11,17 +11,18 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import InputError
+from . import options
+from .messages import warning
 
 if TYPE_CHECKING:
+    from ..leaderboard import Leaderboard
     from ..store import GroupMetrics, RunRecord
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="History/cache file (default: $PROCTOR_STORE or the user data directory)."),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-NBootOpt = Annotated[int, typer.Option("--n-boot", min=100, help="Bootstrap resamples.")]
-SeedOpt = Annotated[int, typer.Option("--seed")]
+StoreOpt = options.Store
+JsonOpt = options.Json
+NBootOpt = options.NBoot
+SeedOpt = options.BootSeed
+OldSeed = Annotated[int | None, options.old_spelling("--seed", "N")]
 
 
 def _store(path: Path | None, must_exist: bool = True) -> Any:
@@ -68,18 +69,18 @@ def _echo_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-def _print_warnings(con: Console, warnings: list[str]) -> None:
+def _print_warnings(warnings: list[str]) -> None:
     for w in warnings:
-        con.print(f"[yellow]warning:[/yellow] {w}")
+        warning(w)
 
 
 def runs(
-    model: Annotated[str | None, typer.Option("--model", help="Only this model spec.")] = None,
-    dataset: Annotated[str | None, typer.Option("--dataset", help="Only this dataset.")] = None,
+    model: options.ModelFilter = None,
+    dataset: options.DatasetFilter = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List recorded runs, newest first."""
+    """List recorded runs, newest first, each with its setting (mode, prompt, generation settings)."""
     with _store(store) as st:
         recs = st.list_runs(model=model, dataset=dataset)
     if as_json:
@@ -91,20 +92,23 @@ def runs(
     t = Table(title=f"{len(recs)} run(s)")
     t.add_column("run id", no_wrap=True)
     t.add_column("started", no_wrap=True)
-    for col in ("model", "dataset", "revision", "prompt"):
+    for col in ("model", "dataset", "revision", "setting"):
         t.add_column(col)
     t.add_column("n", justify="right", no_wrap=True)
     t.add_column("accuracy % [95% CI]", justify="right", no_wrap=True)
     for r in recs:
         t.add_row(r.run_id[:12], _when(r.started_at), r.model, r.dataset, (r.dataset_revision or "–")[:12],
-                  r.prompt_kind or "–", str(r.n_scored or 0), _acc(r.accuracy, r.ci_low, r.ci_high))
+                  r.setting_label, str(r.n_scored or 0), _acc(r.accuracy, r.ci_low, r.ci_high))
     _console().print(t)
 
 
 def history(
-    model: Annotated[str, typer.Option("--model", help="Model spec, as in `proctor runs`.")],
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name.")],
-    by: Annotated[str | None, typer.Option("--by", help="Break down by 'category' or 'modality'.")] = None,
+    model: Annotated[str, typer.Option(
+        "--model", "-m", metavar="SPEC", show_default=False, help="Model spec, as `proctor runs` shows it.")],
+    dataset: Annotated[str, typer.Option(
+        "--dataset", "-d", metavar="NAME", show_default=False, help="Dataset name, as `proctor runs` shows it.")],
+    by: Annotated[str | None, typer.Option(
+        "--by", metavar="category|modality", help="Break the accuracy down (default: overall only).")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -124,7 +128,7 @@ def history(
     t.add_column("started", no_wrap=True)
     t.add_column("run id", no_wrap=True)
     t.add_column("revision")
-    t.add_column("prompt")
+    t.add_column("setting")
     t.add_column("overall %", justify="right")
     if by is None:
         t.add_column("95% CI", no_wrap=True)
@@ -142,8 +146,8 @@ def history(
 
 
 def _history_cells(r: RunRecord) -> list[str]:
-    """started, run id, revision, prompt and overall % of one recorded run."""
-    return [_when(r.started_at), r.run_id[:12], (r.dataset_revision or "–")[:12], r.prompt_kind or "–",
+    """started, run id, revision, setting and overall % of one recorded run."""
+    return [_when(r.started_at), r.run_id[:12], (r.dataset_revision or "–")[:12], r.setting_label,
             _pct(r.accuracy)]
 
 
@@ -152,17 +156,21 @@ def _breakdown(r: RunRecord, by: str) -> dict[str, GroupMetrics]:
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="Run directory or recorded run id (a unique prefix will do).")],
-    run_b: Annotated[str, typer.Argument(help="Run directory or recorded run id.")],
+    run_a: Annotated[str, typer.Argument(
+        metavar="RUN_A", show_default=False, help="Run directory or recorded run id (a unique prefix will do).")],
+    run_b: Annotated[str, typer.Argument(
+        metavar="RUN_B", show_default=False, help="Run directory or recorded run id.")],
     store: StoreOpt = None,
     n_boot: NBootOpt = 2000,
-    seed: SeedOpt = 0,
+    boot_seed: SeedOpt = 0,
+    seed: OldSeed = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare two runs on their shared items: paired bootstrap CI of the difference and McNemar's test."""
     from ..compare import compare_runs
     from ..store import default_store_path
 
+    seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     sp = store or default_store_path()
     if sp.exists():
         with _store(sp) as st:
@@ -173,8 +181,8 @@ def compare(
         _echo_json(cmp.to_dict())
         return
     con = _console()
-    con.print(f"A: {cmp.a.model}  ({cmp.a.run_id[:12]}, {_when(cmp.a.started_at)})")
-    con.print(f"B: {cmp.b.model}  ({cmp.b.run_id[:12]}, {_when(cmp.b.started_at)})")
+    for name, r in (("A", cmp.a), ("B", cmp.b)):
+        con.print(f"{name}: {r.model} · {r.setting_label}  ({r.run_id[:12]}, {_when(r.started_at)})", markup=False)
     t = Table(title=f"A − B on {cmp.overall.n} shared item(s) (paired bootstrap 95% CI, McNemar)")
     for col in ("group", "n", "A %", "B %", "A−B", "95% CI", "A✗B✓", "A✓B✗", "p"):
         t.add_column(col, justify="left" if col == "group" else "right")
@@ -185,47 +193,74 @@ def compare(
     con.print(t)
     if cmp.only_in_a or cmp.only_in_b:
         con.print(f"left out: {len(cmp.only_in_a)} item(s) only in A, {len(cmp.only_in_b)} only in B")
-    _print_warnings(con, cmp.warnings)
+    if cmp.a.setting_key != cmp.b.setting_key:
+        warning(f"the runs' settings differ: A {cmp.a.setting_label}; B {cmp.b.setting_label}")
+    _print_warnings(cmp.warnings)
 
 
 def leaderboard(
-    dataset: Annotated[str, typer.Argument(help="Dataset name, as in `proctor runs`.")],
+    dataset: Annotated[str, typer.Argument(
+        metavar="DATASET", show_default=False, help="Dataset name, as `proctor runs` shows it.")],
+    mode: Annotated[str | None, typer.Option(
+        metavar="generate|logprob", help="Only runs of this mode (default: every mode, one board each).")] = None,
+    prompt: Annotated[str | None, typer.Option(
+        metavar="KIND", help="Only runs with this prompt kind (default: every kind, one board each).")] = None,
+    mix_settings: Annotated[bool, typer.Option(
+        "--mix-settings", help="Rank each model's latest run together whatever its setting (warned).")] = False,
     store: StoreOpt = None,
     n_boot: NBootOpt = 2000,
-    seed: SeedOpt = 0,
+    boot_seed: SeedOpt = 0,
+    seed: OldSeed = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Rank each model's latest run on DATASET, with the winner's selection-adjusted score."""
-    from ..leaderboard import leaderboard as build
+    """Rank models on DATASET, one board per setting, with the winner's selection-adjusted score.
 
+    A board ranks each model's latest run of one setting (mode, prompt, epochs, generation settings):
+    runs of different settings are never ranked together unless --mix-settings asks for it."""
+    from ..leaderboard import leaderboards
+
+    seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     with _store(store) as st:
-        lb = build(st, dataset, n_boot=n_boot, seed=seed)
+        boards = leaderboards(st, dataset, n_boot=n_boot, seed=seed, mix_settings=mix_settings, mode=mode,
+                              prompt=prompt)
     if as_json:
-        _echo_json(lb.to_dict())
+        _echo_json([b.to_dict() for b in boards])
         return
+    for board in boards:
+        _print_board(board)
+
+
+def _print_board(lb: Leaderboard) -> None:
+    """One setting's ranking, its winner's adjusted score, and its warnings."""
     con = _console()
-    t = Table(title=f"{dataset}: {len(lb.entries)} model(s) on {lb.n_items} shared item(s)")
-    for col in ("#", "model", "score %", "95% CI", "run id", "started"):
+    mixed = len({e.setting for e in lb.entries}) > 1
+    t = Table(title=f"{lb.dataset} · {lb.setting}: {len(lb.entries)} model(s) on {lb.n_items} shared item(s)")
+    cols = ("#", "model", *(("setting",) if mixed else ()), "score %", "95% CI", "run id", "started")
+    for col in cols:
         t.add_column(col, justify="right" if col in ("#", "score %") else "left")
     for e in lb.entries:
-        t.add_row(str(e.rank), e.model, _pct(e.score), _ci(e.ci_low, e.ci_high), e.run_id[:12], _when(e.started_at))
+        t.add_row(str(e.rank), e.model, *((e.setting,) if mixed else ()), _pct(e.score), _ci(e.ci_low, e.ci_high),
+                  e.run_id[:12], _when(e.started_at))
     con.print(t)
     con.print(
         f"top: {lb.top} — observed {_pct(lb.observed)}%, selection-adjusted {_pct(lb.adjusted)}% "
-        f"(winner's-curse correction {_pct(lb.bias)} points); P(stays on top) = {lb.p_top_stays_top:.2f}"
+        f"(winner's-curse correction {_pct(lb.bias)} points); P(stays on top) = {lb.p_top_stays_top:.2f}",
+        markup=False,
     )
-    _print_warnings(con, lb.warnings)
+    _print_warnings(lb.warnings)
 
 
 def record(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Finished run directories.")],
+    run_dirs: Annotated[list[Path], typer.Argument(
+        metavar="RUN_DIR...", show_default=False, help="Finished run directories.")],
     store: StoreOpt = None,
 ) -> None:
     """Record finished run directories in the history (runs record themselves; this imports old or copied ones)."""
     with _store(store, must_exist=False) as st:
         for d in run_dirs:
             rec = st.record_run(d)
-            typer.echo(f"recorded {rec.run_id[:12]}  {rec.model} on {rec.dataset}: accuracy {_pct(rec.accuracy)}%")
+            typer.echo(f"recorded {rec.run_id[:12]}  {rec.model} on {rec.dataset} · {rec.setting_label}: "
+                       f"accuracy {_pct(rec.accuracy)}%")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,69 @@
+"""What distinguishes two runs of one model on one dataset: the run's *setting*, and a short label for it.
+
+A setting is everything in a run's identity that changes its scores but is neither the dataset nor
+the model: the mode (generate vs logprob), the prompt kind, the epochs, the generation settings
+(temperature, top-p, max tokens, stop, seed), the log-probability normalisation of suites, the judge.
+`proctor runs`, `history`, `leaderboard` and the report show `setting_label`; the leaderboard ranks
+together only runs whose `setting_key` is equal (unless asked to mix them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+# identity fields that are versions or bookkeeping, not settings a user chose
+_NOT_SETTINGS = frozenset({"scorer", "extractor", "judge_version", "judge_agreement", "prompt_kind", "generation",
+                           "epochs"})
+_SUITE_DEFAULTS = {"temperature": 1.0, "join": "newline"}
+
+
+def run_setting(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The setting of a run, from its manifest (a dict as written to manifest.json)."""
+    identity = dict(manifest.get("identity") or {})
+    mode = str(manifest.get("mode") or "generate")
+    setting: dict[str, Any] = {
+        "mode": mode,
+        "prompt": manifest.get("prompt_kind") or identity.get("prompt_kind"),
+        "epochs": int(manifest.get("epochs") or identity.get("epochs") or 1),
+    }
+    generation = manifest.get("generation") or identity.get("generation") or {}
+    if mode == "generate" and generation:
+        setting["generation"] = {k: v for k, v in generation.items() if v not in (None, [], ())}
+    scorer = identity.get("scorer")
+    extra = {k: v for k, v in identity.items() if k not in _NOT_SETTINGS}
+    if scorer == "suite":  # its temperature divides scores before a softmax; it samples nothing
+        extra = {("softmax_temperature" if k == "temperature" else k): v for k, v in extra.items()
+                 if _SUITE_DEFAULTS.get(k, object()) != v}
+    setting.update(extra)
+    return setting
+
+
+def setting_key(setting: Mapping[str, Any]) -> str:
+    """A short stable hash of a setting: equal keys, comparable runs."""
+    return hashlib.sha256(json.dumps(setting, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _number(x: Any) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def setting_label(setting: Mapping[str, Any]) -> str:
+    """`generate · zero_shot · temp 0 · max 1024`, `logprob · choices`, `logprob · probsem-suite · norm token`."""
+    mode = str(setting.get("mode") or "?")
+    parts = [mode, str(setting.get("prompt") or ("choices" if mode == "logprob" else "default prompt"))]
+    gen = setting.get("generation") or {}
+    names = {"temperature": "temp", "top_p": "top-p", "max_tokens": "max-tokens", "seed": "seed"}
+    parts += [f"{short} {_number(gen[key])}" for key, short in names.items() if key in gen]
+    if gen.get("stop"):
+        parts.append("stop " + "|".join(json.dumps(s)[1:-1] for s in gen["stop"]))
+    if int(setting.get("epochs") or 1) > 1:
+        parts.append(f"{setting['epochs']} epochs")
+    shown = {"mode", "prompt", "generation", "epochs"}
+    parts += [f"{k.replace('_', ' ')} {_number(v)}" for k, v in setting.items() if k not in shown and v is not None]
+    return " · ".join(parts)
+
+
+__all__ = ["run_setting", "setting_key", "setting_label"]
