@@ -44,10 +44,11 @@ def test_validate_lists_every_problem_of_every_file(capsys: pytest.CaptureFixtur
     assert code == 2
     assert out == f"OK {FIXTURES / 'good.jsonl'}: items, 2 items\n"
     lines = err.splitlines()
-    assert lines[0] == f"{FIXTURES / 'difficulty.jsonl'}:1: difficulty: Input should be less than or equal to 1"
-    assert lines[1].startswith(f"{FIXTURES / 'duplicate_case.jsonl'}:3: identifier: 'geo.1' repeats 'Geo.1' from line 1")
-    assert lines[2] == f"{FIXTURES / 'binary.jsonl'}: looks like a binary file, expected UTF-8 text"
-    assert lines[3] == "3 problem(s) found in 3 file(s)"
+    assert lines[0] == f"error: {FIXTURES / 'difficulty.jsonl'}:1: difficulty: Input should be less than or equal to 1"
+    assert lines[1].startswith(
+        f"error: {FIXTURES / 'duplicate_case.jsonl'}:3: identifier: 'geo.1' repeats 'Geo.1' from line 1")
+    assert lines[2] == f"error: {FIXTURES / 'binary.jsonl'}: looks like a binary file, expected UTF-8 text"
+    assert lines[3] == "error: 3 problem(s) found in 3 file(s)"
 
 
 def test_validate_bom_crlf_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,5 +122,5 @@ def test_subprocess_bad_input_exits_2_without_traceback() -> None:
     proc = subprocess.run([sys.executable, "-m", "proctor", "validate", str(FIXTURES / "malformed.jsonl")],
                           capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 2
-    assert proc.stderr.startswith(f"{FIXTURES / 'malformed.jsonl'}:2: malformed JSON")
+    assert proc.stderr.startswith(f"error: {FIXTURES / 'malformed.jsonl'}:2: malformed JSON")
     assert "Traceback" not in proc.stderr

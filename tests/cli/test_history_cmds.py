@@ -61,14 +61,16 @@ def test_compare_by_id_prefix_and_by_directory(store: Path, tmp_path: Path, caps
     d = json.loads(out)
     assert code == 0 and d["overall"]["diff"] == pytest.approx(0.2) and d["overall"]["p_value"] < 1e-6
     assert any("dataset revisions" in w for w in d["warnings"])
-    code, out, _ = run(capsys, "compare", str(tmp_path / "runs" / "aaaa-new"), "bbbb", "--store", str(store))
-    assert code == 0 and "+20.0" in out and "overall" in out and "warning" in out and "law" in out
+    code, out, err = run(capsys, "compare", str(tmp_path / "runs" / "aaaa-new"), "bbbb", "--store", str(store))
+    assert code == 0 and "+20.0" in out and "overall" in out and "law" in out
+    assert "A: hf:a · generate · zero_shot" in out and err.startswith("warning: different dataset revisions")
 
 
 def test_leaderboard(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "leaderboard", "synth", "--store", str(store), "--json", "--n-boot", "500")
-    d = json.loads(out)
+    (d,) = json.loads(out)  # one board: every run has one setting
     assert code == 0 and d["top"] == "hf:a" and [e["run_id"] for e in d["entries"]] == ["aaaa-new", "bbbb"]
+    assert d["setting"] == "generate · zero_shot"
     assert d["adjusted"] <= d["observed"] == pytest.approx(0.8)
     code, out, _ = run(capsys, "leaderboard", "synth", "--store", str(store), "--n-boot", "500")
     assert code == 0 and "selection-adjusted" in out and "P(stays on top)" in out

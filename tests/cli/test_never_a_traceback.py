@@ -47,7 +47,7 @@ def test_random_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str], r
     lines = err.strip().splitlines()
     if code == 2:  # every problem located in the file, then one summary line
         assert lines[-1].endswith("found in 1 file(s)"), lines[-1]
-        assert lines[:-1] and all(line.startswith(f"{path}:") for line in lines[:-1]), lines
+        assert lines[:-1] and all(line.startswith(f"error: {path}:") for line in lines[:-1]), lines
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

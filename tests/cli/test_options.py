@@ -2,12 +2,12 @@ from proctor.cli.options import model_options
 
 
 def test_each_backend_gets_only_its_options() -> None:
-    assert model_options("hf:x", base_urls=["http://a"], batch_size=4, dtype="float32") == {
+    assert model_options("hf:x", base_url=["http://a"], batch_size=4, dtype="float32") == {
         "batch_size": 4, "dtype": "float32"}
-    assert model_options("openai:m", base_urls=["http://a", "http://b"], concurrency=8, batch_size=4) == {
+    assert model_options("openai:m", base_url=["http://a", "http://b"], concurrency=8, batch_size=4) == {
         "base_url": ["http://a", "http://b"], "concurrency": 8}
-    assert model_options("anthropic:m", base_urls=["http://a"]) == {"base_url": "http://a"}
-    assert model_options("scripted:random", base_urls=["http://a"], batch_size=4) == {}
+    assert model_options("anthropic:m", base_url=["http://a"]) == {"base_url": "http://a"}
+    assert model_options("scripted:random", base_url=["http://a"], batch_size=4) == {}
 
 
 def test_remote_code_only_when_asked() -> None:
@@ -22,11 +22,11 @@ def test_an_option_no_model_takes_is_an_error_naming_it() -> None:
     from proctor.cli.options import check_applicable
     from proctor.errors import ProctorError
 
-    check_applicable(["hf:x", "openai:judge"], base_urls=["http://a"], batch_size=4)  # each applies to one
+    check_applicable(["hf:x", "openai:judge"], base_url=["http://a"], batch_size=4)  # each applies to one
     with pytest.raises(ProctorError, match="--batch-size does not apply to openai:m"):
         check_applicable(["openai:m"], batch_size=4)
     with pytest.raises(ProctorError, match="--base-url does not apply to hf:x"):
-        check_applicable(["hf:x", None], base_urls=["http://a"])
+        check_applicable(["hf:x", None], base_url=["http://a"])
 
 
 def test_registry_validates_typed_options() -> None:

@@ -78,7 +78,7 @@ def test_directory_form_in_process(tiny_model_dir: Path, tmp_path: Path, monkeyp
     monkeypatch.setenv("PROCTOR_STORE", str(default_store))
     out = tmp_path / "o"
     args = ["score", str(FIXTURES), "--model", f"hf:{tiny_model_dir}", "-o", str(out),
-            "--norm", "char", "--temp", "0.5", "--join", "space", "--batch-size", "4"]
+            "--norm", "char", "--softmax-temperature", "0.5", "--join", "space", "--batch-size", "4"]
     assert main([*args, "--no-history", "--no-cache"]) == 0
     assert not default_store.exists()  # --no-history --no-cache: no store
     row = json.loads((out / "test_A_results.jsonl").read_text().splitlines()[0])
@@ -98,7 +98,8 @@ def test_directory_form_in_process(tiny_model_dir: Path, tmp_path: Path, monkeyp
     ("args", "needle"),
     [
         (["--norm", "words"], "--norm must be one of"),
-        (["--temp", "0"], "--temp must be a positive number"),
+        (["--softmax-temperature", "0"], "error: --softmax-temperature must be a positive number"),
+        (["--temp", "0"], "warning: --temp is deprecated and will be removed after 0.2; use --softmax-temperature"),
         (["--join", "tab"], "--join must be newline or space"),
     ],
 )

@@ -26,7 +26,7 @@ def _root() -> None:
     """Put language models through benchmarks and report, with honest error bars, how well they did."""
 
 
-@app.command()
+@app.command(epilog="Example:\n\n  proctor version\n")
 def version() -> None:
     """Print proctor's version."""
     from .. import __version__

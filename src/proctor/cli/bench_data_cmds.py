@@ -10,7 +10,7 @@ import typer
 
 
 def datasets(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the built-in benchmarks with their source, config, split and expected size."""
     from ..benchmarks.registry import BUILTINS
@@ -45,4 +45,4 @@ def datasets(
 
 def register(app: typer.Typer) -> None:
     """Add `datasets` to `app`."""
-    app.command("datasets")(datasets)
+    app.command("datasets", epilog="Example:\n\n  proctor datasets --json\n")(datasets)

@@ -10,8 +10,10 @@ from typing import Annotated
 import typer
 
 from ..coverage import Coverage, coverage
-from ..errors import InputError, Problem
+from ..errors import InputError, Problem, ProctorError
 from ..records import ItemSet
+from . import options
+from .messages import error
 
 
 class Target(StrEnum):
@@ -38,10 +40,22 @@ def resolve_dataset(spec: str, data_file: Path | None = None, seed: int = 0) -> 
     )
 
 
-DataFileOption = Annotated[
-    Path | None, typer.Option("--data-file", help="Built-in benchmark: local file in the upstream schema.")
-]
-SeedOption = Annotated[int, typer.Option(help="Built-in benchmark: choice-order seed (GPQA shuffling).")]
+DataFileOption = options.DataFile
+SeedOption = options.ChoiceSeed
+VALIDATE_EXAMPLES = """Example:
+
+  proctor validate examples/items/demo.jsonl examples/commoneval examples/questions/demo.json examples/suites
+"""
+STATS_EXAMPLES = """Examples:
+
+  proctor stats examples/items/demo.jsonl
+  proctor stats mmlu-pro --data-file examples/upstream/mmlu_pro --json
+"""
+CONVERT_EXAMPLES = """Examples:
+
+  proctor convert examples/questions/demo.json --to commoneval -o out/demo-commoneval
+  proctor convert mmlu-pro --data-file examples/upstream/mmlu_pro --to items -o out/mmlu-pro.jsonl
+"""
 
 
 def _print_coverage(cov: Coverage, title: str) -> None:
@@ -70,9 +84,10 @@ def _print_coverage(cov: Coverage, title: str) -> None:
         typer.echo("representation: no category under- or over-represented")
 
 
-def validate(paths: Annotated[list[Path], typer.Argument(help="Items .jsonl, CommonEval dirs, "
-                                                         "Question .json, suites (.json/.txt/dirs).")]) -> None:
-    """Check files in any proctor format and list every problem as path:line: field: message."""
+def validate(paths: Annotated[list[Path], typer.Argument(
+        metavar="PATH...", show_default=False,
+        help="Items .jsonl, CommonEval directories, Question .json, suites (.json, .txt or directories).")]) -> None:
+    """Check files in any proctor format and list every problem as `error: path:line: field: message`."""
     from ..formats.detect import validate_path
 
     problems: list[Problem] = []
@@ -82,16 +97,17 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Items .jsonl, Com
         except InputError as e:
             problems.extend(e.problems)
     for p in problems:
-        typer.echo(str(p), err=True)
+        error(str(p))
     if problems:
         bad = len({p.path for p in problems})
-        typer.echo(f"{len(problems)} problem(s) found in {bad} file(s)", err=True)
+        error(f"{len(problems)} problem(s) found in {bad} file(s)")
         raise typer.Exit(2)
 
 
 def stats(
-    dataset: Annotated[str, typer.Argument(help="A path (any item-bearing format) or a built-in name.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+    dataset: Annotated[str, typer.Argument(
+        metavar="DATASET", show_default=False, help="A path (any item-bearing format) or a built-in name.")],
+    as_json: options.Json = False,
     data_file: DataFileOption = None,
     seed: SeedOption = 0,
 ) -> None:
@@ -106,11 +122,15 @@ def stats(
 
 
 def convert(
-    src: Annotated[str, typer.Argument(help="A path in any item-bearing format or a built-in name.")],
-    to: Annotated[Target, typer.Option("--to", help="Output format.")],
-    out: Annotated[Path, typer.Option("-o", "--output", help="Output file (items, questions) or directory.")],
-    shard_size: Annotated[int | None, typer.Option("--shard-size", min=1,
-                                                   help="commoneval: items per shard file.")] = None,
+    src: Annotated[str, typer.Argument(
+        metavar="DATASET", show_default=False, help="A path in any item-bearing format or a built-in name.")],
+    to: Annotated[Target, typer.Option("--to", show_default=False, help="Output format.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="PATH", show_default=False,
+        help="Output file (items, questions) or directory (commoneval); required.")] = None,
+    output: Annotated[Path | None, options.old_spelling("--output", "PATH")] = None,
+    shard_size: Annotated[int | None, typer.Option(
+        "--shard-size", metavar="N", min=1, help="commoneval: items per shard file (default: one shard).")] = None,
     data_file: DataFileOption = None,
     seed: SeedOption = 0,
 ) -> None:
@@ -120,6 +140,9 @@ def convert(
     from ..formats.items import write_items
     from ..formats.questions import write_questions
 
+    out = options.prefer(out, output, "--output", "--out")
+    if out is None:
+        raise ProctorError("convert needs --out PATH (the file or directory to write)")
     itemset = resolve_dataset(src, data_file, seed)
     if to is Target.ITEMS:
         write_items(out, flatten_task_prompt(itemset))
@@ -132,6 +155,6 @@ def convert(
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
-    app.command()(validate)
-    app.command()(stats)
-    app.command()(convert)
+    app.command(epilog=VALIDATE_EXAMPLES)(validate)
+    app.command(epilog=STATS_EXAMPLES)(stats)
+    app.command(epilog=CONVERT_EXAMPLES)(convert)

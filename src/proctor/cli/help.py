@@ -52,7 +52,7 @@ def _plain(params: list[Any]) -> list[Any]:
     for p in params:
         p.metavar = plain_metavar(p)
         if isinstance(p, TyperArgument):  # typer shows an argument's Python type whatever its metavar
-            p.display_type_rich = _no_type
+            setattr(p, "display_type_rich", _no_type)  # noqa: B010 (an instance override, on purpose)
     return params
 
 
@@ -70,7 +70,7 @@ class ProctorCommand(TyperCommand):
         pieces = ["[OPTIONS]"]
         for p in self.get_params(ctx):
             if isinstance(p, TyperArgument):
-                pieces.append(p.metavar if p.required else f"[{p.metavar}]")
+                pieces.append(str(p.metavar) if p.required else f"[{p.metavar}]")
         return pieces
 
 
@@ -80,9 +80,11 @@ class ProctorGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain(super().get_params(ctx))
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        standalone_mode = kwargs.get("standalone_mode", True)
+        kwargs["standalone_mode"] = False  # errors come back here, to be printed in proctor's style
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(*args, **kwargs)
         except cx.NoArgsIsHelpError as e:  # `proctor` alone: the help, as click prints it
             e.show()
             rv = e.exit_code

@@ -23,6 +23,14 @@ JsonOpt = options.Json
 NBootOpt = options.NBoot
 SeedOpt = options.BootSeed
 OldSeed = Annotated[int | None, options.old_spelling("--seed", "N")]
+_RUNS = """  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:first -o runs/mmlu-first
+  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:random -o runs/mmlu-random
+"""
+RUNS_EXAMPLES = f"Examples (two runs on the bundled examples, then):\n\n{_RUNS}  proctor runs --dataset mmlu-pro\n"
+HISTORY_EXAMPLES = f"Examples:\n\n{_RUNS}  proctor history --model scripted:first --dataset mmlu-pro --by category\n"
+COMPARE_EXAMPLES = f"Examples:\n\n{_RUNS}  proctor compare runs/mmlu-first runs/mmlu-random\n"
+LEADERBOARD_EXAMPLES = f"Examples:\n\n{_RUNS}  proctor leaderboard mmlu-pro --mode generate\n"
+RECORD_EXAMPLES = f"Examples:\n\n{_RUNS}  proctor record runs/mmlu-first runs/mmlu-random --store out/other.sqlite\n"
 
 
 def _store(path: Path | None, must_exist: bool = True) -> Any:
@@ -265,8 +273,8 @@ def record(
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
-    app.command()(runs)
-    app.command()(history)
-    app.command()(compare)
-    app.command()(leaderboard)
-    app.command()(record)
+    app.command(epilog=RUNS_EXAMPLES)(runs)
+    app.command(epilog=HISTORY_EXAMPLES)(history)
+    app.command(epilog=COMPARE_EXAMPLES)(compare)
+    app.command(epilog=LEADERBOARD_EXAMPLES)(leaderboard)
+    app.command(epilog=RECORD_EXAMPLES)(record)

@@ -35,9 +35,9 @@ ModelSpec = Annotated[str, typer.Option(
     "--model", "-m", metavar="SPEC", show_default=False,
     help="Model: hf:PATH-OR-HUB-ID, openai:MODEL, anthropic:MODEL or scripted:RULE.")]
 ModelFilter = Annotated[str | None, typer.Option(
-    "--model", "-m", metavar="SPEC", help="Only runs of this model spec, as `proctor runs` shows it.")]
+    "--model", "-m", metavar="SPEC", help="Only runs of this model spec, as `proctor runs` shows it (default: every model).")]
 DatasetFilter = Annotated[str | None, typer.Option(
-    "--dataset", "-d", metavar="NAME", help="Only runs on this dataset, as `proctor runs` shows it.")]
+    "--dataset", "-d", metavar="NAME", help="Only runs on this dataset, as `proctor runs` shows it (default: every dataset).")]
 Out = Annotated[Path | None, typer.Option(
     "--out", "-o", metavar="DIR", help="Run directory (default: RUNS_ROOT/<dataset>__<model>__<hash>).")]
 RunsRoot = Annotated[Path, typer.Option(
@@ -55,7 +55,7 @@ MaxErrorRate = Annotated[float, typer.Option(
     help="Exit 1 when more than this share of samples errored, or nothing was scored.")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 DataFile = Annotated[Path | None, typer.Option(
-    "--data-file", metavar="PATH", help="Built-in benchmark from a local file in its upstream schema (offline).")]
+    "--data-file", metavar="PATH", help="Read a built-in benchmark from this file in its upstream schema (default: from the Hub).")]
 ChoiceSeed = Annotated[int, typer.Option(
     "--seed", metavar="N", help="Seed of the choice order where a benchmark shuffles it (GPQA).")]
 NBoot = Annotated[int, typer.Option("--n-boot", metavar="N", min=100, help="Bootstrap resamples.")]
@@ -189,7 +189,7 @@ def with_model_options(func: F) -> F:
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + added
     command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
-    del command.__wrapped__  # type: ignore[attr-defined]
+    del command.__wrapped__
     return typing.cast(F, command)
 
 

@@ -8,26 +8,37 @@ from typing import Annotated
 
 import typer
 
+from . import options
+
 
 class ReportFormat(StrEnum):
     HTML = "html"
     MD = "md"
 
 
+REPORT_EXAMPLES = """Examples (after `proctor run … -o runs/NAME` on the bundled examples):
+
+  proctor report runs/* -o out/report.html
+  proctor report runs/* -o out/report.md
+"""
+
+
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (manifest.json + samples.jsonl).")],
-    output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="File to write (default report.html / report.md).")
+    run_dirs: Annotated[list[Path], typer.Argument(
+        metavar="RUN_DIR...", show_default=False, help="Run directories (manifest.json + samples.jsonl).")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FILE", help="File to write (default: report.html, or report.md with --format md).")
     ] = None,
-    fmt: Annotated[
-        ReportFormat | None,
-        typer.Option("--format", "-f", help="html (self-contained page) or md; default from -o's suffix, else html."),
-    ] = None,
-    store: Annotated[Path | None, typer.Option("--store", help="History store to draw past runs from.")] = None,
+    output: Annotated[Path | None, options.old_spelling("--output", "FILE")] = None,
+    fmt: Annotated[ReportFormat | None, typer.Option(
+        "--format", "-f", metavar="html|md",
+        help="html (a self-contained page) or md (default: from the --out suffix, else html).")] = None,
+    store: options.Store = None,
 ) -> None:
     """Write a report of one or more runs and print its path."""
     from ..report import write_report
 
+    output = options.prefer(out, output, "--output", "--out")
     if fmt is None:
         fmt = ReportFormat.MD if output is not None and output.suffix.lower() in (".md", ".markdown") else ReportFormat.HTML
     out = output or Path("report.md" if fmt == ReportFormat.MD else "report.html")
@@ -37,4 +48,4 @@ def report(
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
-    app.command("report")(report)
+    app.command("report", epilog=REPORT_EXAMPLES)(report)

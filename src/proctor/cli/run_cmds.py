@@ -127,7 +127,7 @@ def run(
         for name in datasets
     ]
     config = RunConfig(
-        mode=mode.value,  # type: ignore[arg-type]
+        mode=mode.value,
         prompt_kind=prompt, settings=settings, epochs=epochs, judge=the_judge, judge_agreement=judge_agreement,
         runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
         progress=progress, command=["proctor", *sys.argv[1:]],

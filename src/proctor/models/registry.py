@@ -31,7 +31,8 @@ class BackendOptions(BaseModel):
 
 class HTTPOptions(BackendOptions):
     base_url: str | list[str] | None = Field(
-        default=None, description="Server base URL; repeat it to spread the load over several servers.")
+        default=None, description=("Server base URL; repeat it to spread the load over several servers "
+                                   "(default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the vendor's API)."))
     api_key: str | None = Field(  # never on a command line (shell history, ps): environment variables only
         default=None, description="API key (default: the backend's environment variable).",
         json_schema_extra={"cli": False})

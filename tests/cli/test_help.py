@@ -1,0 +1,135 @@
+"""Every command's `--help`: no Python types, every option described with its default, and an epilog
+whose examples parse, name files that exist, and (those without a local model) run on the bundled examples."""
+
+from __future__ import annotations
+
+import glob
+import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+
+from proctor.cli import _register, app, main
+from proctor.cli.options import model_cli_options
+from proctor.models.registry import BACKENDS
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON_TYPES = re.compile(r"<(?:list|dict|tuple|str|int|float|bool|path|Path)\b[^>]*>|list\[|\{[a-z_]+\}|NoneType")
+
+
+def _commands() -> dict[str, Any]:
+    _register()
+    group = typer.main.get_command(app)
+    return dict(group.commands)  # type: ignore[attr-defined]
+
+
+COMMANDS = sorted(_commands())
+
+
+def test_every_command_is_walked() -> None:
+    assert {"run", "score", "report", "runs", "history", "compare", "leaderboard", "record", "validate", "stats",
+            "convert", "datasets", "tiny-model", "version"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", ["", *COMMANDS])
+def test_help_shows_no_python_types(name: str, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main([*([name] if name else []), "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Usage: proctor" in out
+    assert not PYTHON_TYPES.search(out), PYTHON_TYPES.search(out)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_option_has_a_description_and_its_default(name: str) -> None:
+    command = _commands()[name]
+    assert (command.help or "").strip(), f"{name}: no description"
+    for param in command.params:
+        if getattr(param, "hidden", False):
+            continue
+        text = (getattr(param, "help", None) or "").strip()
+        assert text, f"{name} {param.name}: no description"
+        assert "\n" not in text, f"{name} {param.name}: description is not one line"
+        if param.param_type_name != "option" or param.is_flag or param.required:
+            continue
+        shows_default = param.default not in (None, [], ()) and param.show_default is not False
+        assert shows_default or re.search(r"\b(default|required)\b", text.lower()), f"{name} --{param.name}: default?"
+
+
+def test_model_options_come_from_the_registry() -> None:
+    """One flag per backend option (bar the key, never on a command line), described by its field."""
+    flags = {o.flag: o for o in model_cli_options()}
+    fields = {n for b in BACKENDS.values() for n in b.options.model_fields} - {"api_key"}
+    assert {o.name for o in flags.values()} == fields
+    run_params = {p.opts[0] for p in _commands()["run"].params if p.param_type_name == "option"}
+    score_params = {p.opts[0] for p in _commands()["score"].params if p.param_type_name == "option"}
+    assert set(flags) <= run_params and set(flags) <= score_params
+    assert flags["--batch-size"].backends == ("hf",) and flags["--base-url"].backends == ("openai", "anthropic")
+    assert flags["--retry-seed"].name == "seed"  # renamed: --seed is the choice-order seed everywhere
+
+
+def test_a_new_backend_option_appears_in_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import Field
+
+    from proctor.cli import options
+    from proctor.models import registry
+
+    class Extra(registry.HFOptions):
+        attention: str | None = Field(default=None, description="Attention kernel (default: the model's).")
+
+    monkeypatch.setitem(registry.BACKENDS, "hf", registry.Backend("hf", ".hf:HFModel", Extra, "test"))
+    options.model_cli_options.cache_clear()
+    try:
+        (added,) = [o for o in options.model_cli_options() if o.name == "attention"]
+        assert added.flag == "--attention" and added.backends == ("hf",) and "kernel" in added.description
+
+        @options.with_model_options
+        def command(model_options: Any = None) -> Any:
+            return model_options
+
+        given = command(model_opt_attention="sdpa")
+        assert given is not None and given.for_spec("hf:x") == {"attention": "sdpa"}
+    finally:
+        options.model_cli_options.cache_clear()
+
+
+def _epilog_commands(name: str) -> list[str]:
+    epilog = _commands()[name].epilog or ""
+    return [line.strip() for line in epilog.splitlines() if line.strip().startswith("proctor ")]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_epilog_examples_parse_and_name_real_files(name: str) -> None:
+    examples = _epilog_commands(name)
+    assert any(e.startswith(f"proctor {name}") for e in examples), f"{name}: no example of itself"
+    commands = _commands()
+    for example in examples:
+        argv = shlex.split(example)[1:]
+        for token in argv:
+            if token.startswith("examples/"):
+                assert (ROOT / token).exists(), f"{example}: {token} is not in the repository"
+        cmd = commands[argv[0]]
+        cmd.make_context(argv[0], argv[1:])  # raises on an unknown option or a bad value
+
+
+def test_epilog_examples_run_on_the_bundled_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Every example that needs no local model runs, in the order a user would type them."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PROCTOR_STORE", str(tmp_path / "store.sqlite"))
+    seen: set[str] = set()
+    for name in COMMANDS:
+        for example in _epilog_commands(name):
+            if "hf:" in example or "tiny-model" in example or example in seen:
+                continue
+            seen.add(example)
+            argv = [m for a in shlex.split(example)[1:] for m in (sorted(glob.glob(a)) if "*" in a else [a])]
+            code = main(argv)
+            assert code == 0, f"{example}: exit {code}\n{capsys.readouterr().err}"
+    assert len(seen) >= 12
