@@ -26,6 +26,7 @@ from typing import Any, Literal
 from .errors import ProctorError
 from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model
 from .models.registry import require
+from .progress import expect
 from .provenance import git_sha, host_info, utc_now
 from .records import Item
 from .runlog import (
@@ -186,6 +187,7 @@ async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[t
     """Ask the model everything `plan` needs in one call, score each item, return its samples."""
     per_item = [scorer.requests(task, item, epoch) for item, epoch in plan]
     unique = list(dict.fromkeys(r for reqs in per_item for r in reqs))  # e.g. PMI's shared unconditionals
+    expect(requests=len(unique))  # a backend's report(requests=k) is then k/len(unique) of this call
     by_request = dict(zip(unique, await _ask(model, scorer.capability, unique), strict=True))
     answers = [by_request[r] for reqs in per_item for r in reqs]
     batch, offset = [], 0
@@ -262,18 +264,22 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
     """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored."""
     size = int(config.chunk_size or getattr(model, "preferred_chunk_size", None) or DEFAULT_CHUNK_SIZE)
     chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
-    pending = [asyncio.ensure_future(score_chunk(task, model, scorer, c)) for c in chunks]
+
+    async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample], Any]:
+        with bar.chunk(len(chunk)) as handle:  # what the backend reports inside the call moves the bar
+            return await score_chunk(task, model, scorer, chunk), handle
+
+    pending = [asyncio.ensure_future(one_call(c)) for c in chunks]
     tally = _Tally(config.fail_fast_after if len(plan) > config.fail_fast_after else 0)  # small: just finish
     by_id: dict[str, Sample] = {}
     try:
         for fut in asyncio.as_completed(pending):
-            finished = await fut
+            finished, handle = await fut
             append_samples(run_dir / SAMPLES, finished)
             by_id.update((s.sample_id, s) for s in finished)
             bar.cache_hits = done + getattr(model, "hits", 0)
             errors = sum(s.outcome is Outcome.ERROR for s in finished)
-            bar.advance(len(finished) - errors)
-            bar.advance(errors, error=True)
+            bar.finish(handle, len(finished) - errors, errors)
             tally.add(finished)
     finally:
         for p in pending:

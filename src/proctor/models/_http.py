@@ -26,6 +26,7 @@ from typing import Any, ClassVar, TypeVar
 
 import httpx
 
+from .. import progress
 from ..errors import ProctorError
 from .base import ModelBase
 
@@ -285,6 +286,7 @@ class HTTPBackend:
     async def _attempt(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         slots = self._queue()
         slot = await slots.get()
+        progress.in_flight(+1)  # the progress bar shows requests on the wire and requests/s
         i = self.pool.acquire()
         url = self.pool.urls[i] + path
         self.stats.attempts += 1
@@ -300,6 +302,8 @@ class HTTPBackend:
                 ValueError) as e:
             raise RequestFailed(f"connection error at {url}: {type(e).__name__}: {e}", retryable=True) from None
         finally:
+            progress.in_flight(-1)
+            progress.report(requests=1)
             self.pool.release(i)
             slots.put_nowait(slot)
         return _decode(status, headers, content, url), time.perf_counter() - t0

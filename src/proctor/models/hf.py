@@ -56,6 +56,7 @@ from transformers import (
 from transformers.cache_utils import DynamicLayer
 from transformers.generation.logits_process import TopPLogitsWarper
 
+from .. import progress
 from ..errors import ProctorError
 from .base import (
     Capability,
@@ -251,7 +252,9 @@ class HFModel(ModelBase):
             _mark(path, prep.cont_start - 1)
             path[-1].final_targets.add(prep.seq[-1])
             paths[i] = path
-        self.stats["unique_tokens"] += sum(_count(n) for n in roots.values())
+        unique_tokens = sum(_count(n) for n in roots.values())
+        self.stats["unique_tokens"] += unique_tokens
+        progress.expect(tokens=unique_tokens)  # each batch reports its tokens: the bar moves per batch
         with torch.inference_mode():
             self._forward_level([(n, None) for n in roots.values()])
         out: list[Loglikelihood] = []
@@ -273,6 +276,7 @@ class HFModel(ModelBase):
         for lo in range(0, len(items), self.batch_size):
             chunk = items[lo : lo + self.batch_size]
             states = self._forward_packed(chunk) if self.pack_siblings else self._forward_chunk(chunk)
+            progress.report(tokens=sum(len(n.tokens) for n, _ in chunk))
             children = [(c, states[j]) for j, (n, _) in enumerate(chunk) for c in n.children.values()]
             if children:
                 self._forward_level(children)
@@ -463,8 +467,10 @@ class HFModel(ModelBase):
             jobs.sort(key=lambda j: len(j.prompt))
             for lo in range(0, len(jobs), self.batch_size):
                 batch = jobs[lo : lo + self.batch_size]
-                for job, gen in zip(batch, self._run_batch(batch, settings, max_new)):
+                generated = self._run_batch(batch, settings, max_new)
+                for job, gen in zip(batch, generated):
                     out[job.index] = gen
+                progress.report(requests=len(batch), tokens=sum(g.output_tokens or 0 for g in generated))
         return [g if g is not None else Generation(error="not generated") for g in out]
 
     def render(self, req: GenerateRequest) -> list[int]:
