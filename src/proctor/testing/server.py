@@ -124,13 +124,13 @@ class _HFScorer:
             ids: list[int] = list(prompt) if isinstance(prompt, list) else list(self.tok(prompt)["input_ids"])
             pieces = [self.tok.decode([t]) for t in ids]
             offsets = [sum(len(x) for x in pieces[:i]) for i in range(len(ids))]
-            prompt = self.tok.decode(ids)
+            text = "".join(pieces)
         else:
             enc = self.tok(prompt, return_offsets_mapping=True)
             ids = list(enc["input_ids"])
             offsets = [int(a) for a, _ in enc["offset_mapping"]]
-        n_prompt = len(ids)
-        text = prompt
+            text = prompt
+        n_prompt, prompt_len = len(ids), len(text)
         with torch.no_grad():
             for _ in range(max_tokens):  # greedy continuation
                 logits = self.model(torch.tensor([ids])).logits[0, -1]
@@ -149,7 +149,7 @@ class _HFScorer:
         lo = 0 if echo else n_prompt
         logprobs = {"tokens": [self.tok.decode([t]) for t in ids[lo:]], "token_logprobs": token_lps[lo:],
                     "top_logprobs": tops[lo:], "text_offset": offsets[lo:]}
-        return text[len(prompt):], logprobs, n_prompt
+        return text[prompt_len:], logprobs, n_prompt
 
 
 def build_app(config: ServerConfig) -> Any:
