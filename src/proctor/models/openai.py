@@ -7,8 +7,9 @@ offsets (docs/backends.md):
 * by default, the echo of `context + continuation` is compared with the echo of `context` alone (one extra
   request per distinct context of a batch): the continuation is the full echo from the first token where
   they differ (`proctor.models._echo.continuation_by_tokens`), the `hf:` backend's rule;
-* with `tokenizer=<path or hub id>` (the served model's tokenizer, loaded with transformers), the split
-  is computed locally exactly as `hf:` does and the prompt is sent as token ids (one request each).
+* with `tokenizer=<path or hub id>` (or OPENAI_TOKENIZER: the served model's tokenizer, loaded with
+  transformers), the split is computed locally exactly as `hf:` does and the prompt is sent as token ids
+  (one request each); `probe` checks that this tokenizer counts tokens as the server does.
 Chat-only endpoints cannot echo prompt log-probs: `await model.probe({Capability.LOGLIKELIHOOD})` says so
 before a run.
 
@@ -20,6 +21,7 @@ OPENAI_API_KEY and is never logged or described.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -64,8 +66,8 @@ class OpenAIModel(HTTPModel):
     ) -> None:
         self.chat = chat
         self.echo_max_tokens = echo_max_tokens
-        self.tokenizer_path = tokenizer
-        self._splitter = TokenSplitter(tokenizer) if tokenizer is not None else None
+        self.tokenizer_path = tokenizer or os.environ.get("OPENAI_TOKENIZER") or None
+        self._splitter = TokenSplitter(self.tokenizer_path) if self.tokenizer_path is not None else None
         super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, backoff_base=backoff_base, seed=seed, transport=transport)
 
@@ -93,7 +95,7 @@ class OpenAIModel(HTTPModel):
                 ) from None
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
                 tokens = []
-            if not any(t.logprob is not None for t in tokens):
+            if len(tokens) < 3 or not any(t.logprob is not None for t in tokens):  # the prompt is ~20 tokens
                 raise CapabilityError(
                     f"{self.name} cannot score log-likelihoods: the server answered /v1/completions but did not "
                     "echo the prompt's token log-probs (echo=true, logprobs=1)"
@@ -164,7 +166,8 @@ class OpenAIModel(HTTPModel):
 
         async def one(r: LoglikelihoodRequest) -> Loglikelihood:
             if r.context not in contexts:
-                contexts[r.context] = asyncio.ensure_future(self._echo(r.context))
+                echo = self._echo(r.context) if r.context else self._special_prefix()
+                contexts[r.context] = asyncio.ensure_future(echo)
             full, ctx = await asyncio.gather(self._echo(r.context + r.continuation), contexts[r.context],
                                              return_exceptions=True)
             for outcome in (full, ctx):
@@ -174,6 +177,17 @@ class OpenAIModel(HTTPModel):
             return continuation_by_tokens(ctx, full)
 
         return await run_all(requests, one, lambda msg: Loglikelihood(error=msg))
+
+    async def _special_prefix(self) -> list[TokenLogprob]:
+        """The tokens the server puts before any text (e.g. BOS): the common prefix of two texts' echoes.
+
+        Stands in for the echo of an empty context, which servers refuse (vLLM: 400, empty prompt).
+        """
+        a, b = await asyncio.gather(self._echo("A."), self._echo("0,"))
+        n = 0
+        while n < min(len(a), len(b)) and a[n].token == b[n].token:
+            n += 1
+        return a[:n]
 
     async def _loglikelihood_ids(self, r: LoglikelihoodRequest) -> Loglikelihood:
         assert self._splitter is not None
