@@ -253,10 +253,11 @@ async def test_context_echo_is_requested_once_per_distinct_context(hf_server: Lo
     assert hf_server.stats()["by_path"]["/v1/completions"] - before == 5  # 4 choices + their shared context
 
 
-async def test_probe_refuses_a_tokenizer_that_does_not_match_the_server(
-    hf_server: LocalServer, tiny_gpt2_dir: Path
-) -> None:
-    model = OpenAIModel("tiny", base_url=hf_server.base_url, api_key="k", tokenizer=str(tiny_gpt2_dir))
+async def test_probe_refuses_a_tokenizer_that_does_not_match_the_server(hf_server: LocalServer, tmp_path: Path) -> None:
+    from proctor.tiny import build_tiny_model
+
+    no_bos = build_tiny_model(tmp_path / "no-bos", bos=False)  # the served tokenizer prepends BOS: one token more
+    model = OpenAIModel("tiny", base_url=hf_server.base_url, api_key="k", tokenizer=str(no_bos))
     with pytest.raises(CapabilityError, match="does not tokenize like the served model"):
         await model.probe({Capability.LOGLIKELIHOOD})
 

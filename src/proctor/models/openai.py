@@ -76,7 +76,7 @@ class OpenAIModel(HTTPModel):
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _described_settings(self) -> dict[str, Any]:
-        return {"chat": self.chat, "tokenizer": self.tokenizer_path}
+        return {"chat": self.chat} | ({"tokenizer": self.tokenizer_path} if self.tokenizer_path else {})
 
     async def probe(self, needed: Iterable[Capability]) -> None:
         """Raise CapabilityError, before a run, when the server cannot do what it needs."""
