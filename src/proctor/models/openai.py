@@ -91,7 +91,7 @@ class OpenAIModel(HTTPModel):
                 raise CapabilityError(
                     f"{self.name} cannot score log-likelihoods: its completions endpoint refused an echo+logprobs "
                     f"request ({e}). Chat-only endpoints do not return prompt log-probs; use a server with "
-                    "/v1/completions echo support (vLLM, SGLang, llama.cpp) or an hf: model"
+                    "/v1/completions echo support (vLLM, SGLang; not llama.cpp's llama-server) or an hf: model"
                 ) from None
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
                 tokens = []
