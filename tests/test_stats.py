@@ -89,6 +89,11 @@ def test_independent_epochs_narrow_the_interval_but_never_below_iid() -> None:
     assert r["ci_low"] < r["accuracy"] < r["ci_high"]
 
 
+def test_one_item_many_epochs_says_little_about_items() -> None:
+    r = accuracy_ci([1.0, 0.0, 1.0, 1.0], ["only"] * 4)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx(wilson_interval(0.75, 1))
+
+
 def test_clustered_standard_error_hand_computed() -> None:
     # items a: [1, 1], b: [0, 0], c: [1, 0]; mean 0.5; cluster sums of deviations 1, -1, 0
     # SE² = C/(C−1) · Σ(sums²) / n² = 3/2 · 2 / 36 = 1/12

@@ -97,12 +97,13 @@ def _clustered_wilson(s: np.ndarray, clusters: Sequence[str]) -> tuple[float, fl
 
     The design effect deff = SE²_clustered / SE²_iid (Kish) is bounded to [1, n / C]: never more precise
     than independent samples, never less than one draw per item. A result with no variance (all 0 or all
-    1) has no estimable deff and takes the conservative n_eff = C, the interval of one answer per item.
+    1), or a single item, has no estimable deff and takes the conservative n_eff = C, the interval of one
+    answer per item.
     """
     n, n_clusters = int(s.size), len(set(clusters))
     p = float(s.mean())
     iid_var = p * (1 - p) / n
-    if iid_var <= 0.0:
+    if iid_var <= 0.0 or n_clusters < 2:  # no variance, or no spread between items to estimate it from
         n_eff = float(n_clusters)
     else:
         deff = clustered_standard_error(s, clusters) ** 2 / iid_var
