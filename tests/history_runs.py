@@ -38,12 +38,16 @@ def write_run(
     started_at: str = "2025-01-01T00:00:00+00:00",
     category: Callable[[str], str] = lambda item: "law" if int(item.split("-")[1]) % 2 else "math",
     modality: str = "choiceof4",
+    mode: str = "generate",
+    generation: dict[str, Any] | None = None,
+    epochs: int = 1,
 ) -> Path:
     """One run: `scores[item]` is a score, a list of per-epoch scores, or None (an errored sample)."""
     d = root / run_id
     d.mkdir(parents=True)
     write_manifest(d, Manifest(
-        run_id=run_id, proctor_version="0.1.0", mode="generate", started_at=started_at,
+        run_id=run_id, proctor_version="0.1.0", mode=mode, started_at=started_at, generation=generation or {},
+        epochs=epochs,
         dataset={"name": dataset, "revision": revision, "content_hash": content_hash},
         model={"spec": model}, prompt_kind=prompt_kind, prompt_template_hash=template_hash,
         extractor_version=extractor_version,

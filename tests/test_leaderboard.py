@@ -56,3 +56,50 @@ def test_different_prompts_warned_and_unknown_dataset_errors(tmp_path: Path) -> 
     assert any("prompt templates" in w for w in leaderboard(store, "synth", n_boot=200).warnings)
     with pytest.raises(ProctorError, match="recorded datasets: synth"):
         leaderboard(store, "nope")
+
+
+def _mixed_store(tmp_path: Path) -> Store:
+    """hf:a and hf:b by generation (greedy), hf:a by log-likelihood (latest of all), hf:b sampled at 0.7."""
+    store = Store(tmp_path / "s.sqlite")
+    greedy = {"temperature": 0.0, "max_tokens": 1024}
+    runs = tmp_path / "runs"
+    store.record_run(write_run(runs, "a-gen", "hf:a", binary(50, range(40)), generation=greedy,
+                               started_at="2025-01-01T00:00:00+00:00"))
+    store.record_run(write_run(runs, "b-gen", "hf:b", binary(50, range(30)), generation=greedy,
+                               started_at="2025-01-02T00:00:00+00:00"))
+    store.record_run(write_run(runs, "b-hot", "hf:b", binary(50, range(10)), generation={**greedy, "temperature": 0.7},
+                               started_at="2025-01-03T00:00:00+00:00"))
+    store.record_run(write_run(runs, "a-lp", "hf:a", binary(50, range(5)), mode="logprob", prompt_kind=None,
+                               started_at="2025-01-04T00:00:00+00:00"))
+    return store
+
+
+def test_runs_of_different_settings_are_never_ranked_together(tmp_path: Path) -> None:
+    from proctor.leaderboard import leaderboards
+
+    store = _mixed_store(tmp_path)
+    boards = leaderboards(store, "synth", n_boot=200)
+    by_setting = {b.setting: [e.run_id for e in b.entries] for b in boards}
+    assert by_setting == {
+        "logprob · choices": ["a-lp"],
+        "generate · zero_shot · temp 0.7 · max-tokens 1024": ["b-hot"],
+        "generate · zero_shot · temp 0 · max-tokens 1024": ["a-gen", "b-gen"],
+    }
+    assert boards[0].setting == "logprob · choices"  # newest setting first
+    with pytest.raises(ProctorError, match="3 settings.*--mix-settings"):
+        leaderboard(store, "synth", n_boot=200)  # one board asked for: never silently the latest runs
+
+
+def test_mode_prompt_filters_and_mix_settings(tmp_path: Path) -> None:
+    from proctor.leaderboard import leaderboards
+
+    store = _mixed_store(tmp_path)
+    assert [b.setting for b in leaderboards(store, "synth", n_boot=200, mode="logprob")] == ["logprob · choices"]
+    assert len(leaderboards(store, "synth", n_boot=200, mode="generate", prompt="zero_shot")) == 2
+    with pytest.raises(ProctorError, match="matches --mode/--prompt; recorded settings"):
+        leaderboards(store, "synth", mode="generate", prompt="five_shot")
+    mixed = leaderboard(store, "synth", n_boot=200, mix_settings=True)
+    assert mixed.setting == "mixed settings" and {e.run_id for e in mixed.entries} == {"a-lp", "b-hot"}
+    assert mixed.warnings[0].startswith("ranks runs of 2 different settings together (--mix-settings)")
+    assert {e.setting for e in mixed.entries} == {"logprob · choices",
+                                                  "generate · zero_shot · temp 0.7 · max-tokens 1024"}

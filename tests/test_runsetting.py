@@ -1,0 +1,36 @@
+"""A run's setting and its label: what tells two runs of one model on one dataset apart."""
+
+from __future__ import annotations
+
+from proctor.runsetting import run_setting, setting_key, setting_label
+
+
+def test_generation_setting_and_label() -> None:
+    manifest = {"mode": "generate", "prompt_kind": "chain_of_thought", "epochs": 4,
+                "generation": {"temperature": 0.7, "top_p": 0.95, "max_tokens": 2048, "stop": ["\n\n"], "seed": 3},
+                "identity": {"scorer": "generation", "prompt_kind": "chain_of_thought", "extractor": "v3",
+                             "generation": {}, "epochs": 4}}
+    setting = run_setting(manifest)
+    assert setting["mode"] == "generate" and setting["epochs"] == 4 and "extractor" not in setting
+    assert setting_label(setting) == (
+        "generate · chain_of_thought · temp 0.7 · top-p 0.95 · max-tokens 2048 · seed 3 · stop \\n\\n · 4 epochs")
+
+
+def test_logprob_suite_and_judge_labels() -> None:
+    assert setting_label(run_setting({"mode": "logprob", "identity": {"scorer": "choice"}})) == "logprob · choices"
+    suite = {"mode": "logprob", "prompt_kind": "probsem-suite",
+             "identity": {"scorer": "suite", "norm": "token", "temperature": 2.0, "join": "newline"}}
+    assert setting_label(run_setting(suite)) == "logprob · probsem-suite · norm token · softmax temperature 2"
+    judged = {"mode": "generate", "prompt_kind": "zero_shot", "generation": {"temperature": 0.0},
+              "identity": {"scorer": "judge", "judge": "openai:grader", "judge_version": "2"}}
+    assert setting_label(run_setting(judged)) == "generate · zero_shot · temp 0 · judge openai:grader"
+
+
+def test_key_separates_what_changes_scores_only() -> None:
+    base = {"mode": "generate", "prompt_kind": "zero_shot", "generation": {"temperature": 0.0},
+            "identity": {"scorer": "generation", "extractor": "v1"}}
+    newer_extractor = {**base, "identity": {"scorer": "generation", "extractor": "v2"}}
+    hotter = {**base, "generation": {"temperature": 0.5}}
+    assert setting_key(run_setting(base)) == setting_key(run_setting(newer_extractor))
+    assert setting_key(run_setting(base)) != setting_key(run_setting(hotter))
+    assert setting_key(run_setting(base)) != setting_key(run_setting({**base, "mode": "logprob"}))
