@@ -28,5 +28,6 @@ def test_zero_of_seven_items_over_epochs(cli: Any, tmp_path: Path, epochs: int) 
 
     lb = cli("leaderboard", "aime-2025", "--store", store, "--json")
     assert lb.code == 0, lb.err
-    [entry] = json.loads(lb.out)["entries"]
+    [board] = json.loads(lb.out)  # one board per setting; one setting here
+    [entry] = board["entries"]
     assert (entry["ci_low"], entry["ci_high"]) == pytest.approx((overall["ci_low"], overall["ci_high"]))

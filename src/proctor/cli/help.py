@@ -90,8 +90,8 @@ class ProctorGroup(TyperGroup):
             rv = e.exit_code
         except cx.ClickException as e:
             error(e.format_message())
-            path = e.ctx.command_path if isinstance(e, cx.UsageError) and e.ctx is not None else "proctor"
-            hint(f"`{path} --help` lists the options")
+            if isinstance(e, cx.UsageError) and not isinstance(e, cx.BadParameter):  # a value's error says it all
+                hint(f"`{e.ctx.command_path if e.ctx else 'proctor'} --help` lists the options")
             rv = e.exit_code
         except typer.Abort:
             rv = 1
