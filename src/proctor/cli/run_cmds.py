@@ -43,6 +43,33 @@ class Mode(StrEnum):
     LOGPROB = "logprob"
 
 
+Datasets = Annotated[list[str], typer.Argument(
+    metavar="DATASET...", show_default=False,
+    help="Built-in benchmark names (`proctor datasets`) or files/directories in any proctor format.")]
+RunMode = Annotated[Mode, typer.Option(
+    help="generate: ask for an answer and extract it; logprob: score each choice's log-probability.")]
+PromptKind = Annotated[str | None, typer.Option(metavar="KIND", help=(
+    "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))]
+LimitPerCategory = Annotated[int | None, typer.Option(
+    metavar="N", min=1, help="At most N items per category (default: all).")]
+Epochs = Annotated[int, typer.Option(metavar="K", min=1, help="Ask each item K times (mean@K, pass@K).")]
+Temperature = Annotated[float, typer.Option(
+    metavar="NUMBER", help="Sampling temperature (0: greedy).", rich_help_panel=GENERATION)]
+TopP = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
+    "Nucleus sampling: sample from the most likely tokens that add up to this probability (default: off)."),
+    rich_help_panel=GENERATION)]
+MaxTokens = Annotated[int | None, typer.Option(
+    metavar="N", help="Longest answer, in tokens.", rich_help_panel=GENERATION)]
+Stop = Annotated[list[str] | None, typer.Option(
+    metavar="TEXT", help="Stop sequence; repeat for several (default: none).", rich_help_panel=GENERATION)]
+GenSeed = Annotated[int | None, typer.Option(
+    metavar="N", help="Sampling seed sent to the model (default: none).", rich_help_panel=GENERATION)]
+Judge = Annotated[str | None, typer.Option(metavar="SPEC", help=(
+    "Model that grades prose answers (open-ended items need one; default: none)."), rich_help_panel=GENERATION)]
+JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
+    "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=GENERATION)]
+
+
 def register(app: typer.Typer) -> None:
     app.command("run", epilog=RUN_EXAMPLES)(run)
     app.command("tiny-model", epilog=TINY_EXAMPLES)(tiny_model)
@@ -65,40 +92,22 @@ def tiny_model(
 
 @with_model_options
 def run(
-    datasets: Annotated[list[str], typer.Argument(
-        metavar="DATASET...", show_default=False,
-        help="Built-in benchmark names (`proctor datasets`) or files/directories in any proctor format.")],
+    datasets: Datasets,
     model: options.ModelSpec,
-    mode: Annotated[Mode, typer.Option(
-        help="generate: ask for an answer and extract it; logprob: score each choice's log-probability.")
-    ] = Mode.GENERATE,
-    prompt: Annotated[str | None, typer.Option(metavar="KIND", help=(
-        "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))
-    ] = None,
+    mode: RunMode = Mode.GENERATE,
+    prompt: PromptKind = None,
     limit: options.Limit = None,
-    limit_per_category: Annotated[int | None, typer.Option(
-        metavar="N", min=1, help="At most N items per category (default: all).")] = None,
+    limit_per_category: LimitPerCategory = None,
     seed: options.ChoiceSeed = 0,
     data_file: options.DataFile = None,
-    epochs: Annotated[int, typer.Option(metavar="K", min=1, help="Ask each item K times (mean@K, pass@K).")] = 1,
-    temperature: Annotated[float, typer.Option(
-        metavar="NUMBER", help="Sampling temperature (0: greedy).", rich_help_panel=GENERATION)] = 0.0,
-    top_p: Annotated[float | None, typer.Option(metavar="NUMBER", help=(
-        "Nucleus sampling: sample from the most likely tokens that add up to this probability (default: off)."),
-        rich_help_panel=GENERATION)] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        metavar="N", help="Longest answer, in tokens.", rich_help_panel=GENERATION)] = 1024,
-    stop: Annotated[list[str] | None, typer.Option(
-        metavar="TEXT", help="Stop sequence; repeat for several (default: none).", rich_help_panel=GENERATION)
-    ] = None,
-    gen_seed: Annotated[int | None, typer.Option(
-        metavar="N", help="Sampling seed sent to the model (default: none).", rich_help_panel=GENERATION)] = None,
-    judge: Annotated[str | None, typer.Option(metavar="SPEC", help=(
-        "Model that grades prose answers (open-ended items need one; default: none)."),
-        rich_help_panel=GENERATION)] = None,
-    judge_agreement: Annotated[int, typer.Option(metavar="N", help=(
-        "Also judge the first N exact-answer items; report judge/exact-match agreement."),
-        rich_help_panel=GENERATION)] = 0,
+    epochs: Epochs = 1,
+    temperature: Temperature = 0.0,
+    top_p: TopP = None,
+    max_tokens: MaxTokens = 1024,
+    stop: Stop = None,
+    gen_seed: GenSeed = None,
+    judge: Judge = None,
+    judge_agreement: JudgeAgreement = 0,
     out: options.Out = None,
     runs_root: options.RunsRoot = Path("runs"),
     store: options.Store = None,
