@@ -91,7 +91,8 @@ class ProctorGroup(TyperGroup):
         except cx.ClickException as e:
             error(e.format_message())
             if isinstance(e, cx.UsageError) and not isinstance(e, cx.BadParameter):  # a value's error says it all
-                hint(f"`{e.ctx.command_path if e.ctx else 'proctor'} --help` lists the options")
+                what = "commands" if e.ctx is None or isinstance(e.ctx.command, TyperGroup) else "options"
+                hint(f"`{e.ctx.command_path if e.ctx else 'proctor'} --help` lists the {what}")
             rv = e.exit_code
         except typer.Abort:
             rv = 1
