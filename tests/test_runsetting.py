@@ -20,7 +20,7 @@ def test_logprob_suite_and_judge_labels() -> None:
     assert setting_label(run_setting({"mode": "logprob", "identity": {"scorer": "choice"}})) == "logprob · choices"
     suite = {"mode": "logprob", "prompt_kind": "probsem-suite",
              "identity": {"scorer": "suite", "norm": "token", "temperature": 2.0, "join": "newline"}}
-    assert setting_label(run_setting(suite)) == "logprob · probsem-suite · norm token · softmax temperature 2"
+    assert setting_label(run_setting(suite)) == "logprob · probsem-suite · norm token · softmax temp 2"
     judged = {"mode": "generate", "prompt_kind": "zero_shot", "generation": {"temperature": 0.0},
               "identity": {"scorer": "judge", "judge": "openai:grader", "judge_version": "2"}}
     assert setting_label(run_setting(judged)) == "generate · zero_shot · temp 0 · judge openai:grader"

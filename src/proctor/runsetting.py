@@ -62,7 +62,9 @@ def setting_label(setting: Mapping[str, Any]) -> str:
     if int(setting.get("epochs") or 1) > 1:
         parts.append(f"{setting['epochs']} epochs")
     shown = {"mode", "prompt", "generation", "epochs"}
-    parts += [f"{k.replace('_', ' ')} {_number(v)}" for k, v in setting.items() if k not in shown and v is not None]
+    short = {"softmax_temperature": "softmax temp"}
+    parts += [f"{short.get(k, k.replace('_', ' '))} {_number(v)}" for k, v in setting.items()
+              if k not in shown and v is not None]
     return " · ".join(parts)
 
 
