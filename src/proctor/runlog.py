@@ -139,7 +139,10 @@ def iter_samples(path: Path) -> Iterator[Sample]:
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
-    write_json_atomic(run_dir / MANIFEST, manifest.model_dump(mode="json"))
+    """Write the manifest; every string in it is redacted first (a key in a URL or a command line never lands)."""
+    from .redact import redact
+
+    write_json_atomic(run_dir / MANIFEST, redact(manifest.model_dump(mode="json")))
 
 
 def write_results(run_dir: Path, results: dict[str, Any]) -> None:

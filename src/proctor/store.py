@@ -432,7 +432,9 @@ class Store:
         if log.results is None:
             raise InputError.at(Path(run_dir), "run has no results.json yet (unfinished?); finish it first")
         rec = record_from_log(log)
-        manifest = _canonical(log.manifest.model_dump(mode="json"))
+        from .redact import redact
+
+        manifest = _canonical(redact(log.manifest.model_dump(mode="json")))  # never a secret in the history
         results = _canonical(log.results)
         groups = [
             (rec.run_id, axis, name, g.n_scored, g.accuracy, g.ci_low, g.ci_high)
