@@ -323,7 +323,14 @@ def _cached(model: Model, store: Any, config: RunConfig) -> Model:
 
 async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
     """Run `task` on `model`; return the run log (also written to disk)."""
+    from .runlock import hold_run_dir
+
     config = config or RunConfig()
+    with hold_run_dir(config.out_dir or default_run_dir(task, model, config)):  # one writer per run dir
+        return await _evaluate_locked(task, model, config)
+
+
+async def _evaluate_locked(task: Task, model: Model, config: RunConfig) -> RunLog:
     kind = _check_before_start(task, model, config)
     probe = getattr(model, "probe", None)
     if probe is not None:  # e.g. a chat-only endpoint cannot score log-likelihoods: say so before the run
@@ -333,9 +340,9 @@ async def evaluate_async(task: Task, model: Model, config: RunConfig | None = No
     run_id = run_identity_hash(task, model, config)
     run_dir = config.out_dir or default_run_dir(task, model, config)
     manifest = _manifest(task, model, config, kind, run_id)
+    store = _open_store(config)  # a damaged store stops the run before its directory is touched
     done = _open_run_dir(run_dir, manifest)
 
-    store = _open_store(config)
     cached_model = _cached(model, store, config)
     cached_judge = _cached(config.judge, store, config) if config.judge is not None else None
 

@@ -66,6 +66,7 @@ def run(
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings, get_model
     from ..runner import RunConfig, accuracy_line, evaluate
+    from ..safepath import safe_component
     from .options import model_options
     from .summary import print_results
 
@@ -88,7 +89,8 @@ def run(
         for name in datasets
     ]
     for task in tasks:
-        run_dir = out if (out is not None and len(tasks) == 1) else (out / task.name if out is not None else None)
+        run_dir = out if (out is not None and len(tasks) == 1) else (
+            out / safe_component(task.name) if out is not None else None)  # a name from data stays inside -o
         config = RunConfig(
             mode=mode,  # type: ignore[arg-type]
             prompt_kind=prompt,
