@@ -63,10 +63,19 @@ def run(
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
 ) -> None:
     """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log."""
+    from ..benchmarks.registry import BUILTINS
+    from .checks import check_run_args
+
+    check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
+        datasets=datasets, builtins=list(BUILTINS), model=model, judge=judge, mode=mode, prompt=prompt, limit=limit,
+        limit_per_category=limit_per_category, epochs=epochs, temperature=temperature, top_p=top_p,
+        max_tokens=max_tokens, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+        data_file=data_file)
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings, get_model
     from ..runner import RunConfig, accuracy_line, evaluate
     from ..safepath import safe_component
+    from ..termsafe import plain
     from .options import model_options
     from .summary import print_results
 
@@ -111,4 +120,4 @@ def run(
 
             write_llmwc_layout(log)
             print_results(log)
-            typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
+            typer.echo(plain(f"{task.name}: {accuracy_line(log.results)}  → {log.path}"))
