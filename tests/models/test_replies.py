@@ -98,3 +98,21 @@ def test_fuzz_random_bodies_give_a_record_or_invalid_reply(body: Any) -> None:
         assert isinstance(g.text, str)
         g.text.encode("utf-8")  # whatever is accepted can be logged
         json.dumps([g.text, g.finish_reason, g.input_tokens, g.output_tokens, g.reasoning], allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=st.binary(max_size=200) | json_values.map(lambda v: json.dumps(v).encode())
+       | st.integers(1, 5000).map(lambda n: b"[" * n + b"]" * n) | st.integers(4000, 6000).map(lambda n: b"9" * n))
+def test_fuzz_raw_bodies_through_the_http_decoder(body: bytes) -> None:
+    """Raw bytes as a 200 body: the decoder and the reply parser give a record or a failure, never a crash."""
+    from proctor.models._http import RequestFailed, _decode
+
+    try:
+        data = _decode(200, {}, body, "http://127.0.0.1:1/v1/chat/completions")
+    except RequestFailed:
+        return
+    for parse in (chat_generation, completion_generation, anthropic_generation):
+        try:
+            parse(data, 0.0)
+        except InvalidReply:
+            pass
