@@ -20,10 +20,9 @@ GOOD = Path(__file__).parent / "fixtures" / "items" / "good.jsonl"
 
 def test_second_holder_is_refused_with_who_holds_it(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    with hold_run_dir(run):
-        with pytest.raises(RunDirBusy, match=rf"pid {os.getpid()} on {socket.gethostname()}, started 20"):
-            with hold_run_dir(run):
-                pass
+    busy = pytest.raises(RunDirBusy, match=rf"pid {os.getpid()} on {socket.gethostname()}, started 20")
+    with hold_run_dir(run), busy, hold_run_dir(run):
+        pass
     with hold_run_dir(run):  # released: the next run gets it
         pass
 
@@ -45,9 +44,8 @@ def test_a_killed_holder_never_blocks_a_resume(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env)
     assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
-    with pytest.raises(RunDirBusy, match=f"pid {holder.pid}"):
-        with hold_run_dir(out):
-            pass
+    with pytest.raises(RunDirBusy, match=f"pid {holder.pid}"), hold_run_dir(out):
+        pass
     holder.send_signal(signal.SIGKILL)
     holder.wait()
     time.sleep(0.05)
@@ -57,7 +55,6 @@ def test_a_killed_holder_never_blocks_a_resume(tmp_path: Path) -> None:
 
 def test_a_refused_start_leaves_no_directory(tmp_path: Path) -> None:
     out = tmp_path / "new"
-    with pytest.raises(RuntimeError):
-        with hold_run_dir(out):
-            raise RuntimeError("the store is damaged")
+    with pytest.raises(RuntimeError), hold_run_dir(out):
+        raise RuntimeError("the store is damaged")
     assert not out.exists()

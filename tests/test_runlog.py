@@ -81,7 +81,7 @@ def tiny_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
     mnt.mkdir()
     if not shutil.which("mount") or os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)], capture_output=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)], capture_output=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
     try:
@@ -100,7 +100,7 @@ def test_full_disk_run_is_one_line_and_exit_2(tiny_disk: Path, tmp_path: Path) -
     cmd = [sys.executable, "-m", "proctor", "run", str(items), "-m", "scripted:first", "-o", str(out),
            "--store", str(tmp_path / "s.sqlite"), "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 2, done.stderr
     err = done.stderr.strip().splitlines()
     assert len(err) == 1 and "No space left on device" in err[0] and str(tiny_disk) in err[0], done.stderr

@@ -24,10 +24,9 @@ def test_a_crash_mid_write_leaves_the_old_directory_whole(tmp_path: Path) -> Non
     out = tmp_path / "out"
     out.mkdir()
     (out / "a.txt").write_text("old")
-    with pytest.raises(RuntimeError):
-        with atomic_directory(out) as tmp:
-            (tmp / "a.txt").write_text("new")
-            raise RuntimeError("killed")
+    with pytest.raises(RuntimeError), atomic_directory(out) as tmp:
+        (tmp / "a.txt").write_text("new")
+        raise RuntimeError("killed")
     assert [p.name for p in out.iterdir()] == ["a.txt"] and (out / "a.txt").read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary sibling left
 
