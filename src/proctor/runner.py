@@ -428,8 +428,10 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
 
 
 def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
-    """Synchronous wrapper around `evaluate_async`."""
-    return asyncio.run(evaluate_async(task, model, config))
+    """Synchronous wrapper around `evaluate_async` (ctrl-C is not held up by a backend's worker thread)."""
+    from .interruptible import run
+
+    return run(evaluate_async(task, model, config))
 
 
 def accuracy_line(results: dict[str, Any]) -> str:

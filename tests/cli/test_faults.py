@@ -63,6 +63,8 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
     ["convert", str(GOOD), "--to", "commoneval", "-o", "{ro}/ce"],
     ["convert", str(GOOD), "--to", "items", "-o", "{ro}/items.jsonl"],
     ["report", "{tmp}/done", "-o", "{ro}/report.md"],
+    ["score", str(Path(__file__).parents[1] / "fixtures" / "suites"), "-m", "scripted:first", "-o", "{ro}/scores",
+     "--no-history"],
     ["run", str(GOOD), "-m", "scripted:first", "-o", "{tmp}/r2", "--no-progress", "--store", "{ro}/s.sqlite"],
 ])
 def test_read_only_output_is_one_line_with_the_path(read_only_dir: Path, tmp_path: Path, command: list[str]) -> None:
@@ -139,3 +141,26 @@ def test_ctrl_c_stops_at_once_keeps_samples_and_prints_the_resume_command(tmp_pa
     assert "interrupted: finished samples are saved; resume with:" in err and f"-o {out}" in err
     kept = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     assert kept and all(s["outcome"] != "error" for s in kept)
+
+
+def test_ctrl_c_mid_batch_of_a_local_model_stops_at_once(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A local model generating in a worker thread no longer holds the process until its batch ends."""
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps({"identifier": f"t.{i}", "modality": "choiceof3", "prompt": f"Pick {i}. " * 20,
+                                        "response": "B", "choices": {"A": "a", "B": "b", "C": "c"}}) + "\n"
+                            for i in range(1000)))
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "proctor", "run", str(data), "-m", f"hf:{tiny_model_dir}", "--max-tokens", "64",
+           "-o", str(out), "--store", str(tmp_path / "s.sqlite"), "--no-progress"]
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "manifest.json").exists() and time.monotonic() < deadline:  # the model is loaded, running
+        time.sleep(0.1)
+    time.sleep(1.5)
+    assert proc.poll() is None
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - t0 < 3
+    assert "resume with:" in err

@@ -58,6 +58,20 @@ def _say_interrupted(argv: list[str] | None) -> None:
         print("\ninterrupted", file=sys.stderr)
 
 
+def _exit_now_if_command_line(argv: list[str] | None) -> None:
+    """As the `proctor` command (argv from the command line), end at once after ctrl-C.
+
+    Everything finished is already fsynced; what is left is a backend's abandoned worker thread (a local
+    model mid-batch) and interpreter teardown, which took seconds. Called from code (argv given), return.
+    """
+    if argv is None:
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(INTERRUPTED)
+
+
 def os_error_line(e: OSError) -> str:
     """`path: what went wrong` for an OSError (both paths of a failed rename)."""
     where = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
@@ -74,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if code == INTERRUPTED:  # typer turns ctrl-C into Exit(130) before it reaches the handler below
             _say_interrupted(argv)
+            _exit_now_if_command_line(argv)
         return code
     except ProctorError as e:
         print(str(e) if isinstance(e, InputError) else f"error: {e}", file=sys.stderr)
@@ -83,5 +98,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _say_interrupted(argv)
+        _exit_now_if_command_line(argv)
         return INTERRUPTED
     return 0
