@@ -111,3 +111,29 @@ def test_command_line_key_is_redacted_in_manifest_and_store(tmp_path: Path, monk
     assert b"SECRETKEY42" not in (tmp_path / "run" / "manifest.json").read_bytes()
     with sqlite3.connect(tmp_path / "store.sqlite") as c:
         assert "SECRETKEY42" not in str(c.execute("SELECT manifest FROM runs").fetchall())
+
+
+@pytest.mark.parametrize("framing", ["chunked", "close"])
+async def test_body_cap_holds_for_chunked_and_close_delimited_bodies(framing: str) -> None:
+    import asyncio
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        if framing == "chunked":
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for _ in range(50):
+                writer.write(b"64\r\n" + b"x" * 100 + b"\r\n")
+            writer.write(b"0\r\n\r\n")
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"x" * 5000)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        http = HTTPBackend([f"http://127.0.0.1:{port}/v1"], {}, concurrency=1,
+                           policy=RetryPolicy(max_retries=0, timeout=5), max_body=1000)
+        with pytest.raises(RequestFailed, match="larger than 1000 bytes"):
+            await http.post("/chat/completions", {})
+        await http.aclose()
