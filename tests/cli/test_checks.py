@@ -67,3 +67,18 @@ def test_offline_hub_id_fails_fast(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 def test_malformed_model_specs(spec: str) -> None:
     with pytest.raises(ProctorError):
         model_spec(spec)
+
+
+def test_cached_hub_id_is_allowed_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    cache = tmp_path / "hub"
+    snap = cache / "models--org--tiny" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+    (cache / "models--org--tiny" / "refs").mkdir()
+    (cache / "models--org--tiny" / "refs" / "main").write_text("abc123")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    hf_location("org/tiny")  # in the local cache: transformers can load it offline
+    with pytest.raises(ProctorError, match="cannot be reached"):
+        hf_location("org/other")

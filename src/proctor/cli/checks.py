@@ -106,21 +106,37 @@ def hf_location(name: str, option: str = "--model") -> None:
         return
     if _looks_like_path(name):
         raise ProctorError(f"{option} hf:{name}: no such directory")
-    if _hub_offline():
+    if _hub_offline(name):
         raise ProctorError(f"{option} hf:{name}: no directory {name!r} here, and the Hugging Face Hub cannot be "
                            "reached (offline); pass the path of a local model directory")
 
 
-def _hub_offline() -> bool:
-    """True when the Hub is switched off (HF_HUB_OFFLINE) or unreachable within two seconds, unless cached."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+def _hub_offline(repo_id: str) -> bool:
+    """True when `repo_id` is not in the local Hugging Face cache and the Hub is switched off (HF_HUB_OFFLINE)
+    or cannot be reached within two seconds. Behind a proxy the Hub is assumed reachable."""
+    if _in_hf_cache(repo_id):
+        return False
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         return True
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return False
     host = os.environ.get("HF_ENDPOINT", "https://huggingface.co").split("://")[-1].split("/")[0]
     try:
         socket.create_connection((host.split(":")[0], 443), timeout=2).close()
     except OSError:
         return True
     return False
+
+
+def _in_hf_cache(repo_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    try:
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except ValueError:  # not a valid repo id
+        return False
 
 
 def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: str, judge: str | None,
