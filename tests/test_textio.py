@@ -73,3 +73,25 @@ def test_convert_killed_mid_way_never_mixes_old_and_new_items(tmp_path: Path, mo
     write_commoneval(out, new, 2)  # not killed: the new dataset, whole, and the user's file kept
     assert {it.identifier for it in read_commoneval(out).items} == {f"new.{i}" for i in range(4)}
     assert sorted(p.name for p in out.iterdir()) == ["data.yaml", "data_000.jsonl", "data_001.jsonl", "notes.md"]
+
+
+def test_a_full_disk_during_an_atomic_write_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+    import os
+
+    from proctor.textio import write_json_atomic
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "results.json"
+    with pytest.raises(OSError) as e:
+        write_json_atomic(target, {"a": 1})
+    assert e.value.filename == str(target) and not list(tmp_path.iterdir())  # nothing half-written
+    out = tmp_path / "ce"
+    assert main(["convert", str(_items(tmp_path / "a" / "data.jsonl", 3, "x")), "--to", "commoneval", "-o",
+                 str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"{out}: No space left on device"
+    assert not out.exists()

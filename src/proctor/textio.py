@@ -113,12 +113,19 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.filename is None:  # a failed write (a full disk) names no file
+            raise with_path(e, target) from None
         raise
+
+
+def with_path(e: OSError, path: str | Path) -> OSError:
+    """`e` naming `path`, so that the one-line message says which file a failed write was for."""
+    return OSError(e.errno, e.strerror or str(e), str(path))
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -155,8 +162,10 @@ def atomic_directory(target: str | Path, carry: Callable[[str], bool] = lambda n
         yield tmp
         _fsync_dir(tmp)
         _swap_in(tmp, out)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, OSError) and e.filename is None:
+            raise with_path(e, out) from None
         raise
 
 
