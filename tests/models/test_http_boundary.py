@@ -137,3 +137,17 @@ async def test_body_cap_holds_for_chunked_and_close_delimited_bodies(framing: st
         with pytest.raises(RequestFailed, match="larger than 1000 bytes"):
             await http.post("/chat/completions", {})
         await http.aclose()
+
+
+async def test_anthropic_key_in_user_info_is_sent_as_x_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from proctor.models.anthropic import AnthropicModel
+    from proctor.models.base import GenerateRequest, Message
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with hostile_server() as srv:
+        srv.body = json.dumps({"content": [{"type": "text", "text": "B"}], "stop_reason": "end_turn"}).encode()
+        model = AnthropicModel("claude", base_url=f"http://u:SECRETKEY42@127.0.0.1:{srv.port}", max_retries=0)
+        assert "SECRETKEY42" not in repr(model) + json.dumps(model.describe())
+        [g] = await model.generate([GenerateRequest((Message("user", "hi"),))])
+        await model.aclose()
+    assert g.text == "B" and srv.seen_headers[0]["x-api-key"] == "SECRETKEY42"
