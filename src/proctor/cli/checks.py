@@ -142,7 +142,8 @@ def _in_hf_cache(repo_id: str) -> bool:
 def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: str, judge: str | None,
                    mode: str, prompt: str | None, limit: int | None, limit_per_category: int | None,
                    epochs: int, temperature: float, top_p: float | None, max_tokens: int | None,
-                   concurrency: int, timeout: float, max_retries: int, data_file: Path | None) -> None:
+                   concurrency: int | None, timeout: float | None, max_retries: int | None,
+                   data_file: Path | None) -> None:
     """Everything `proctor run` can check without importing a backend or reading a dataset."""
     choice(mode, ("generate", "logprob"), "--mode")
     choice(prompt, PROMPT_KINDS, "--prompt")
