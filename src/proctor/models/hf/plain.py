@@ -1,7 +1,8 @@
 """Whole sequences that share nothing worth sharing: one plain causal forward pass per batch.
 
 Distinct inputs are sorted by length (longest first, so an out-of-memory shows at once) and cut into batches of at
-most `batch_size` rows and `token_budget` padded tokens. Rows are left-padded, so every row ends at the last column
+most `batch_size` rows and `token_budget` padded tokens, a batch ending early where its padding would pass
+`PAD_LIMIT`. Rows are left-padded, so every row ends at the last column
 and the scored positions are the last few columns: the LM head runs on those only (`logits_to_keep`). A batch of
 equal lengths passes no mask at all, so attention takes the fast causal kernels (SDPA's flash / memory-efficient
 paths on CUDA); otherwise a 2-D padding mask and per-row position ids. No key/value cache is kept.
@@ -14,14 +15,19 @@ import torch
 from .engine import Engine, score, with_halving
 from .trie import Node
 
+PAD_LIMIT = 1.25  # a batch's padded tokens stay within this multiple of its real tokens
+
 
 def forward_plain(engine: Engine, nodes: list[Node], pad_id: int) -> None:
     """Score every node (a whole input sequence starting at position 0) in length-sorted batches."""
     order = sorted(nodes, key=lambda n: -len(n.tokens))
     lo = 0
     while lo < len(order):
-        width, hi = len(order[lo].tokens), lo + 1
+        width, hi, real = len(order[lo].tokens), lo + 1, len(order[lo].tokens)
         while hi < len(order) and hi - lo < engine.batch_size and (hi - lo + 1) * width <= engine.token_budget:
+            if (hi - lo + 1) * width > PAD_LIMIT * (real + len(order[hi].tokens)):
+                break  # a shorter row would make the batch mostly padding: start the next batch with it
+            real += len(order[hi].tokens)
             hi += 1
         with_halving(engine, order[lo:hi], lambda batch: _batch(engine, batch, pad_id))
         lo = hi
