@@ -14,7 +14,7 @@ from proctor.models.hf import HFModel
 from proctor.models.hf.engine import gather
 from proctor.models.hf.trie import plan
 
-WORDS = "model answer question paragraph reading careful editors policy text language large generate".split()
+WORDS = ["model", "answer", "question", "paragraph", "reading", "careful", "editors", "policy", "text", "language", "large", "generate"]
 
 
 def _sentence(i: int, n: int) -> str:
