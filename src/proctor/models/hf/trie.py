@@ -4,7 +4,8 @@ Every request's input (its scoring sequence without the last token) is put in a 
 (forwarding it once and running its children on its key/value cache) saves `len(edge) * (uses - 1)` tokens,
 where `uses` is the number of distinct inputs through it; it costs a level of forward passes with custom masks
 (no fast causal kernels), a cache slice per child and a row per child. `plan` keeps the edges whose saving beats
-that cost (`CHILD_COST` tokens per child, `NODE_COST` per edge) and merges every other edge into the edges below
+that cost (`CHILD_COST` tokens per row the edge would feed once unshared edges below it are merged, `NODE_COST`
+per edge) and merges every other edge into the edges below
 it, so an input with no worthwhile shared prefix becomes one whole sequence for the plain batched forward.
 """
 
@@ -70,10 +71,29 @@ def uses(node: Node, memo: dict[int, int]) -> int:
     return memo[id(node)]
 
 
-def worth_sharing(node: Node, memo: dict[int, int]) -> bool:
-    """The cost model: tokens saved by forwarding the edge once beat the cost of its children's rows."""
-    n = uses(node, memo)
-    return bool(node.children) and n > 1 and len(node.tokens) * (n - 1) >= CHILD_COST * len(node.children) + NODE_COST
+class CostModel:
+    """Decides, bottom-up, which analysis-trie edges are worth sharing (memoised per node)."""
+
+    def __init__(self) -> None:
+        self.uses: dict[int, int] = {}
+        self.shared: dict[int, bool] = {}
+
+    def worth_sharing(self, node: Node) -> bool:
+        """Tokens saved by forwarding the edge once beat the cost of the rows it would feed."""
+        if id(node) not in self.shared:
+            n = uses(node, self.uses)
+            self.shared[id(node)] = bool(node.children) and n > 1 and (
+                len(node.tokens) * (n - 1) >= CHILD_COST * self.rows_below(node) + NODE_COST)
+        return self.shared[id(node)]
+
+    def rows_below(self, node: Node) -> int:
+        """The edges that would run on `node`'s cache: a shared child is one, an unshared one merges downwards."""
+        return sum(self._through(c) for c in node.children.values())
+
+    def _through(self, node: Node) -> int:
+        if self.worth_sharing(node):
+            return 1
+        return (1 if node.ends else 0) + self.rows_below(node)
 
 
 def plan(inputs: list[list[int]], share: bool) -> tuple[dict[tuple[int, ...], Node], dict[tuple[int, ...], list[Node]], int]:
@@ -85,11 +105,11 @@ def plan(inputs: list[list[int]], share: bool) -> tuple[dict[tuple[int, ...], No
     if share:
         for seq in inputs:
             insert(analysis, seq)
-    memo: dict[int, int] = {}
+    costs = CostModel()
     forest: dict[tuple[int, ...], Node] = {}
     paths: dict[tuple[int, ...], list[Node]] = {}
     for seq in inputs:
-        cuts = [n.end for n in walk(analysis, seq) if worth_sharing(n, memo)] if share else []
+        cuts = [n.end for n in walk(analysis, seq) if costs.worth_sharing(n)] if share else []
         path, children, lo = [], forest, 0
         for hi in [*[c for c in cuts if c < len(seq)], len(seq)]:
             key = tuple(seq[lo:hi])
