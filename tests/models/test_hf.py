@@ -55,10 +55,15 @@ def test_matches_direct_forward_and_batch_size(model_dir: Path) -> None:
         assert a.logprob == pytest.approx(lp, abs=1e-4)
         assert a.is_greedy == greedy
         assert abs(a.logprob - b.logprob) <= 1e-5
-    # each edge of the plan is forwarded exactly once: the long prompt shared, the short contexts whole
+    # on the CPU every shared token pays: one trie (all share the BOS), each token forwarded exactly once
     for m in (m32, m1):
-        assert m.stats["tokens_forwarded"] == m.stats["scheduled_tokens"]
-        assert m.stats["shared_roots"] == 1 and m.stats["plain_sequences"] > 0
+        assert m.stats["tokens_forwarded"] == m.stats["scheduled_tokens"] == m.stats["unique_tokens"]
+    # the GPU's cost model: the long prompt shared, the short contexts whole (plain path); same numbers
+    gpu = HFModel(str(model_dir), batch_size=32, prefix_costs=(16, 32))
+    for a, b in zip(r32, gpu.loglikelihood_sync(reqs)):
+        assert abs(a.logprob - b.logprob) <= 1e-5 and a.is_greedy == b.is_greedy and a.n_tokens == b.n_tokens
+    assert gpu.stats["tokens_forwarded"] == gpu.stats["scheduled_tokens"] > gpu.stats["unique_tokens"]
+    assert gpu.stats["shared_roots"] == 1 and gpu.stats["plain_sequences"] > 0
 
 
 def test_prefix_shared_once(tiny_model_dir: Path) -> None:

@@ -79,7 +79,7 @@ def test_plain_path_matches_direct_at_any_batch_and_budget(arch: str, request: p
     reqs = _unshared_requests()
     runs = {}
     for bs, budget in [(32, None), (1, None), (32, 96)]:
-        m = HFModel(str(model_dir), batch_size=bs, max_batch_tokens=budget)
+        m = HFModel(str(model_dir), batch_size=bs, max_batch_tokens=budget, prefix_costs=(16, 32))
         runs[(bs, budget)] = (m, m.loglikelihood_sync(reqs))
         assert m.stats["shared_roots"] == 0 and m.stats["plain_sequences"] == len(reqs)
         assert m.stats["tokens_forwarded"] == m.stats["scheduled_tokens"]
@@ -110,7 +110,7 @@ class _Spy:
 
 def test_equal_lengths_pass_no_mask(tiny_model_dir: Path) -> None:
     # one length, nothing shared: plain causal attention (SDPA's fast kernels), no mask, no position ids
-    m = HFModel(str(tiny_model_dir))
+    m = HFModel(str(tiny_model_dir), prefix_costs=(16, 32))
     by_length: dict[int, list[LoglikelihoodRequest]] = {}
     for w in WORDS:
         req = LoglikelihoodRequest(f"{w} and {w}", " text")
@@ -128,7 +128,7 @@ def test_equal_lengths_pass_no_mask(tiny_model_dir: Path) -> None:
 
 def test_out_of_memory_halves_the_batch(tiny_model_dir: Path) -> None:
     reqs = _unshared_requests()
-    m = HFModel(str(tiny_model_dir), batch_size=32)
+    m = HFModel(str(tiny_model_dir), batch_size=32, prefix_costs=(16, 32))
     want = m.loglikelihood_sync(reqs)
     budget = m.engine.token_budget
     m.engine.model = _Spy(m.model, max_rows=3)
@@ -140,6 +140,14 @@ def test_out_of_memory_halves_the_batch(tiny_model_dir: Path) -> None:
     m.engine.model = _Spy(m.model, max_rows=0)  # even one row does not fit: the error is raised, not swallowed
     with pytest.raises(torch.OutOfMemoryError):
         m.loglikelihood_sync(reqs[:2])
+
+
+def test_plan_on_the_cpu_shares_every_saved_token() -> None:
+    inputs = [[1, 2, 3, 10 + i % 2] + [100 + i] * 50 for i in range(10)]
+    forest, _, unique = plan(inputs, share=True, costs=(0, 0))
+    (root,) = forest.values()
+    assert root.tokens == [1, 2, 3] and sum(n.tokens and 1 for n in root.children.values()) == 2
+    assert unique == 3 + 2 + 500
 
 
 def test_bad_token_budget(tiny_model_dir: Path) -> None:

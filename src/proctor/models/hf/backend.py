@@ -16,6 +16,7 @@ from .engine import Engine, default_token_budget
 from .generate import GenerationMixin
 from .scheduler import score_prepared
 from .tokens import Prepared, boundary, prepare_all, special_prefix, start_token
+from .trie import CPU_COSTS, GPU_COSTS
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 STAT_KEYS = ("tokens_forwarded", "tokens_padded", "unique_tokens", "scheduled_tokens", "forward_calls", "shared_roots",
@@ -38,6 +39,7 @@ class HFModel(GenerationMixin, ModelBase):
         share_prefixes: bool = True,
         pack_siblings: bool = True,
         max_batch_tokens: int | None = None,
+        prefix_costs: tuple[int, int] | None = None,
     ) -> None:
         self.name, self.path, self.trust_remote_code = f"hf:{path}", path, trust_remote_code
         if batch_size < 1:
@@ -55,6 +57,8 @@ class HFModel(GenerationMixin, ModelBase):
             getattr(cfg, "layer_types", None) or ["sliding_attention"]
         )
         self.share_prefixes = share_prefixes and not sliding  # sliding windows: whole sequences only
+        # the sharing cost model's (per child row, per edge) costs in tokens (proctor.models.hf.trie)
+        self.prefix_costs = prefix_costs or (CPU_COSTS if self.device.type == "cpu" else GPU_COSTS)
         # tree attention needs a model that takes a 4-D mask as-is: transformers' own classes with eager or sdpa
         # attention (flash kernels take no custom masks; remote code is not trusted to)
         native = type(self.model).__module__.startswith("transformers.")
@@ -96,7 +100,7 @@ class HFModel(GenerationMixin, ModelBase):
     def loglikelihood_sync(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
         """Score every request; results are in request order (proctor.models.hf.scheduler)."""
         return score_prepared(self.engine, self.prepare_all(requests), self.share_prefixes, self.pack_siblings,
-                              self._pad_id() or 0)
+                              self._pad_id() or 0, self.prefix_costs)
 
     # ------------------------------------------------------------------ generation
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
@@ -114,6 +118,7 @@ class HFModel(GenerationMixin, ModelBase):
             "trust_remote_code": self.trust_remote_code,
             "share_prefixes": self.share_prefixes,
             "pack_siblings": self.pack_siblings,
+            "prefix_costs": list(self.prefix_costs),
             "transformers": __import__("transformers").__version__,
             "torch": torch.__version__,
         }

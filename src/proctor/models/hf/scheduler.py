@@ -22,12 +22,12 @@ from .trie import collect, count, mark, plan
 
 
 def score_prepared(
-    engine: Engine, prepared: list[Prepared], share: bool, pack: bool, pad_id: int
+    engine: Engine, prepared: list[Prepared], share: bool, pack: bool, pad_id: int, costs: tuple[int, int]
 ) -> list[base.Loglikelihood]:
     """Score every prepared request; results in the same order."""
     live = [i for i, p in enumerate(prepared) if p.error is None and p.cont_start < len(p.seq)]
     inputs = list({tuple(prepared[i].seq[:-1]): prepared[i].seq[:-1] for i in live}.values())
-    forest, paths, unique = plan(inputs, share)
+    forest, paths, unique = plan(inputs, share, costs)
     for i in live:
         prep = prepared[i]
         path = paths[tuple(prep.seq[:-1])]

@@ -4,8 +4,8 @@ Every request's input (its scoring sequence without the last token) is put in a 
 (forwarding it once and running its children on its key/value cache) saves `len(edge) * (uses - 1)` tokens,
 where `uses` is the number of distinct inputs through it; it costs a level of forward passes with custom masks
 (no fast causal kernels), a cache slice per child and a row per child. `plan` keeps the edges whose saving beats
-that cost (`CHILD_COST` tokens per row the edge would feed once unshared edges below it are merged, `NODE_COST`
-per edge) and merges every other edge into the edges below
+that cost (`costs`: (`CHILD_COST` tokens per row the edge would feed once unshared edges below it are merged, `NODE_COST`
+per edge) on a GPU; on the CPU every saved token pays, `CPU_COSTS`) and merges every other edge into the edges below
 it, so an input with no worthwhile shared prefix becomes one whole sequence for the plain batched forward.
 """
 
@@ -18,6 +18,8 @@ from .tokens import Prepared
 
 CHILD_COST = 16  # tokens: what one child row of a shared edge costs (cache slice, tree mask, no fast kernel)
 NODE_COST = 32  # tokens: what one more shared edge costs (another level of forward passes)
+GPU_COSTS = (CHILD_COST, NODE_COST)
+CPU_COSTS = (0, 0)  # measured: on the CPU every token saved pays (tiny llama, bench_lmeval workloads)
 
 
 @dataclass
@@ -74,7 +76,8 @@ def uses(node: Node, memo: dict[int, int]) -> int:
 class CostModel:
     """Decides, bottom-up, which analysis-trie edges are worth sharing (memoised per node)."""
 
-    def __init__(self) -> None:
+    def __init__(self, costs: tuple[int, int]) -> None:
+        self.child_cost, self.node_cost = costs
         self.uses: dict[int, int] = {}
         self.shared: dict[int, bool] = {}
 
@@ -83,7 +86,7 @@ class CostModel:
         if id(node) not in self.shared:
             n = uses(node, self.uses)
             self.shared[id(node)] = bool(node.children) and n > 1 and (
-                len(node.tokens) * (n - 1) >= CHILD_COST * self.rows_below(node) + NODE_COST)
+                len(node.tokens) * (n - 1) >= self.child_cost * self.rows_below(node) + self.node_cost)
         return self.shared[id(node)]
 
     def rows_below(self, node: Node) -> int:
@@ -96,7 +99,9 @@ class CostModel:
         return (1 if node.ends else 0) + self.rows_below(node)
 
 
-def plan(inputs: list[list[int]], share: bool) -> tuple[dict[tuple[int, ...], Node], dict[tuple[int, ...], list[Node]], int]:
+def plan(
+    inputs: list[list[int]], share: bool, costs: tuple[int, int] = GPU_COSTS
+) -> tuple[dict[tuple[int, ...], Node], dict[tuple[int, ...], list[Node]], int]:
     """The forest to forward, each distinct input's path in it, and the analysis trie's token count.
 
     With `share`, each input is cut after every edge of its trie path that is worth sharing; the pieces are the
@@ -105,11 +110,11 @@ def plan(inputs: list[list[int]], share: bool) -> tuple[dict[tuple[int, ...], No
     if share:
         for seq in inputs:
             insert(analysis, seq)
-    costs = CostModel()
+    model = CostModel(costs)
     forest: dict[tuple[int, ...], Node] = {}
     paths: dict[tuple[int, ...], list[Node]] = {}
     for seq in inputs:
-        cuts = [n.end for n in walk(analysis, seq) if costs.worth_sharing(n)] if share else []
+        cuts = [n.end for n in walk(analysis, seq) if model.worth_sharing(n)] if share else []
         path, children, lo = [], forest, 0
         for hi in [*[c for c in cuts if c < len(seq)], len(seq)]:
             key = tuple(seq[lo:hi])
