@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -105,6 +106,19 @@ class HFModel(GenerationMixin, ModelBase):
     # ------------------------------------------------------------------ generation
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         return await asyncio.to_thread(self.generate_sync, requests)
+
+    def identity(self) -> dict[str, Any]:
+        """Weights (local files fingerprint, or the hub commit), dtype, context limit and chat template."""
+        from ..base import weights_fingerprint
+
+        template = getattr(self.tokenizer, "chat_template", None)
+        return {
+            "spec": self.name,
+            "weights": weights_fingerprint(self.path) or getattr(self.model.config, "_commit_hash", None),
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "max_length": self.max_length,
+            "chat_template": hashlib.sha256(str(template).encode()).hexdigest()[:16] if template else None,
+        }
 
     def describe(self) -> dict[str, Any]:
         return {
