@@ -110,6 +110,8 @@ def plan(
     if share:
         for seq in inputs:
             insert(analysis, seq)
+    if share and costs == (0, 0):  # every edge with children is shared: the trie is the forest (one build)
+        return analysis, {tuple(seq): walk(analysis, seq) for seq in inputs}, sum(count(n) for n in analysis.values())
     model = CostModel(costs)
     forest: dict[tuple[int, ...], Node] = {}
     paths: dict[tuple[int, ...], list[Node]] = {}
