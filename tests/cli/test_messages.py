@@ -50,8 +50,8 @@ def test_usage_error_is_an_error_line_and_a_hint(capsys: pytest.CaptureFixture[s
 
 
 def test_refusals_and_bad_input_are_error_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "x.jsonl", "--model", "nope"]) == 2
-    assert capsys.readouterr().err.startswith("error: model spec 'nope' must look like SCHEME:NAME")
+    assert main(["run", "mmlu-pro", "--model", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("error: --model 'nope' must look like SCHEME:NAME")
     bad = tmp_path / "items.jsonl"
     bad.write_text("{}\nnot json\n")
     assert main(["run", str(bad), "--model", "scripted:first"]) == 2
@@ -60,5 +60,5 @@ def test_refusals_and_bad_input_are_error_lines(tmp_path: Path, capsys: pytest.C
 
 
 def test_an_option_no_model_takes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "x.jsonl", "--model", "scripted:first", "--batch-size", "4"]) == 2
+    assert main(["run", "mmlu-pro", "--model", "scripted:first", "--batch-size", "4"]) == 2
     assert capsys.readouterr().err == "error: --batch-size does not apply to scripted:first\n"

@@ -15,7 +15,7 @@ import typer
 from typer._click import exceptions as cx  # typer vendors click: its exceptions live here
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from .messages import error, hint
+from .messages import error, hint, route_log_warnings
 
 _TYPE_METAVARS: dict[Any, str] = {int: "N", float: "NUMBER", str: "TEXT"}
 
@@ -81,6 +81,7 @@ class ProctorGroup(TyperGroup):
         return _plain(super().get_params(ctx))
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        route_log_warnings()
         standalone_mode = kwargs.get("standalone_mode", True)
         kwargs["standalone_mode"] = False  # errors come back here, to be printed in proctor's style
         try:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import InputError
+from ..termsafe import rich_safe
 from . import options
 from .messages import warning
 
@@ -105,8 +106,9 @@ def runs(
     t.add_column("n", justify="right", no_wrap=True)
     t.add_column("accuracy % [95% CI]", justify="right", no_wrap=True)
     for r in recs:
-        t.add_row(r.run_id[:12], _when(r.started_at), r.model, r.dataset, (r.dataset_revision or "–")[:12],
-                  r.setting_label, str(r.n_scored or 0), _acc(r.accuracy, r.ci_low, r.ci_high))
+        t.add_row(r.run_id[:12], _when(r.started_at), rich_safe(r.model), rich_safe(r.dataset),
+                  rich_safe((r.dataset_revision or "–")[:12]), rich_safe(r.setting_label), str(r.n_scored or 0),
+                  _acc(r.accuracy, r.ci_low, r.ci_high))
     _console().print(t)
 
 
@@ -132,7 +134,7 @@ def history(
     if as_json:
         _echo_json([r.to_dict() for r in recs])
         return
-    t = Table(title=f"{model} on {dataset}" + (f", by {by}" if by else ""))
+    t = Table(title=f"{rich_safe(model)} on {rich_safe(dataset)}" + (f", by {by}" if by else ""))
     t.add_column("started", no_wrap=True)
     t.add_column("run id", no_wrap=True)
     t.add_column("revision")
@@ -155,8 +157,8 @@ def history(
 
 def _history_cells(r: RunRecord) -> list[str]:
     """started, run id, revision, setting and overall % of one recorded run."""
-    return [_when(r.started_at), r.run_id[:12], (r.dataset_revision or "–")[:12], r.setting_label,
-            _pct(r.accuracy)]
+    return [_when(r.started_at), r.run_id[:12], rich_safe((r.dataset_revision or "–")[:12]),
+            rich_safe(r.setting_label), _pct(r.accuracy)]
 
 
 def _breakdown(r: RunRecord, by: str) -> dict[str, GroupMetrics]:
@@ -190,12 +192,13 @@ def compare(
         return
     con = _console()
     for name, r in (("A", cmp.a), ("B", cmp.b)):
-        con.print(f"{name}: {r.model} · {r.setting_label}  ({r.run_id[:12]}, {_when(r.started_at)})", markup=False)
+        con.print(f"{name}: {rich_safe(r.model)} · {rich_safe(r.setting_label)}  ({r.run_id[:12]}, "
+                  f"{_when(r.started_at)})")
     t = Table(title=f"A − B on {cmp.overall.n} shared item(s) (paired bootstrap 95% CI, McNemar)")
     for col in ("group", "n", "A %", "B %", "A−B", "95% CI", "A✗B✓", "A✓B✗", "p"):
         t.add_column(col, justify="left" if col == "group" else "right")
     for g in [cmp.overall, *cmp.by_category]:
-        t.add_row(g.group, str(g.n), _pct(g.acc_a), _pct(g.acc_b), _signed(g.diff),
+        t.add_row(rich_safe(g.group), str(g.n), _pct(g.acc_a), _pct(g.acc_b), _signed(g.diff),
                   f"[{_signed(g.ci_low)}, {_signed(g.ci_high)}]", str(g.b01), str(g.b10), _p(g.p_value),
                   style="bold" if g.group == "overall" else None)
     con.print(t)
@@ -242,13 +245,14 @@ def _print_board(lb: Leaderboard) -> None:
     """One setting's ranking, its winner's adjusted score, and its warnings."""
     con = _console()
     mixed = len({e.setting for e in lb.entries}) > 1
-    t = Table(title=f"{lb.dataset} · {lb.setting}: {len(lb.entries)} model(s) on {lb.n_items} shared item(s)")
+    t = Table(title=f"{rich_safe(lb.dataset)} · {rich_safe(lb.setting)}: {len(lb.entries)} model(s) on "
+                    f"{lb.n_items} shared item(s)")
     cols = ("#", "model", *(("setting",) if mixed else ()), "score %", "95% CI", "run id", "started")
     for col in cols:
         t.add_column(col, justify="right" if col in ("#", "score %") else "left")
     for e in lb.entries:
-        t.add_row(str(e.rank), e.model, *((e.setting,) if mixed else ()), _pct(e.score), _ci(e.ci_low, e.ci_high),
-                  e.run_id[:12], _when(e.started_at))
+        t.add_row(str(e.rank), rich_safe(e.model), *((rich_safe(e.setting),) if mixed else ()), _pct(e.score),
+                  _ci(e.ci_low, e.ci_high), e.run_id[:12], _when(e.started_at))
     con.print(t)
     con.print(
         f"top: {lb.top} — observed {_pct(lb.observed)}%, selection-adjusted {_pct(lb.adjusted)}% "

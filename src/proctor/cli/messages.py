@@ -8,16 +8,20 @@ prints these words as a prefix (tests/cli/test_messages.py greps for strays).
 
 from __future__ import annotations
 
+import functools
+import logging
 import sys
 
 from ..errors import InputError, ProctorError
+from ..termsafe import escape_control
 
 ERROR, WARNING, HINT = "error", "warning", "hint"
 
 
 def line(kind: str, message: str) -> str:
-    """`kind: message`, each further line of a multi-line message indented under the first."""
-    first, *rest = str(message).splitlines() or [""]
+    """`kind: message`, each further line of a multi-line message indented under the first (control
+    characters from data, a server's reply or a file name, shown escaped: proctor.termsafe)."""
+    first, *rest = [escape_control(part) for part in str(message).splitlines()] or [""]
     return "\n".join([f"{kind}: {first}", *(f"  {r}" for r in rest)])
 
 
@@ -46,9 +50,25 @@ def report_error(e: ProctorError) -> None:
         error(str(e))
 
 
+class _StderrInStyle(logging.Handler):
+    """`warning: …` / `error: …` on whatever sys.stderr is when the record is written."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _say(ERROR if record.levelno >= logging.ERROR else WARNING, record.getMessage())
+
+
+@functools.cache
+def route_log_warnings() -> None:
+    """proctor's library warnings (`logging`, e.g. a torn last record dropped on resume) in this style,
+    instead of logging's bare last-resort lines; a handler the user configured is left alone."""
+    logger = logging.getLogger("proctor")
+    if not logger.handlers and not logging.getLogger().handlers:
+        logger.addHandler(_StderrInStyle(logging.WARNING))
+
+
 def deprecated(old: str, new: str) -> None:
     """Warn that option `old` is an old spelling of `new` (kept working for one release)."""
     warning(f"{old} is deprecated and will be removed after 0.2; use {new}")
 
 
-__all__ = ["deprecated", "error", "hint", "line", "report_error", "warning"]
+__all__ = ["deprecated", "error", "hint", "line", "report_error", "route_log_warnings", "warning"]

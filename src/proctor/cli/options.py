@@ -61,7 +61,7 @@ ChoiceSeed = Annotated[int, typer.Option(
 NBoot = Annotated[int, typer.Option("--n-boot", metavar="N", min=100, help="Bootstrap resamples.")]
 BootSeed = Annotated[int, typer.Option("--boot-seed", metavar="N", help="Seed of the bootstrap resamples.")]
 Limit = Annotated[int | None, typer.Option(
-    "--limit", metavar="N", min=1, help="Evaluate the first N items only (default: all).")]
+    "--limit", metavar="N", help="Evaluate the first N items only (default: all).")]
 
 
 def old_spelling(name: str, metavar: str = "VALUE") -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -38,21 +37,16 @@ TINY_EXAMPLES = """Example:
 GENERATION = "Generation (--mode generate)"
 
 
-class Mode(StrEnum):
-    GENERATE = "generate"
-    LOGPROB = "logprob"
-
-
 Datasets = Annotated[list[str], typer.Argument(
     metavar="DATASET...", show_default=False,
     help="Built-in benchmark names (`proctor datasets`) or files/directories in any proctor format.")]
-RunMode = Annotated[Mode, typer.Option(
-    help="generate: ask for an answer and extract it; logprob: score each choice's log-probability.")]
+RunMode = Annotated[str, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks (did you mean)
+    "generate: ask for an answer and extract it; logprob: score each choice's log-probability."))]
 PromptKind = Annotated[str | None, typer.Option(metavar="KIND", help=(
     "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))]
 LimitPerCategory = Annotated[int | None, typer.Option(
-    metavar="N", min=1, help="At most N items per category (default: all).")]
-Epochs = Annotated[int, typer.Option(metavar="K", min=1, help="Ask each item K times (mean@K, pass@K).")]
+    metavar="N", help="At most N items per category (default: all).")]
+Epochs = Annotated[int, typer.Option(metavar="K", help="Ask each item K times (mean@K, pass@K).")]
 Temperature = Annotated[float, typer.Option(
     metavar="NUMBER", help="Sampling temperature (0: greedy).", rich_help_panel=GENERATION)]
 TopP = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
@@ -94,7 +88,7 @@ def tiny_model(
 def run(
     datasets: Datasets,
     model: options.ModelSpec,
-    mode: RunMode = Mode.GENERATE,
+    mode: RunMode = "generate",
     prompt: PromptKind = None,
     limit: options.Limit = None,
     limit_per_category: LimitPerCategory = None,
@@ -121,13 +115,22 @@ def run(
 
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
     errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
+    from ..benchmarks.registry import BUILTINS
+    from .checks import check_run_args
+
+    given = model_options or options.ModelOptions({})
+    http = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
+    check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
+        datasets=datasets, builtins=list(BUILTINS), model=model, judge=judge, mode=mode, prompt=prompt,
+        limit=limit, limit_per_category=limit_per_category, epochs=epochs, temperature=temperature, top_p=top_p,
+        max_tokens=max_tokens, data_file=data_file, **http)
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings
     from ..runner import RunConfig
 
     if data_file is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
-    the_model, the_judge = _models(model, judge, model_options or options.ModelOptions({}))
+    the_model, the_judge = _models(model, judge, given)
     settings = GenerationSettings(
         temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed
     )
@@ -136,7 +139,7 @@ def run(
         for name in datasets
     ]
     config = RunConfig(
-        mode=mode.value,
+        mode=mode,  # type: ignore[arg-type]  # checked above
         prompt_kind=prompt, settings=settings, epochs=epochs, judge=the_judge, judge_agreement=judge_agreement,
         runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
         progress=progress, command=["proctor", *sys.argv[1:]],
@@ -159,16 +162,19 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
     """Evaluate each task (its own run directory under `out` when there are several); the worst exit status."""
     from ..llmwc import write_llmwc_layout
     from ..runner import accuracy_line, evaluate
+    from ..safepath import safe_component
+    from ..termsafe import plain
     from .summary import print_results
 
     status = 0
     for task in tasks:
-        run_dir = out if (out is not None and len(tasks) == 1) else (out / task.name if out is not None else None)
+        run_dir = out if (out is not None and len(tasks) == 1) else (
+            out / safe_component(task.name) if out is not None else None)  # a name from data stays inside -o
         log = evaluate(task, model, replace(config, out_dir=run_dir))
         if log.results is not None:
             write_llmwc_layout(log)
             print_results(log)
-            typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
+            typer.echo(plain(f"{task.name}: {accuracy_line(log.results)}  → {log.path}"))  # names from data
         status = max(status, error_status(log, max_error_rate))
     return status
 

@@ -76,6 +76,8 @@ class HFOptions(BackendOptions):
         default=None, description="Run a prompt shared by several choices once (default: on).")
     pack_siblings: bool | None = Field(
         default=None, description="Pack the choices of one prompt into one row (default: on).")
+    max_batch_tokens: int | None = Field(
+        default=None, ge=1, description="Log-likelihood tokens per forward pass (default: from the device's memory).")
 
 
 class ScriptedOptions(BackendOptions):
