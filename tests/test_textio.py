@@ -93,5 +93,5 @@ def test_a_full_disk_during_an_atomic_write_names_the_file(tmp_path: Path, monke
     out = tmp_path / "ce"
     assert main(["convert", str(_items(tmp_path / "a" / "data.jsonl", 3, "x")), "--to", "commoneval", "-o",
                  str(out)]) == 2
-    assert capsys.readouterr().err.strip() == f"{out}: No space left on device"
+    assert capsys.readouterr().err.strip() == f"error: {out}: No space left on device"
     assert not out.exists()
