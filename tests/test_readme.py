@@ -96,5 +96,5 @@ def test_every_readme_command_runs_on_the_bundled_examples(sandbox: Path) -> Non
                                  timeout=600, check=False)
             assert res.returncode == 0, f"$ {cmd}\nexit {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
             assert "Traceback" not in res.stderr, f"$ {cmd}\n{res.stderr[-3000:]}"
-    assert (sandbox / "report.html").stat().st_size > 10_000
+    assert (sandbox / "out" / "report.html").stat().st_size > 10_000
     assert (sandbox / "runs" / "mc-logprob" / "samples.jsonl").exists()
