@@ -42,7 +42,6 @@ def print_results(log: RunLog) -> None:
     if results.get("macro_accuracy") is not None:
         table.add_row("macro (categories)", f"{results['macro_accuracy']:.3f}", "", "", "", "")
     console.print(table)
-    _print_errors(console, log)
     agreement = results.get("judge_agreement")
     if agreement and agreement.get("agreement") is not None:
         kappa = agreement.get("kappa")
@@ -50,18 +49,3 @@ def print_results(log: RunLog) -> None:
             f"judge agrees with exact match on {agreement['agreement']:.0%} of {agreement['n']} checked items"
             + (f" (Cohen's κ {kappa:.2f})" if kappa is not None else "")
         )
-
-
-def _print_errors(console: Any, log: RunLog, shown: int = 3) -> None:
-    """Say what went wrong, not just how often: the most common error messages with their counts."""
-    from collections import Counter
-
-    errors = Counter(s.error for s in log.samples if s.error)
-    if not errors:
-        return
-    console.print(f"[red]{sum(errors.values())} samples errored[/red] (not scored; a re-run retries them):",
-                  highlight=False)
-    for message, n in errors.most_common(shown):
-        console.print(f"  {n} × {message}", markup=False, highlight=False)
-    if len(errors) > shown:
-        console.print(f"  … and {len(errors) - shown} other messages (see samples.jsonl)", highlight=False)

@@ -130,14 +130,13 @@ def grade_to_score(
     extracted = answer.strip() or None
     if extracted is None:
         return Score(Outcome.NO_ANSWER, 0.0, None, "none", details)
-    if error is not None:  # "error" is what the run log and the console show: say it was the judge that failed
-        failed = {"judge_error": error, "error": f"judge {judge_name} could not grade the answer: {error}"}
+    if error is not None:  # judge_error becomes the sample's error: say that it was the judge that failed
+        failed = {"judge_error": f"judge {judge_name} could not grade the answer: {error}"}
         return Score(Outcome.ERROR, None, extracted, "judge", details | failed)
     details["judge_raw"] = judge_text or ""
     grade = parse_grade(judge_text or "")
     if grade is None:
-        failed = {"judge_error": "no parseable GRADE line",
-                  "error": f"judge {judge_name} replied without a parseable GRADE line"}
+        failed = {"judge_error": f"judge {judge_name} replied without a parseable GRADE line"}
         return Score(Outcome.ERROR, None, extracted, "judge", details | failed)
     credit = GRADES[grade]
     details |= {"judge_grade": grade, "judge_reasoning": _reasoning(judge_text or "")}
