@@ -15,6 +15,7 @@ chance-level by design: the point is the machinery, which is exactly what runs o
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -37,6 +38,7 @@ def step(title: str, *argv: str | Path) -> None:
 
 def run() -> None:
     os.chdir(ROOT)
+    shutil.rmtree(OUT, ignore_errors=True)  # scratch output: a demo re-run (or one after an upgrade) starts clean
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny model: one thread is fastest on small machines
     suites = HERE / "suites"
     inputs = [HERE / "items" / "demo.jsonl", HERE / "commoneval", HERE / "questions" / "demo.json", suites]
