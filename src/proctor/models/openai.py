@@ -35,6 +35,7 @@ from .base import (
     Loglikelihood,
     LoglikelihoodRequest,
 )
+from .replies import chat_generation, completion_generation
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -129,24 +130,10 @@ class OpenAIModel(HTTPModel):
         if self.chat:
             body["messages"] = [{"role": m.role, "content": m.content} for m in r.messages]
             data, latency = await self.http.post("/chat/completions", body)
-            choice = data["choices"][0]
-            msg = choice["message"]
-            text = msg.get("content") or ""
-            reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-        else:
-            body["prompt"] = "\n\n".join(m.content for m in r.messages)
-            data, latency = await self.http.post("/completions", body)
-            choice = data["choices"][0]
-            text, reasoning = choice.get("text") or "", None
-        usage = data.get("usage") or {}
-        return Generation(
-            text=text,
-            finish_reason=choice.get("finish_reason"),
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
-            latency_s=latency,
-        )
+            return chat_generation(data, latency)  # validated: a bad shape is an error record
+        body["prompt"] = "\n\n".join(m.content for m in r.messages)
+        data, latency = await self.http.post("/completions", body)
+        return completion_generation(data, latency)
 
     # -- log-likelihood -----------------------------------------------------------------------------
 
