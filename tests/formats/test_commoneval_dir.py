@@ -40,20 +40,24 @@ def test_bundled_example_has_two_shards_and_dataset_task_prompt() -> None:
     assert ds.task_prompt_for(first) == ds.task_prompt
 
 
-def test_shards_found_by_name_without_has_part(tmp_path: Path) -> None:
+def test_missing_has_part_is_an_error_naming_the_files_found(tmp_path: Path) -> None:
     ds = read_commoneval(EXAMPLE)
     write_commoneval(tmp_path / "d", ds, shard_size=5)
     yaml_path = tmp_path / "d" / "demo.yaml"
     yaml_path.write_text("\n".join(l for l in yaml_path.read_text().splitlines()
                                    if l != "hasPart:" and not l.startswith("- demo_")) + "\n")
-    assert read_commoneval(tmp_path / "d").items == ds.items
+    with pytest.raises(InputError) as info:
+        read_commoneval(tmp_path / "d")
+    assert [str(p) for p in info.value.problems] == [
+        f"{yaml_path}: hasPart: required attribute is missing: add hasPart: "
+        "['demo_000.jsonl', 'demo_001.jsonl', 'demo_002.jsonl']"]
 
 
 def test_rewrite_removes_stale_shards(tmp_path: Path) -> None:
     ds = read_commoneval(EXAMPLE)
     write_commoneval(tmp_path, ds, shard_size=3)
     assert len(list(tmp_path.glob("demo_*.jsonl"))) == 4
-    write_commoneval(tmp_path, ds)
+    write_commoneval(tmp_path, ds, shard_size=100)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.jsonl", "demo.yaml"]
     assert read_commoneval(tmp_path) == ds
 
@@ -85,7 +89,9 @@ def test_missing_part_and_identifier_mismatch(tmp_path: Path) -> None:
     (tmp_path / "x.yaml").write_text("identifier: y\nhasPart: [x_000.jsonl]\n")
     with pytest.raises(InputError) as info:
         read_commoneval(tmp_path)
-    assert [p.field for p in info.value.problems] == ["identifier", "hasPart"]
+    assert [p.field for p in info.value.problems] == [
+        "identifier", "created", "creator", "description", "source", "subject", "hasPart", "hasPart"]
+    assert info.value.problems[-2].message.startswith("['x_000.jsonl'] should be ['x.jsonl']")
 
 
 def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:

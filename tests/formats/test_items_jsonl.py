@@ -10,6 +10,7 @@ from formats_strategies import FAST, item_lists
 from hypothesis import HealthCheck, given, settings
 
 from proctor.errors import InputError
+from proctor.formats.dialects import Dialect
 from proctor.formats.items import read_items, write_items
 from proctor.records import Item
 
@@ -55,7 +56,9 @@ def test_code_spellings_are_read_and_spec_spelling_written(tmp_path: Path) -> No
     assert items[4].metadata == {"source": "x"}
     assert items[5].choices == {"A": "left", "B": "right"}
     out = tmp_path / "out.jsonl"
-    write_items(out, items)
+    write_items(out, items)  # as read: byte for byte
+    assert out.read_bytes() == (FIXTURES / "code_spellings.jsonl").read_bytes()
+    write_items(out, items, Dialect.SPEC)  # seed 000's spelling on request
     text = out.read_text()
     assert '"single-value"' in text and '"I don\'t know"' in text and '"response": "True"' in text
     assert "singlevalue" not in text and "Unknown" not in text and "otherargs" not in text

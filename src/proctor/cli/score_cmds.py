@@ -103,7 +103,7 @@ def score(
         results.extend(asyncio.run(score_suites(m, prompt, suites, opts)))
     written: list[str] = []
     for r in results:
-        written += [str(p) for p in write_outputs(out, r, opts).values()]
+        written += [str(p) for p in write_outputs(out, r, opts, model).values()]
     written.append(str(write_summary(out, results)))
     manifest = run_manifest(
         results, opts, model=m, files=files, started_at=started_at, finished_at=_now(),
