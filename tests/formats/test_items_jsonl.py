@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -136,3 +137,16 @@ def test_writer_refuses_duplicates_and_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="repeats"):
         write_items(out, [it, it.model_copy(update={"identifier": "T.1"})])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_json_array_of_items_is_read_like_json_lines(tmp_path: Path) -> None:
+    from proctor.formats.detect import Format, detect_format, load_itemset
+
+    rows = [json.loads(line) for line in (FIXTURES / "good.jsonl").read_text().splitlines()]
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(rows, indent=2))
+    assert detect_format(path) is Format.ITEMS
+    assert load_itemset(path).items == read_items(FIXTURES / "good.jsonl")
+    out = tmp_path / "out.jsonl"
+    write_items(out, read_items(path))  # written back as JSON Lines, one item per line
+    assert [json.loads(x) for x in out.read_text().splitlines()] == rows

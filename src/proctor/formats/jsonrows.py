@@ -66,6 +66,8 @@ def _array_records(path: str | Path, text: str, problems: list[Problem]) -> Iter
             continue
         if pos < len(text) and text[pos] == "]" and not text[pos + 1:].strip(_WS):
             return
+        if pos >= len(text):
+            break
         where = text.count("\n", 0, pos) + 1
         problems.append(Problem(str(path), where, "malformed JSON array: expected ',' or a final ']'"))
         return
