@@ -162,6 +162,16 @@ def parse_lettered_options(prompt: str, letters: str) -> dict[str, str] | None:
     return None
 
 
+def spec_choice_options(item: Item) -> tuple[dict[str, str], dict[str, str] | None] | None:
+    """A choice item written to the spec (options lettered in its prompt, no `choices`): the letters as
+    the continuations to score (`{"A": "A", …}`) and the option texts parsed from the prompt (None when
+    the prompt does not letter them parseably). None for items that are not spec-style choice items."""
+    if item.choices or not item.modality.is_choice:
+        return None
+    letters = item.modality.letters
+    return {letter: letter for letter in letters}, parse_lettered_options(item.prompt, letters)
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False, str_strip_whitespace=False)
 
