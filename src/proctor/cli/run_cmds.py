@@ -31,8 +31,8 @@ def tiny_model(
 
 
 def run(
-    datasets: Annotated[list[str], typer.Argument(help="Built-in names (see `proctor datasets`) or paths.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="hf:PATH, openai:MODEL, anthropic:MODEL, scripted:RULE")],
+    datasets: Annotated[list[str] | None, typer.Argument(help="Built-in names (see `proctor datasets`) or paths.")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="hf:PATH, openai:MODEL, anthropic:MODEL, scripted:RULE")] = None,
     mode: Annotated[str, typer.Option(help="generate (answer extraction) or logprob (score each choice)")] = "generate",
     prompt: Annotated[str | None, typer.Option(help="zero_shot, chain_of_thought, five_shot, …")] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate the first N items only.")] = None,
@@ -61,8 +61,17 @@ def run(
     store: Annotated[Path | None, typer.Option(help="SQLite store for cache and history.")] = None,
     runs_root: Annotated[Path, typer.Option(help="Where default run directories go.")] = Path("runs"),
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    llmwc_config: Annotated[Path | None, typer.Option(
+        "--config", help="An llm-wc config: run every model it lists, write llm-wc's results layout.")] = None,
 ) -> None:
     """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log."""
+    if llmwc_config is not None:  # llm-wc (proctor.llmwc): the config names the benchmark and the models
+        from .llmwc_cmds import run_config
+
+        run_config(llmwc_config, out, data_file, store, progress, concurrency, timeout, max_retries)
+        return
+    if not datasets or model is None:
+        raise ProctorError("give DATASETS and --model (or --config LLMWC.yaml)")
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings, get_model
     from ..runner import RunConfig, accuracy_line, evaluate
@@ -107,6 +116,6 @@ def run(
         if log.results is not None:
             from ..llmwc import write_llmwc_layout
 
-            write_llmwc_layout(log)
+            write_llmwc_layout(log, task)
             print_results(log)
             typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
