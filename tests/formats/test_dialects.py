@@ -114,7 +114,8 @@ def _respell(draw: st.DrawFn, item: Item) -> dict[str, Any]:
     """`item` as some file might spell it: spec or CommonEval code, keys in any order."""
     if item.is_scored and not isinstance(item.response, list) and item.modality.n_choices in (None, 2, 3, 4, 5) \
             and (not item.modality.is_choice or item.choices) and draw(st.booleans()) \
-            and not {"choices", "category", "subcategory", "tags"} & set(item.metadata):
+            and not {"choices", "category", "subcategory", "tags"} & set(item.metadata) \
+            and item.task_prompt != "" and item.support not in ("", []):  # the package writes no empty ones
         raw = commoneval_item(item)
     else:
         raw = item.to_json()

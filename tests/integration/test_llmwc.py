@@ -121,3 +121,20 @@ def test_bad_config_is_a_clear_error(cli: Any, tmp_path: Path) -> None:
     res = cli("run", "--config", path)
     assert res.code == 2 and "Traceback" not in res.err
     assert f"{path}: models[1].name: required field is missing" in res.err
+
+
+def test_every_run_writes_per_question_results_and_names_its_data_file(cli: Any, tmp_path: Path,
+                                                                         server: LocalServer) -> None:
+    """`models/<name>/results.json` was missing; `dataset_path` named the hub repo under --data-file."""
+    server.configure(fault_rate=0.3)
+    out = tmp_path / "run"
+    res = cli("run", "mmlu-pro", "--data-file", MMLU_PRO, "--model", "openai:tiny", "--base-url", server.base_url,
+              "--limit-per-category", "2", "--max-retries", "0", "-o", out, "--store", tmp_path / "s.sqlite",
+              "--no-progress")
+    assert res.code == 0, res.err
+    summary = json.loads((out / "models" / "tiny" / "summary.json").read_text())
+    rows = json.loads((out / "models" / "tiny" / "results.json").read_text())
+    assert summary["dataset_path"] == str(MMLU_PRO.resolve())
+    assert summary["correct"] + summary["incorrect"] + summary["errors"] + summary["unscored"] == summary["total"]
+    assert len(rows) == summary["total"] and all("pred" in r and "model_outputs" in r for r in rows)
+    assert {r["question_id"] for r in rows} and all(isinstance(r["options"], list) for r in rows)

@@ -69,7 +69,7 @@ def test_spec_style_items_run_in_logprob_mode(tiny_model_dir: Path, tmp_path: Pa
                  "--store", str(tmp_path / "s.sqlite"), "--no-progress"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    (run_dir,) = [p.parent for p in out.rglob("results.json")]
+    run_dir = out  # one dataset: -o is the run directory
     samples = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 4 and all(s["extracted"] in ("A", "B", "C") for s in samples)
     results = json.loads((run_dir / "results.json").read_text())

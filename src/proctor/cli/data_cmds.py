@@ -84,7 +84,10 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Items .jsonl, Com
     problems: list[Problem] = []
     for path in paths:
         try:
-            typer.echo(str(validate_path(path)))
+            checked = validate_path(path)
+            typer.echo(str(checked))
+            for w in checked.warnings:
+                typer.echo(f"warning: {w}", err=True)
         except InputError as e:
             problems.extend(e.problems)
     for p in problems:

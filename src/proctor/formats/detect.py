@@ -152,6 +152,7 @@ class Checked:
     path: str
     format: Format
     counts: dict[str, int]
+    warnings: tuple[Problem, ...] = ()
 
     def __str__(self) -> str:
         what = ", ".join(f"{n} {k}" for k, n in self.counts.items())
@@ -177,6 +178,9 @@ def validate_path(path: str | Path) -> Checked:
         suites = [s for _, ss in pairs for s in ss]
         counts = {"prompts": len(pairs), "suites": len(suites), "contexts": sum(len(s.context) for s in suites)}
     else:
+        from .commoneval import dataset_warnings
+
         itemset = load_itemset(p)
         counts = {"items": len(itemset.items)}
+        return Checked(str(p), fmt, counts, tuple(dataset_warnings(itemset)))
     return Checked(str(p), fmt, counts)
