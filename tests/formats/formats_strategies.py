@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Any
 
 from hypothesis import strategies as st
@@ -32,7 +33,9 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3),
     max_leaves=4,
 )
-FAST: dict[str, Any] = {"max_examples": 30, "deadline": None, "database": None}
+# PROCTOR_HYPOTHESIS_EXAMPLES raises the number of examples for a deeper run (default 30)
+FAST: dict[str, Any] = {"max_examples": int(os.environ.get("PROCTOR_HYPOTHESIS_EXAMPLES", "30")), "deadline": None,
+                        "database": None}
 metadata = st.dictionaries(keys.filter(lambda k: not k.startswith(("question.", "suite."))), json_values,
                            max_size=2)
 modalities = st.sampled_from([*SPEC_MODALITIES, Modality.CHOICE10, Modality.CHOICE26])

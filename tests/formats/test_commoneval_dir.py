@@ -200,3 +200,12 @@ def test_written_files_and_directories_get_the_usual_permissions(tmp_path: Path)
     assert (tmp_path / "new").stat().st_mode & 0o777 == 0o755
     assert {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "new").iterdir()} == {
         "demo.yaml": 0o644, "demo.jsonl": 0o644}
+
+
+def test_validate_a_folder_of_datasets_checks_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _dataset(tmp_path / "a1", GOOD_YAML.format(subject="x").replace("ds", "a1"), ident="a1")
+    _dataset(tmp_path / "b1", "identifier: b1\n", ident="b1")
+    assert main(["validate", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == f"OK {tmp_path / 'a1' / 'a1.yaml'}: commoneval, 1 items\n"
+    assert f"{tmp_path / 'b1' / 'b1.yaml'}: created: required attribute is missing" in err

@@ -150,3 +150,14 @@ def test_a_json_array_of_items_is_read_like_json_lines(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     write_items(out, read_items(path))  # written back as JSON Lines, one item per line
     assert [json.loads(x) for x in out.read_text().splitlines()] == rows
+
+
+def test_written_items_get_the_usual_permissions(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o027)
+    try:
+        write_items(tmp_path / "a.jsonl", read_items(FIXTURES / "good.jsonl"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.jsonl").stat().st_mode & 0o777 == 0o640

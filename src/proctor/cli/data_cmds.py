@@ -79,10 +79,12 @@ def _print_coverage(cov: Coverage, title: str) -> None:
 def validate(paths: Annotated[list[Path], typer.Argument(help="Items .jsonl, CommonEval dirs, "
                                                          "Question .json, suites (.json/.txt/dirs).")]) -> None:
     """Check files in any proctor format and list every problem as path:line: field: message."""
+    from ..formats.collection import dataset_yamls
     from ..formats.detect import validate_path
 
     problems: list[Problem] = []
-    for path in paths:
+    expanded = [y for p in paths for y in (dataset_yamls(p) or [p])]  # a folder of datasets: each one
+    for path in expanded:
         try:
             checked = validate_path(path)
             typer.echo(str(checked))

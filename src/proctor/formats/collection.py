@@ -18,17 +18,25 @@ from ..records import ItemSet
 from .commoneval import read_commoneval
 
 
-def dataset_folder(path: Path) -> list[ItemSet] | None:
-    """Every dataset of a folder holding several CommonEval datasets; None when `path` is not one."""
+def dataset_yamls(path: Path) -> list[Path] | None:
+    """The dataset YAMLs of a folder holding several CommonEval datasets; None when `path` is not one."""
     if not path.is_dir() or (path / f"{path.name}.yaml").is_file():
         return None
     yamls = sorted(path.glob("*.yaml"))
     nested = sorted(y for d in sorted(path.iterdir()) if d.is_dir() for y in d.glob("*.yaml"))
     if not nested and len(yamls) < 2:
         return None
+    return [*yamls, *nested]
+
+
+def dataset_folder(path: Path) -> list[ItemSet] | None:
+    """Every dataset of a folder holding several CommonEval datasets; None when `path` is not one."""
+    found = dataset_yamls(path)
+    if found is None:
+        return None
     problems: list[Problem] = []
     out: list[ItemSet] = []
-    for y in [*yamls, *nested]:
+    for y in found:
         try:
             out.append(read_commoneval(y))
         except InputError as e:
