@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -23,6 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import InputError, Problem
 from .runlog import Outcome, RunLog, Sample
 from .textio import read_text, write_json_atomic, write_text_atomic
+
+if TYPE_CHECKING:
+    from .tasks import Task
 
 # llm-wc's request defaults (its run.json `request_defaults`); `seed` is the benchmark's seed
 REQUEST_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "top_p": 0.95, "max_tokens": 32768,
@@ -176,7 +179,7 @@ def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> list[dict[s
     return rows
 
 
-def upstream_rows(task: Any) -> dict[str, dict[str, Any]]:
+def upstream_rows(task: Task) -> dict[str, dict[str, Any]]:
     """item id → the upstream row it came from (read again from the data file), else the item as JSON."""
     from .benchmarks.hub import read_rows
 
@@ -217,7 +220,7 @@ def write_model_dir(root: Path, dir_name: str, log: RunLog, entry_summary: dict[
     return d
 
 
-def write_llmwc_layout(log: RunLog, task: Any = None) -> None:
+def write_llmwc_layout(log: RunLog, task: Task | None = None) -> None:
     """llm-wc's `run.json` and `models/<name>/{summary,results}.json` inside one proctor run directory."""
     m = log.manifest
     model = m.model
@@ -238,7 +241,7 @@ def write_llmwc_layout(log: RunLog, task: Any = None) -> None:
                     result_rows(log, upstream))
 
 
-def write_results_dir(root: Path, config: LlmwcConfig, runs: list[tuple[ModelEntry, RunLog]], task: Any,
+def write_results_dir(root: Path, config: LlmwcConfig, runs: list[tuple[ModelEntry, RunLog]], task: Task,
                       started_at: str) -> None:
     """A whole llm-wc results directory for a config run: run.json, config.yaml (keys removed), models/."""
     block = config.benchmark.model_dump(exclude_none=False)

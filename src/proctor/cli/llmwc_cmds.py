@@ -26,6 +26,7 @@ from ..llmwc import (
     request_params,
     write_results_dir,
 )
+from ..tasks import Task
 
 
 @contextmanager
@@ -55,7 +56,7 @@ def _api_key(entry: ModelEntry, index: int) -> str | None:
     return entry.api_key
 
 
-def load_config_task(config: LlmwcConfig, config_path: Path, data_file: Path | None) -> Any:
+def load_config_task(config: LlmwcConfig, config_path: Path, data_file: Path | None) -> Task:
     """The benchmark of a config as a proctor Task (dataset_path a local file → the data file)."""
     from ..benchmarks.registry import load_task
 
