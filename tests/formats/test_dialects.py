@@ -150,3 +150,14 @@ def test_any_spelling_round_trips(case: tuple[bytes, list[Item]]) -> None:
         copies.append(Item(identifier="extra.item", modality=Modality.CLOZE, prompt="a ___", response="b"))
         lines = render_lines(copies).decode().splitlines()
         assert lines[:-1] == src.read_bytes().decode("utf-8-sig").replace("\r\n", "\n").splitlines()
+
+
+def test_forcing_the_commoneval_dialect_gives_spec_style_choice_items_their_options(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    row = {"identifier": "q", "modality": "choiceof2", "prompt": "Which?\nA) left\nB) right", "response": "B"}
+    src.write_text(json.dumps(row) + "\n")
+    read = read_items(src)
+    assert render_lines(read).decode() == src.read_text()  # as read
+    assert json.loads(render_lines(read, Dialect.COMMONEVAL)) == {
+        "identifier": "q", "prompt": "Which?\nA) left\nB) right", "response": "B", "modality": "choiceof2",
+        "otherargs": {"choices": ["left", "right"]}}

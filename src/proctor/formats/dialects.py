@@ -71,6 +71,8 @@ def detect_dialect(raw: dict[str, Any]) -> Dialect | None:
         return Dialect.COMMONEVAL
     if modality in _SPEC_MODALITIES or _SPEC_EXTRAS & set(raw) or "difficulty" in raw:
         return Dialect.SPEC
+    if modality.startswith("choiceof"):  # options in the prompt: CommonEval's reader needs otherargs.choices
+        return Dialect.SPEC
     if modality in ("boolean", "ternary") and isinstance(response, str):
         return Dialect.SPEC
     return None
