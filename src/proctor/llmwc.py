@@ -158,7 +158,7 @@ def dataset_path(log: RunLog) -> str | None:
 
 
 def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any]) -> dict[str, Any]:
-    overall = (log.results or {}).get("overall", {})
+    overall = log.results.overall if log.results is not None else {}
     return {"accuracy": overall.get("accuracy"), **tally(log.samples), "model": name, "api_base": api_base,
             "request_params": params, "seed": log.manifest.choice_order_seed, "dataset_path": dataset_path(log),
             "strict_parsing": False}

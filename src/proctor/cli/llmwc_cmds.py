@@ -85,7 +85,8 @@ def _settings(params: dict[str, Any]) -> Any:
 
 
 def run_config(config_path: Path, out: Path | None, data_file: Path | None, store: Path | None,
-               progress: bool | None, concurrency: int, timeout: float, max_retries: int) -> Path:
+               progress: bool | None, concurrency: int | None, timeout: float | None,
+               max_retries: int | None) -> Path:
     """Run every model of an llm-wc config; write llm-wc's results directory; return it."""
     from ..models import get_model
     from ..runner import RunConfig, accuracy_line, evaluate
@@ -97,8 +98,9 @@ def run_config(config_path: Path, out: Path | None, data_file: Path | None, stor
     root = Path(f"{base}_{stamp.strftime('%Y%m%dT%H%M%SZ')}")
     runs = []
     for i, entry in enumerate(config.models):
-        options: dict[str, Any] = {"concurrency": concurrency, "timeout": timeout, "max_retries": max_retries,
-                                   "api_key": _api_key(entry, i)}
+        given = {"concurrency": concurrency, "timeout": timeout, "max_retries": max_retries,
+                 "api_key": _api_key(entry, i)}
+        options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         if entry.api_base:
             options["base_url"] = entry.api_base
         model = get_model(f"openai:{entry.name}", **options)
@@ -107,7 +109,8 @@ def run_config(config_path: Path, out: Path | None, data_file: Path | None, stor
                         command=["proctor", *sys.argv[1:]])
         log = evaluate(task, model, run)
         runs.append((entry, log))
-        typer.echo(f"{entry.name} on {task.name}: {accuracy_line(log.results or {})}  → {log.path}")
+        line = accuracy_line(log.results) if log.results is not None else "no results"
+        typer.echo(f"{entry.name} on {task.name}: {line}  → {log.path}")
     write_results_dir(root, config, runs, task, stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
     typer.echo(f"llm-wc results: {root}")
     return root
@@ -226,7 +229,7 @@ def import_results(
                 continue
             log = import_model(results_dir, d, run, runs_root, st)
             _check_summary(d, log)
-            overall = (log.results or {}).get("overall", {})
+            overall = log.results.overall if log.results is not None else {}
             typer.echo(f"imported {d.name}: {overall.get('n_scored')} scored, accuracy {overall.get('accuracy')}"
                        f"  → {log.path} (run {log.manifest.run_id[:12]})")
 
@@ -238,7 +241,7 @@ def _check_summary(model_dir: Path, log: Any) -> None:
     if not path.is_file():
         return
     stated = load_json(path).get("accuracy")
-    ours = (log.results or {}).get("overall", {}).get("accuracy")
+    ours = log.results.overall.get("accuracy") if log.results is not None else None
     if isinstance(stated, (int, float)) and isinstance(ours, (int, float)) and abs(stated - ours) > 1e-9:
         typer.echo(f"note: {path}: accuracy {stated} there, {ours} recomputed from results.json (errors and "
                    "unanswered rows are counted apart here)", err=True)
