@@ -30,15 +30,17 @@ def test_sanitize_filename_is_probsems_rule() -> None:
 def test_a_second_model_never_overwrites_the_first(tiny_model_dir: Path, tiny_gpt2_dir: Path,
                                                    tmp_path: Path) -> None:
     out = tmp_path / "out"
-    for model in (tiny_model_dir, tiny_gpt2_dir):
-        assert main(["score", str(FIXTURES), "--model", f"hf:{model}", "-o", str(out), "--no-history"]) == 0
-        if model == tiny_model_dir:
-            first = {p.name: p.read_bytes() for p in out.glob("*_results.*")}
-    after = {p.name: p.read_bytes() for p in out.glob("*_results.*")}
-    assert len(first) == 4 and len(after) == 8  # 2 suites × (csv, jsonl) × 2 models
-    assert all(after[name] == data for name, data in first.items())
-    assert {results_stem("test", s, f"hf:{m}") + ".csv" for s in "AB" for m in (tiny_model_dir, tiny_gpt2_dir)} \
-        <= set(after)
+    assert main(["score", str(FIXTURES), "--model", f"hf:{tiny_model_dir}", "-o", str(out), "--no-history"]) == 0
+    first = {p.name: p.read_bytes() for p in out.glob("*_results.*")}
+    assert set(first) == {results_stem("test", s, f"hf:{tiny_model_dir}") + ext for s in "AB"
+                          for ext in (".csv", ".jsonl")}
+    # -o is also the run directory: another model there is refused, the first model's files untouched
+    assert main(["score", str(FIXTURES), "--model", f"hf:{tiny_gpt2_dir}", "-o", str(out), "--no-history"]) == 2
+    assert {p.name: p.read_bytes() for p in out.glob("*_results.*")} == first
+    other = tmp_path / "other"
+    assert main(["score", str(FIXTURES), "--model", f"hf:{tiny_gpt2_dir}", "-o", str(other), "--no-history"]) == 0
+    second = {p.name for p in other.glob("*_results.*")}
+    assert len(second) == 4 and not second & set(first)  # probsem's names: both sets fit in one directory
 
 
 def test_convert_to_suites_writes_probsems_layout_back(tmp_path: Path) -> None:
