@@ -15,10 +15,7 @@ kept. Attribute names match case-insensitively (a warning when two spellings of 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +24,10 @@ from typing import Any
 import yaml
 
 from ..errors import InputError, Problem
+from ..limits import yaml_load
 from ..records import IDENTIFIER_RE, Item, ItemSet
-from ..textio import atomic_writer, current_umask, read_text
+from ..safepath import is_inside
+from ..textio import atomic_directory, read_text
 from .dialects import Dialect, item_dialect, render_lines
 from .items import check_unique_identifiers, parse_item_lines
 
@@ -102,7 +101,7 @@ def _load_yaml(path: Path) -> dict[str, Any]:
     if not text.strip():
         raise InputError.at(path, "empty file")
     try:
-        data = yaml.safe_load(text)
+        data = yaml_load(text, path)  # aliases, expansion and depth bounded
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -198,6 +197,11 @@ def _part_files(yaml_path: Path, meta: dict[str, Any], ident: str, problems: lis
         has_part = [has_part]
     if not isinstance(has_part, list) or not has_part or not all(isinstance(x, str) for x in has_part):
         problems.append(Problem(where, None, "must be a non-empty list of file names", "hasPart"))
+        return []
+    outside = [name for name in has_part if not is_inside(base, name)]
+    for name in outside:
+        problems.append(Problem(where, None, f"{name}: must be a file inside the dataset directory", "hasPart"))
+    if outside:
         return []
     expected = expected_part_names(ident, len(has_part))
     if has_part != expected:
@@ -367,35 +371,17 @@ def write_commoneval(out_dir: str | Path, items: ItemSet, shard_size: int | None
     """
     out = Path(out_dir)
     files = commoneval_files(items, shard_size, dialect, notes)
-    if out.exists() and not out.is_dir():
-        raise InputError.at(out, "exists and is not a directory")
-    if not out.exists():
-        _write_new_dir(out, files)
-    else:
-        for name, data in files.items():
-            with atomic_writer(out / name, "wb") as f:
-                f.write(data)
-        ident = items.identifier
-        for stale in [out / f"{ident}.jsonl", *out.glob(f"{ident}_*.jsonl")]:
-            if stale.name not in files and stale.is_file() and (
-                stale.name == f"{ident}.jsonl" or _SHARD_RE.search(stale.name)
-            ):
-                stale.unlink()
-    return [out / name for name in files]
+    ident = items.identifier
 
+    def carry(name: str) -> bool:  # other datasets' files and the user's own stay; this dataset's are rewritten
+        own = name == f"{ident}.yaml" or name == f"{ident}.jsonl" or bool(
+            name.startswith(f"{ident}_") and _SHARD_RE.search(name))
+        return not own and name not in files
 
-def _write_new_dir(out: Path, files: dict[str, bytes]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out, carry) as tmp:  # swapped in whole: never a mix of old and new items
         for name, data in files.items():
             (tmp / name).write_bytes(data)
-        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes 0700: give the directory the usual mode
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
+    return [out / name for name in files]
 
 
 def complete_metadata(items: ItemSet, meta: dict[str, str], source: str, notes: list[str]) -> ItemSet:

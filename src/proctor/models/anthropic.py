@@ -13,6 +13,7 @@ from typing import Any
 
 from ._http import HTTPModel, api_key, run_all
 from .base import Capability, GenerateRequest, Generation
+from .replies import anthropic_generation
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -75,18 +76,7 @@ class AnthropicModel(HTTPModel):
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
         data, latency = await self.http.post("/v1/messages", self.body(r))
-        blocks = data["content"]
-        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-        thinking = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
-        usage = data.get("usage") or {}
-        return Generation(
-            text=text,
-            finish_reason=data.get("stop_reason"),
-            input_tokens=usage.get("input_tokens"),
-            output_tokens=usage.get("output_tokens"),
-            reasoning=thinking or None,
-            latency_s=latency,
-        )
+        return anthropic_generation(data, latency)  # validated: a bad shape is an error record
 
 
 def _key(explicit: str | None) -> str | None:
