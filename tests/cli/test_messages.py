@@ -46,7 +46,7 @@ def test_usage_error_is_an_error_line_and_a_hint(capsys: pytest.CaptureFixture[s
     assert err[0].startswith("error: No such option: --no-such-option")
     assert err[1] == "hint: `proctor run --help` lists the options"
     assert main(["run", "x.jsonl"]) == 2
-    assert capsys.readouterr().err.startswith("error: Missing option '--model'")
+    assert capsys.readouterr().err == "error: give DATASETs and --model (or --config LLMWC.yaml)\n"
 
 
 def test_refusals_and_bad_input_are_error_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,5 @@
-"""The one style of what proctor says on stderr besides results: `error: …`, `warning: …`, `hint: …`.
+"""The one style of what proctor says on stderr besides results: `error: …`, `warning: …`, `hint: …`
+(what to do next) and `note: …` (what proctor did on the user's behalf, e.g. a field it filled in).
 
 Every such line starts with its kind, lower case, then a colon; a located problem keeps its
 `path:line: message` right after (`error: items.jsonl:3: response: missing`), so `grep '^error:'`
@@ -15,7 +16,7 @@ import sys
 from ..errors import InputError, ProctorError
 from ..termsafe import escape_control
 
-ERROR, WARNING, HINT = "error", "warning", "hint"
+ERROR, WARNING, HINT, NOTE = "error", "warning", "hint", "note"
 
 
 def line(kind: str, message: str) -> str:
@@ -39,6 +40,10 @@ def warning(message: str) -> None:
 
 def hint(message: str) -> None:
     _say(HINT, message)
+
+
+def note(message: str) -> None:
+    _say(NOTE, message)
 
 
 def report_error(e: ProctorError) -> None:
@@ -71,4 +76,4 @@ def deprecated(old: str, new: str) -> None:
     warning(f"{old} is deprecated and will be removed after 0.2; use {new}")
 
 
-__all__ = ["deprecated", "error", "hint", "line", "report_error", "route_log_warnings", "warning"]
+__all__ = ["deprecated", "error", "hint", "line", "note", "report_error", "route_log_warnings", "warning"]

@@ -37,9 +37,16 @@ TINY_EXAMPLES = """Example:
 GENERATION = "Generation (--mode generate)"
 
 
-Datasets = Annotated[list[str], typer.Argument(
+Datasets = Annotated[list[str] | None, typer.Argument(
     metavar="DATASET...", show_default=False,
-    help="Built-in benchmark names (`proctor datasets`) or files/directories in any proctor format.")]
+    help="Built-in benchmark names (`proctor datasets`) or files/directories in any proctor format (required "
+         "unless --config).")]
+RunModel = Annotated[str | None, typer.Option(
+    "--model", "-m", metavar="SPEC", show_default=False,
+    help="Model: hf:PATH-OR-HUB-ID, openai:MODEL, anthropic:MODEL or scripted:RULE (required unless --config).")]
+LlmwcConfig = Annotated[Path | None, typer.Option(
+    "--config", metavar="LLMWC.yaml",
+    help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
 RunMode = Annotated[str, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks (did you mean)
     "generate: ask for an answer and extract it; logprob: score each choice's log-probability."))]
 PromptKind = Annotated[str | None, typer.Option(metavar="KIND", help=(
@@ -86,8 +93,8 @@ def tiny_model(
 
 @with_model_options
 def run(
-    datasets: Datasets,
-    model: options.ModelSpec,
+    datasets: Datasets = None,
+    model: RunModel = None,
     mode: RunMode = "generate",
     prompt: PromptKind = None,
     limit: options.Limit = None,
@@ -109,6 +116,7 @@ def run(
     no_history: options.NoHistory = False,
     progress: options.ShowProgress = None,
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
+    llmwc_config: LlmwcConfig = None,
     model_options: options.ModelOptions | None = None,
 ) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
@@ -120,6 +128,13 @@ def run(
 
     given = model_options or options.ModelOptions({})
     http = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
+    if llmwc_config is not None:  # llm-wc (proctor.llmwc): the config names the benchmark and the models
+        from .llmwc_cmds import run_config
+
+        run_config(llmwc_config, out, data_file, store, progress, **http)
+        return
+    if not datasets or model is None:
+        raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
     check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
         datasets=datasets, builtins=list(BUILTINS), model=model, judge=judge, mode=mode, prompt=prompt,
         limit=limit, limit_per_category=limit_per_category, epochs=epochs, temperature=temperature, top_p=top_p,
@@ -172,7 +187,7 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
             out / safe_component(task.name) if out is not None else None)  # a name from data stays inside -o
         log = evaluate(task, model, replace(config, out_dir=run_dir))
         if log.results is not None:
-            write_llmwc_layout(log)
+            write_llmwc_layout(log, task)
             print_results(log)
             typer.echo(plain(f"{task.name}: {accuracy_line(log.results)}  → {log.path}"))  # names from data
         status = max(status, error_status(log, max_error_rate))
