@@ -13,6 +13,7 @@ from typing import Any
 
 from ._http import HTTPModel, api_key, run_all
 from .base import Capability, GenerateRequest, Generation
+from .openai import merge_extra_body
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -56,37 +57,54 @@ class AnthropicModel(HTTPModel):
         return await run_all(requests, self._generate_one, lambda msg: Generation(error=msg))
 
     def body(self, r: GenerateRequest) -> dict[str, Any]:
-        """The Messages API request for `r`."""
+        """The Messages API request for `r`.
+
+        `thinking_budget` turns on extended thinking (`thinking.budget_tokens`); the API then accepts no
+        temperature or top_k, so neither is sent. `reasoning_effort`, `enable_thinking` and the penalties
+        have no Messages-API field (`reasoning.unsupported_settings` names them before a run)."""
         s = r.settings
-        system = "\n\n".join(m.content for m in r.messages if m.role == "system")
+        system = "\n\n".join(([s.system] if s.system else []) + [m.content for m in r.messages if m.role == "system"])
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": s.max_tokens if s.max_tokens is not None else self.default_max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in r.messages if m.role != "system"],
-            "temperature": s.temperature,
         }
+        if s.thinking_budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": s.thinking_budget}
+        else:
+            body["temperature"] = s.temperature
+            if s.top_k is not None:
+                body["top_k"] = s.top_k
         if system:
             body["system"] = system
         if s.top_p is not None:
             body["top_p"] = s.top_p
         if s.stop:
             body["stop_sequences"] = list(s.stop)
-        return body
+        return merge_extra_body(body, s.extra_body)
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
         data, latency = await self.http.post("/v1/messages", self.body(r))
-        blocks = data["content"]
-        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-        thinking = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
-        usage = data.get("usage") or {}
-        return Generation(
-            text=text,
-            finish_reason=data.get("stop_reason"),
-            input_tokens=usage.get("input_tokens"),
-            output_tokens=usage.get("output_tokens"),
-            reasoning=thinking or None,
-            latency_s=latency,
-        )
+        return parse_message(data, latency)
+
+
+def parse_message(data: dict[str, Any], latency: float | None = None) -> Generation:
+    """A Generation from a Messages API response: text blocks are the answer, thinking blocks the reasoning
+    (redacted thinking is noted, its encrypted content is not kept)."""
+    blocks = data["content"]
+    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    thinking = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
+    if any(b.get("type") == "redacted_thinking" for b in blocks):
+        thinking += "\n[redacted thinking]" if thinking else "[redacted thinking]"
+    usage = data.get("usage") or {}
+    return Generation(
+        text=text,
+        finish_reason=data.get("stop_reason"),
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        reasoning=thinking or None,
+        latency_s=latency,
+    )
 
 
 def _key(explicit: str | None) -> str | None:

@@ -13,7 +13,7 @@ OPENAI_API_KEY and is never logged or described.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import CapabilityError, ProctorError
@@ -23,8 +23,10 @@ from .base import (
     Capability,
     GenerateRequest,
     Generation,
+    GenerationSettings,
     Loglikelihood,
     LoglikelihoodRequest,
+    Message,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -95,41 +97,26 @@ class OpenAIModel(HTTPModel):
         return await run_all(requests, self._generate_one, lambda msg: Generation(error=msg))
 
     def _settings(self, r: GenerateRequest) -> dict[str, Any]:
-        s = r.settings
-        body: dict[str, Any] = {"model": self.model, "temperature": s.temperature}
-        if s.top_p is not None:
-            body["top_p"] = s.top_p
-        if s.max_tokens is not None:
-            body["max_tokens"] = s.max_tokens
-        if s.stop:
-            body["stop"] = list(s.stop)
-        if s.seed is not None:
-            body["seed"] = s.seed
-        return body
+        return sampling_body(self.model, r.settings, chat=self.chat)
+
+    def chat_body(self, r: GenerateRequest) -> dict[str, Any]:
+        """The `/v1/chat/completions` request for `r` (also what a Batch API line carries)."""
+        body = self._settings(r)
+        body["messages"] = [{"role": m.role, "content": m.content} for m in with_system(r)]
+        return merge_extra_body(body, r.settings.extra_body)
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
-        body = self._settings(r)
         if self.chat:
-            body["messages"] = [{"role": m.role, "content": m.content} for m in r.messages]
-            data, latency = await self.http.post("/chat/completions", body)
-            choice = data["choices"][0]
-            msg = choice["message"]
-            text = msg.get("content") or ""
-            reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-        else:
-            body["prompt"] = "\n\n".join(m.content for m in r.messages)
-            data, latency = await self.http.post("/completions", body)
-            choice = data["choices"][0]
-            text, reasoning = choice.get("text") or "", None
+            data, latency = await self.http.post("/chat/completions", self.chat_body(r))
+            return parse_chat_completion(data, latency)
+        body = self._settings(r)
+        body["prompt"] = "\n\n".join(m.content for m in with_system(r))
+        data, latency = await self.http.post("/completions", merge_extra_body(body, r.settings.extra_body))
+        choice = data["choices"][0]
         usage = data.get("usage") or {}
-        return Generation(
-            text=text,
-            finish_reason=choice.get("finish_reason"),
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
-            latency_s=latency,
-        )
+        return Generation(text=choice.get("text") or "", finish_reason=choice.get("finish_reason"),
+                          input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
+                          latency_s=latency)
 
     # -- log-likelihood -----------------------------------------------------------------------------
 
@@ -144,6 +131,58 @@ class OpenAIModel(HTTPModel):
         data, _ = await self.http.post("/completions", self._echo_body(r.context + r.continuation))
         tokens = parse_echo_logprobs(data["choices"][0]["logprobs"])
         return continuation_score(r.context, r.continuation, tokens)
+
+
+def sampling_body(model: str, s: GenerationSettings, *, chat: bool = True) -> dict[str, Any]:
+    """Model and sampling fields of a chat or text completions request, in the OpenAI wire format.
+
+    `reasoning_effort` is OpenAI's (also vLLM's and SGLang's for gpt-oss); `enable_thinking` becomes
+    `chat_template_kwargs` (vLLM / SGLang, e.g. Qwen3); `top_k` and `min_p` are vLLM / SGLang extensions."""
+    body: dict[str, Any] = {"model": model, "temperature": s.temperature}
+    optional = {"top_p": s.top_p, "max_tokens": s.max_tokens, "seed": s.seed, "top_k": s.top_k, "min_p": s.min_p,
+                "presence_penalty": s.presence_penalty, "frequency_penalty": s.frequency_penalty}
+    body |= {k: v for k, v in optional.items() if v is not None}
+    if s.stop:
+        body["stop"] = list(s.stop)
+    if chat and s.reasoning_effort is not None:
+        body["reasoning_effort"] = s.reasoning_effort
+    if chat and s.enable_thinking is not None:
+        body["chat_template_kwargs"] = {"enable_thinking": s.enable_thinking}
+    return body
+
+
+def with_system(r: GenerateRequest) -> list[Message]:
+    """The request's messages, after the settings' system prompt when one is set."""
+    system = r.settings.system
+    return ([Message("system", system)] if system else []) + list(r.messages)
+
+
+def merge_extra_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` with `extra` merged in; nested objects are merged key by key, `extra` wins on conflicts."""
+    out = dict(body)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_extra_body(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_chat_completion(data: dict[str, Any], latency: float | None = None) -> Generation:
+    """A Generation from a chat completion response; `reasoning_content` (vLLM, SGLang, DeepSeek) or
+    `reasoning` (OpenRouter, newer vLLM) is kept apart from the answer."""
+    choice = data["choices"][0]
+    msg = choice["message"]
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    usage = data.get("usage") or {}
+    return Generation(
+        text=msg.get("content") or "",
+        finish_reason=choice.get("finish_reason"),
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+        latency_s=latency,
+    )
 
 
 def _key(explicit: str | None) -> str | None:
