@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 import httpx
 
 from ..errors import ProctorError
+from ._aimd import AdaptiveLimit
 from .base import ModelBase
 
 log = logging.getLogger("proctor.models.http")
@@ -239,6 +240,7 @@ class HTTPBackend:
         self.pool = EndpointPool(urls)
         self._headers = headers  # may hold the API key: kept private, never logged
         self.concurrency = concurrency
+        self.limiter = AdaptiveLimit(concurrency)  # backs off on 429s; `limiter.current` for progress bars
         self.policy = policy
         self.stats = CallStats()
         self._rng = random.Random(seed)
@@ -271,7 +273,7 @@ class HTTPBackend:
         attempt = 1
         while True:
             try:
-                return await self._attempt(path, body)
+                return await self._limited_attempt(path, body)
             except RequestFailed as e:
                 if not e.retryable or attempt > self.policy.max_retries:
                     self.stats.errors += 1
@@ -281,6 +283,21 @@ class HTTPBackend:
                 self.stats.retries += 1
                 attempt += 1
                 await asyncio.sleep(delay)
+
+    async def _limited_attempt(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """One attempt inside the adaptive in-flight limit (models/_aimd.py): a 429 lowers it, successes
+        raise it back; a request waiting to retry holds no place."""
+        ticket = await self.limiter.acquire()
+        try:
+            result = await self._attempt(path, body)
+        except RequestFailed as e:
+            if e.status == 429:
+                self.limiter.throttled(ticket, e.retry_after)
+            raise
+        finally:
+            self.limiter.release()
+        self.limiter.succeeded()
+        return result
 
     async def _attempt(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         slots = self._queue()
