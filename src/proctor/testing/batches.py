@@ -75,7 +75,6 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, bytes]:
 
 
 def _error(message: str, status: int, kind: str = "invalid_request_error") -> Response:
-    from starlette import responses
     from starlette.responses import JSONResponse
 
     return JSONResponse({"error": {"message": message, "type": kind}}, status)
@@ -84,8 +83,8 @@ def _error(message: str, status: int, kind: str = "invalid_request_error") -> Re
 def batch_routes(store: BatchStore, config: Callable[[], Any], chat: Handler, messages: Handler,
                  authorized: Callable[[Any], bool], count: Callable[[str], None]) -> list[Any]:
     """The batch endpoints of both providers, for `build_app` to mount."""
-    from starlette.requests import Request
     from starlette import responses
+    from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
