@@ -169,27 +169,28 @@ def _table(path: Path, root: object) -> PriceTable:
     models = top.get("models")
     if not isinstance(models, yaml.MappingNode) or not models.value:
         raise InputError.at(path, "'models' must map model specs to prices", _line(models or root), "models")
-    entries = [_entry(path, k.value, v, currency) for k, v in models.value]
+    entries = [_entry(path, k.value, v, currency, _line(k)) for k, v in models.value]
     return PriceTable(tuple(entries))
 
 
 _ENTRY_KEYS = ("input", "output", "batch_input", "batch_output")
 
 
-def _entry(path: Path, pattern: str, node: object, currency: str) -> PriceEntry:
+def _entry(path: Path, pattern: str, node: object, currency: str, line: int | None) -> PriceEntry:
     import yaml
 
     if not isinstance(node, yaml.MappingNode):
-        raise InputError.at(path, "expected input: and output: prices per million tokens", _line(node), pattern)
+        raise InputError.at(path, "expected input: and output: prices per million tokens", line, pattern)
     fields = {k.value: v for k, v in node.value}
-    for key in fields:
-        if key not in _ENTRY_KEYS:
-            raise InputError.at(path, f"unknown key {key!r} (expected {', '.join(_ENTRY_KEYS)})", _line(node), pattern)
+    for key_node, _ in node.value:
+        if key_node.value not in _ENTRY_KEYS:
+            raise InputError.at(path, f"unknown key {key_node.value!r} (expected {', '.join(_ENTRY_KEYS)})",
+                                _line(key_node), pattern)
     for key in ("input", "output"):
         if key not in fields:
-            raise InputError.at(path, f"missing {key}: (price per million tokens)", _line(node), pattern)
+            raise InputError.at(path, f"missing {key}: (price per million tokens)", line, pattern)
     amounts = {k: _amount(path, pattern, k, v) for k, v in fields.items()}
-    source = f"{path}:{_line(node)}"
+    source = f"{path}:{line}"
     price = Price(amounts["input"], amounts["output"], currency, source)
     batch = None
     if "batch_input" in amounts or "batch_output" in amounts:
