@@ -63,7 +63,6 @@ _SUPPORTED: dict[str, frozenset[str]] = {
     "openai": frozenset({"reasoning_effort", "enable_thinking", "top_k", "min_p", "presence_penalty",
                          "frequency_penalty", "system", "extra_body"}),
     "anthropic": frozenset({"thinking_budget", "top_k", "system", "extra_body"}),
-    "scripted": frozenset({"system"}),
 }
 
 

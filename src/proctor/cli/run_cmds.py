@@ -9,6 +9,13 @@ from typing import Annotated
 import typer
 
 from ..errors import ProctorError
+from .options import (
+    ENABLE_THINKING_HELP,
+    EXTRA_BODY_HELP,
+    REASONING_EFFORT_HELP,
+    SYSTEM_HELP,
+    THINKING_BUDGET_HELP,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +53,16 @@ def run(
     max_tokens: Annotated[int | None, typer.Option()] = 1024,
     stop: Annotated[list[str] | None, typer.Option(help="Stop sequence (repeatable).")] = None,
     gen_seed: Annotated[int | None, typer.Option(help="Sampling seed sent to the model.")] = None,
+    reasoning_effort: Annotated[str | None, typer.Option(help=REASONING_EFFORT_HELP)] = None,
+    enable_thinking: Annotated[bool | None, typer.Option("--enable-thinking/--disable-thinking",
+                                                         help=ENABLE_THINKING_HELP)] = None,
+    thinking_budget: Annotated[int | None, typer.Option(min=1, help=THINKING_BUDGET_HELP)] = None,
+    top_k: Annotated[int | None, typer.Option(min=1)] = None,
+    min_p: Annotated[float | None, typer.Option(min=0.0, max=1.0)] = None,
+    presence_penalty: Annotated[float | None, typer.Option()] = None,
+    frequency_penalty: Annotated[float | None, typer.Option()] = None,
+    system: Annotated[str | None, typer.Option(help=SYSTEM_HELP)] = None,
+    extra_body: Annotated[str | None, typer.Option(help=EXTRA_BODY_HELP)] = None,
     judge: Annotated[str | None, typer.Option(help="Model spec of the LLM judge for prose items.")] = None,
     judge_agreement: Annotated[int, typer.Option(
         help="Also judge the first N exact-answer items and report judge/exact-match agreement.")] = 0,
@@ -66,13 +83,18 @@ def run(
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings, get_model
     from ..runner import RunConfig, accuracy_line, evaluate
-    from .options import model_options
+    from .options import model_options, reasoning_settings
     from .summary import print_results
 
     if mode not in ("generate", "logprob"):
         raise ProctorError(f"--mode must be generate or logprob, not {mode!r}")
     if data_file is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
+    reasoning = reasoning_settings(
+        model, reasoning_effort=reasoning_effort, enable_thinking=enable_thinking, thinking_budget=thinking_budget,
+        top_k=top_k, min_p=min_p, presence_penalty=presence_penalty, frequency_penalty=frequency_penalty,
+        system=system, extra_body=extra_body, max_tokens=max_tokens,
+    )
     kw = model_options(
         model, base_urls=base_url, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
         batch_size=batch_size, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
@@ -81,7 +103,8 @@ def run(
     the_judge = get_model(judge, **model_options(judge, base_urls=base_url, concurrency=concurrency,
                                                   timeout=timeout, max_retries=max_retries)) if judge else None
     settings = GenerationSettings(
-        temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed
+        temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed,
+        **reasoning,
     )
     tasks = [
         load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category)
