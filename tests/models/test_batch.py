@@ -51,7 +51,8 @@ def provider(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def server(srv: LocalServer) -> LocalServer:
-    srv.configure(responder="first", poison=None, batch_polls=2, batch_expire=False, reasoning=None, fault_rate=0.0)
+    srv.configure(responder="first", poison=None, batch_polls=2, batch_expire=False, reasoning=None, fault_rate=0.0,
+                  api_key=None)
     return srv
 
 
@@ -156,12 +157,20 @@ KILLED_CLIENT = textwrap.dedent("""
 """)
 
 
+def recorded(state_dir: Path) -> bool:
+    """The state file names an accepted batch (not only the intent to submit one)."""
+    try:
+        return any(j["batch_id"] for j in state(state_dir))
+    except (OSError, ValueError):
+        return False
+
+
 def kill_while_polling(code: str, state_dir: Path) -> None:
     """Run a batch client in its own process and kill -9 it once it has recorded its batch and is polling."""
     proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC})
     try:
         deadline = time.monotonic() + 60
-        while not (state_dir / STATE_FILE).exists():
+        while not recorded(state_dir):
             assert proc.poll() is None and time.monotonic() < deadline, "the client never recorded its batch"
             time.sleep(0.02)
         time.sleep(0.2)  # it is polling now
@@ -207,5 +216,56 @@ async def test_submission_failure_is_error_records_not_a_crash(server: LocalServ
     server.configure(api_key="right-key")
     gens = await PROVIDERS[provider](server, tmp_path).generate(questions(2))
     assert all("batch not submitted" in (g.error or "") and "401" in (g.error or "") for g in gens)
-    assert not (tmp_path / STATE_FILE).exists()
-    server.configure(api_key=None)
+    assert state(tmp_path) == []  # the intent to submit was withdrawn: nothing to resume
+
+
+class Killed(BaseException):
+    """Stands for kill -9 at one exact instant (a BaseException: nothing catches it on the way out)."""
+
+
+async def test_kill_between_acceptance_and_record_is_settled_next_run(server: LocalServer, provider: str,
+                                                                      tmp_path: Path, monkeypatch: Any) -> None:
+    """The provider accepted the batch but proctor died before writing its id: OpenAI's batch is found
+    again by its metadata (not paid twice); Message Batches carry no metadata, so it is submitted again."""
+    model = PROVIDERS[provider](server, tmp_path)
+    real_submit = model.batches.submit
+
+    async def accepted_then_killed(*args: Any) -> Any:
+        await real_submit(*args)
+        raise Killed
+
+    monkeypatch.setattr(model.batches, "submit", accepted_then_killed)
+    before = created(server, provider)
+    with pytest.raises(Killed):
+        await model.generate(questions(3))
+    [intent] = state(tmp_path)
+    assert intent["status"] == "submitting" and intent["batch_id"] == ""
+    assert created(server, provider) == before + 1
+    gens = await PROVIDERS[provider](server, tmp_path).generate(questions(3))
+    assert all(g.error is None for g in gens)
+    paid = {"openai": 1, "anthropic": 2}[provider]
+    assert created(server, provider) == before + paid
+    assert [j["status"] != "submitting" for j in state(tmp_path)] == [True]
+
+
+async def test_batch_refused_as_a_whole_is_error_records(server: LocalServer, tmp_path: Path) -> None:
+    """A batch whose input file fails validation ends 'failed': every request is an error record saying why."""
+    from proctor.models.batch import BatchJob
+    from proctor.models.batch_openai import _update
+
+    model = PROVIDERS["openai"](server, tmp_path)
+    bad = b'{"custom_id": "a", "method": "POST", "url": "/v1/chat/completions", "body": {}}\nnot json\n'
+    batch = upload_and_create(server, bad)
+    assert batch["status"] == "failed" and batch["errors"]["data"][0]["line"] == 2
+    job = BatchJob("openai", batch["id"], ["a"], 0.0)
+    _update(job, batch)
+    assert job.ended and job.detail == "line 2: not a valid batch request line"
+    [(cid, gen)] = (await model.batches.collect(job)).items()
+    assert cid == "a" and "failed: line 2: not a valid batch request line" in (gen.error or "")
+
+
+def upload_and_create(srv: LocalServer, content: bytes) -> dict[str, Any]:
+    f = httpx.post(f"{srv.base_url}/files", data={"purpose": "batch"}, files={"file": ("b.jsonl", content)}, timeout=10)
+    body = {"input_file_id": f.json()["id"], "endpoint": "/v1/chat/completions", "completion_window": "24h"}
+    data: dict[str, Any] = httpx.post(f"{srv.base_url}/batches", json=body, timeout=10).json()
+    return data

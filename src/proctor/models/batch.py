@@ -38,6 +38,7 @@ log = logging.getLogger("proctor.models.batch")
 
 STATE_FILE = "batches.json"
 STATE_VERSION = 1
+SUBMITTING = "submitting"
 
 
 def request_ids(model: str, requests: Sequence[GenerateRequest]) -> list[str]:
@@ -68,6 +69,12 @@ class BatchJob:
     results_url: str | None = None
     failed_ids: list[str] = field(default_factory=list)  # collected with an error: the next run resubmits them
     detail: str | None = None  # why the provider refused the whole batch, when it did
+    submission: str | None = None  # the key sent with the batch (OpenAI metadata) to find it after a kill
+
+    @property
+    def submitting(self) -> bool:
+        """Recorded before submission, not yet confirmed: the provider may or may not hold it."""
+        return self.status == SUBMITTING
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BatchJob:
@@ -121,7 +128,12 @@ class BatchProvider(Protocol):
     name: str
     max_requests: int  # per batch
 
-    async def submit(self, items: Sequence[tuple[str, GenerateRequest]]) -> BatchJob: ...
+    async def submit(self, items: Sequence[tuple[str, GenerateRequest]], submission: str) -> BatchJob: ...
+
+    async def recover(self, intent: BatchJob) -> BatchJob | None:
+        """The batch submitted for `intent` (recorded before a submission that was cut off), if the
+        provider has it; None when it does not (or cannot tell)."""
+        ...
 
     async def poll(self, job: BatchJob) -> None:
         """Refresh `job.status` (and `job.ended`, file ids, results URL) from the provider."""
@@ -145,6 +157,8 @@ async def run_batched(requests: Sequence[GenerateRequest], model: str, provider:
     ids = request_ids(model, requests)
     by_id = dict(zip(ids, requests, strict=True))
     state = BatchState.load(options.state_path)
+    for intent in [j for j in state.jobs if j.submitting]:
+        await _settle_intent(intent, provider, state)
     jobs, todo = state.covering(ids)
     if jobs:
         log.info("resuming %d recorded batch(es) from %s", len(jobs), options.state_path)
@@ -152,12 +166,10 @@ async def run_batched(requests: Sequence[GenerateRequest], model: str, provider:
     for start in range(0, len(todo), provider.max_requests):
         chunk = todo[start:start + provider.max_requests]
         try:
-            job = await provider.submit([(cid, by_id[cid]) for cid in chunk])
+            job = await _submit(provider, state, [(cid, by_id[cid]) for cid in chunk])
         except ProctorError as e:  # nothing was accepted: these requests are error records, nothing is lost
             results |= {cid: Generation(error=f"batch not submitted: {e}") for cid in chunk}
             continue
-        state.jobs.append(job)
-        state.save()  # before anything else: a kill from here on resumes this batch
         jobs.append(job)
         log.info("submitted %s batch %s (%d requests)", provider.name, job.batch_id, len(chunk))
     for job in await _wait(jobs, provider, state, options):
@@ -167,6 +179,53 @@ async def run_batched(requests: Sequence[GenerateRequest], model: str, provider:
             log.warning("could not read the results of %s batch %s (%s); the next run reads them again",
                         provider.name, job.batch_id, e)
     return [results.get(cid) or _missing(cid, jobs, options) for cid in ids]
+
+
+async def _submit(provider: BatchProvider, state: BatchState, items: list[tuple[str, GenerateRequest]]) -> BatchJob:
+    """Record the intent, submit, record the batch: a kill at any point leaves a state the next run settles."""
+    ids = [cid for cid, _ in items]
+    key = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:32] + f"-{int(time.time())}"
+    intent = BatchJob(provider.name, "", ids, time.time(), status=SUBMITTING, submission=key)
+    state.jobs.append(intent)
+    state.save()
+    try:
+        job = await provider.submit(items, key)
+    except ProctorError:
+        found = await _recover_quietly(provider, intent)  # it may have been accepted before the error
+        if found is None:
+            state.jobs.remove(intent)
+            state.save()
+            raise
+        job = found
+    state.jobs[state.jobs.index(intent)] = job
+    state.save()
+    return job
+
+
+async def _recover_quietly(provider: BatchProvider, intent: BatchJob) -> BatchJob | None:
+    try:
+        return await provider.recover(intent)
+    except ProctorError as e:
+        log.warning("%s batch submission failed and the provider could not be asked whether it was accepted "
+                    "(%s); its requests are error records and the next run submits them", provider.name, e)
+        return None
+
+
+async def _settle_intent(intent: BatchJob, provider: BatchProvider, state: BatchState) -> None:
+    """A submission a previous run began but never confirmed: adopt the provider's batch, or forget it."""
+    try:
+        found = await provider.recover(intent)
+    except ProctorError as e:
+        raise ProctorError(f"{state.path}: a batch submission was cut off and the provider could not be asked "
+                           f"whether it holds it ({e}); run again when it answers") from None
+    if found is None:
+        log.warning("%s: a %s batch submission was cut off and the provider has no such batch; its %d requests "
+                    "will be submitted again", state.path, provider.name, len(intent.custom_ids))
+        state.jobs.remove(intent)
+    else:
+        log.info("%s: found the %s batch %s of a cut-off submission", state.path, provider.name, found.batch_id)
+        state.jobs[state.jobs.index(intent)] = found
+    state.save()
 
 
 async def _wait(jobs: list[BatchJob], provider: BatchProvider, state: BatchState,

@@ -31,7 +31,7 @@ class AnthropicBatches:
         self.model = model
         self.http = http
 
-    async def submit(self, items: Sequence[tuple[str, GenerateRequest]]) -> BatchJob:
+    async def submit(self, items: Sequence[tuple[str, GenerateRequest]], submission: str) -> BatchJob:
         body = {"requests": [{"custom_id": cid, "params": self.model.body(r)} for cid, r in items]}
         batch = await self.http.json("POST", PATH, json=body)
         job = BatchJob(self.name, batch["id"], [cid for cid, _ in items], time.time())
@@ -40,6 +40,11 @@ class AnthropicBatches:
 
     async def poll(self, job: BatchJob) -> None:
         _update(job, await self.http.json("GET", f"{PATH}/{job.batch_id}"))
+
+    async def recover(self, intent: BatchJob) -> BatchJob | None:
+        """Message Batches carry no metadata, so a batch accepted in the instant before a kill cannot be
+        told apart from others: None, and its requests are submitted again (logged)."""
+        return None
 
     async def collect(self, job: BatchJob) -> dict[str, Generation]:
         url = job.results_url or f"{PATH}/{job.batch_id}/results"

@@ -22,6 +22,8 @@ from .openai import OpenAIModel, parse_chat_completion
 
 ENDPOINT = "/v1/chat/completions"
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+SUBMISSION_KEY = "proctor_submission"
+RECOVER_PAGES = 20  # batches listed (100 a page) when looking for a cut-off submission
 
 
 class OpenAIBatches:
@@ -34,7 +36,7 @@ class OpenAIBatches:
         self.model = model
         self.http = http
 
-    async def submit(self, items: Sequence[tuple[str, GenerateRequest]]) -> BatchJob:
+    async def submit(self, items: Sequence[tuple[str, GenerateRequest]], submission: str) -> BatchJob:
         lines = [json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": self.model.chat_body(r)})
                  for cid, r in items]
         content = ("\n".join(lines) + "\n").encode()
@@ -42,10 +44,27 @@ class OpenAIBatches:
                                         files={"file": ("proctor-batch.jsonl", content, "application/jsonl")})
         batch = await self.http.json("POST", "/batches", json={
             "input_file_id": uploaded["id"], "endpoint": ENDPOINT, "completion_window": "24h",
-            "metadata": {"created_by": "proctor"}})
-        job = BatchJob(self.name, batch["id"], [cid for cid, _ in items], time.time(), input_file_id=uploaded["id"])
+            "metadata": {"created_by": "proctor", SUBMISSION_KEY: submission}})
+        job = BatchJob(self.name, batch["id"], [cid for cid, _ in items], time.time(), input_file_id=uploaded["id"],
+                       submission=submission)
         _update(job, batch)
         return job
+
+    async def recover(self, intent: BatchJob) -> BatchJob | None:
+        """Find the batch whose metadata carries the intent's submission key (the newest batches first)."""
+        after: str | None = None
+        for _ in range(RECOVER_PAGES):
+            page = await self.http.json("GET", "/batches", params={"limit": 100, **({"after": after} if after else {})})
+            for batch in page.get("data") or []:
+                if (batch.get("metadata") or {}).get(SUBMISSION_KEY) == intent.submission:
+                    job = BatchJob(self.name, batch["id"], intent.custom_ids, intent.submitted_at,
+                                   input_file_id=batch.get("input_file_id"), submission=intent.submission)
+                    _update(job, batch)
+                    return job
+            if not page.get("has_more") or not page.get("data"):
+                return None
+            after = page["data"][-1]["id"]
+        return None
 
     async def poll(self, job: BatchJob) -> None:
         _update(job, await self.http.json("GET", f"/batches/{job.batch_id}"))

@@ -1,7 +1,7 @@
 """The provider batch APIs in proctor's test server: OpenAI's Batch API and Anthropic's Message Batches.
 
 OpenAI: `POST /v1/files` (multipart, purpose=batch, a JSONL of {custom_id, method, url, body}),
-`POST /v1/batches`, `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, `GET /v1/files/{id}/content`
+`POST /v1/batches`, `GET /v1/batches` (list), `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, `GET /v1/files/{id}/content`
 (the output and error files). Anthropic: `POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`,
 `GET /v1/messages/batches/{id}/results` (JSONL), `POST /v1/messages/batches/{id}/cancel`.
 
@@ -46,6 +46,7 @@ class _Batch:
     counts: dict[str, int] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] | None = None
+    input_file_id: str | None = None
 
 
 @dataclass
@@ -145,7 +146,8 @@ def batch_routes(store: BatchStore, config: Callable[[], Any], chat: Handler, me
             return _error("input_file_id does not name an uploaded file", 400)
         if body.get("completion_window") != "24h" or body.get("endpoint") != "/v1/chat/completions":
             return _error("endpoint must be /v1/chat/completions and completion_window 24h", 400)
-        batch = _Batch(store.new_id("batch_"), "openai", [], int(time.time()), metadata=body.get("metadata"))
+        batch = _Batch(store.new_id("batch_"), "openai", [], int(time.time()), metadata=body.get("metadata"),
+                       input_file_id=body["input_file_id"])
         batch.errors = _read_openai_lines(content, batch.requests, body["endpoint"])
         if batch.errors:
             batch.status, batch.ended = "failed", True
@@ -159,6 +161,19 @@ def batch_routes(store: BatchStore, config: Callable[[], Any], chat: Handler, me
             return _error("no such batch", 404)
         await advance(batch)
         return JSONResponse(_openai_view(batch))
+
+    async def list_openai(request: Request) -> Response:
+        """Newest first, `limit` a page, continuing `after` an id (as OpenAI pages its list)."""
+        newest = [b for b in reversed(store.batches.values()) if b.kind == "openai"]
+        after = request.query_params.get("after")
+        if after:
+            ids = [b.id for b in newest]
+            newest = newest[ids.index(after) + 1:] if after in ids else []
+        limit = int(request.query_params.get("limit", "20"))
+        page = newest[:limit]
+        return JSONResponse({"object": "list", "data": [_openai_view(b) for b in page],
+                             "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None,
+                             "has_more": len(newest) > limit})
 
     async def cancel_openai(request: Request) -> Response:
         batch = store.batches.get(request.path_params["batch_id"])
@@ -211,6 +226,7 @@ def batch_routes(store: BatchStore, config: Callable[[], Any], chat: Handler, me
         Route("/v1/files", guarded(upload), methods=["POST"]),
         Route("/v1/files/{file_id}/content", guarded(file_content), methods=["GET"]),
         Route("/v1/batches", guarded(create_openai), methods=["POST"]),
+        Route("/v1/batches", guarded(list_openai), methods=["GET"]),
         Route("/v1/batches/{batch_id}", guarded(get_openai), methods=["GET"]),
         Route("/v1/batches/{batch_id}/cancel", guarded(cancel_openai), methods=["POST"]),
         Route("/v1/messages/batches", guarded(create_anthropic), methods=["POST"]),
@@ -290,6 +306,7 @@ async def _finish_anthropic(batch: _Batch, n_answer: int,
 
 def _openai_view(batch: _Batch) -> dict[str, Any]:
     return {"id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions", "completion_window": "24h",
+            "input_file_id": batch.input_file_id,
             "status": batch.status, "created_at": batch.created_at,
             "errors": {"object": "list", "data": batch.errors} if batch.errors else None,
             "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id,
