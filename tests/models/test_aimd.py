@@ -84,6 +84,6 @@ async def test_backs_off_against_a_rate_limited_server_and_recovers(srv: LocalSe
     srv.configure(capacity=None, latency=0.0)
     more = [GenerateRequest((Message("user", f"R{i}?\n(A) a"),)) for i in range(600)]
     assert all(g.error is None for g in await adaptive.generate(more))
-    assert adaptive.http.limiter.current == 32  # recovered to the configured concurrency
+    assert adaptive.in_flight_limit == 32  # recovered to the configured concurrency
     await adaptive.aclose()
     await fixed.aclose()

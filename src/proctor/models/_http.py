@@ -421,6 +421,11 @@ class HTTPModel(ModelBase):
     def stats(self) -> dict[str, int]:
         return self.http.stats.as_dict()
 
+    @property
+    def in_flight_limit(self) -> int:
+        """Requests allowed in flight now: `concurrency`, lowered after 429s (models/_aimd.py)."""
+        return self.http.limiter.current
+
     def describe(self) -> dict[str, Any]:
         p = self.http.policy
         return {
