@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
     from starlette.responses import Response
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]  # a server handler: JSON body -> starlette Response
@@ -81,110 +82,128 @@ def _error(message: str, status: int, kind: str = "invalid_request_error") -> Re
     return JSONResponse({"error": {"message": message, "type": kind}}, status)
 
 
+def _json(data: Any, status: int = 200) -> Response:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(data, status)
+
+
+def _raw(content: str | bytes, media_type: str) -> Response:
+    from starlette.responses import Response
+
+    return Response(content, media_type=media_type)
+
+
 def batch_routes(store: BatchStore, config: Callable[[], Any], chat: Handler, messages: Handler,
                  authorized: Callable[[Any], bool], count: Callable[[str], None]) -> list[Any]:
     """The batch endpoints of both providers, for `build_app` to mount."""
-    from starlette import responses
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
+    return BatchAPI(store, config, chat, messages, authorized, count).routes()
 
-    def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+
+class BatchAPI:
+    """The batch endpoints of both providers over one `BatchStore`; `routes()` is what `build_app` mounts."""
+
+    def __init__(self, store: BatchStore, config: Callable[[], Any], chat: Handler, messages: Handler,
+                 authorized: Callable[[Any], bool], count: Callable[[str], None]) -> None:
+        self.store, self.config, self.chat, self.messages = store, config, chat, messages
+        self.authorized, self.count = authorized, count
+
+    def guarded(self, handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            count(request.url.path)
-            if not authorized(request):
+            self.count(request.url.path)
+            if not self.authorized(request):
                 return _error("invalid API key", 401, "auth")
             return await handler(request)
 
         return endpoint
 
-    async def answer(kind: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        poison = config().poison
+    async def answer(self, kind: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        poison = self.config().poison
         if poison and poison in json.dumps(body):
             return 500, {"error": {"message": "poisoned request", "type": "server"}}
-        resp = await (chat(body) if kind == "openai" else messages(body))
+        resp = await (self.chat(body) if kind == "openai" else self.messages(body))
         return resp.status_code, json.loads(bytes(resp.body))
 
-    async def finish(batch: _Batch) -> None:
-        n_answer = len(batch.requests) // 2 if config().batch_expire else len(batch.requests)
+    async def finish(self, batch: _Batch) -> None:
+        n_answer = len(batch.requests) // 2 if self.config().batch_expire else len(batch.requests)
         if batch.kind == "openai":
-            await _finish_openai(store, batch, n_answer, answer)
+            await _finish_openai(self.store, batch, n_answer, self.answer)
         else:
-            await _finish_anthropic(batch, n_answer, answer)
+            await _finish_anthropic(batch, n_answer, self.answer)
         batch.ended = True
 
-    async def advance(batch: _Batch) -> None:
+    async def advance(self, batch: _Batch) -> None:
         """One status request: the batch moves on, and ends after `batch_polls` of them."""
         batch.polls += 1
         if not batch.ended and batch.status not in ("failed",):
             batch.status = "in_progress"
-            if batch.cancelled or batch.polls >= config().batch_polls:
-                await finish(batch)
+            if batch.cancelled or batch.polls >= self.config().batch_polls:
+                await self.finish(batch)
 
     # -- OpenAI ------------------------------------------------------------------------------------
 
-    async def upload(request: Request) -> Response:
+    async def upload(self, request: Request) -> Response:
         fields = parse_multipart(request.headers.get("content-type", ""), await request.body())
         if fields.get("purpose") != b"batch" or "file" not in fields:
             return _error("expected multipart fields purpose=batch and file", 400)
-        file_id = store.new_id("file-")
-        store.files[file_id] = fields["file"]
-        store.created["files"] += 1
-        return JSONResponse({"id": file_id, "object": "file", "bytes": len(fields["file"]), "purpose": "batch",
+        file_id = self.store.new_id("file-")
+        self.store.files[file_id] = fields["file"]
+        self.store.created["files"] += 1
+        return _json({"id": file_id, "object": "file", "bytes": len(fields["file"]), "purpose": "batch",
                              "created_at": int(time.time()), "filename": "batch.jsonl"})
 
-    async def file_content(request: Request) -> Response:
-        content = store.files.get(request.path_params["file_id"])
+    async def file_content(self, request: Request) -> Response:
+        content = self.store.files.get(request.path_params["file_id"])
         if content is None:
             return _error("no such file", 404)
-        return responses.Response(content, media_type="application/jsonl")
+        return _raw(content, media_type="application/jsonl")
 
-    async def create_openai(request: Request) -> Response:
+    async def create_openai(self, request: Request) -> Response:
         body = await request.json()
-        content = store.files.get(body.get("input_file_id", ""))
+        content = self.store.files.get(body.get("input_file_id", ""))
         if content is None:
             return _error("input_file_id does not name an uploaded file", 400)
         if body.get("completion_window") != "24h" or body.get("endpoint") != "/v1/chat/completions":
             return _error("endpoint must be /v1/chat/completions and completion_window 24h", 400)
-        batch = _Batch(store.new_id("batch_"), "openai", [], int(time.time()), metadata=body.get("metadata"),
+        batch = _Batch(self.store.new_id("batch_"), "openai", [], int(time.time()), metadata=body.get("metadata"),
                        input_file_id=body["input_file_id"])
         batch.errors = _read_openai_lines(content, batch.requests, body["endpoint"])
         if batch.errors:
             batch.status, batch.ended = "failed", True
-        store.batches[batch.id] = batch
-        store.created["openai"] += 1
-        return JSONResponse(_openai_view(batch))
+        self.store.batches[batch.id] = batch
+        self.store.created["openai"] += 1
+        return _json(_openai_view(batch))
 
-    async def get_openai(request: Request) -> Response:
-        batch = store.batches.get(request.path_params["batch_id"])
+    async def get_openai(self, request: Request) -> Response:
+        batch = self.store.batches.get(request.path_params["batch_id"])
         if batch is None or batch.kind != "openai":
             return _error("no such batch", 404)
-        await advance(batch)
-        return JSONResponse(_openai_view(batch))
+        await self.advance(batch)
+        return _json(_openai_view(batch))
 
-    async def list_openai(request: Request) -> Response:
+    async def list_openai(self, request: Request) -> Response:
         """Newest first, `limit` a page, continuing `after` an id (as OpenAI pages its list)."""
-        newest = [b for b in reversed(store.batches.values()) if b.kind == "openai"]
+        newest = [b for b in reversed(self.store.batches.values()) if b.kind == "openai"]
         after = request.query_params.get("after")
         if after:
             ids = [b.id for b in newest]
             newest = newest[ids.index(after) + 1:] if after in ids else []
         limit = int(request.query_params.get("limit", "20"))
         page = newest[:limit]
-        return JSONResponse({"object": "list", "data": [_openai_view(b) for b in page],
+        return _json({"object": "list", "data": [_openai_view(b) for b in page],
                              "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None,
                              "has_more": len(newest) > limit})
 
-    async def cancel_openai(request: Request) -> Response:
-        batch = store.batches.get(request.path_params["batch_id"])
+    async def cancel_openai(self, request: Request) -> Response:
+        batch = self.store.batches.get(request.path_params["batch_id"])
         if batch is None or batch.kind != "openai":
             return _error("no such batch", 404)
         batch.cancelled = True
-        return JSONResponse(_openai_view(batch))
+        return _json(_openai_view(batch))
 
     # -- Anthropic ---------------------------------------------------------------------------------
 
-    async def create_anthropic(request: Request) -> Response:
+    async def create_anthropic(self, request: Request) -> Response:
         body = await request.json()
         reqs = body.get("requests")
         if not isinstance(reqs, list) or not reqs:
@@ -192,49 +211,53 @@ def batch_routes(store: BatchStore, config: Callable[[], Any], chat: Handler, me
         ids = [r.get("custom_id") for r in reqs if isinstance(r, dict)]
         if len(ids) != len(reqs) or len(set(ids)) != len(ids) or not all(isinstance(i, str) and i for i in ids):
             return _error("every request needs a unique custom_id", 400)
-        batch = _Batch(store.new_id("msgbatch_"), "anthropic", [(r["custom_id"], r.get("params") or {}) for r in reqs],
+        batch = _Batch(self.store.new_id("msgbatch_"), "anthropic", [(r["custom_id"], r.get("params") or {}) for r in reqs],
                        int(time.time()))
-        store.batches[batch.id] = batch
-        store.created["anthropic"] += 1
-        return JSONResponse(_anthropic_view(batch, str(request.base_url)))
+        self.store.batches[batch.id] = batch
+        self.store.created["anthropic"] += 1
+        return _json(_anthropic_view(batch, str(request.base_url)))
 
-    async def get_anthropic(request: Request) -> Response:
-        batch = store.batches.get(request.path_params["batch_id"])
+    async def get_anthropic(self, request: Request) -> Response:
+        batch = self.store.batches.get(request.path_params["batch_id"])
         if batch is None or batch.kind != "anthropic":
             return _error("no such batch", 404)
-        await advance(batch)
-        return JSONResponse(_anthropic_view(batch, str(request.base_url)))
+        await self.advance(batch)
+        return _json(_anthropic_view(batch, str(request.base_url)))
 
-    async def anthropic_results(request: Request) -> Response:
-        batch = store.batches.get(request.path_params["batch_id"])
+    async def anthropic_results(self, request: Request) -> Response:
+        batch = self.store.batches.get(request.path_params["batch_id"])
         if batch is None or batch.kind != "anthropic" or not batch.ended:
             return _error("results are available once the batch has ended", 404)
         lines = "".join(json.dumps(r) + "\n" for r in batch.results)
-        return responses.Response(lines, media_type="application/binary")
+        return _raw(lines, media_type="application/binary")
 
-    async def cancel_anthropic(request: Request) -> Response:
-        batch = store.batches.get(request.path_params["batch_id"])
+    async def cancel_anthropic(self, request: Request) -> Response:
+        batch = self.store.batches.get(request.path_params["batch_id"])
         if batch is None or batch.kind != "anthropic":
             return _error("no such batch", 404)
         batch.cancelled = True
-        return JSONResponse(_anthropic_view(batch, str(request.base_url)))
+        return _json(_anthropic_view(batch, str(request.base_url)))
 
-    async def stats(_: Request) -> Response:
-        return JSONResponse({"created": store.created, "batches": {b.id: b.status for b in store.batches.values()}})
+    async def stats(self, _: Request) -> Response:
+        return _json({"created": self.store.created, "batches": {b.id: b.status for b in self.store.batches.values()}})
 
-    return [
-        Route("/v1/files", guarded(upload), methods=["POST"]),
-        Route("/v1/files/{file_id}/content", guarded(file_content), methods=["GET"]),
-        Route("/v1/batches", guarded(create_openai), methods=["POST"]),
-        Route("/v1/batches", guarded(list_openai), methods=["GET"]),
-        Route("/v1/batches/{batch_id}", guarded(get_openai), methods=["GET"]),
-        Route("/v1/batches/{batch_id}/cancel", guarded(cancel_openai), methods=["POST"]),
-        Route("/v1/messages/batches", guarded(create_anthropic), methods=["POST"]),
-        Route("/v1/messages/batches/{batch_id}", guarded(get_anthropic), methods=["GET"]),
-        Route("/v1/messages/batches/{batch_id}/results", guarded(anthropic_results), methods=["GET"]),
-        Route("/v1/messages/batches/{batch_id}/cancel", guarded(cancel_anthropic), methods=["POST"]),
-        Route("/stats/batches", stats, methods=["GET"]),
-    ]
+    def routes(self) -> list[Any]:
+        from starlette.routing import Route
+
+        guarded = self.guarded
+        return [
+            Route("/v1/files", guarded(self.upload), methods=["POST"]),
+            Route("/v1/files/{file_id}/content", guarded(self.file_content), methods=["GET"]),
+            Route("/v1/batches", guarded(self.create_openai), methods=["POST"]),
+            Route("/v1/batches", guarded(self.list_openai), methods=["GET"]),
+            Route("/v1/batches/{batch_id}", guarded(self.get_openai), methods=["GET"]),
+            Route("/v1/batches/{batch_id}/cancel", guarded(self.cancel_openai), methods=["POST"]),
+            Route("/v1/messages/batches", guarded(self.create_anthropic), methods=["POST"]),
+            Route("/v1/messages/batches/{batch_id}", guarded(self.get_anthropic), methods=["GET"]),
+            Route("/v1/messages/batches/{batch_id}/results", guarded(self.anthropic_results), methods=["GET"]),
+            Route("/v1/messages/batches/{batch_id}/cancel", guarded(self.cancel_anthropic), methods=["POST"]),
+            Route("/stats/batches", self.stats, methods=["GET"]),
+        ]
 
 
 def _read_openai_lines(content: bytes, into: list[tuple[str, dict[str, Any]]], endpoint: str) -> list[dict[str, Any]]:
