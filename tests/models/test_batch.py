@@ -269,3 +269,10 @@ def upload_and_create(srv: LocalServer, content: bytes) -> dict[str, Any]:
     body = {"input_file_id": f.json()["id"], "endpoint": "/v1/chat/completions", "completion_window": "24h"}
     data: dict[str, Any] = httpx.post(f"{srv.base_url}/batches", json=body, timeout=10).json()
     return data
+
+
+def test_openai_batch_backend_is_chat_only(tmp_path: Path) -> None:
+    from proctor.errors import ProctorError
+
+    with pytest.raises(ProctorError, match="chat=False is not supported"):
+        OpenAIBatchModel("m", base_url="http://127.0.0.1:9/v1", state_dir=tmp_path, chat=False)

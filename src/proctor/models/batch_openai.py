@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import ProctorError
 from .base import Capability, GenerateRequest, Generation
 from .batch import STATE_FILE, BatchHTTP, BatchJob, BatchOptions, jsonl_lines, run_batched
 from .openai import OpenAIModel, parse_chat_completion
@@ -119,6 +120,8 @@ class OpenAIBatchModel(OpenAIModel):
     def __init__(self, model: str, base_url: str | Sequence[str] | None = None, *, state_dir: str | Path,
                  poll_interval: float = 30.0, max_wait: float = 24 * 3600.0, api_key: str | None = None,
                  seed: int = 0, **kw: Any) -> None:
+        if not kw.get("chat", True):
+            raise ProctorError("the Batch API backend sends chat completions; chat=False is not supported")
         super().__init__(model, base_url, api_key=api_key, seed=seed, **kw)
         http = BatchHTTP(self.base_urls[0], self._headers(api_key), self.http.policy, seed)
         self.batches = OpenAIBatches(self, http)
