@@ -65,7 +65,7 @@ def child(data: Path, out: Path, store: Path) -> None:
     import proctor.runner
     from proctor.benchmarks.registry import load_task
     from proctor.models import get_model
-    from proctor.models.base import GenerateRequest, Generation
+    from proctor.models.base import GenerateRequest, Generation, ModelBase
     from proctor.runner import RunConfig, evaluate
 
     phases = {"fsync_s": 0.0, "finalize_s": 0.0, "append_samples_s": 0.0}
@@ -77,9 +77,10 @@ def child(data: Path, out: Path, store: Path) -> None:
     inner = get_model("scripted:random")
     calls = {"requests": 0}
 
-    class Counting:
+    class Counting(ModelBase):  # identity, probe, aclose: the Model protocol's defaults
         name = inner.name
         capabilities = inner.capabilities
+        preferred_chunk_size = 1024
 
         async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
             calls["requests"] += len(requests)

@@ -1,16 +1,16 @@
 """CachedModel: answers every request already made from the SQLite store; only misses reach the model.
 
-Keys come from `proctor.store.request_key` (model identity, request kind, full request with its
-generation settings). Errored responses are never stored, so a re-run retries exactly those.
+Keys come from `proctor.store.request_key` over the backend's declared `identity()` (never its URLs,
+keys or concurrency), the request kind and the full request with its generation settings. Errored responses are never stored, so a re-run retries exactly those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from .models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest, Model
-from .store import Store, model_identity, request_key
+from .store import Store, request_key
 
 _Req = TypeVar("_Req", GenerateRequest, LoglikelihoodRequest)
 _Resp = TypeVar("_Resp", Generation, Loglikelihood)
@@ -24,12 +24,22 @@ class CachedModel:
         self.store = store
         self.name = inner.name
         self.capabilities: frozenset[Capability] = inner.capabilities
-        self._identity = model_identity(inner)
+        self.preferred_chunk_size = inner.preferred_chunk_size
+        self._identity = inner.identity()
         self.hits = 0
         self.misses = 0
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
+
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    async def probe(self, needed: Iterable[Capability]) -> None:
+        await self.inner.probe(needed)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
     async def _through_cache(
         self, requests: Sequence[_Req], call: Callable[[list[_Req]], Awaitable[list[_Resp]]]
@@ -41,10 +51,12 @@ class CachedModel:
         self.misses += len(missing)
         out: list[Any] = [found.get(k) for k in keys]
         if missing:
-            fresh = await call([requests[i] for i in missing])
-            for i, resp in zip(missing, fresh, strict=True):
-                out[i] = resp
-            self.store.put_many((keys[i], resp) for i, resp in zip(missing, fresh, strict=True))
+            first = {keys[i]: i for i in reversed(missing)}  # a request repeated in one batch is asked once
+            unique = sorted(first.values())
+            fresh = dict(zip((keys[i] for i in unique), await call([requests[i] for i in unique]), strict=True))
+            for i in missing:
+                out[i] = fresh[keys[i]]
+            self.store.put_many(fresh.items())
         return out
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:

@@ -19,7 +19,7 @@ def write_llmwc_layout(log: RunLog) -> None:
     model = m.model
     name = str(model.get("model") or model.get("spec", "model")).split(":", 1)[-1]
     api_base = model.get("base_url") or (model.get("base_urls") or [None])[0]
-    overall = (log.results or {}).get("overall", {})
+    overall = log.results.overall if log.results else {}
     n_scored = int(overall.get("n_scored", 0))
     correct = sum(1 for s in log.samples if s.score == 1.0)
     request_params: dict[str, Any] = {k: v for k, v in m.generation.items() if k != "stop" or v}

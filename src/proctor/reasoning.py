@@ -59,16 +59,11 @@ def answer_text(gen: Generation) -> str | None:
     return split_reasoning(gen.text).answer
 
 
-_SUPPORTED: dict[str, frozenset[str]] = {
-    "openai": frozenset({"reasoning_effort", "enable_thinking", "top_k", "min_p", "presence_penalty",
-                         "frequency_penalty", "system", "extra_body"}),
-    "anthropic": frozenset({"thinking_budget", "top_k", "system", "extra_body"}),
-}
-
-
 def unsupported_settings(backend: str, settings: GenerationSettings) -> list[str]:
     """Problems with `settings` for `backend` (the spec prefix: openai, anthropic, hf…); empty when fine."""
-    allowed = _SUPPORTED.get(backend, frozenset())
+    from .models.registry import BACKENDS  # each backend declares the settings it can send
+
+    allowed = BACKENDS[backend].settings if backend in BACKENDS else frozenset()
     set_fields = [k for k in settings.as_dict() if k in _REASONING_FIELDS]
     problems = [f"{backend}: backend cannot send {_flag(k)}" for k in set_fields if k not in allowed]
     budget = settings.thinking_budget

@@ -13,15 +13,16 @@ import os
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from .errors import InputError
 from .textio import read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
-RUNLOG_VERSION = 1
+RUNLOG_VERSION = 2  # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop)
+RESULTS_SCHEMA_VERSION = 2
 
 
 class Outcome(StrEnum):
@@ -38,6 +39,112 @@ SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Ou
 
 class _Log(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+class _Details(BaseModel):
+    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
+    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and getattr(self, key, None) is not None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class GenerationDetails(_Details):
+    """An answer extracted from generated text and matched against the references."""
+
+    kind: Literal["generation"] = "generation"
+    accepted: list[str] | None = None
+    letters: str | None = None
+    compare: str | None = None  # "numeric" | "normalized"
+    matched_credit: float | None = None
+    rejected: Any = None  # what the extractor saw and refused
+    judge_check: dict[str, Any] | None = None  # the judge's verdict on an exact-answer item (agreement)
+
+
+class JudgeDetails(_Details):
+    """A prose answer graded by an LLM judge."""
+
+    kind: Literal["judge"] = "judge"
+    judge_model: str | None = None
+    judge_version: str | None = None
+    judge_grade: str | None = None
+    judge_reasoning: str | None = None
+    judge_thinking: str | None = None
+    judge_raw: str | None = None
+    judge_error: str | None = None
+
+
+class ChoiceDetails(_Details):
+    """Each option's log-likelihood after the question: acc (sum) and acc_norm (per character)."""
+
+    kind: Literal["choice"] = "choice"
+    gold: str | None = None
+    letters: list[str] | None = None
+    logprobs: dict[str, float] | None = None
+    logprobs_norm: dict[str, float] | None = None
+    n_tokens: dict[str, int] | None = None
+    is_greedy: dict[str, bool] | None = None
+    distribution: dict[str, float] | None = None
+    predicted_norm: str | None = None
+    tie: bool | None = None
+    tie_norm: bool | None = None
+    acc_norm_correct: bool | None = None
+
+
+class SuiteDetails(_Details):
+    """One probsem context: every query's log-prob, the normalised scores and the distribution."""
+
+    kind: Literal["suite"] = "suite"
+    queries: list[str] = Field(default_factory=list)
+    expected: int = -1
+    context: str = ""  # the context's own text
+    text: str = ""  # probsem's `text`: pretext, context and posttext
+    index: int = 0
+    logprobs: dict[str, float | None] = Field(default_factory=dict)
+    scores: list[float | None] = Field(default_factory=list)
+    ties: int = 0
+    tie_indexes: list[int] = Field(default_factory=list)
+    rows: list[dict[str, Any]] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
+    norm: str | None = None
+    temperature: float | None = None
+    join: str | None = None
+    distribution: list[float] | None = None
+
+
+def _details_kind(value: Any) -> str:
+    """The discriminator; proctor 0.1 samples (no `kind`) are recognised by their keys."""
+    if not isinstance(value, dict):
+        return str(getattr(value, "kind", "generation"))
+    if "kind" in value:
+        return str(value["kind"])
+    if "queries" in value:
+        return "suite"
+    if any(k in value for k in ("judge_grade", "judge_error", "judge_model")):
+        return "judge"
+    return "choice" if "logprobs" in value or "gold" in value else "generation"
+
+
+SampleDetails = Annotated[
+    Annotated[GenerationDetails, Tag("generation")]
+    | Annotated[JudgeDetails, Tag("judge")]
+    | Annotated[ChoiceDetails, Tag("choice")]
+    | Annotated[SuiteDetails, Tag("suite")],
+    Discriminator(_details_kind),
+]
 
 
 class Sample(_Log):
@@ -65,7 +172,7 @@ class Sample(_Log):
     latency_s: float | None = None
     finish_reason: str | None = None
     reasoning: str | None = None
-    details: dict[str, Any] = Field(default_factory=dict)  # mode-specific: choice log-probs, judge verdict…
+    details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
 
     @property
     def scored(self) -> bool:
@@ -81,7 +188,9 @@ class Manifest(_Log):
     git_sha: str | None = None
     dataset: dict[str, Any]  # name, source, revision, content_hash, n_items…
     model: dict[str, Any]  # spec + describe() of the backend
+    model_identity: dict[str, Any] = Field(default_factory=dict)  # what the cache key uses (Model.identity())
     mode: str
+    scorer: dict[str, Any] = Field(default_factory=dict)  # the Scorer's kind and settings (Scorer.identity())
     prompt_kind: str | None = None
     prompt_template_hash: str | None = None
     extractor_version: str | None = None
@@ -97,13 +206,63 @@ class Manifest(_Log):
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
 
 
+class Results(_Log):
+    """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
+
+    The metric blocks are `proctor.stats.summarize`'s; `errors` counts each distinct error message."""
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    overall: dict[str, Any] = Field(default_factory=dict)
+    by_category: dict[str, Any] = Field(default_factory=dict)
+    by_subcategory: dict[str, Any] = Field(default_factory=dict)
+    by_modality: dict[str, Any] = Field(default_factory=dict)
+    by_difficulty: dict[str, Any] = Field(default_factory=dict)
+    macro_accuracy: float | None = None
+    epochs: dict[str, Any] | None = None
+    calibration: dict[str, Any] | None = None
+    acc_norm: dict[str, Any] | None = None
+    judge_agreement: dict[str, Any] | None = None
+    errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
+
+    @property
+    def n_errors(self) -> int:
+        return sum(self.errors.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of results.json."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    # read access by key, for code that treats results.json as a mapping
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and getattr(self, key, None) is not None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
+    """Each distinct error message with how many samples it hit, most frequent first."""
+    counts: dict[str, int] = {}
+    for s in samples:
+        if s.outcome is Outcome.ERROR:
+            key = s.error or "unknown error"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 class RunLog(BaseModel):
     """A run read back from its directory."""
 
     path: Path
     manifest: Manifest
     samples: list[Sample] = Field(repr=False)  # a repr of 12k samples costs seconds (asyncio.run prints it)
-    results: dict[str, Any] | None = Field(default=None, repr=False)
+    results: Results | None = Field(default=None, repr=False)
 
 
 def append_samples(path: Path, samples: Sequence[Sample]) -> None:
@@ -142,8 +301,27 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     write_json_atomic(run_dir / MANIFEST, manifest.model_dump(mode="json"))
 
 
-def write_results(run_dir: Path, results: dict[str, Any]) -> None:
-    write_json_atomic(run_dir / RESULTS, results)
+def write_results(run_dir: Path, results: Results | dict[str, Any]) -> None:
+    """Write results.json from the one `Results` model (a mapping is validated into it first)."""
+    typed = results if isinstance(results, Results) else Results.model_validate(results)
+    write_json_atomic(run_dir / RESULTS, typed.as_dict())
+
+
+def read_results(run_dir: str | Path) -> Results | None:
+    """results.json as `Results`; None when absent. A 0.1 file (no schema_version) is refused clearly."""
+    path = Path(run_dir) / RESULTS
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise InputError.at(path, f"bad results: {e}") from None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise InputError.at(path, "written by proctor 0.1; re-run the same command to rewrite it")
+    try:
+        return Results.model_validate(data)
+    except ValueError as e:
+        raise InputError.at(path, f"bad results: {e}") from None
 
 
 def read_manifest(run_dir: str | Path) -> Manifest:
@@ -164,5 +342,4 @@ def read_run(run_dir: str | Path) -> RunLog:
     latest: dict[str, Sample] = {}
     for s in iter_samples(d / SAMPLES):
         latest[s.sample_id] = s
-    results = json.loads(read_text(d / RESULTS)) if (d / RESULTS).exists() else None
-    return RunLog(path=d, manifest=manifest, samples=list(latest.values()), results=results)
+    return RunLog(path=d, manifest=manifest, samples=list(latest.values()), results=read_results(d))

@@ -1,9 +1,13 @@
-"""evaluate(): plan → (cached) dispatch → score → log.
+"""evaluate(): plan → (cached) dispatch → score → log, for every kind of task.
 
-One pass over a Task with one model. Every finished sample is appended to `samples.jsonl` at once,
-so a crash, a kill -9 or a ctrl-C loses nothing finished; the same command run again resumes: samples
-already in the log are kept, errored ones are retried, and the request cache answers anything the
-model already did. Results are a pure function of the samples (`proctor.stats.summarize`).
+One pass over a Task with one model. The task's `Scorer` (generation + extraction, choice
+log-likelihood, probsem suite, LLM judge) says what each item needs from the model and how a sample
+is scored from the answers; this module does the rest the same way for all of them. Every answer is
+durable the moment it arrives: remote backends hand over one item per call (`preferred_chunk_size`),
+so its response is cached and its sample appended to `samples.jsonl` as soon as it is back, and a
+kill -9 repeats at most the requests in flight. The same command run again resumes: samples already in
+the log are kept, errored ones are retried, and the request cache answers anything the model already
+did. Results are a pure function of the samples (`proctor.stats.summarize`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import hashlib
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,21 +33,28 @@ from .runlog import (
     SAMPLES,
     Manifest,
     Outcome,
+    Results,
     RunLog,
     Sample,
     append_samples,
+    error_counts,
     iter_samples,
     read_manifest,
     read_run,
     write_manifest,
     write_results,
 )
-from .tasks import Task, text_hash
+from .scoring.base import Answer, Answered, Request, Scored, Scorer
+from .tasks import Task
 
 Mode = Literal["generate", "logprob"]
-# Samples are logged as each chunk of requests finishes: local backends batch within a chunk, while
-# remote ones (preferred_chunk_size = 1) log every answer the moment it arrives.
-DEFAULT_CHUNK_SIZE = 256
+DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
+DEFAULT_MAX_ERROR_RATE = 0.1  # a run with more errored samples than this exits non-zero
+FAIL_FAST_AFTER = 8  # when the first N answers all failed, stop: the failure hits every request
+
+
+class RunAborted(ProctorError):
+    """Every one of the first answers failed the same way (bad key, unknown model, unreachable host)."""
 
 
 @dataclass
@@ -60,226 +72,128 @@ class RunConfig:
     use_cache: bool = True
     store_path: Path | None = None  # None: proctor.store.default_store_path()
     record_history: bool = True
-    chunk_size: int | None = None  # requests per model call (default: the model's preferred_chunk_size)
+    chunk_size: int | None = None  # items per model call (default: the model's preferred_chunk_size)
     progress: bool | None = None  # None: only on a terminal
     command: list[str] | None = None
-
-    def identity(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "prompt_kind": self.prompt_kind,
-            "generation": self.settings.as_dict(),
-            "epochs": self.epochs,
-            "judge": self.judge.name if self.judge else None,
-            "judge_agreement": self.judge_agreement if self.judge else 0,
-        }
+    fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
 
 
 # ---------------------------------------------------------------- planning
 
 
-def _settings_for_epoch(settings: GenerationSettings, epoch: int, epochs: int) -> GenerationSettings:
-    """Sampled epochs differ by seed, so each is its own (cacheable, reproducible) request."""
-    if epochs > 1 and settings.temperature > 0:
-        return replace(settings, seed=(settings.seed or 0) + epoch)
-    return settings
+def build_scorer(task: Task, config: RunConfig, judge: Model | None = None) -> Scorer:
+    """The task's own scorer, else the one `config.mode` asks for (suites score as probsem does)."""
+    if task.scorer is not None:
+        return task.scorer
+    if config.mode == "logprob":
+        from .scoring.suites import SuiteScorer, is_suite_item
+
+        if task.items and all(is_suite_item(it) for it in task.items):
+            return SuiteScorer()
+        from .scoring.choice_logprob import ChoiceScorer
+
+        return ChoiceScorer()
+    kind = config.prompt_kind or task.prompts.kinds[0]
+    if judge is None:
+        from .scoring.scorers import GenerationScorer
+
+        return GenerationScorer(kind, config.settings, config.epochs)
+    from .scoring.judge import JudgeScorer
+
+    agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: config.judge_agreement]
+    return JudgeScorer(kind, config.settings, config.epochs, judge=judge, agreement_ids=frozenset(agreement))
 
 
-def _check_before_start(task: Task, model: Model, config: RunConfig) -> str | None:
-    """Refuse, before anything runs, what cannot work; return the prompt kind to use."""
+def _check_before_start(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> None:
+    """Refuse, before anything runs, what cannot work."""
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     if config.epochs < 1:
         raise ProctorError("--epochs must be at least 1")
-    if config.mode == "logprob":
-        require(model, Capability.LOGLIKELIHOOD, "a log-likelihood run scores each choice's log-probability")
-        from .scoring.choice_logprob import logprob_options
-
-        bad = [it.identifier for it in task.items if not logprob_options(it)]
-        if bad:
-            raise ProctorError(
-                f"--mode logprob needs closed-set items (choiceofN, boolean, ternary); {len(bad)} are not,"
-                f" e.g. {bad[0]}: use --mode generate"
-            )
-        return None
-    require(model, Capability.GENERATE, "a generation run asks the model for answers")
-    prose = [it for it in task.items if it.modality.needs_judge]
-    if prose and config.judge is None:
-        raise ProctorError(
-            f"{len(prose)} items ({prose[0].modality.value}, e.g. {prose[0].identifier}) are graded by an LLM judge:"
-            " pass --judge MODEL"
-        )
-    if config.judge is not None:
+    why = {Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
+           Capability.GENERATE: "a generation run asks the model for answers"}
+    require(model, scorer.capability, why[scorer.capability])
+    scorer.check(task)
+    if config.judge is not None and scorer.capability is Capability.GENERATE:
         require(config.judge, Capability.GENERATE, "the judge grades answers by generating a verdict")
-    kind = config.prompt_kind or task.prompts.kinds[0]
-    if kind not in task.prompts.kinds:
-        raise ProctorError(f"{task.name} has no prompt {kind!r}; it offers: {', '.join(task.prompts.kinds)}")
-    return kind
 
 
-def run_identity_hash(task: Task, model: Model, config: RunConfig) -> str:
-    key = {"dataset": task.content_hash, "model": model.name, **config.identity()}
+def run_identity_hash(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
+    key = {"dataset": task.content_hash, "model": model.name, "epochs": config.epochs, **scorer.identity()}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def default_run_dir(task: Task, model: Model, config: RunConfig) -> Path:
+def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> Path:
     """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
     safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in f"{task.name}__{model.name}")
-    return config.runs_root / f"{safe}__{run_identity_hash(task, model, config)}"
+    return config.runs_root / f"{safe}__{run_identity_hash(task, model, scorer, config)}"
 
 
 # ---------------------------------------------------------------- provenance
 
 
-def _template_hash(task: Task, kind: str | None) -> str:
-    """The chat template's hash; in logprob mode (no prompt kind) a hash of the exact contexts scored."""
-    if kind is not None:
-        return task.prompts.template_hash(kind)
-    return text_hash("logprob", *(task.prompts.logprob_context(item) for item in task.items))
-
-
-def _manifest(task: Task, model: Model, config: RunConfig, kind: str | None, run_id: str) -> Manifest:
+def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str) -> Manifest:
     from . import __version__
 
-    extractor_version = None
-    if config.mode == "generate":
-        from .scoring.extract import EXTRACTOR_VERSION
-
-        extractor_version = EXTRACTOR_VERSION
+    ident = scorer.identity()
+    extractor = ident.get("extractor") or (f"argmax-{ident['norm']}" if "norm" in ident else None)
     return Manifest(
         run_id=run_id,
         proctor_version=__version__,
         git_sha=git_sha(),
         dataset=task.provenance(),
         model=model.describe(),
-        mode=config.mode,
-        prompt_kind=kind,
-        prompt_template_hash=_template_hash(task, kind),
-        extractor_version=extractor_version,
+        model_identity=model.identity(),
+        mode=scorer.mode,
+        scorer=ident,
+        prompt_kind=ident.get("prompt_kind", "probsem-suite" if scorer.kind == "suite" else None),
+        prompt_template_hash=scorer.template_hash(task),
+        extractor_version=extractor,
         choice_order_seed=task.choice_order_seed,
-        generation=config.settings.as_dict() if config.mode == "generate" else {},
+        generation=config.settings.as_dict() if scorer.mode == "generate" else {},
         epochs=config.epochs,
-        judge=config.judge.describe() if config.judge else None,
+        judge=config.judge.describe() if config.judge and scorer.kind == "judge" else None,
         command=config.command,
         host=host_info(),
         started_at=utc_now(),
-        identity=config.identity(),
+        identity={"epochs": config.epochs, **ident},
     )
 
 
-# ---------------------------------------------------------------- scoring one chunk
+# ---------------------------------------------------------------- one chunk: ask, score, sample
 
 
-def _base_sample(task: Task, item: Item, epoch: int, mode: str) -> dict[str, Any]:
-    return {
-        "sample_id": f"{item.identifier}#{epoch}",
-        "item_id": item.identifier,
-        "epoch": epoch,
-        "dataset": task.name,
-        "category": item.category,
-        "subcategory": item.subcategory,
-        "modality": item.modality.value,
-        "difficulty": item.difficulty,
-        "mode": mode,
-        "reference": item.model_dump(mode="json")["response"],
-    }
+async def _ask(model: Model, capability: Capability, requests: Sequence[Request]) -> list[Answer]:
+    """Send one scorer's requests (all of one kind) to the model in one batch-first call."""
+    if capability is Capability.GENERATE:
+        gen = [r for r in requests if isinstance(r, GenerateRequest)]
+        return list(await model.generate(gen))
+    ll = [r for r in requests if isinstance(r, LoglikelihoodRequest)]
+    return list(await model.loglikelihood(ll))
 
 
-async def _generate_chunk(
-    task: Task,
-    model: Model,
-    judge: Model | None,
-    kind: str,
-    config: RunConfig,
-    plan: Sequence[tuple[Item, int]],
-    agreement_ids: frozenset[str] = frozenset(),
-) -> list[Sample]:
-    from .scoring.scorers import score_item
-
-    requests = [
-        GenerateRequest(task.prompts.messages(item, kind), _settings_for_epoch(config.settings, epoch, config.epochs))
-        for item, epoch in plan
-    ]
-    generations = await model.generate(requests)
-    samples: list[Sample | None] = [None] * len(plan)
-    to_judge: list[int] = []
-    for i, ((item, epoch), req, gen) in enumerate(zip(plan, requests, generations, strict=True)):
-        base = _base_sample(task, item, epoch, "generate") | {
-            "prompt": [{"role": m.role, "content": m.content} for m in req.messages],
-            "raw_output": gen.text if gen.error is None else None,
-            "input_tokens": gen.input_tokens,
-            "output_tokens": gen.output_tokens,
-            "latency_s": gen.latency_s,
-            "finish_reason": gen.finish_reason,
-            "reasoning": gen.reasoning,
-        }
-        if gen.error is not None:
-            samples[i] = Sample(**base, outcome=Outcome.ERROR, error=gen.error)
-        elif item.modality.needs_judge:
-            to_judge.append(i)
-            samples[i] = Sample(**base, outcome=Outcome.UNSCORED)  # replaced below
-        else:
-            s = score_item(item, gen.text)
-            samples[i] = Sample(
-                **base, outcome=s.outcome, score=s.score, extracted=s.extracted, extraction_rule=s.rule,
-                details=dict(s.details),
-            )
-    # exact-answer items picked for the judge-agreement check are judged too, in the same batch
-    to_check = [
-        i for i, s in enumerate(samples)
-        if s is not None and s.item_id in agreement_ids and s.epoch == 0 and s.scored and s.raw_output is not None
-    ]
-    if (to_judge or to_check) and judge is not None:
-        from .scoring.judge import judge_items
-
-        verdicts = await judge_items(judge, [(plan[i][0], generations[i].text) for i in to_judge + to_check])
-        for i, v in zip(to_judge, verdicts[: len(to_judge)], strict=True):
-            old = samples[i]
-            assert old is not None
-            samples[i] = old.model_copy(
-                update={
-                    "outcome": v.outcome, "score": v.score, "extracted": v.extracted,
-                    "extraction_rule": v.rule, "details": dict(v.details),
-                    "error": v.details.get("error") if v.outcome is Outcome.ERROR else None,
-                }
-            )
-        for i, v in zip(to_check, verdicts[len(to_judge) :], strict=True):
-            old = samples[i]
-            assert old is not None
-            check = {"outcome": v.outcome.value, "score": v.score, "details": dict(v.details)}
-            samples[i] = old.model_copy(update={"details": {**old.details, "judge_check": check}})
-    return [s for s in samples if s is not None]
+def _sample(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> Sample:
+    return Sample(
+        sample_id=f"{item.identifier}#{epoch}", item_id=item.identifier, epoch=epoch, dataset=task.name,
+        category=item.category, subcategory=item.subcategory, modality=item.modality.value,
+        difficulty=item.difficulty, mode=scorer.mode, reference=item.model_dump(mode="json")["response"],
+        prompt=v.prompt, raw_output=v.raw_output, extracted=v.extracted, extraction_rule=v.extraction_rule,
+        score=v.score, outcome=v.outcome, error=v.error, details=v.details, **v.usage,
+    )
 
 
-async def _logprob_chunk(task: Task, model: Model, plan: Sequence[tuple[Item, int]]) -> list[Sample]:
-    from .scoring.choice_logprob import choice_requests, score_choices
-
-    contexts = [task.prompts.logprob_context(item) for item, _ in plan]
-    per_item = [choice_requests(item, ctx) for (item, _), ctx in zip(plan, contexts, strict=True)]
-    flat: list[LoglikelihoodRequest] = [r for reqs in per_item for r in reqs]
-    results = await model.loglikelihood(flat)
-    samples: list[Sample] = []
-    offset = 0
-    for (item, epoch), ctx, reqs in zip(plan, contexts, per_item, strict=True):
-        res = results[offset : offset + len(reqs)]
+async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[tuple[Item, int]]) -> list[Sample]:
+    """Ask the model everything `plan` needs in one call, score each item, return its samples."""
+    per_item = [scorer.requests(task, item, epoch) for item, epoch in plan]
+    unique = list(dict.fromkeys(r for reqs in per_item for r in reqs))  # e.g. PMI's shared unconditionals
+    by_request = dict(zip(unique, await _ask(model, scorer.capability, unique), strict=True))
+    answers = [by_request[r] for reqs in per_item for r in reqs]
+    batch, offset = [], 0
+    for (item, epoch), reqs in zip(plan, per_item, strict=True):
+        batch.append(Answered(item, epoch, reqs, answers[offset : offset + len(reqs)]))
         offset += len(reqs)
-        base = _base_sample(task, item, epoch, "logprob") | {"prompt": ctx}
-        errors = [r.error for r in res if r.error is not None]
-        if errors:
-            samples.append(Sample(**base, outcome=Outcome.ERROR, error=errors[0]))
-            continue
-        predicted, correct, norm_correct, details = score_choices(item, res)
-        samples.append(
-            Sample(
-                **base,
-                outcome=Outcome.CORRECT if correct else Outcome.WRONG,
-                score=1.0 if correct else 0.0,
-                extracted=predicted,
-                extraction_rule="argmax-logprob",
-                details={**details, "acc_norm_correct": norm_correct},
-            )
-        )
-    return samples
+    verdicts = await scorer.score(task, batch)
+    return [_sample(task, a.item, a.epoch, scorer, v) for a, v in zip(batch, verdicts, strict=True)]
 
 
 # ---------------------------------------------------------------- the run
@@ -321,63 +235,88 @@ def _cached(model: Model, store: Any, config: RunConfig) -> Model:
     return CachedModel(model, store)
 
 
+@dataclass
+class _Tally:
+    """Answers seen this session: stops a run whose first answers all failed (the failure hits every one)."""
+
+    limit: int
+    seen: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def add(self, samples: Sequence[Sample]) -> None:
+        for s in samples:
+            self.seen += 1
+            if s.outcome is Outcome.ERROR:
+                self.errors[s.error or "unknown error"] += 1
+        if 0 < self.limit <= self.seen and sum(self.errors.values()) == self.seen:
+            message, count = self.errors.most_common(1)[0]
+            raise RunAborted(
+                f"the first {self.seen} answers all failed, so every request will: {message}"
+                + (f" ({count} of {self.seen})" if count < self.seen else "")
+                + "\nstopped early; fix the cause and run the same command again (nothing finished is lost)"
+            )
+
+
+async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[Item, int]], run_dir: Path,
+                    config: RunConfig, bar: Any, done: int) -> dict[str, Sample]:
+    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored."""
+    size = int(config.chunk_size or getattr(model, "preferred_chunk_size", None) or DEFAULT_CHUNK_SIZE)
+    chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
+    pending = [asyncio.ensure_future(score_chunk(task, model, scorer, c)) for c in chunks]
+    tally = _Tally(config.fail_fast_after if len(plan) > config.fail_fast_after else 0)  # small: just finish
+    by_id: dict[str, Sample] = {}
+    try:
+        for fut in asyncio.as_completed(pending):
+            finished = await fut
+            append_samples(run_dir / SAMPLES, finished)
+            by_id.update((s.sample_id, s) for s in finished)
+            bar.cache_hits = done + getattr(model, "hits", 0)
+            errors = sum(s.outcome is Outcome.ERROR for s in finished)
+            bar.advance(len(finished) - errors)
+            bar.advance(errors, error=True)
+            tally.add(finished)
+    finally:
+        for p in pending:
+            p.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    return by_id
+
+
 async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
-    """Run `task` on `model`; return the run log (also written to disk)."""
+    """Run `task` on `model` with the task's scorer; return the run log (also written to disk)."""
     config = config or RunConfig()
-    kind = _check_before_start(task, model, config)
-    probe = getattr(model, "probe", None)
-    if probe is not None:  # e.g. a chat-only endpoint cannot score log-likelihoods: say so before the run
-        await probe([Capability.LOGLIKELIHOOD if config.mode == "logprob" else Capability.GENERATE])
+    try:
+        scorer = build_scorer(task, config, config.judge)
+        _check_before_start(task, model, scorer, config)
+        await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
+        return await _evaluate(task, model, scorer, config)
+    finally:
+        await model.aclose()
+        if config.judge is not None:
+            await config.judge.aclose()
 
+
+async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> RunLog:
     session_start = time.monotonic()
-    run_id = run_identity_hash(task, model, config)
-    run_dir = config.out_dir or default_run_dir(task, model, config)
-    manifest = _manifest(task, model, config, kind, run_id)
+    run_id = run_identity_hash(task, model, scorer, config)
+    run_dir = config.out_dir or default_run_dir(task, model, scorer, config)
+    manifest = _manifest(task, model, scorer, config, run_id)
     done = _open_run_dir(run_dir, manifest)
-
     store = _open_store(config)
     cached_model = _cached(model, store, config)
-    cached_judge = _cached(config.judge, store, config) if config.judge is not None else None
-
+    if config.judge is not None and scorer.kind == "judge":
+        scorer = replace(scorer, judge=_cached(config.judge, store, config))  # type: ignore[type-var]
     plan = [
         (item, epoch)
         for epoch in range(config.epochs)
         for item in task.items
         if f"{item.identifier}#{epoch}" not in done
     ]
-    agreement_ids = frozenset(
-        [it.identifier for it in task.items if not it.modality.needs_judge][: config.judge_agreement]
-        if config.judge is not None else []
-    )
     from .progress import Progress
 
-    samples_path = run_dir / SAMPLES
-    size = int(config.chunk_size or getattr(model, "preferred_chunk_size", None) or DEFAULT_CHUNK_SIZE)
-    chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
     with Progress(len(plan) + len(done), enabled=config.progress, description=task.name) as bar:
         bar.advance(len(done), cache_hit=True)
-
-        async def one(chunk: Sequence[tuple[Item, int]]) -> list[Sample]:
-            if config.mode == "logprob":
-                return await _logprob_chunk(task, cached_model, chunk)
-            assert kind is not None
-            return await _generate_chunk(task, cached_model, cached_judge, kind, config, chunk, agreement_ids)
-
-        pending = [asyncio.ensure_future(one(c)) for c in chunks]
-        by_id = dict(done)
-        try:
-            for fut in asyncio.as_completed(pending):
-                finished = await fut
-                append_samples(samples_path, finished)
-                by_id.update((s.sample_id, s) for s in finished)
-                bar.cache_hits = len(done) + getattr(cached_model, "hits", 0)
-                errors = sum(s.outcome is Outcome.ERROR for s in finished)
-                bar.advance(len(finished) - errors)
-                bar.advance(errors, error=True)
-        finally:
-            for p in pending:
-                p.cancel()
-
+        by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, config, bar, len(done))
     # in plan order, whatever order chunks finished or runs resumed in: results are reproducible
     ordered = [
         by_id[sid]
@@ -407,10 +346,9 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     from .stats import summarize
 
     log = run if isinstance(run, RunLog) else read_run(run)
-    results = summarize(log.samples)
-    agreement = _judge_agreement(log.samples)
-    if agreement is not None:
-        results["judge_agreement"] = agreement
+    results = Results.model_validate(
+        {**summarize(log.samples), "judge_agreement": _judge_agreement(log.samples), "errors": error_counts(log.samples)}
+    )
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
     write_manifest(log.path, log.manifest)
@@ -425,8 +363,8 @@ def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLo
     return asyncio.run(evaluate_async(task, model, config))
 
 
-def accuracy_line(results: dict[str, Any]) -> str:
-    o = results.get("overall", {})
+def accuracy_line(results: Results) -> str:
+    o = results.overall
     acc = o.get("accuracy")
     if acc is None or (isinstance(acc, float) and math.isnan(acc)):
         return "accuracy: n/a (nothing scored)"

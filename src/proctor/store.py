@@ -78,12 +78,14 @@ def _stable(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def model_identity(model: Any) -> dict[str, Any]:
-    """What identifies a model's answers: its spec plus `describe()` minus volatile fields and secrets.
-
-    Accepts a `Model` (uses `.name` and `.describe()`), a describe()-style mapping, or a spec string.
+    """What identifies a model's answers: a `Model`'s declared `identity()`, else a describe()-style
+    mapping minus volatile fields and secrets, or a spec string.
     """
     if isinstance(model, str):
         return {"spec": model}
+    identity = getattr(model, "identity", None)
+    if callable(identity):
+        return _stable(identity())
     if isinstance(model, Mapping):
         desc = dict(model)
     else:
@@ -212,9 +214,9 @@ def record_from_log(log: RunLog) -> RunRecord:
     """Provenance and metrics of a run read back from its directory (metrics empty if unfinished)."""
     man = log.manifest
     ds, model = man.dataset, man.model
-    res = log.results or {}
-    overall = _group(res.get("overall", {}))
-    n_err = res.get("overall", {}).get("n_errors")
+    res = log.results
+    overall = _group(res.overall if res else {})
+    n_err = res.overall.get("n_errors") if res else None
     return RunRecord(
         run_id=man.run_id,
         path=str(log.path.resolve()),
@@ -233,8 +235,8 @@ def record_from_log(log: RunLog) -> RunRecord:
         accuracy=overall.accuracy,
         ci_low=overall.ci_low,
         ci_high=overall.ci_high,
-        by_category={k: _group(v) for k, v in (res.get("by_category") or {}).items()},
-        by_modality={k: _group(v) for k, v in (res.get("by_modality") or {}).items()},
+        by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
+        by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
     )
 
 
@@ -433,7 +435,7 @@ class Store:
             raise InputError.at(Path(run_dir), "run has no results.json yet (unfinished?); finish it first")
         rec = record_from_log(log)
         manifest = _canonical(log.manifest.model_dump(mode="json"))
-        results = _canonical(log.results)
+        results = _canonical(log.results.as_dict())
         groups = [
             (rec.run_id, axis, name, g.n_scored, g.accuracy, g.ci_low, g.ci_high)
             for axis, table in (("category", rec.by_category), ("modality", rec.by_modality))

@@ -1,4 +1,4 @@
-"""A Task is what the runner evaluates: items, how to prompt for them, and where they came from."""
+"""A Task is what the runner evaluates: items, how to prompt for them, how to score them, and where they came from."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .models.base import Message
 from .records import Item
+
+if TYPE_CHECKING:
+    from .scoring.base import Scorer
 
 
 class PromptBuilder(Protocol):
@@ -38,6 +41,7 @@ class Task:
     source: dict[str, Any] = field(default_factory=dict)  # source, config, split, revision, path…
     choice_order_seed: int | None = None
     task_prompt: str | None = None  # dataset-level taskPrompt (CommonEval)
+    scorer: Scorer | None = None  # None: the runner picks by mode (generation, choice or suite log-likelihood)
 
     @cached_property
     def content_hash(self) -> str:

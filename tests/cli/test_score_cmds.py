@@ -39,19 +39,21 @@ def test_seed_example_subprocess_writes_both_outputs(tiny_model_dir: Path, tmp_p
     assert summary["suites"]["test_A"]["n_scored"] == 2
     assert summary["suites"]["test_B"]["n_unscored"] == 1 and summary["suites"]["test_B"]["accuracy"] is None
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["model"]["spec"] == f"hf:{tiny_model_dir}" and manifest["norm"] == "sum"
-    assert len(manifest["inputs"]) == 3 and all(len(h) == 64 for h in manifest["inputs"].values())
+    assert manifest["model"]["spec"] == f"hf:{tiny_model_dir}" and manifest["scorer"]["norm"] == "sum"
+    inputs = manifest["dataset"]["sha256"]
+    assert len(inputs) == 3 and all(h.startswith("sha256:") and len(h) == 71 for h in inputs.values())
     # the proctor run log: readable without a model, with calibration, the -1 context unscored
     log = read_run(out)
     assert log.manifest.mode == "logprob" and log.manifest.dataset["name"] == "test"
     assert log.manifest.dataset["n_items"] == 3 and log.manifest.dataset["content_hash"].startswith("sha256:")
-    assert log.manifest.finished_at is not None and log.manifest.model_extra["join"] == "newline"
+    assert log.manifest.finished_at is not None and log.manifest.scorer["join"] == "newline"
     by_id = {s.item_id: s for s in log.samples}
-    assert sorted(by_id) == ["A.0", "A.1", "B.0"]
-    assert by_id["B.0"].outcome is Outcome.UNSCORED and by_id["B.0"].score is None
-    assert by_id["B.0"].modality == "choiceof4" and by_id["A.0"].modality == "choiceof2"
-    assert {by_id["A.0"].outcome, by_id["A.1"].outcome} <= {Outcome.CORRECT, Outcome.WRONG}
-    assert by_id["A.0"].extracted in ("True", "False") and by_id["A.0"].prompt.endswith("The correct answer is:\n")
+    assert sorted(by_id) == ["test.A.0", "test.A.1", "test.B.0"]
+    a0, a1, b0 = by_id["test.A.0"], by_id["test.A.1"], by_id["test.B.0"]
+    assert b0.outcome is Outcome.UNSCORED and b0.score is None
+    assert b0.modality == "choiceof4" and a0.modality == "choiceof2"
+    assert {a0.outcome, a1.outcome} <= {Outcome.CORRECT, Outcome.WRONG}
+    assert a0.extracted in ("True", "False") and a0.prompt.endswith("The correct answer is:\n")
     res = log.results or {}
     assert res["overall"]["n_scored"] == 2 and res["overall"]["n_unscored"] == 1
     assert res["overall"]["accuracy"] == summary["suites"]["test_A"]["accuracy"]
@@ -60,7 +62,8 @@ def test_seed_example_subprocess_writes_both_outputs(tiny_model_dir: Path, tmp_p
     with Store(tmp_path / "store.sqlite") as st:
         (rec,) = st.list_runs()
     assert rec.run_id == log.manifest.run_id and rec.mode == "logprob" and rec.dataset == "test"
-    assert rec.accuracy == res["overall"]["accuracy"] and set(rec.by_category) == {"A", "B"}
+    assert rec.accuracy == res["overall"]["accuracy"] and set(rec.by_category) == {"test"}
+    assert set(res["by_subcategory"]) == {"A", "B"}  # one row per suite
     # the report shows the reliability diagram and the distribution per context
     html = tmp_path / "x.html"
     assert main(["report", str(out), "-o", str(html), "--store", str(tmp_path / "store.sqlite")]) == 0
@@ -76,8 +79,8 @@ def test_directory_form_in_process(tiny_model_dir: Path, tmp_path: Path, monkeyp
     out = tmp_path / "o"
     args = ["score", str(FIXTURES), "--model", f"hf:{tiny_model_dir}", "-o", str(out),
             "--norm", "char", "--temp", "0.5", "--join", "space", "--batch-size", "4"]
-    assert main([*args, "--no-history"]) == 0
-    assert not default_store.exists()  # --no-history: nothing recorded
+    assert main([*args, "--no-history", "--no-cache"]) == 0
+    assert not default_store.exists()  # --no-history --no-cache: no store
     row = json.loads((out / "test_A_results.jsonl").read_text().splitlines()[0])
     assert row["norm"] == "char" and row["join"] == "space" and row["temperature"] == 0.5
     q = row["queries"][0]

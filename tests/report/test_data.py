@@ -48,9 +48,9 @@ def test_summary_uses_results_json_and_falls_back_per_block(runs: list[Path]) ->
 
 def test_calibration_is_perfect_for_a_confident_correct_model() -> None:
     ds = [data.ContextDist("i", "t", ["A", "B"], [1.0, 0.0], 0, 0)] * 10
-    cal = data.calibration(ds)
+    cal = data.calibration_view(ds)
     assert cal is not None and cal.brier == 0 and cal.ece == 0 and cal.log_loss == pytest.approx(0, abs=1e-9)
-    assert data.calibration([data.ContextDist("i", "t", ["A", "B"], [0.5, 0.5], None, 0)]) is None
+    assert data.calibration_view([data.ContextDist("i", "t", ["A", "B"], [0.5, 0.5], None, 0)]) is None
 
 
 def test_distribution_reads_queries_choices_and_letter_references() -> None:
@@ -64,7 +64,7 @@ def test_distribution_reads_queries_choices_and_letter_references() -> None:
 
 def test_coverage_counts_items_once_and_flags() -> None:
     ss = gen_samples(240, seed=1, skill=0.5)
-    cov = data.coverage("d", ss + ss)  # a second epoch must not double the counts
+    cov = data.coverage_view("d", ss + ss)  # a second epoch must not double the counts
     assert cov.n_items == 240 and cov.source in ("local", "proctor.coverage")
     assert {r.name: r.flag for r in cov.modalities}["boolean"] == "under"
     counts = {"a": 100, "b": 10, "c": 100, "d": 400}

@@ -11,9 +11,8 @@ from proctor.models.base import (
     Capability,
     GenerateRequest,
     Generation,
-    Loglikelihood,
-    LoglikelihoodRequest,
     Model,
+    ModelBase,
 )
 from proctor.records import Item
 from proctor.runlog import Outcome
@@ -29,7 +28,7 @@ from proctor.scoring.scorers import Score
 from proctor.scoring.text_metrics import bleu, overlap_metrics, rouge_l, rouge_n, token_f1
 
 
-class ScriptedJudge:
+class ScriptedJudge(ModelBase):
     """A tiny Model: answers each generate request with the next scripted reply."""
 
     name = "scripted:judge"
@@ -48,9 +47,6 @@ class ScriptedJudge:
             r = self.replies.pop(0)
             out.append(r if isinstance(r, Generation) else Generation(text=r))
         return out
-
-    async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
         return {"spec": self.name}

@@ -21,12 +21,9 @@ from proctor.scoring.suites import (
     ScoreOptions,
     csv_text,
     full_text,
-    run_manifest,
-    run_samples,
     score_suites,
     split_sample,
-    summarize,
-    write_run_log,
+    suite_summary,
 )
 from proctor.stats import calibration, wilson_interval
 
@@ -94,8 +91,8 @@ def test_join_rules() -> None:
     assert split_sample(prompt, suite, case, "Q", "space") == LoglikelihoodRequest("PROMPT\nCTX\nPOST", " Q")
 
 
-def _suite(contexts: list[tuple[str, int]], queries: list[str]) -> TestSuite:
-    return TestSuite(name="T", pretext="Pre", context=[ContextCase(text=t, expected=e) for t, e in contexts],
+def _suite(contexts: list[tuple[str, int]], queries: list[str], name: str = "T") -> TestSuite:
+    return TestSuite(name=name, pretext="Pre", context=[ContextCase(text=t, expected=e) for t, e in contexts],
                      posttext="Answer:", queries=queries)
 
 
@@ -103,10 +100,11 @@ def test_scoring_accuracy_ties_unscored_and_one_call() -> None:
     model = TableModel({"yes": -1.0, "no": -2.0, "maybe": -1.0})
     suites = [
         _suite([("c0", 0), ("c1", 1), ("c2", -1)], ["yes", "no"]),
-        _suite([("t0", 0)], ["yes", "maybe"]),  # a tie at the max
+        _suite([("t0", 0)], ["yes", "maybe"], name="T2"),  # a tie at the max
     ]
     r1, r2 = asyncio.run(score_suites(model, Prompt(name="p", text="P"), suites))
-    assert len(model.calls) == 1 and len(model.calls[0]) == 3 * 2 + 2 + 2 + 2
+    # one call; each unconditional request (PMI) asked once, shared by suites with the same posttext
+    assert len(model.calls) == 1 and len(model.calls[0]) == 3 * 2 + 2 + 2 + 1
     c0, c1, c2 = r1.contexts
     assert (c0.predicted, c0.correct, c1.correct, c2.correct) == (0, True, False, None)
     assert sum(c0.probabilities) == pytest.approx(1.0)
@@ -157,7 +155,7 @@ def test_summary_metrics_are_stats_calibration() -> None:
     assert s["brier"] == pytest.approx(sum(sum((q - (k == c.expected)) ** 2 for k, q in enumerate(p)) for c in scored) / 4)
     assert s["log_loss"] == pytest.approx(-sum(math.log(p[c.expected]) for c in scored) / 4)
     assert s["ece"] == pytest.approx(abs(max(p) - 1 / 4))  # one bin: confidence max(p), accuracy 1/4
-    assert summarize([])["accuracy"] is None and summarize([])["ci_low"] is None
+    assert suite_summary([])["accuracy"] is None and suite_summary([])["ci_low"] is None
 
 
 def test_choice_logprob() -> None:
@@ -176,6 +174,13 @@ def test_choice_logprob() -> None:
 
 
 def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
+    """A suite task through the one run path: typed samples, unscored contexts never counted, errors kept."""
+    from proctor.formats.convert import suite_to_items
+    from proctor.prompts import ItemPromptBuilder
+    from proctor.runner import RunConfig, evaluate
+    from proctor.scoring.suites import SuiteScorer, suite_results
+    from proctor.tasks import Task
+
     model = TableModel({"yes": -1.0, "no": -2.0, "maybe": -1.0})
     suites = [
         _suite([("c0", 0), ("c1", 1), ("c2", -1)], ["yes", "no"]),
@@ -184,42 +189,31 @@ def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     ]
     prompt = Prompt(name="p", text="P")
     opts = ScoreOptions(norm="char")
-    results = asyncio.run(score_suites(model, prompt, suites, opts))
-    files = [tmp_path / "p.txt"]
-    files[0].write_text("P")
-    manifest = run_manifest(results, opts, model=model, files=files, started_at="2025-01-01T00:00:00+00:00")
-    again = run_manifest(results, opts, model=model, files=files, started_at="2025-02-01T00:00:00+00:00")
-    other = run_manifest(results, ScoreOptions(norm="sum"), model=model, files=files, started_at="x")
-    assert manifest.run_id == again.run_id != other.run_id
-    assert manifest.dataset["name"] == "p" and manifest.dataset["n_items"] == 5 and manifest.mode == "logprob"
-    assert manifest.extractor_version == "argmax-char" and manifest.prompt_template_hash != run_manifest(
-        results, ScoreOptions(norm="char", join="space"), model=model, files=files, started_at="x").prompt_template_hash
-    assert manifest.model_extra == {"norm": "char", "temperature": 1.0, "join": "newline"}
-    log = write_run_log(tmp_path / "run", manifest, results, opts)
+    direct = asyncio.run(score_suites(model, prompt, suites, opts))
+    items = [it for s in suites for it in suite_to_items(prompt, s)]
+    task = Task("p", items, ItemPromptBuilder(), scorer=SuiteScorer(opts))
+    log = evaluate(task, model, RunConfig(out_dir=tmp_path / "run", use_cache=False, record_history=False,
+                                          progress=False, fail_fast_after=0))
+    assert log.manifest.mode == "logprob" and log.manifest.extractor_version == "argmax-char"
+    assert log.manifest.scorer == {"scorer": "suite", "norm": "char", "temperature": 1.0, "join": "newline"}
     by_id = {s.sample_id: s for s in log.samples}
-    assert list(by_id) == ["T.0#0", "T.1#0", "T.2#0", "U.0#0", "U.1#0"]
-    c0, c1, c2 = by_id["T.0#0"], by_id["T.1#0"], by_id["T.2#0"]
-    assert (c0.outcome, c0.score, c0.extracted, c0.reference) == (Outcome.CORRECT, 1.0, "yes", 0)
+    assert list(by_id) == ["p.T.0#0", "p.T.1#0", "p.T.2#0", "p.U.0#0", "p.U.1#0"]
+    c0, c1, c2 = by_id["p.T.0#0"], by_id["p.T.1#0"], by_id["p.T.2#0"]
+    assert (c0.outcome, c0.score, c0.extracted) == (Outcome.CORRECT, 1.0, "yes")
     assert (c1.outcome, c1.score, c1.extracted) == (Outcome.WRONG, 0.0, "yes")
     assert (c2.outcome, c2.score) == (Outcome.UNSCORED, None) and c2.details["expected"] == -1
-    assert c0.prompt == "P\nPre\nc0\nAnswer:\n" and c0.category == "T" and c0.modality == "choiceof2"
+    assert "distribution" in c2.details  # unscored: not counted, still shown with its distribution
+    assert c0.prompt == "P\nPre\nc0\nAnswer:\n" and c0.modality == "choiceof2"
     assert c0.extraction_rule == "argmax-char" and c0.details["queries"] == ["yes", "no"]
-    assert c0.details["logprobs"] == {"yes": -1.0, "no": -2.0} and c0.details["ties"] == 1
-    assert c0.details["distribution"] == pytest.approx(results[0].contexts[0].probabilities)
-    err = by_id["U.0#0"]
+    assert c0.details["kind"] == "suite" and c0.details["logprobs"] == {"yes": -1.0, "no": -2.0}
+    assert c0.details["distribution"] == pytest.approx(direct[0].contexts[0].probabilities)
+    err = by_id["p.U.0#0"]
     assert err.outcome is Outcome.ERROR and err.error == "boom" and "distribution" not in err.details
     res = log.results or {}
+    assert res["schema_version"] == 2 and res["errors"] == {"boom": 2}
     assert res["overall"]["n_scored"] == 2 and res["overall"]["n_unscored"] == 1 and res["overall"]["n_errors"] == 2
-    assert res["by_category"]["T"]["accuracy"] == 0.5
-    cal = results[0].summary
+    cal = direct[0].summary
     assert res["calibration"]["brier"] == pytest.approx(cal["brier"]) and res["calibration"]["n"] == 2
-    assert read_run(tmp_path / "run").manifest.run_id == manifest.run_id
-
-
-def test_run_samples_label_repeated_suite_names() -> None:
-    model = TableModel({"yes": -1.0, "no": -2.0})
-    suite = _suite([("c0", 0)], ["yes", "no"])
-    r1 = asyncio.run(score_suites(model, Prompt(name="p", text="P"), [suite]))
-    r2 = asyncio.run(score_suites(model, Prompt(name="q", text="Q"), [suite]))
-    samples = run_samples(r1 + r2, ScoreOptions(), "p+q")
-    assert [s.item_id for s in samples] == ["p_T.0", "q_T.0"] and samples[1].prompt.startswith("Q\n")
+    again = suite_results(items, log.samples)
+    assert [c.as_dict() for r in again for c in r.contexts] == [c.as_dict() for r in direct for c in r.contexts]
+    assert read_run(tmp_path / "run").manifest.run_id == log.manifest.run_id

@@ -1,7 +1,8 @@
-"""The built-in benchmarks (MMLU-Pro, GPQA, AIME 2025): one short loader per benchmark and a registry."""
+"""The built-in benchmarks (MMLU-Pro, GPQA, AIME 2025): one file per benchmark (loader, prompts, metadata) and a registry that gathers them."""
 
+from .builtin import Builtin
 from .hub import Loaded, is_offline
-from .registry import BUILTINS, Builtin, is_builtin, load_builtin, load_dataset, load_task, select
+from .registry import BUILTINS, is_builtin, load_builtin, load_dataset, load_task, select
 
 __all__ = [
     "BUILTINS",

@@ -8,18 +8,52 @@ modality is single-value and scoring compares integers numerically.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..formats.convert import question_to_item
-from ..prompts import AimePrompts
-from ..records import Dataset, Question
+from ..prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT, PoolShotPrompts
+from ..records import Dataset, Item, Question
+from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch, parse_list_cell
 
 NAME = "aime-2025"
 SOURCE = HubSource("MathArena/aime_2025", split="train")
 SIZE = 30
 COLUMNS = ("problem_idx", "problem", "answer")
+
+
+
+# --------------------------------------------------------------------------- AIME 2025
+
+AIME_RULE = "The answer is an integer between 0 and 999 inclusive."
+AIME_TEMPLATES: dict[str, str] = {
+    CHAIN_OF_THOUGHT: "{problem}\n\nPlease reason step by step, and put your final answer within \\boxed{{}}. "
+    + AIME_RULE,
+    ZERO_SHOT: "{problem}\n\nGive only your final answer, within \\boxed{{}}. " + AIME_RULE,
+    FIVE_SHOT: "Here are some example problems with their final answers.\n\n{examples}"
+    "Problem: {problem}\n\nPlease reason step by step, and put your final answer within \\boxed{{}}. "
+    + AIME_RULE,
+}
+AIME_EXAMPLE = "Problem: {problem}\nFinal answer: \\boxed{{{answer}}}\n\n"
+
+
+@dataclass
+class AimePrompts(PoolShotPrompts):
+    """MathArena's AIME instruction; five-shot shows other problems of the set with their answers."""
+
+    kinds: tuple[str, ...] = (CHAIN_OF_THOUGHT, ZERO_SHOT, FIVE_SHOT)
+
+    benchmark = "aime-2025"
+    TEMPLATES = AIME_TEMPLATES
+    EXAMPLE = AIME_EXAMPLE
+
+    def _fields(self, item: Item) -> dict[str, str]:
+        return {"problem": item.prompt}
+
+    def logprob_context(self, item: Item) -> str:
+        return f"Problem: {item.prompt}\nAnswer:"
 
 
 def load(data_file: str | Path | None = None, seed: int = 0) -> Loaded:
@@ -73,3 +107,6 @@ def _types(value: Any) -> list[str]:
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"problem_type: expected a list, got {value!r}")
     return [str(v) for v in value]
+
+
+BENCHMARKS = (Builtin(NAME, load, SOURCE, SIZE, "AIME I+II 2025, integer answers 0-999"),)

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import random
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..errors import InputError, Problem
 from ..formats.convert import question_to_item
-from ..prompts import GpqaPrompts
-from ..records import LETTERS, Dataset, Question
+from ..prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT, PoolShotPrompts, choice_lines
+from ..records import LETTERS, Dataset, Item, Question
+from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, fetch, reason, require_columns
 
 REPO = "Idavidrein/gpqa"
@@ -38,6 +41,42 @@ COLUMNS = ("Question", CORRECT, *INCORRECT)
 
 def source(name: str) -> HubSource:
     return HubSource(REPO, split="train", config=CONFIGS[name], gated=True)
+
+
+
+# --------------------------------------------------------------------------- GPQA
+
+GPQA_BASE = "What is the correct answer to this question: {question}\n\nChoices:\n{choices}"
+GPQA_TEMPLATES: dict[str, str] = {
+    ZERO_SHOT: GPQA_BASE
+    + '\n\nFormat your response as follows: "The correct answer is (insert answer here)"',
+    CHAIN_OF_THOUGHT: GPQA_BASE
+    + "\n\nGive step by step reasoning before you answer, and when you're ready to answer, please use the "
+    'format "The correct answer is (insert answer here)".\nLet\'s think step by step:',
+    FIVE_SHOT: "Here are some example questions from experts. Answer the final question yourself, following "
+    "the format of the previous questions exactly.\n{examples}Question: {question}\nChoices:\n{choices}\n"
+    'When you\'re ready to answer, please use the format "The correct answer is (insert answer here)".',
+}
+GPQA_EXAMPLE = "Question: {question}\nChoices:\n{choices}\nThe correct answer is ({answer})\n"
+
+
+@dataclass
+class GpqaPrompts(PoolShotPrompts):
+    """GPQA's baseline formats over the seeded shuffled choices; five-shot examples are other questions of
+    the same set (never the one asked), picked deterministically from the seed."""
+
+    kinds: tuple[str, ...] = (ZERO_SHOT, CHAIN_OF_THOUGHT, FIVE_SHOT)
+
+    benchmark = "gpqa"
+    TEMPLATES = GPQA_TEMPLATES
+    EXAMPLE = GPQA_EXAMPLE
+
+    def _fields(self, item: Item) -> dict[str, str]:
+        return {"question": item.prompt, "choices": choice_lines(item.choices or {}, "({letter}) {text}")}
+
+    def logprob_context(self, item: Item) -> str:
+        choices = choice_lines(item.choices or {}, "({letter}) {text}")
+        return GPQA_BASE.format(question=item.prompt, choices=choices) + "\nAnswer:"
 
 
 def load(name: str, data_file: str | Path | None = None, seed: int = 0) -> Loaded:
@@ -109,3 +148,15 @@ def to_questions(rows: Rows, name: str, seed: int) -> list[Question]:
 
 def _text(value: object) -> str:
     return "" if value is None else str(value).strip()
+
+
+def _builtin(name: str, blurb: str) -> Builtin:
+    return Builtin(name, partial(load, name), source(name), SIZES[name], blurb)
+
+
+BENCHMARKS = (
+    _builtin("gpqa-main", "GPQA main set (gated)"),
+    _builtin("gpqa-diamond", "GPQA diamond: the highest-quality subset (gated)"),
+    _builtin("gpqa-extended", "GPQA extended set (gated)"),
+    _builtin("gpqa-experts", "GPQA experts config (gated)"),
+)

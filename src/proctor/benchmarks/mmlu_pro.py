@@ -11,12 +11,23 @@ five-shot when present.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..prompts import CotExample, MmluProPrompts
-from ..records import LETTERS, Dataset, Question
+from ..prompts import (
+    CHAIN_OF_THOUGHT,
+    FIVE_SHOT,
+    N_SHOTS,
+    ZERO_SHOT,
+    RenderedPrompts,
+    check_kind,
+    choice_lines,
+)
+from ..records import LETTERS, Dataset, Item, Question
+from ..tasks import text_hash
+from .builtin import Builtin
 from .hub import (
     FILE_SUFFIXES,
     HubSource,
@@ -34,6 +45,88 @@ VALIDATION = HubSource("TIGER-Lab/MMLU-Pro", split="validation")
 SIZE = 12_032
 COLUMNS = ("question_id", "question", "options", "answer", "answer_index", "category")
 NA = "N/A"
+
+
+
+# --------------------------------------------------------------------------- MMLU-Pro
+
+MMLU_PRO_HEADER_COT = (
+    "The following are multiple choice questions (with answers) about {category}. Think step by step and then "
+    'output the answer in the format of "The answer is (X)" at the end.\n\n'
+)
+MMLU_PRO_HEADER_DIRECT = (
+    "The following are multiple choice questions (with answers) about {category}. "
+    'Output the answer in the format of "The answer is (X)" at the end.\n\n'
+)
+MMLU_PRO_QUESTION = "Question: {question}\nOptions:\n{options}\nAnswer: "
+MMLU_PRO_TEMPLATES: dict[str, str] = {
+    ZERO_SHOT: MMLU_PRO_HEADER_DIRECT + MMLU_PRO_QUESTION,
+    CHAIN_OF_THOUGHT: MMLU_PRO_HEADER_COT + MMLU_PRO_QUESTION + "Let's think step by step.",
+    FIVE_SHOT: MMLU_PRO_HEADER_COT + "{examples}" + MMLU_PRO_QUESTION + "Let's think step by step.",
+}
+MMLU_PRO_EXAMPLE = "Question: {question}\nOptions:\n{options}\nAnswer: {cot}\n\n"
+
+
+@dataclass(frozen=True)
+class CotExample:
+    """One few-shot example: a validation question with its worked answer."""
+
+    question: str
+    options: tuple[str, ...]
+    cot: str
+
+    def render(self) -> str:
+        cot = self.cot.strip()
+        if cot.startswith("A:"):  # upstream cot_content starts "A: Let's think step by step."
+            cot = cot[2:].strip()
+        opts = choice_lines(dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", self.options)), "{letter}. {text}")
+        return MMLU_PRO_EXAMPLE.format(question=self.question, options=opts, cot=cot)
+
+
+@dataclass
+class MmluProPrompts(RenderedPrompts):
+    """TIGER-Lab's MMLU-Pro format; five-shot uses the first five validation examples of the category."""
+
+    examples: dict[str, list[CotExample]] = field(default_factory=dict)
+    shots: int = N_SHOTS
+    kinds: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # the authors' protocol (five-shot CoT) first, when validation examples were loaded
+        self.kinds = (
+            (FIVE_SHOT, CHAIN_OF_THOUGHT, ZERO_SHOT) if self.examples else (CHAIN_OF_THOUGHT, ZERO_SHOT)
+        )
+
+    @property
+    def templates(self) -> dict[str, str]:
+        return {k: MMLU_PRO_TEMPLATES[k] for k in self.kinds}
+
+    def shots_for(self, category: str | None) -> list[CotExample]:
+        return self.examples.get(category or "", [])[: self.shots]
+
+    def render(self, item: Item, kind: str) -> str:
+        check_kind(kind, self.kinds, "mmlu-pro")
+        examples = "".join(e.render() for e in self.shots_for(item.category)) if kind == FIVE_SHOT else ""
+        return MMLU_PRO_TEMPLATES[kind].format(
+            category=item.category or "general knowledge",
+            question=item.prompt,
+            options=choice_lines(item.choices or {}, "{letter}. {text}"),
+            examples=examples,
+        )
+
+    def logprob_context(self, item: Item) -> str:
+        options = choice_lines(item.choices or {}, "{letter}. {text}")
+        return f"Question: {item.prompt}\nOptions:\n{options}\nAnswer:"
+
+    def template_hash(self, kind: str) -> str:
+        check_kind(kind, self.kinds, "mmlu-pro")
+        parts = [kind, MMLU_PRO_TEMPLATES[kind]]
+        if kind == FIVE_SHOT:
+            parts += [
+                MMLU_PRO_EXAMPLE,
+                *(e.render() for c in sorted(self.examples) for e in self.shots_for(c)),
+            ]
+        return text_hash(*parts)
 
 
 def load(data_file: str | Path | None = None, seed: int = 0) -> Loaded:
@@ -138,3 +231,8 @@ def _find(directory: Path, split: str) -> Path | None:
         if found:
             return found[0]
     return None
+
+
+BENCHMARKS = (
+    Builtin(NAME, load, SOURCE, SIZE, "14 subjects, up to 10 options; five-shot CoT from the validation split"),
+)

@@ -1,5 +1,9 @@
 """The built-in benchmarks and `load_task`: DATASET is a built-in name or a path.
 
+Each benchmark is one file (`mmlu_pro.py`, `gpqa.py`, `aime2025.py`): loader, prompt templates and its
+`BENCHMARKS` metadata; this module only gathers them. Adding a benchmark is adding a file and its name
+to the tuple below.
+
 A built-in loads from the Hugging Face Hub (revision recorded) or, with `data_file`, from a local
 copy in the upstream schema. A path is read by `proctor.formats.detect.load_itemset` and prompted
 with the generic CommonEval builder.
@@ -7,9 +11,6 @@ with the generic CommonEval builder.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -19,59 +20,10 @@ from ..prompts import ItemPromptBuilder
 from ..records import Dataset, ItemSet
 from ..tasks import Task
 from . import aime2025, gpqa, mmlu_pro
-from .hub import HubSource, Loaded, file_sha256
+from .builtin import Builtin
+from .hub import Loaded, file_sha256
 
-
-@dataclass(frozen=True)
-class Builtin:
-    """One built-in benchmark: how to load it, where it lives, how many questions to expect."""
-
-    name: str
-    loader: Callable[..., Loaded]  # (data_file=None, seed=0) -> Loaded
-    source: HubSource
-    size: int
-    description: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "source": self.source.repo,
-            "config": self.source.config,
-            "split": self.source.split,
-            "size": self.size,
-            "gated": self.source.gated,
-            "url": self.source.url,
-            "description": self.description,
-        }
-
-
-def _gpqa(name: str, blurb: str) -> Builtin:
-    return Builtin(name, partial(gpqa.load, name), gpqa.source(name), gpqa.SIZES[name], blurb)
-
-
-BUILTINS: dict[str, Builtin] = {
-    b.name: b
-    for b in (
-        Builtin(
-            mmlu_pro.NAME,
-            mmlu_pro.load,
-            mmlu_pro.SOURCE,
-            mmlu_pro.SIZE,
-            "14 subjects, up to 10 options; five-shot CoT from the validation split",
-        ),
-        Builtin(
-            aime2025.NAME,
-            aime2025.load,
-            aime2025.SOURCE,
-            aime2025.SIZE,
-            "AIME I+II 2025, integer answers 0-999",
-        ),
-        _gpqa("gpqa-main", "GPQA main set (gated)"),
-        _gpqa("gpqa-diamond", "GPQA diamond: the highest-quality subset (gated)"),
-        _gpqa("gpqa-extended", "GPQA extended set (gated)"),
-        _gpqa("gpqa-experts", "GPQA experts config (gated)"),
-    )
-}
+BUILTINS: dict[str, Builtin] = {b.name: b for module in (mmlu_pro, aime2025, gpqa) for b in module.BENCHMARKS}
 
 
 def is_builtin(spec: str) -> bool:

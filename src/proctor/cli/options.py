@@ -1,39 +1,51 @@
-"""Model options shared by every command that builds a model from a spec."""
+"""Model options shared by every command that builds a model from a spec, from the backend registry.
+
+A command-line option set by the user (not None, not a False flag) must apply to at least one of the
+models the command builds (the model, or its judge); otherwise it is an error naming the option.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ProctorError
 
-def model_options(
-    spec: str,
-    *,
-    base_urls: list[str] | None = None,
-    concurrency: int | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    batch_size: int | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
-    trust_remote_code: bool = False,
-) -> dict[str, Any]:
-    """Keyword arguments for `get_model(spec, **kw)`, keeping only what the spec's backend understands."""
-    scheme = spec.partition(":")[0]
-    kw: dict[str, Any] = {}
-    if scheme in ("openai", "anthropic"):
-        if base_urls:
-            kw["base_url"] = base_urls if len(base_urls) > 1 else base_urls[0]  # several: load is spread
-        kw |= _given(concurrency=concurrency, timeout=timeout, max_retries=max_retries)
-    elif scheme == "hf":
-        kw |= _given(batch_size=batch_size, device=device, dtype=dtype)
-        if trust_remote_code:  # off unless asked: it runs code shipped with the model
-            kw["trust_remote_code"] = True
-    return kw
+# command-line option name -> backend option name
+_FLAG_TO_FIELD = {"base_urls": "base_url"}
 
 
-def _given(**options: Any) -> dict[str, Any]:
-    """The options that were set (not None), in order."""
-    return {k: v for k, v in options.items() if v is not None}
+def _fields(spec: str) -> set[str]:
+    from ..models.registry import backend_for
+
+    backend, _ = backend_for(spec)
+    return set(backend.options.model_fields)
+
+
+def _given(options: dict[str, Any]) -> dict[str, Any]:
+    """The options that were set, under their backend names (several base URLs: a list)."""
+    out: dict[str, Any] = {}
+    for flag, value in options.items():
+        if value is None or value is False or value == []:
+            continue
+        if flag == "base_urls":
+            value = value if len(value) > 1 else value[0]
+        out[_FLAG_TO_FIELD.get(flag, flag)] = value
+    return out
+
+
+def model_options(spec: str, **options: Any) -> dict[str, Any]:
+    """Keyword arguments for `get_model(spec, **kw)`: the given options that the spec's backend declares."""
+    fields = _fields(spec)
+    return {k: v for k, v in _given(options).items() if k in fields}
+
+
+def check_applicable(specs: list[str | None], **options: Any) -> None:
+    """Refuse an option set on the command line that none of `specs`' backends takes."""
+    fields = set().union(*(_fields(s) for s in specs if s))
+    for name in _given(options):
+        if name not in fields:
+            models = ", ".join(s for s in specs if s)
+            raise ProctorError(f"--{name.replace('_', '-')} does not apply to {models}")
 
 
 # -- reasoning and extra sampling settings (issue 15) ----------------------------------------------------
@@ -63,13 +75,15 @@ def reasoning_settings(
 ) -> dict[str, Any]:
     """GenerationSettings keyword arguments from the reasoning options; refuses (ProctorError, exit 2)
     settings the spec's backend cannot send rather than ignoring them."""
-    from ..errors import ProctorError
     from ..models.base import GenerationSettings
     from ..reasoning import parse_extra_body, unsupported_settings
 
-    kw = _given(reasoning_effort=reasoning_effort, enable_thinking=enable_thinking, thinking_budget=thinking_budget,
-                top_k=top_k, min_p=min_p, presence_penalty=presence_penalty, frequency_penalty=frequency_penalty,
-                system=system or None)
+    given: dict[str, Any] = {
+        "reasoning_effort": reasoning_effort, "enable_thinking": enable_thinking, "thinking_budget": thinking_budget,
+        "top_k": top_k, "min_p": min_p, "presence_penalty": presence_penalty, "frequency_penalty": frequency_penalty,
+        "system": system or None,
+    }
+    kw = {k: v for k, v in given.items() if v is not None}
     body = parse_extra_body(extra_body)
     if body:
         kw["extra_body"] = body

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,6 +17,12 @@ from .options import (
     SYSTEM_HELP,
     THINKING_BUDGET_HELP,
 )
+
+if TYPE_CHECKING:
+    from ..models.base import Model
+    from ..runlog import RunLog
+    from ..runner import RunConfig
+    from ..tasks import Task
 
 
 def register(app: typer.Typer) -> None:
@@ -67,24 +74,29 @@ def run(
     judge_agreement: Annotated[int, typer.Option(
         help="Also judge the first N exact-answer items and report judge/exact-match agreement.")] = 0,
     base_url: Annotated[list[str] | None, typer.Option(help="Server base URL (repeat to spread load over several).")] = None,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight at once (API backends).")] = 16,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(help="Retries on 429/5xx/timeouts before recording an error.")] = 5,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once (API backends; default 32 openai, 16 anthropic).")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds (API backends; default 120, anthropic 300).")] = None,
+    max_retries: Annotated[int | None, typer.Option(help="Retries on 429/5xx/timeouts before recording an error (default 5).")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Batch size (hf backend).")] = None,
     device: Annotated[str | None, typer.Option(help="cpu, cuda or auto (hf backend).")] = None,
     dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or auto (hf backend).")] = None,
     trust_remote_code: Annotated[bool, typer.Option(help="Run code shipped with an hf model (off unless asked).")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
     store: Annotated[Path | None, typer.Option(help="SQLite store for cache and history.")] = None,
+    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history store.")] = False,
     runs_root: Annotated[Path, typer.Option(help="Where default run directories go.")] = Path("runs"),
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    max_error_rate: Annotated[float, typer.Option(
+        help="Exit 1 when more than this share of samples errored (or nothing was scored).")] = 0.1,
 ) -> None:
-    """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log."""
+    """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log.
+
+    Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
+    errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
     from ..benchmarks.registry import load_task
-    from ..models import GenerationSettings, get_model
-    from ..runner import RunConfig, accuracy_line, evaluate
-    from .options import model_options, reasoning_settings
-    from .summary import print_results
+    from ..models import GenerationSettings
+    from ..runner import RunConfig
+    from .options import reasoning_settings
 
     if mode not in ("generate", "logprob"):
         raise ProctorError(f"--mode must be generate or logprob, not {mode!r}")
@@ -95,13 +107,11 @@ def run(
         top_k=top_k, min_p=min_p, presence_penalty=presence_penalty, frequency_penalty=frequency_penalty,
         system=system, extra_body=extra_body, max_tokens=max_tokens,
     )
-    kw = model_options(
-        model, base_urls=base_url, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-        batch_size=batch_size, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
-    )
-    the_model = get_model(model, **kw)
-    the_judge = get_model(judge, **model_options(judge, base_urls=base_url, concurrency=concurrency,
-                                                  timeout=timeout, max_retries=max_retries)) if judge else None
+    if not 0.0 <= max_error_rate <= 1.0:
+        raise ProctorError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
+    the_model, the_judge = _models(model, judge, base_urls=base_url, concurrency=concurrency, timeout=timeout,
+                                   max_retries=max_retries, batch_size=batch_size, device=device, dtype=dtype,
+                                   trust_remote_code=trust_remote_code)
     settings = GenerationSettings(
         temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed,
         **reasoning,
@@ -110,26 +120,74 @@ def run(
         load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category)
         for name in datasets
     ]
+    config = RunConfig(
+        mode=mode,  # type: ignore[arg-type]
+        prompt_kind=prompt, settings=settings, epochs=epochs, judge=the_judge, judge_agreement=judge_agreement,
+        runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
+        progress=progress, command=["proctor", *sys.argv[1:]],
+    )
+    status = _run_tasks(tasks, the_model, config, out, max_error_rate)
+    if status:
+        raise typer.Exit(status)
+
+
+def _models(model: str, judge: str | None, **given: Any) -> tuple[Model, Model | None]:
+    """The model and the judge, each with the options its backend takes (an option neither takes: error)."""
+    from ..models import get_model
+    from .options import check_applicable, model_options
+
+    check_applicable([model, judge], **given)
+    the_model = get_model(model, **model_options(model, **given))
+    return the_model, (get_model(judge, **model_options(judge, **given)) if judge else None)
+
+
+def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | None, max_error_rate: float) -> int:
+    """Evaluate each task (its own run directory under `out` when there are several); the worst exit status."""
+    from ..llmwc import write_llmwc_layout
+    from ..runner import accuracy_line, evaluate
+    from .summary import print_results
+
+    status = 0
     for task in tasks:
         run_dir = out if (out is not None and len(tasks) == 1) else (out / task.name if out is not None else None)
-        config = RunConfig(
-            mode=mode,  # type: ignore[arg-type]
-            prompt_kind=prompt,
-            settings=settings,
-            epochs=epochs,
-            judge=the_judge,
-            judge_agreement=judge_agreement,
-            out_dir=run_dir,
-            runs_root=runs_root,
-            use_cache=not no_cache,
-            store_path=store,
-            progress=progress,
-            command=["proctor", *sys.argv[1:]],
-        )
-        log = evaluate(task, the_model, config)
+        log = evaluate(task, model, replace(config, out_dir=run_dir))
         if log.results is not None:
-            from ..llmwc import write_llmwc_layout
-
             write_llmwc_layout(log)
             print_results(log)
             typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
+        status = max(status, error_status(log, max_error_rate))
+    return status
+
+
+def error_status(log: RunLog, max_error_rate: float) -> int:
+    """Print each distinct error message with its count (stderr); 1 when the run must not pass as fine."""
+    if log.results is None:
+        return 1
+    errors, overall = log.results.errors, log.results.overall
+    n, n_errors = int(overall.get("n") or 0), sum(errors.values())
+    if errors:
+        typer.echo(f"{log.path}: {n_errors} errored samples (a re-run retries them):", err=True)
+    for message, count in list(errors.items())[:10]:
+        typer.echo(f"  {count:>6} × {_printable(message)[:300]}", err=True)
+    if len(errors) > 10:
+        typer.echo(f"  … and {len(errors) - 10} other error messages (see {log.path}/samples.jsonl)", err=True)
+    if not overall.get("n_scored") and not overall.get("n_unscored"):
+        typer.echo(f"{log.path}: nothing was scored", err=True)
+        return 1
+    if n and n_errors / n > max_error_rate:
+        typer.echo(f"{log.path}: {n_errors} of {n} samples errored ({n_errors / n:.0%} > --max-error-rate "
+                   f"{max_error_rate:.0%}); run the same command again to retry them", err=True)
+        return 1
+    return 0
+
+
+def finish(log: RunLog, max_error_rate: float) -> None:
+    """End a one-run command: the error summary, and exit 1 when `error_status` says so."""
+    status = error_status(log, max_error_rate)
+    if status:
+        raise typer.Exit(status)
+
+
+def _printable(text: str) -> str:
+    """Control characters from a server's message shown escaped, never sent raw to the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

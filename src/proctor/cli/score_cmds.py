@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,10 +9,6 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InputError, ProctorError
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _load(paths: list[Path]) -> tuple[list[tuple[Any, list[Any]]], list[Path]]:
@@ -47,43 +41,23 @@ def _load(paths: list[Path]) -> tuple[list[tuple[Any, list[Any]]], list[Path]]:
     return [(prompt, suites)], list(paths)
 
 
-def score(
-    paths: Annotated[list[Path], typer.Argument(help="DIR, or PROMPT_FILE SUITE_FILE...", show_default=False)],
-    model: Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. hf:gpt2")],
-    norm: Annotated[str, typer.Option(help="sum | token | char | byte | pmi")] = "sum",
-    temp: Annotated[float, typer.Option("--temp", help="Temperature dividing the scores (> 0)")] = 1.0,
-    join: Annotated[str, typer.Option(help="newline (probsem: query on its own line) | space")] = "newline",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory")] = Path("outputs"),
-    batch_size: Annotated[int, typer.Option(help="Sequences per forward pass (hf)")] = 32,
-    device: Annotated[str, typer.Option(help="cpu | cuda | auto (hf)")] = "cpu",
-    dtype: Annotated[str, typer.Option(help="auto | float32 | bfloat16 | float16 (hf)")] = "auto",
-    trust_remote_code: Annotated[bool, typer.Option(help="Run code shipped with an hf model (off unless asked)")] = False,
-    base_url: Annotated[list[str] | None, typer.Option(
-        help="OpenAI-compatible server base URL (repeat to spread load over several)")] = None,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight at once (API backends)")] = 16,
-    store: Annotated[Path | None, typer.Option(help="History store (default: proctor's user data directory)")] = None,
-    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history store")] = False,
-) -> None:
-    """Score every context x query pair of probsem test suites.
+def suite_task(groups: list[tuple[Any, list[Any]]], files: list[Path], options: Any) -> Any:
+    """One Task over every context of every suite, carrying the suite scorer."""
+    from ..benchmarks.hub import file_sha256
+    from ..formats.convert import suite_to_items
+    from ..prompts import ItemPromptBuilder
+    from ..scoring.suites import SuiteScorer
+    from ..tasks import Task
 
-    Writes CSV + JSONL per suite, summary.json, and a proctor run log (manifest.json, samples.jsonl,
-    results.json) that `proctor report`, `runs`, `history` and `compare` read; records the run in the history store.
-    """
-    from rich.console import Console
-    from rich.table import Table
+    names = list(dict.fromkeys(p.name for p, _ in groups))
+    items = [it for prompt, suites in groups for s in suites for it in suite_to_items(prompt, s)]
+    source = {"source": "probsem", "files": [str(f) for f in files], "sha256": {str(f): file_sha256(f) for f in files}}
+    return Task("+".join(names), items, ItemPromptBuilder(), source=source, scorer=SuiteScorer(options))
 
-    from ..models.registry import get_model
-    from ..provenance import utc_now as _now
+
+def _options(norm: str, temp: float, join: str) -> Any:
     from ..scoring.logprob import Norm
-    from ..scoring.suites import (
-        ScoreOptions,
-        run_manifest,
-        score_suites,
-        write_outputs,
-        write_run_log,
-        write_summary,
-    )
-    from .options import model_options
+    from ..scoring.suites import ScoreOptions
 
     if norm not in {n.value for n in Norm}:
         raise ProctorError(f"--norm must be one of {', '.join(n.value for n in Norm)}, got {norm!r}")
@@ -91,32 +65,62 @@ def score(
         raise ProctorError(f"--join must be newline or space, got {join!r}")
     if not temp > 0 or temp == float("inf"):
         raise ProctorError(f"--temp must be a positive number, got {temp}")
-    groups, files = _load(paths)
-    m = get_model(model, **model_options(
-        model, base_urls=base_url, concurrency=concurrency, batch_size=batch_size, device=device, dtype=dtype,
-        trust_remote_code=trust_remote_code,
-    ))
-    opts = ScoreOptions(norm=Norm(norm), temperature=temp, join=join)  # type: ignore[arg-type]
-    started_at = _now()
-    results = []
-    for prompt, suites in groups:
-        results.extend(asyncio.run(score_suites(m, prompt, suites, opts)))
-    written: list[str] = []
-    for r in results:
-        written += [str(p) for p in write_outputs(out, r, opts).values()]
-    written.append(str(write_summary(out, results)))
-    manifest = run_manifest(
-        results, opts, model=m, files=files, started_at=started_at, finished_at=_now(),
-        command=["proctor", *sys.argv[1:]], kind="score",
-        inputs={str(f): _sha256(f) for f in files}, outputs=written,
-    )
-    write_run_log(out, manifest, results, opts)
-    recorded = None
-    if not no_history:
-        from ..store import Store, default_store_path
+    return ScoreOptions(norm=Norm(norm), temperature=temp, join=join)  # type: ignore[arg-type]
 
-        with Store(store or default_store_path()) as st:
-            recorded = st.record_run(out)
+
+def score(
+    paths: Annotated[list[Path], typer.Argument(help="DIR, or PROMPT_FILE SUITE_FILE...", show_default=False)],
+    model: Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. hf:gpt2")],
+    norm: Annotated[str, typer.Option(help="sum | token | char | byte | pmi")] = "sum",
+    temp: Annotated[float, typer.Option("--temp", help="Temperature dividing the scores (> 0)")] = 1.0,
+    join: Annotated[str, typer.Option(help="newline (probsem: query on its own line) | space")] = "newline",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (also the run directory)")] = Path("outputs"),
+    batch_size: Annotated[int | None, typer.Option(help="Sequences per forward pass (hf; default 32)")] = None,
+    device: Annotated[str | None, typer.Option(help="cpu | cuda | auto (hf; default cpu)")] = None,
+    dtype: Annotated[str | None, typer.Option(help="auto | float32 | bfloat16 | float16 (hf; default auto)")] = None,
+    trust_remote_code: Annotated[bool, typer.Option(help="Run code shipped with an hf model (off unless asked)")] = False,
+    base_url: Annotated[list[str] | None, typer.Option(
+        help="OpenAI-compatible server base URL (repeat to spread load over several)")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once (API backends; default 32)")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    store: Annotated[Path | None, typer.Option(help="Store for cache and history (default: proctor's user data directory)")] = None,
+    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record the run in the history store")] = False,
+    max_error_rate: Annotated[float, typer.Option(help="Exit 1 when more than this share of contexts errored.")] = 0.1,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+) -> None:
+    """Score every context x query pair of probsem test suites.
+
+    The run goes through the same path as `proctor run --mode logprob` (request cache, kill -9 resume,
+    history). Writes CSV + JSONL per suite and summary.json beside the run log (manifest.json,
+    samples.jsonl, results.json) that `proctor report`, `runs`, `history` and `compare` read.
+    """
+    from ..models.registry import get_model
+    from ..runner import RunConfig, evaluate
+    from ..scoring.suites import suite_results, write_probsem_outputs
+    from .options import check_applicable, model_options
+    from .run_cmds import finish
+
+    opts = _options(norm, temp, join)
+    groups, files = _load(paths)
+    task = suite_task(groups, files, opts)
+    given: dict[str, Any] = {"base_urls": base_url, "concurrency": concurrency, "batch_size": batch_size,
+                             "device": device, "dtype": dtype, "trust_remote_code": trust_remote_code}
+    check_applicable([model], **given)
+    m = get_model(model, **model_options(model, **given))
+    config = RunConfig(mode="logprob", out_dir=out, use_cache=not no_cache, store_path=store,
+                       record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
+    log = evaluate(task, m, config)
+    results = suite_results(task.items, log.samples)
+    written = write_probsem_outputs(out, m.name.replace("/", "-"), results, opts)
+    _print_table(model, norm, temp, results)
+    typer.echo(f"wrote {len(written)} files and a run log (manifest.json, samples.jsonl, results.json) to {out}")
+    finish(log, max_error_rate)
+
+
+def _print_table(model: str, norm: str, temp: float, results: list[Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title=f"proctor score · {model} · norm={norm} · temp={temp}")
     for col in ("suite", "contexts", "scored", "ties", "accuracy", "95% CI", "Brier", "ECE", "log-loss"):
         table.add_column(col, justify="left" if col == "suite" else "right")
@@ -125,11 +129,7 @@ def score(
         ci = "—" if s["accuracy"] is None else f"{s['ci_low']:.2f}–{s['ci_high']:.2f}"
         table.add_row(f"{r.prompt}_{r.suite}", str(s["n_contexts"]), str(s["n_scored"]), str(s["n_ties"]),
                       _fmt(s["accuracy"]), ci, _fmt(s["brier"]), _fmt(s["ece"]), _fmt(s["log_loss"]))
-    console = Console()
-    console.print(table)
-    console.print(f"wrote {len(written)} files and a run log (manifest.json, samples.jsonl, results.json) to {out}")
-    if recorded is not None:
-        console.print(f"recorded run {recorded.run_id} in the history store")
+    Console().print(table)
 
 
 def _fmt(x: float | None) -> str:

@@ -25,7 +25,7 @@ def print_results(log: RunLog) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    results = log.results or {}
+    results = log.results.as_dict() if log.results else {}
     console = Console(width=None if sys.stdout.isatty() else 110)
     title = f"{log.manifest.dataset.get('name')} · {log.manifest.model.get('spec')} · {log.manifest.mode}"
     table = Table(title=title, title_justify="left")

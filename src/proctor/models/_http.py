@@ -389,7 +389,7 @@ class HTTPModel(ModelBase):
     `_headers`, and adds its own settings to `describe()` through `_described_settings`.
     """
 
-    preferred_chunk_size = 8  # the runner logs every few answers as they arrive
+    preferred_chunk_size = 1  # one item per call: each answer is cached and logged the moment it arrives
 
     prefix: ClassVar[str]  # the spec prefix, e.g. "openai"
     base_url_env: ClassVar[str]
@@ -437,6 +437,10 @@ class HTTPModel(ModelBase):
             "timeout": p.timeout,
             "max_retries": p.max_retries,
         }
+
+    def identity(self) -> dict[str, Any]:
+        """The served model and the settings that change its answers; never URLs, keys or concurrency."""
+        return {"spec": self.name, "model": self.model, **self._described_settings()}
 
     async def aclose(self) -> None:
         await self.http.aclose()

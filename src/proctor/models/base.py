@@ -7,9 +7,11 @@ exceptions that would lose the rest of the batch, and never as a wrong answer.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import CapabilityError
@@ -118,6 +120,7 @@ class Model(Protocol):
 
     name: str  # the spec string it was built from, e.g. "hf:gpt2"
     capabilities: frozenset[Capability]
+    preferred_chunk_size: int  # items the runner hands over per call: 1 makes every answer durable at once
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]: ...
 
@@ -125,6 +128,19 @@ class Model(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Provenance for the run manifest (never secrets)."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What determines the answers (model name, weights revision or hash, dtype, chat template): the
+        cache key. Never URLs, keys, concurrency or timeouts: the same model behind another URL is the same."""
+        ...
+
+    async def probe(self, needed: Iterable[Capability]) -> None:
+        """Raise CapabilityError before a run starts when the model cannot do what it needs."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections or memory; the runner calls it at the end of every run."""
         ...
 
 
@@ -144,6 +160,10 @@ class ModelBase:
     def describe(self) -> dict[str, Any]:
         return {"spec": self.name, "capabilities": sorted(c.value for c in self.capabilities)}
 
+    def identity(self) -> dict[str, Any]:
+        """The spec alone; backends add what else determines their answers (weights hash, dtype…)."""
+        return {"spec": self.name}
+
     async def probe(self, needed: Iterable[Capability]) -> None:
         """Raise CapabilityError, before a run starts, when the model cannot do what the run needs.
 
@@ -155,3 +175,26 @@ class ModelBase:
 
     async def aclose(self) -> None:
         """Release connections or memory; optional."""
+
+
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".msgpack", ".h5")
+
+
+def weights_fingerprint(path: str | Path) -> str | None:
+    """A cheap content identity for a local model directory (None when `path` is not one).
+
+    Config, tokenizer and chat-template files are hashed in full; weight files by name, size and
+    modification time (hashing tens of GB on every run would cost minutes): rewriting the weights in
+    place changes the fingerprint, so a cache never answers for a retrained model."""
+    root = Path(path)
+    if not root.is_dir():
+        return None
+    h = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        st = f.stat()
+        h.update(str(f.relative_to(root)).encode() + b"\0")
+        if f.suffix in _WEIGHT_SUFFIXES:
+            h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+        elif st.st_size <= 64 << 20:
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    return "files-sha256:" + h.hexdigest()[:32]

@@ -35,6 +35,7 @@ is an error record.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import time
 from collections.abc import Sequence
@@ -566,6 +567,19 @@ class HFModel(ModelBase):
         if pad is None:
             pad = self.tokenizer.eos_token_id
         return None if pad is None else int(pad)
+
+    def identity(self) -> dict[str, Any]:
+        """Weights (local files fingerprint, or the hub commit), dtype, context limit and chat template."""
+        from .base import weights_fingerprint
+
+        template = getattr(self.tokenizer, "chat_template", None)
+        return {
+            "spec": self.name,
+            "weights": weights_fingerprint(self.path) or getattr(self.model.config, "_commit_hash", None),
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "max_length": self.max_length,
+            "chat_template": hashlib.sha256(str(template).encode()).hexdigest()[:16] if template else None,
+        }
 
     def describe(self) -> dict[str, Any]:
         return {

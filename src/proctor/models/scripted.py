@@ -90,7 +90,7 @@ class ScriptedModel(ModelBase):
 
     capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
 
-    def __init__(self, rule: str = "first", **_: Any) -> None:
+    def __init__(self, rule: str = "first") -> None:
         self.name = f"scripted:{rule}"
         self.rule, self.seed, self.text = "first", 0, ""
         self.answers: dict[str, str] = {}

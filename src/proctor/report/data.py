@@ -92,7 +92,7 @@ def distribution(s: Sample) -> ContextDist | None:
     return ContextDist(s.item_id, text, labels, probs, _expected_index(s, labels), predicted)
 
 
-def calibration(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibration | None:
+def calibration_view(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibration | None:
     """Reliability bins, Brier, ECE and log loss of the contexts with a known answer (`proctor.stats.calibration`,
     the numbers results.json holds), shaped for plotting."""
     from ..stats import calibration as stats_calibration
@@ -117,7 +117,7 @@ class CoverageRow:
 
 
 @dataclass(frozen=True)
-class Coverage:
+class CoverageView:
     dataset: str
     n_items: int
     categories: list[CoverageRow]
@@ -137,14 +137,14 @@ def _flag_rows(counts: Mapping[str, int]) -> list[CoverageRow]:
     ]
 
 
-def coverage(dataset: str, samples: Iterable[Sample]) -> Coverage:
+def coverage_view(dataset: str, samples: Iterable[Sample]) -> CoverageView:
     """Items per category and modality (each item once, whatever its epochs), with flags."""
     cats: dict[str, str] = {}
     mods: dict[str, str] = {}
     for s in samples:
         cats[s.item_id] = s.category or "(none)"
         mods[s.item_id] = s.modality or "(none)"
-    return Coverage(dataset, len(cats), _flag_rows(Counter(cats.values())), _flag_rows(Counter(mods.values())),
+    return CoverageView(dataset, len(cats), _flag_rows(Counter(cats.values())), _flag_rows(Counter(mods.values())),
                     "proctor.coverage")
 
 
@@ -283,7 +283,7 @@ def _optional_block(res: Mapping[str, Any], key: str, samples: Sequence[Sample],
 
 
 def summarize_run(index: int, log: RunLog) -> RunSummary:
-    res: Mapping[str, Any] = log.results or {}
+    res: Mapping[str, Any] = log.results.as_dict() if log.results else {}
     samples = log.samples
     notes: list[str] = []
 
@@ -323,7 +323,7 @@ def summarize_run(index: int, log: RunLog) -> RunSummary:
         acc_norm=res.get("acc_norm") if isinstance(res.get("acc_norm"), dict) else None,
         duration_s=duration,
         dists=dists,
-        calibration=calibration(dists),
+        calibration=calibration_view(dists),
         calibration_reported=cal_rep,
         epochs=_optional_block(res, "epochs", samples, epochs_block, notes),
         judge_agreement=_optional_block(res, "judge_agreement", samples, judge_agreement_block, notes),
@@ -334,7 +334,7 @@ def summarize_run(index: int, log: RunLog) -> RunSummary:
 @dataclass
 class ReportData:
     runs: list[RunSummary]
-    coverage: list[Coverage]
+    coverage: list[CoverageView]
     history: dict[tuple[str, str], list[HistoryPoint]]
     generated_at: str
 
@@ -354,7 +354,7 @@ def load(
     by_ds: dict[str, list[Sample]] = defaultdict(list)
     for r in runs:
         by_ds[r.dataset].extend(r.log.samples)
-    cov = [coverage(ds, ss) for ds, ss in by_ds.items()]
+    cov = [coverage_view(ds, ss) for ds, ss in by_ds.items()]
 
     keys = list(dict.fromkeys((r.model, r.dataset) for r in runs))
     raw: dict[tuple[str, str], list[Any]] = defaultdict(list)

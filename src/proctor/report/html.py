@@ -122,7 +122,7 @@ def sample_blob(runs: Sequence[RunSummary]) -> dict[str, Any]:
             }
             if not s.raw_output:
                 row["q"] = _snippet(s, msgs)
-            row.update(_judge_fields(s.details))
+            row.update(_judge_fields(s.details.as_dict()))
             rows.append(row)
     return {"runs": run_names(runs), "strings": pool.table, "samples": rows}
 

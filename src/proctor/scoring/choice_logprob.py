@@ -9,11 +9,18 @@ correct; an errored request makes the item unscored (None), never wrong.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..models.base import Loglikelihood, LoglikelihoodRequest
+from ..errors import ProctorError
+from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
 from ..records import DONT_KNOW, FALSE, TRUE, Item, Modality
+from ..runlog import ChoiceDetails, Outcome
+from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, argmax_ties, normalize, softmax
+
+if TYPE_CHECKING:
+    from ..tasks import Task
 
 _CLOSED_SETS = {Modality.BOOLEAN: (TRUE, FALSE), Modality.TERNARY: (TRUE, FALSE, DONT_KNOW)}
 
@@ -69,3 +76,57 @@ def score_choices(
     acc = len(top) == 1 and predicted.upper() == gold
     acc_norm = len(top_norm) == 1 and letters[top_norm[0]].upper() == gold
     return predicted, acc, acc_norm, details
+
+
+# ---------------------------------------------------------------- the Scorer (proctor.runner)
+
+
+@dataclass(frozen=True)
+class ChoiceScorer:
+    """Score each option's log-likelihood after the task's log-prob context: acc (sum) and acc_norm (per char).
+
+    An item without a reference answer is UNSCORED (its distribution kept), never counted wrong."""
+
+    kind: str = "choice"
+    mode: str = "logprob"
+    capability: Capability = Capability.LOGLIKELIHOOD
+
+    def check(self, task: Task) -> None:
+        bad = [it.identifier for it in task.items if not logprob_options(it)]
+        if bad:
+            raise ProctorError(
+                f"--mode logprob needs closed-set items (choiceofN, boolean, ternary); {len(bad)} are not,"
+                f" e.g. {bad[0]}: use --mode generate"
+            )
+
+    def identity(self) -> dict[str, Any]:
+        return {"scorer": self.kind}
+
+    def template_hash(self, task: Task) -> str:
+        from ..tasks import text_hash
+
+        return text_hash("logprob", *(task.prompts.logprob_context(item) for item in task.items))
+
+    def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
+        return list(choice_requests(item, task.prompts.logprob_context(item)))
+
+    async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
+        return [self._score_one(a) for a in batch]
+
+    def _score_one(self, answered: Answered) -> Scored:
+        first = answered.requests[0] if answered.requests else None
+        prompt = first.context if isinstance(first, LoglikelihoodRequest) else ""
+        usage = usage_of(answered.answers)
+        if answered.error is not None:
+            return Scored(Outcome.ERROR, ChoiceDetails(), error=answered.error, prompt=prompt, usage=usage)
+        results = [a for a in answered.answers if isinstance(a, Loglikelihood)]
+        predicted, correct, norm_correct, raw = score_choices(answered.item, results)
+        details = ChoiceDetails.model_validate(raw)
+        if not answered.item.is_scored:
+            return Scored(Outcome.UNSCORED, details, extracted=predicted, extraction_rule="argmax-logprob",
+                          prompt=prompt, usage=usage)
+        return Scored(
+            Outcome.CORRECT if correct else Outcome.WRONG, details.model_copy(update={"acc_norm_correct": norm_correct}),
+            score=1.0 if correct else 0.0, extracted=predicted, extraction_rule="argmax-logprob",
+            prompt=prompt, usage=usage,
+        )

@@ -217,7 +217,8 @@ def extract_choice(text: str, letters: str) -> Extraction:
 
 # ---------------------------------------------------------------- boolean / ternary
 
-TRUE, FALSE, DONT_KNOW = "True", "False", "I don't know"
+from ..records import DONT_KNOW, FALSE, TRUE
+
 _BOOL_WORDS = {"true": TRUE, "yes": TRUE, "correct": TRUE, "false": FALSE, "no": FALSE, "incorrect": FALSE}
 _UNKNOWN_PHRASES = (
     "i don't know",

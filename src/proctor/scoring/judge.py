@@ -11,12 +11,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ..models.base import GenerateRequest, GenerationSettings, Message, Model
 from ..records import Item
-from ..runlog import Outcome
-from .scorers import Score
+from ..runlog import SCORED_OUTCOMES as SCORED
+from ..runlog import JudgeDetails, Outcome
+from .base import Answered, Scored
+from .scorers import GenerationScorer, Score
+
+if TYPE_CHECKING:
+    from ..tasks import Task
 from .text_metrics import overlap_metrics
 
 JUDGE_VERSION = "proctor-judge/1"
@@ -167,6 +173,48 @@ async def judge_items(
             score.details["judge_thinking"] = gen.reasoning
         out.append(score)
     return out
+
+
+# ---------------------------------------------------------------- the Scorer (proctor.runner)
+
+
+@dataclass(frozen=True)
+class JudgeScorer(GenerationScorer):
+    """Generation scoring where prose answers are graded by `judge` (one batched call per batch).
+
+    Exact-answer items named in `agreement_ids` are judged too (epoch 0), and the verdict is kept in
+    `details["judge_check"]` for the judge/exact-match agreement in results.json. A judge failure makes
+    the sample an ERROR with `error` set (retried by a re-run), never a wrong answer."""
+
+    judge: Model | None = None
+    agreement_ids: frozenset[str] = frozenset()
+    kind: str = "judge"
+
+    def identity(self) -> dict[str, Any]:
+        judge = self.judge.name if self.judge is not None else None
+        return {**super().identity(), "judge": judge, "judge_version": JUDGE_VERSION,
+                "judge_agreement": len(self.agreement_ids)}
+
+    async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
+        verdicts = await super().score(task, batch)
+        to_judge = [i for i, v in enumerate(verdicts) if v.extraction_rule == "judge_pending"]
+        to_check = [
+            i for i, (a, v) in enumerate(zip(batch, verdicts, strict=True))
+            if a.item.identifier in self.agreement_ids and a.epoch == 0 and v.outcome in SCORED
+            and v.raw_output is not None
+        ]
+        if not (to_judge or to_check) or self.judge is None:
+            return verdicts
+        pairs = [(batch[i].item, verdicts[i].raw_output or "") for i in to_judge + to_check]
+        graded = await judge_items(self.judge, pairs)
+        for i, g in zip(to_judge, graded[: len(to_judge)], strict=True):
+            error = g.details.get("judge_error") if g.outcome is Outcome.ERROR else None
+            verdicts[i] = replace(verdicts[i], outcome=g.outcome, score=g.score, extracted=g.extracted,
+                                  extraction_rule=g.rule, details=JudgeDetails.model_validate(g.details), error=error)
+        for i, g in zip(to_check, graded[len(to_judge) :], strict=True):
+            check = {"outcome": g.outcome.value, "score": g.score, "details": dict(g.details)}
+            verdicts[i] = replace(verdicts[i], details=verdicts[i].details.model_copy(update={"judge_check": check}))
+        return verdicts
 
 
 # ---------------------------------------------------------------- judge agreement

@@ -11,12 +11,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
+from ..errors import ProctorError
+from ..models.base import Capability, GenerateRequest, Generation, GenerationSettings
 from ..records import GradedAnswer, Item, Modality
-from ..runlog import Outcome
+from ..runlog import GenerationDetails, Outcome
+from .base import Answered, Request, Scored, usage_of
 from .extract import (
     Extraction,
     extract_boolean,
@@ -28,6 +31,9 @@ from .extract import (
     parse_number,
 )
 from .text_metrics import overlap_metrics
+
+if TYPE_CHECKING:
+    from ..tasks import Task
 
 
 @dataclass(frozen=True)
@@ -139,3 +145,71 @@ def reference_of(item: Item) -> Any:
     if isinstance(item.response, list):
         return [g.model_dump() for g in item.response]
     return item.response
+
+
+# ---------------------------------------------------------------- the Scorer (proctor.runner)
+
+
+def settings_for_epoch(settings: GenerationSettings, epoch: int, epochs: int) -> GenerationSettings:
+    """Sampled epochs differ by seed, so each is its own (cacheable, reproducible) request."""
+    if epochs > 1 and settings.temperature > 0:
+        return replace(settings, seed=(settings.seed or 0) + epoch)
+    return settings
+
+
+def generation_verdict(item: Item, answered: Answered) -> Scored:
+    """Rule-based verdict on one generated answer (prose items are left UNSCORED for a judge)."""
+    request, answer = answered.requests[0], answered.answers[0]
+    assert isinstance(request, GenerateRequest) and isinstance(answer, Generation)
+    common: dict[str, Any] = {
+        "prompt": [{"role": m.role, "content": m.content} for m in request.messages],
+        "usage": usage_of(answered.answers),
+    }
+    if answer.error is not None:
+        return Scored(Outcome.ERROR, GenerationDetails(), error=answer.error, **common)
+    common["raw_output"] = answer.text
+    if not item.is_scored:
+        return Scored(Outcome.UNSCORED, GenerationDetails(), extraction_rule="unscored", **common)
+    s = score_item(item, answer.text)
+    return Scored(s.outcome, GenerationDetails.model_validate(s.details), score=s.score, extracted=s.extracted,
+                  extraction_rule=s.rule, **common)
+
+
+@dataclass(frozen=True)
+class GenerationScorer:
+    """Ask for an answer in the task's prompt `prompt_kind`; extract and score it by rule (`score_item`)."""
+
+    prompt_kind: str
+    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    epochs: int = 1
+    kind: str = "generation"
+    mode: str = "generate"
+    capability: Capability = Capability.GENERATE
+
+    def check(self, task: Task) -> None:
+        if self.prompt_kind not in task.prompts.kinds:
+            raise ProctorError(
+                f"{task.name} has no prompt {self.prompt_kind!r}; it offers: {', '.join(task.prompts.kinds)}"
+            )
+        prose = [it for it in task.items if it.modality.needs_judge]
+        if prose and self.kind != "judge":
+            raise ProctorError(
+                f"{len(prose)} items ({prose[0].modality.value}, e.g. {prose[0].identifier}) are graded by an"
+                " LLM judge: pass --judge MODEL"
+            )
+
+    def identity(self) -> dict[str, Any]:
+        from .extract import EXTRACTOR_VERSION
+
+        return {"scorer": self.kind, "prompt_kind": self.prompt_kind, "generation": self.settings.as_dict(),
+                "extractor": EXTRACTOR_VERSION}
+
+    def template_hash(self, task: Task) -> str:
+        return task.prompts.template_hash(self.prompt_kind)
+
+    def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
+        settings = settings_for_epoch(self.settings, epoch, self.epochs)
+        return [GenerateRequest(task.prompts.messages(item, self.prompt_kind), settings)]
+
+    async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
+        return [generation_verdict(a.item, a) for a in batch]

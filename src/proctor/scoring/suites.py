@@ -8,32 +8,34 @@ the query follows the posttext after one space instead (the space belongs to the
 PMI subtracts the query's log-prob after the posttext alone (same join; an empty posttext means the
 query is scored after the BOS token only).
 
-Besides the probsem outputs, `write_run_log` writes a proctor run log (docs/runlog.md): one `Sample` per
-context, results from `proctor.stats.summarize`, and a `Manifest`, so reports, history and comparisons
-work on suite runs. The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats`'s.
+Each context is one item (`proctor.formats.convert.suite_to_items`) scored by `SuiteScorer` through
+the one run path (`proctor.runner.evaluate`): `proctor score` and `proctor run --mode logprob` on the
+same suites score the same text and log the same samples. `suite_results` turns a run's samples back
+into probsem's per-suite results, which `write_probsem_outputs` writes as CSV + JSONL + summary.json.
+The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats`'s.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import json
-import os
-import platform
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
 from ..models.registry import require
-from ..records import ContextCase, Prompt, TestSuite
-from ..runlog import MANIFEST, RESULTS, SAMPLES, Manifest, Outcome, RunLog, Sample, read_run
+from ..records import ContextCase, Item, Prompt, TestSuite
+from ..runlog import Outcome, Sample, SuiteDetails
 from ..stats import calibration, wilson_interval
 from ..textio import dumps_jsonl, write_json_atomic, write_text_atomic
+from .base import Answered, Request, Scored
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
+
+if TYPE_CHECKING:
+    from ..tasks import Task
 
 Join = Literal["newline", "space"]
 
@@ -106,29 +108,23 @@ def _unconditional(suite: TestSuite, query: str, join: Join) -> LoglikelihoodReq
 async def score_suites(
     model: Model, prompt: Prompt, suites: list[TestSuite], options: ScoreOptions = ScoreOptions()
 ) -> list[SuiteResult]:
-    """Score every context × query pair of every suite with one `model.loglikelihood` call."""
+    """Score every context × query pair of every suite with one `model.loglikelihood` call (no run log).
+
+    The same scorer and request plan as `proctor.runner.evaluate`, without cache or log."""
+    from ..formats.convert import suite_to_items
+    from ..prompts import ItemPromptBuilder
+    from ..runner import score_chunk
+    from ..tasks import Task
+
     require(model, Capability.LOGLIKELIHOOD, "scoring test suites needs log-probabilities")
-    apply_temperature([0.0], options.temperature)  # validate early
-    requests: list[LoglikelihoodRequest] = []
-    for s in suites:
-        for c in s.context:
-            requests.extend(split_sample(prompt, s, c, q, options.join) for q in s.queries)
-        requests.extend(_unconditional(s, q, options.join) for q in s.queries)
-    results = await model.loglikelihood(requests)
-    out, k = [], 0
-    for s in suites:
-        n_pairs = len(s.context) * len(s.queries)
-        pairs, uncond = results[k : k + n_pairs], results[k + n_pairs : k + n_pairs + len(s.queries)]
-        k += n_pairs + len(s.queries)
-        contexts = [
-            _score_context(i, s, c, pairs[i * len(s.queries) : (i + 1) * len(s.queries)], uncond, options)
-            for i, c in enumerate(s.context)
-        ]
-        for ctx, case in zip(contexts, s.context):
-            ctx.prefix = split_sample(prompt, s, case, s.queries[0], options.join).context
-            ctx.case_text = case.text
-        out.append(SuiteResult(prompt.name, s.name, contexts, summarize(contexts)))
-    return out
+    names = [s.name for s in suites]
+    if len(set(names)) != len(names):
+        raise ProctorError(f"suite names repeat in {names}: each suite of a prompt needs its own name")
+    scorer = SuiteScorer(options)
+    task = Task(prompt.name, [it for s in suites for it in suite_to_items(prompt, s)], ItemPromptBuilder(), scorer=scorer)
+    scorer.check(task)
+    samples = await score_chunk(task, model, scorer, [(it, 0) for it in task.items])
+    return suite_results(task.items, samples)
 
 
 def _score_context(
@@ -166,8 +162,94 @@ def _score_context(
     return result
 
 
+# ---------------------------------------------------------------- the Scorer (proctor.runner)
+_META = "suite."
+
+
+def is_suite_item(item: Item) -> bool:
+    """An item made from a suite context by `proctor.formats.convert.suite_to_items`."""
+    return _META + "prompt" in item.metadata and _META + "index" in item.metadata
+
+
+def suite_parts(item: Item) -> tuple[Prompt, TestSuite, ContextCase]:
+    """The prompt, suite (with this one context) and context case a suite item was made from."""
+    m = item.metadata
+    case = ContextCase(text=item.prompt, expected=int(m.get(_META + "expected", -1)))
+    suite = TestSuite(
+        name=str(m.get(_META + "name", "")), pretext=str(m.get(_META + "pretext", "")), context=[case],
+        posttext=str(m.get(_META + "posttext", "")), queries=list((item.choices or {}).values()),
+    )
+    return Prompt(name=str(m[_META + "prompt"]), text=item.task_prompt or ""), suite, case
+
+
+@dataclass(frozen=True)
+class SuiteScorer:
+    """probsem scoring of one context per item: every query's log-prob (and its unconditional log-prob,
+    for PMI), normalised, tempered and softmaxed into a distribution over the queries."""
+
+    options: ScoreOptions = ScoreOptions()
+    kind: str = "suite"
+    mode: str = "logprob"
+    capability: Capability = Capability.LOGLIKELIHOOD
+
+    def check(self, task: Task) -> None:
+        bad = [it.identifier for it in task.items if not is_suite_item(it)]
+        if bad:
+            raise ProctorError(f"{task.name}: {len(bad)} items are not suite contexts (e.g. {bad[0]})")
+        apply_temperature([0.0], self.options.temperature)  # validates the temperature
+
+    def identity(self) -> dict[str, Any]:
+        o = self.options
+        return {"scorer": self.kind, "norm": o.norm.value, "temperature": o.temperature, "join": o.join}
+
+    def template_hash(self, task: Task) -> str:
+        return join_template_hash(self.options.join)
+
+    def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
+        prompt, suite, case = suite_parts(item)
+        join = self.options.join
+        return [*[split_sample(prompt, suite, case, q, join) for q in suite.queries], *[_unconditional(suite, q, join) for q in suite.queries]]
+
+    async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
+        return [self._score_one(a) for a in batch]
+
+    def _score_one(self, answered: Answered) -> Scored:
+        prompt, suite, case = suite_parts(answered.item)
+        n = len(suite.queries)
+        res = [a for a in answered.answers if isinstance(a, Loglikelihood)]
+        ctx = _score_context(int(answered.item.metadata[_META + "index"]), suite, case, res[:n], res[n:], self.options)
+        ctx.prefix = split_sample(prompt, suite, case, suite.queries[0], self.options.join).context
+        ctx.case_text = case.text
+        return _scored(ctx, suite.queries, self.options)
+
+
+def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scored:
+    """One context's verdict as the runner records it (the probsem rows are kept for the CSV/JSONL)."""
+    if c.error is not None:
+        outcome, score = Outcome.ERROR, None
+    elif c.correct is None:
+        outcome, score = Outcome.UNSCORED, None
+    else:
+        outcome, score = (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
+    details: dict[str, Any] = {
+        "queries": queries, "expected": c.expected, "context": c.case_text, "text": c.text,
+        "index": c.index, "logprobs": {q["query"]: q["logprob"] for q in c.queries},
+        "scores": [q.get("score") for q in c.queries],
+        "ties": (len(c.ties) or 1) if c.predicted is not None else 0, "tie_indexes": c.ties,
+        "rows": c.queries, "norm": options.norm.value, "temperature": options.temperature, "join": options.join,
+    }
+    if c.error is None:
+        details["distribution"] = c.probabilities
+    return Scored(
+        outcome=outcome, details=SuiteDetails.model_validate(details), score=score,
+        extracted=queries[c.predicted] if c.predicted is not None else None,
+        extraction_rule=f"argmax-{options.norm.value}", error=c.error, prompt=c.prefix,
+        usage={"input_tokens": sum(q["n_tokens"] or 0 for q in c.queries) or None},
+    )
+
+
 # ---------------------------------------------------------------- summary.json metrics
-def summarize(contexts: list[ContextResult]) -> dict[str, Any]:
+def suite_summary(contexts: list[ContextResult]) -> dict[str, Any]:
     """Accuracy (95% Wilson CI), ties, Brier, ECE and mean log-loss over contexts with expected >= 0.
 
     Brier, ECE and log-loss are `proctor.stats.calibration`'s (the numbers results.json reports).
@@ -224,61 +306,48 @@ def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOption
 def write_summary(out_dir: str | Path, results: list[SuiteResult]) -> Path:
     """`summary.json`: each suite's summary and the pooled one."""
     path = Path(out_dir) / "summary.json"
-    pooled = summarize([c for r in results for c in r.contexts])
+    pooled = suite_summary([c for r in results for c in r.contexts])
     write_json_atomic(path, {
         "suites": {f"{r.prompt}_{r.suite}": r.summary for r in results}, "overall": pooled,
     })
     return path
 
 
-# ---------------------------------------------------------------- run log (docs/runlog.md)
-def suite_labels(results: Sequence[SuiteResult]) -> list[str]:
-    """Each result's category: the suite name, or `<P>_<T>` when suite names repeat across prompts."""
-    names = [r.suite for r in results]
-    unique = len(set(names)) == len(names)
-    return [r.suite if unique else f"{r.prompt}_{r.suite}" for r in results]
+# ---------------------------------------------------------------- from a run log back to probsem's outputs
+def context_result(sample: Sample) -> ContextResult:
+    """One suite sample of a run log as probsem's context result (the rows the CSV/JSONL show)."""
+    d = sample.details
+    rows = [dict(r) for r in d.get("rows", [])]
+    queries = [r["query"] for r in rows]
+    predicted = queries.index(sample.extracted) if sample.extracted in queries else None
+    correct = None if sample.outcome in (Outcome.ERROR, Outcome.UNSCORED) else sample.outcome is Outcome.CORRECT
+    return ContextResult(int(d.get("index", 0)), str(d.get("text", "")), int(d.get("expected", -1)), rows,
+                         predicted=predicted, ties=list(d.get("tie_indexes", [])), correct=correct, error=sample.error,
+                         prefix=sample.prompt if isinstance(sample.prompt, str) else "", case_text=str(d.get("context", "")))
 
 
-def _sample(label: str, dataset: str, c: ContextResult, queries: list[str], options: ScoreOptions) -> Sample:
-    """One context as a run-log sample: predicted query, outcome, and the distribution for calibration."""
-    if c.error is not None:
-        outcome, score = Outcome.ERROR, None
-    elif c.correct is None:
-        outcome, score = Outcome.UNSCORED, None
-    else:
-        outcome, score = (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
-    details: dict[str, Any] = {
-        "queries": queries, "expected": c.expected, "context": c.case_text, "text": c.text,
-        "logprobs": {q["query"]: q["logprob"] for q in c.queries},
-        "scores": [q.get("score") for q in c.queries],
-        "ties": (len(c.ties) or 1) if c.predicted is not None else 0,
-    }
-    if c.error is None:
-        details["distribution"] = c.probabilities
-    return Sample(
-        sample_id=f"{label}.{c.index}#0", item_id=f"{label}.{c.index}", dataset=dataset, category=label,
-        modality=f"choiceof{len(queries)}", mode="logprob", prompt=c.prefix, reference=c.expected,
-        extracted=queries[c.predicted] if c.predicted is not None else None,
-        extraction_rule=f"argmax-{options.norm.value}", score=score, outcome=outcome, error=c.error,
-        input_tokens=sum(q["n_tokens"] or 0 for q in c.queries) or None, details=details,
-    )
+def suite_results(items: Sequence[Item], samples: Sequence[Sample]) -> list[SuiteResult]:
+    """Group a suite run's samples back into one `SuiteResult` per (prompt, suite), in item order."""
+    by_id = {s.sample_id: s for s in samples if s.epoch == 0}
+    groups: dict[tuple[str, str], list[ContextResult]] = {}
+    for item in items:
+        sample = by_id.get(f"{item.identifier}#0")
+        if sample is not None:
+            key = (str(item.metadata[_META + "prompt"]), str(item.metadata.get(_META + "name", "")))
+            groups.setdefault(key, []).append(context_result(sample))
+    return [SuiteResult(p, t, ctxs, suite_summary(ctxs)) for (p, t), ctxs in groups.items()]
 
 
-def run_samples(results: Sequence[SuiteResult], options: ScoreOptions, dataset: str) -> list[Sample]:
-    """One `Sample` per context of every suite, in order."""
-    return [
-        _sample(label, dataset, c, [q["query"] for q in c.queries], options)
-        for label, r in zip(suite_labels(results), results)
-        for c in r.contexts
-    ]
+def write_probsem_outputs(out_dir: str | Path, model_slug: str, results: Sequence[SuiteResult],
+                          options: ScoreOptions) -> list[Path]:
+    """probsem's files beside the run log: per suite a CSV and a JSONL, and summary.json; return their paths.
 
-
-def content_hash(files: Sequence[Path]) -> str:
-    """sha256 over the input files' bytes, in order (prompt, then suites)."""
-    h = hashlib.sha256()
-    for f in files:
-        h.update(hashlib.sha256(Path(f).read_bytes()).digest())
-    return "sha256:" + h.hexdigest()
+    `model_slug` names the model for file names that carry it (`proctor.formats` decides the naming)."""
+    written: list[Path] = []
+    for r in results:
+        written += write_outputs(out_dir, r, options).values()
+    written.append(write_summary(out_dir, list(results)))
+    return written
 
 
 def join_template_hash(join: Join) -> str:
@@ -286,44 +355,3 @@ def join_template_hash(join: Join) -> str:
     from ..tasks import text_hash
 
     return text_hash("probsem-suite", f"join={join}")
-
-
-def run_manifest(
-    results: Sequence[SuiteResult], options: ScoreOptions, *, model: Model, files: Sequence[Path],
-    started_at: str, finished_at: str | None = None, command: list[str] | None = None, **extra: Any,
-) -> Manifest:
-    """The provenance of a suite run; run_id is a function of the inputs, the model and the options."""
-    from .. import __version__
-    from ..provenance import git_sha as _git_sha
-
-    prompts = list(dict.fromkeys(r.prompt for r in results))
-    name = prompts[0] if len(prompts) == 1 else "+".join(prompts)
-    chash = content_hash(files)
-    identity = {"dataset": chash, "model": model.name, "norm": options.norm.value,
-                "temperature": options.temperature, "join": options.join}
-    run_id = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
-    return Manifest.model_validate({
-        "run_id": run_id, "proctor_version": __version__, "git_sha": _git_sha(),
-        "dataset": {"name": name, "source": [str(f) for f in files], "content_hash": chash,
-                    "n_items": sum(len(r.contexts) for r in results)},
-        "model": model.describe(), "mode": "logprob", "prompt_kind": "probsem-suite",
-        "prompt_template_hash": join_template_hash(options.join), "extractor_version": f"argmax-{options.norm.value}",
-        "generation": {}, "command": command,
-        "host": {"hostname": socket.gethostname(), "platform": platform.platform(),
-                 "python": platform.python_version(), "cpus": os.cpu_count()},
-        "started_at": started_at, "finished_at": finished_at,
-        "norm": options.norm.value, "temperature": options.temperature, "join": options.join, **extra,
-    })
-
-
-def write_run_log(out_dir: str | Path, manifest: Manifest, results: Sequence[SuiteResult],
-                  options: ScoreOptions) -> RunLog:
-    """Write samples.jsonl, results.json (`proctor.stats.summarize`) and manifest.json, each atomically."""
-    from ..stats import summarize as summarize_samples
-
-    d = Path(out_dir)
-    samples = run_samples(results, options, str(manifest.dataset["name"]))
-    write_text_atomic(d / SAMPLES, "".join(s.model_dump_json(exclude_none=False) + "\n" for s in samples))
-    write_json_atomic(d / RESULTS, summarize_samples(samples))
-    write_json_atomic(d / MANIFEST, manifest.model_dump(mode="json"))
-    return read_run(d)

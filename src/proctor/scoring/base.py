@@ -1,0 +1,106 @@
+"""The Scorer seam: what an item asks of a model, and how a sample is scored from the answers.
+
+Every kind of task (generation with answer extraction, choice log-likelihood, probsem suites, LLM
+judge) is one `Scorer`; `proctor.runner.evaluate` drives them all the same way:
+
+    requests = scorer.requests(task, item, epoch)         # what the item needs from the model
+    answers  = await model.generate/loglikelihood(...)    # through the cache, per answer
+    scored   = await scorer.score(task, answered_batch)   # typed verdicts, one per item
+
+A scorer never calls the model it scores; a judge calls its own judge model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
+from ..records import Item
+from ..runlog import Outcome, SampleDetails
+
+if TYPE_CHECKING:
+    from ..tasks import Task
+
+Request = GenerateRequest | LoglikelihoodRequest
+Answer = Generation | Loglikelihood
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One item (one epoch) with the requests made for it and the model's answers, in order."""
+
+    item: Item
+    epoch: int
+    requests: Sequence[Request]
+    answers: Sequence[Answer]
+
+    @property
+    def error(self) -> str | None:
+        """The first failed answer's message: an errored request makes the sample an error, never wrong."""
+        return next((a.error for a in self.answers if a.error is not None), None)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A scorer's verdict on one sample: the `Sample` fields that depend on the answers."""
+
+    outcome: Outcome
+    details: SampleDetails  # typed by the scorer's kind
+    score: float | None = None
+    extracted: str | None = None
+    extraction_rule: str | None = None
+    error: str | None = None
+    prompt: list[dict[str, str]] | str = ""
+    raw_output: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)  # input/output tokens, latency, finish reason…
+
+
+class Scorer(Protocol):
+    """One kind of task: the requests an item needs and the verdict from the answers."""
+
+    @property
+    def kind(self) -> str:
+        """"generation" | "choice" | "suite" | "judge": the sample details' `kind`."""
+        ...
+
+    @property
+    def mode(self) -> str:
+        """"generate" | "logprob": recorded on every sample and in the manifest."""
+        ...
+
+    @property
+    def capability(self) -> Capability:
+        """What the model must do; checked before the run starts."""
+        ...
+
+    def check(self, task: Task) -> None:
+        """Raise ProctorError, before anything runs, for items this scorer cannot score."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that change the numbers (part of the run id and the manifest)."""
+        ...
+
+    def template_hash(self, task: Task) -> str:
+        """A hash of the exact text template the model sees (the manifest's prompt_template_hash)."""
+        ...
+
+    def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
+        """What `item` needs from the model on `epoch`; every request of one scorer is of one kind."""
+        ...
+
+    async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
+        """One verdict per answered item, in order (a batch lets a judge grade many at once)."""
+        ...
+
+
+def usage_of(answers: Sequence[Answer]) -> dict[str, Any]:
+    """Token counts, latency and finish reason of a one-generation sample (empty for log-likelihoods)."""
+    if len(answers) != 1 or not isinstance(answers[0], Generation):
+        n = sum(a.n_tokens for a in answers if isinstance(a, Loglikelihood))
+        return {"input_tokens": n or None}
+    g = answers[0]
+    return {"input_tokens": g.input_tokens, "output_tokens": g.output_tokens, "latency_s": g.latency_s,
+            "finish_reason": g.finish_reason, "reasoning": g.reasoning}
