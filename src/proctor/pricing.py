@@ -18,15 +18,18 @@ apart (`CostSummary.unpriced`), and the guard assumes the worst for it.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError, ProctorError
+from .models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest, Model
 
 MILLION = Decimal(1_000_000)
 CENT = Decimal("0.01")
@@ -45,6 +48,12 @@ class Price:
     def as_dict(self) -> dict[str, str]:
         return {"input_per_million": str(self.input), "output_per_million": str(self.output),
                 "currency": self.currency, "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, str]) -> Price:
+        """The price recorded in a manifest (`as_dict`)."""
+        return cls(Decimal(d["input_per_million"]), Decimal(d["output_per_million"]),
+                   d.get("currency", "USD"), d.get("source", "manifest"))
 
 
 def sample_cost(price: Price, input_tokens: int | None, output_tokens: int | None) -> Decimal | None:
@@ -293,3 +302,66 @@ class CostGuard:
         return (f"stopped before crossing --max-cost {format_money(self.limit, self.price.currency)}: "
                 f"spent {format_money(self.spent, self.price.currency)}, {self.refused} request(s) not sent; "
                 "run the same command again with a higher --max-cost to continue")
+
+
+class CostLimitReached(ProctorError):
+    """`--max-cost` would be crossed by the next request: the run stops, what finished is kept."""
+
+
+class GuardedModel:
+    """Wraps a Model so that no request is sent that could cross `guard.limit`.
+
+    At most `concurrency` requests are in flight; each one's worst case is reserved (`CostGuard.admit`)
+    just before it is sent and settled with its real cost when it comes back. A request refused raises
+    `CostLimitReached`; requests already sent finish and are kept. Put it under the cache: cached
+    answers cost nothing."""
+
+    def __init__(self, inner: Model, guard: CostGuard, concurrency: int) -> None:
+        self.inner = inner
+        self.guard = guard
+        self.name = inner.name
+        self.capabilities = inner.capabilities
+        self.preferred_chunk_size = inner.preferred_chunk_size
+        self._slots = asyncio.Semaphore(max(1, concurrency))
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    async def probe(self, needed: Iterable[Capability]) -> None:
+        await self.inner.probe(needed)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    @property
+    def in_flight_limit(self) -> int | None:
+        return getattr(self.inner, "in_flight_limit", None)
+
+    def _worst_case(self, request: GenerateRequest) -> Decimal:
+        prompt = "".join(m.content for m in request.messages) + (request.settings.system or "")
+        max_out = request.settings.max_tokens
+        if max_out is None:
+            raise ProctorError("--max-cost needs --max-tokens: a request without a token limit has no worst case")
+        return self.guard.worst_case(estimate_tokens(prompt), max_out + (request.settings.thinking_budget or 0))
+
+    async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        async with self._slots:
+            worst = sum((self._worst_case(r) for r in requests), Decimal(0))
+            if not self.guard.admit(worst):
+                raise CostLimitReached(self.guard.message())
+            try:
+                gens = await self.inner.generate(requests)
+            except BaseException:
+                self.guard.settle(worst, None)  # it may have been billed: assume the worst
+                raise
+            costs = [sample_cost(self.guard.price, g.input_tokens, g.output_tokens) for g in gens]
+            known = None if any(c is None and g.error is None for c, g in zip(costs, gens, strict=True)) else \
+                sum((c for c in costs if c is not None), Decimal(0))
+            self.guard.settle(worst, known)
+            return gens
+
+    async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        raise ProctorError("--max-cost applies to generation runs (log-likelihood requests report no price)")

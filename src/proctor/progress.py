@@ -32,8 +32,10 @@ class _SpeedColumn(ProgressColumn):
 class Progress:
     """`with Progress(total) as bar: bar.advance(1, cache_hit=..., error=...)`."""
 
-    def __init__(self, total: int, enabled: bool | None = None, description: str = "") -> None:
+    def __init__(self, total: int, enabled: bool | None = None, description: str = "",
+                 in_flight: int | None = None) -> None:
         self.total = total
+        self.in_flight = in_flight  # an HTTP backend's adaptive in-flight limit (lowered after 429s)
         self.completed = 0
         self.cache_hits = 0
         self.errors = 0
@@ -50,9 +52,11 @@ class Progress:
                 TimeRemainingColumn(),
                 TextColumn("[cyan]{task.fields[hits]} cached"),
                 TextColumn("[red]{task.fields[errors]} errors"),
+                TextColumn("[magenta]{task.fields[limit]}"),
                 console=Console(stderr=True),
             )
-            self._task = self._bar.add_task(description or "running", total=total, hits=0, errors=0)
+            self._task = self._bar.add_task(description or "running", total=total, hits=0, errors=0,
+                                            limit=self._limit_text())
 
     def advance(self, n: int = 1, cache_hit: bool = False, error: bool = False) -> None:
         """Count `n` finished items (all cache hits, or all errors, when flagged)."""
@@ -60,7 +64,11 @@ class Progress:
         self.cache_hits += n if cache_hit else 0
         self.errors += n if error else 0
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, advance=n, hits=self.cache_hits, errors=self.errors)
+            self._bar.update(self._task, advance=n, hits=self.cache_hits, errors=self.errors,
+                             limit=self._limit_text())
+
+    def _limit_text(self) -> str:
+        return "" if self.in_flight is None else f"≤{self.in_flight} in flight"
 
     def __enter__(self) -> Self:
         if self._bar is not None:

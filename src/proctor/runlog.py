@@ -32,9 +32,10 @@ class Outcome(StrEnum):
     NO_ANSWER = "no_answer"  # the extractor found no answer: scored 0, reported on its own
     ERROR = "error"  # the model/API failed: not scored, retried by a re-run
     UNSCORED = "unscored"  # no reference answer (e.g. suite context with expected = -1)
+    TRUNCATED = "truncated"  # stopped on its token limit or mid-thought: no answer; `--truncated-as` decides
 
 
-SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Outcome.NO_ANSWER})
+SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Outcome.NO_ANSWER, Outcome.TRUNCATED})
 
 
 class _Log(BaseModel):
@@ -171,7 +172,8 @@ class Sample(_Log):
     output_tokens: int | None = None
     latency_s: float | None = None
     finish_reason: str | None = None
-    reasoning: str | None = None
+    reasoning: str | None = None  # the thought, apart from the answer (reasoning_content or a think block)
+    cost: str | None = None  # exact money for this request (a Decimal as text) when prices are known
     details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
 
     @property
@@ -198,6 +200,9 @@ class Manifest(_Log):
     generation: dict[str, Any] = Field(default_factory=dict)
     epochs: int = 1
     judge: dict[str, Any] | None = None
+    truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
+    price: dict[str, str] | None = None  # proctor.pricing.Price.as_dict(): the prices cost was computed with
+    max_cost: str | None = None  # --max-cost, when given
     command: list[str] | None = None
     identity: dict[str, Any] = Field(default_factory=dict)  # the settings that make this run this run
     host: dict[str, Any] = Field(default_factory=dict)
@@ -222,6 +227,8 @@ class Results(_Log):
     calibration: dict[str, Any] | None = None
     acc_norm: dict[str, Any] | None = None
     judge_agreement: dict[str, Any] | None = None
+    truncated_as: str | None = None  # how accuracy counted truncated samples: "wrong" or "excluded"
+    cost: dict[str, Any] | None = None  # proctor.pricing.CostSummary.as_dict() when prices are known
     errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
 
     @property

@@ -19,7 +19,10 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from ..models.base import Model
+    from decimal import Decimal
+
+    from ..models.base import GenerationSettings, Model
+    from ..pricing import Price
     from ..runlog import RunLog
     from ..runner import RunConfig
     from ..tasks import Task
@@ -57,7 +60,8 @@ def run(
     epochs: Annotated[int, typer.Option(help="Repeat each item K times (mean@K, pass@K).")] = 1,
     temperature: Annotated[float, typer.Option()] = 0.0,
     top_p: Annotated[float | None, typer.Option()] = None,
-    max_tokens: Annotated[int | None, typer.Option()] = 1024,
+    max_tokens: Annotated[int | None, typer.Option(
+        min=1, help=f"Output token limit (default: the benchmark's, e.g. aime-2025 32768; else {DEFAULT_MAX_TOKENS}).")] = None,
     stop: Annotated[list[str] | None, typer.Option(help="Stop sequence (repeatable).")] = None,
     gen_seed: Annotated[int | None, typer.Option(help="Sampling seed sent to the model.")] = None,
     reasoning_effort: Annotated[str | None, typer.Option(help=REASONING_EFFORT_HELP)] = None,
@@ -70,6 +74,17 @@ def run(
     frequency_penalty: Annotated[float | None, typer.Option()] = None,
     system: Annotated[str | None, typer.Option(help=SYSTEM_HELP)] = None,
     extra_body: Annotated[str | None, typer.Option(help=EXTRA_BODY_HELP)] = None,
+    truncated_as: Annotated[str, typer.Option(
+        help="How accuracy counts a truncated answer (token limit, unclosed thought): wrong or excluded.")] = "wrong",
+    prices: Annotated[Path | None, typer.Option(help="Price table YAML (default $PROCTOR_PRICES, "
+                                                     "~/.config/proctor/prices.yaml).")] = None,
+    price_in: Annotated[str | None, typer.Option(help="Money per million input tokens (with --price-out).")] = None,
+    price_out: Annotated[str | None, typer.Option(help="Money per million output tokens (with --price-in).")] = None,
+    max_cost: Annotated[str | None, typer.Option(
+        help="Stop before a request could cross this amount (needs prices and --max-tokens); resume continues.")] = None,
+    batch: Annotated[bool, typer.Option("--batch", help="Send the run through the provider's batch API "
+                                        "(openai:, anthropic:); a killed run picks its batches up again.")] = False,
+    batch_poll_interval: Annotated[float | None, typer.Option(help="Seconds between batch status checks.")] = None,
     judge: Annotated[str | None, typer.Option(help="Model spec of the LLM judge for prose items.")] = None,
     judge_agreement: Annotated[int, typer.Option(
         help="Also judge the first N exact-answer items and report judge/exact-match agreement.")] = 0,
@@ -95,6 +110,7 @@ def run(
     errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings
+    from ..reasoning import TruncatedAs
     from ..runner import RunConfig
     from .options import reasoning_settings
 
@@ -111,7 +127,9 @@ def run(
         raise ProctorError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
     the_model, the_judge = _models(model, judge, base_urls=base_url, concurrency=concurrency, timeout=timeout,
                                    max_retries=max_retries, batch_size=batch_size, device=device, dtype=dtype,
-                                   trust_remote_code=trust_remote_code)
+                                   trust_remote_code=trust_remote_code, batch=batch,
+                                   batch_poll_interval=batch_poll_interval)
+    price, cost_limit = _prices(model, prices, price_in, price_out, max_cost, batch)
     settings = GenerationSettings(
         temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed,
         **reasoning,
@@ -124,7 +142,8 @@ def run(
         mode=mode,  # type: ignore[arg-type]
         prompt_kind=prompt, settings=settings, epochs=epochs, judge=the_judge, judge_agreement=judge_agreement,
         runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
-        progress=progress, command=["proctor", *sys.argv[1:]],
+        progress=progress, command=["proctor", *sys.argv[1:]], truncated_as=TruncatedAs.parse(truncated_as).value,
+        price=price, max_cost=cost_limit,
     )
     status = _run_tasks(tasks, the_model, config, out, max_error_rate)
     if status:
@@ -150,13 +169,37 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
     status = 0
     for task in tasks:
         run_dir = out if (out is not None and len(tasks) == 1) else (out / task.name if out is not None else None)
-        log = evaluate(task, model, replace(config, out_dir=run_dir))
+        log = evaluate(task, model, replace(config, out_dir=run_dir, settings=budget_for(task, config.settings)))
         if log.results is not None:
             write_llmwc_layout(log)
             print_results(log)
             typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
         status = max(status, error_status(log, max_error_rate))
     return status
+
+
+DEFAULT_MAX_TOKENS = 1024  # when neither --max-tokens nor the benchmark gives a budget
+
+
+def budget_for(task: Task, settings: GenerationSettings) -> GenerationSettings:
+    """`settings` with the task's own token budget when --max-tokens was not given (the benchmark's
+    default, else DEFAULT_MAX_TOKENS)."""
+    if settings.max_tokens is not None:
+        return settings
+    return replace(settings, max_tokens=task.default_max_tokens or DEFAULT_MAX_TOKENS)
+
+
+def _prices(spec: str, prices: Path | None, price_in: str | None, price_out: str | None, max_cost: str | None,
+            batch: bool) -> tuple[Price | None, Decimal | None]:
+    """The model's price (None when unknown) and the --max-cost limit, from the options."""
+    from ..pricing import parse_money, resolve_price
+
+    price = resolve_price(spec, prices_file=prices, batch=batch,
+                          price_in=None if price_in is None else parse_money(price_in, "--price-in"),
+                          price_out=None if price_out is None else parse_money(price_out, "--price-out"))
+    if price is None and prices is not None:
+        raise ProctorError(f"{prices}: no price for {spec} (add it under models:, by spec, name or glob)")
+    return price, None if max_cost is None else parse_money(max_cost, "--max-cost")
 
 
 def error_status(log: RunLog, max_error_rate: float) -> int:

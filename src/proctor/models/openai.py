@@ -58,6 +58,8 @@ class OpenAIModel(HTTPModel):
     ) -> None:
         self.chat = chat
         self.echo_max_tokens = echo_max_tokens
+        self.context_length: int | None = None  # learnt by probe() from GET /models (max_model_len)
+        self._api_key = api_key
         super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, backoff_base=backoff_base, seed=seed, transport=transport)
 
@@ -69,9 +71,12 @@ class OpenAIModel(HTTPModel):
         return {"chat": self.chat}
 
     async def probe(self, needed: Iterable[Capability]) -> None:
-        """Raise CapabilityError, before a run, when the server cannot do what it needs."""
+        """Raise CapabilityError, before a run, when the server cannot do what it needs; learn the
+        context window (`context_length`) when the server reports one."""
         needed = set(needed)
         await super().probe(needed)
+        if Capability.GENERATE in needed:
+            self.context_length = await self._served_context_length()
         if Capability.LOGLIKELIHOOD in needed:
             prompt = "Probe: the quick brown fox"
             try:
@@ -90,6 +95,22 @@ class OpenAIModel(HTTPModel):
                     f"{self.name} cannot score log-likelihoods: the server answered /v1/completions but did not "
                     "echo the prompt's token log-probs (echo=true, logprobs=1)"
                 )
+
+    async def _served_context_length(self) -> int | None:
+        """`max_model_len` of this model in the server's GET /models (vLLM, SGLang); None when not reported."""
+        import httpx
+
+        try:
+            async with httpx.AsyncClient(headers=self._headers(self._api_key), timeout=10.0) as client:
+                response = await client.get(self.base_urls[0].rstrip("/") + "/models")
+                data = response.json().get("data", []) if response.status_code == 200 else []
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None  # best effort: the server refuses an over-long request itself
+        for entry in data if isinstance(data, list) else []:
+            if isinstance(entry, dict) and entry.get("id") in (self.model, None):
+                value = entry.get("max_model_len")
+                return value if isinstance(value, int) and value > 0 else None
+        return None
 
     # -- generation ---------------------------------------------------------------------------------
 

@@ -65,6 +65,25 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
     return out
 
 
+def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
+    """Truncated answers (overall and per category, and how accuracy counted them) and cost, per run."""
+    from ..cli.summary import cost_line
+
+    names = dict(zip((r.index for r in runs), run_names(runs)))
+    out: list[str] = []
+    for r in runs:
+        o = r.overall
+        if o.get("n_truncated"):
+            cats = ", ".join(f"{_cell(c)} {_pct(m.get('truncated_rate'))}" for c, m in r.by_category.items()
+                             if m.get("n_truncated"))
+            out.append(f"- {_cell(names[r.index])}: {_pct(o.get('truncated_rate'))} of answers truncated "
+                       f"({_fmt_int(o.get('n_truncated'))}; token limit or unclosed thought), counted as "
+                       f"{r.truncated_as} in accuracy" + (f"; by category: {cats}" if cats else ""))
+        if r.cost:
+            out.append(f"- {_cell(names[r.index])}: {cost_line(dict(r.cost))}")
+    return ["", "## Truncation and cost", "", *out] if out else []
+
+
 def render_markdown(data: ReportData) -> str:
     runs = data.runs
     head = ["Model", "Dataset", "Scored", "Accuracy", "95% CI", "Macro", "Errors", "No answer", "Tokens in / out", "Duration"]
@@ -83,9 +102,12 @@ def render_markdown(data: ReportData) -> str:
             f"{_fmt_int(o.get('input_tokens'))} / {_fmt_int(o.get('output_tokens'))}",
             _fmt_duration(r.duration_s),
         ])
-    out = ["# proctor report", "", f"Generated {data.generated_at}. Accuracy with 95% confidence intervals.", ""]
+    counted = " / ".join(sorted({r.truncated_as for r in runs})) or "wrong"
+    out = ["# proctor report", "", f"Generated {data.generated_at}. Accuracy with 95% confidence intervals; "
+           f"truncated answers count as {counted} (--truncated-as).", ""]
     out += _table(head, rows, {2, 3, 5, 6, 7, 8, 9})
     out += _epochs_and_judge(runs)
+    out += _truncation_and_cost(runs)
     cats = sorted({c for r in runs for c in r.by_category})
     out += _breakdown("Accuracy by category", cats, runs, "by_category")
     bands = [b for b in (*BANDS, "unknown") if any(b in r.by_difficulty for r in runs)]

@@ -65,6 +65,7 @@ class ServerConfig:
     truncate: bool = False  # honour max_tokens (a word is a token): cut answers, finish_reason length/max_tokens
     batch_polls: int = 2  # a batch (OpenAI or Anthropic) ends after this many status requests
     batch_expire: bool = False  # batches end expired: only their first half answered
+    max_model_len: int | None = None  # reported by GET /v1/models, as vLLM does
 
     def __post_init__(self) -> None:
         bad = [k for k in self.faults if k not in FAULT_KINDS]
@@ -314,7 +315,10 @@ def build_app(config: ServerConfig) -> Any:
         })
 
     async def models(_: dict[str, Any]) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "proctor-test", "object": "model"}]})
+        entry: dict[str, Any] = {"id": "proctor-test", "object": "model"}
+        if state.config.max_model_len is not None:
+            entry["max_model_len"] = state.config.max_model_len
+        return JSONResponse({"object": "list", "data": [entry]})
 
     async def stats(_: Request) -> Response:
         return JSONResponse(state.snapshot())
