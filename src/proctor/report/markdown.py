@@ -103,8 +103,8 @@ def render_markdown(data: ReportData) -> str:
             _fmt_duration(r.duration_s),
         ])
     counted = " / ".join(sorted({r.truncated_as for r in runs})) or "wrong"
-    out = ["# proctor report", "", f"Generated {data.generated_at}. Accuracy with 95% confidence intervals; "
-           f"truncated answers count as {counted} (--truncated-as).", ""]
+    out = ["# proctor report", "", (f"Generated {data.generated_at}. Accuracy with 95% confidence intervals; "
+           f"truncated answers count as {counted} (--truncated-as)."), ""]
     out += _table(head, rows, {2, 3, 5, 6, 7, 8, 9})
     out += _epochs_and_judge(runs)
     out += _truncation_and_cost(runs)
