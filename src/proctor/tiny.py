@@ -29,8 +29,12 @@ def build_tiny_model(
     max_positions: int = 2048,
     corpus: str = DEFAULT_CORPUS,
     architecture: str = "llama",
+    bos: bool = True,
 ) -> Path:
-    """Write a tokenizer + random-weight model to `out_dir` (loadable with `hf:<out_dir>`); return the path."""
+    """Write a tokenizer + random-weight model to `out_dir` (loadable with `hf:<out_dir>`); return the path.
+
+    `bos=False` gives a tokenizer that adds no special token (GPT-2 style); the default prepends `<s>`.
+    """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import (
@@ -58,9 +62,10 @@ def build_tiny_model(
         show_progress=False,
     )
     tok.train_from_iterator([corpus] * 4, trainer=trainer)
-    bos = tok.token_to_id("<s>")
+    bos_id = tok.token_to_id("<s>")
     # A BOS token is prepended, as most current models do: the runner must handle it.
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos)])
+    if bos:
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos_id)])
     fast = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", model_max_length=max_positions
     )
@@ -77,7 +82,7 @@ def build_tiny_model(
         model = GPT2LMHeadModel(
             GPT2Config(
                 vocab_size=n_vocab, n_embd=hidden_size, n_layer=num_layers, n_head=num_heads,
-                n_positions=max_positions, bos_token_id=bos, eos_token_id=tok.token_to_id("</s>"),
+                n_positions=max_positions, bos_token_id=bos_id, eos_token_id=tok.token_to_id("</s>"),
             )
         )
     else:
@@ -85,7 +90,7 @@ def build_tiny_model(
             LlamaConfig(
                 vocab_size=n_vocab, hidden_size=hidden_size, intermediate_size=hidden_size * 2,
                 num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_heads,
-                max_position_embeddings=max_positions, bos_token_id=bos, eos_token_id=tok.token_to_id("</s>"),
+                max_position_embeddings=max_positions, bos_token_id=bos_id, eos_token_id=tok.token_to_id("</s>"),
                 pad_token_id=tok.token_to_id("<pad>"), tie_word_embeddings=False,
             )
         )

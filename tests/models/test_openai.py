@@ -160,8 +160,8 @@ async def test_loglikelihood_matches_the_scripted_model_exactly(server: LocalSer
     await model.probe({Capability.LOGLIKELIHOOD})
     got = await model.loglikelihood(reqs)
     want = await ScriptedModel("first").loglikelihood(reqs)
-    assert [(g.logprob, g.n_tokens, g.is_greedy, g.error) for g in got] == [
-        (w.logprob, w.n_tokens, w.is_greedy, w.error) for w in want]
+    assert [(g.logprob, g.n_tokens, g.is_greedy, g.error is None) for g in got] == [
+        (w.logprob, w.n_tokens, w.is_greedy, w.error is None) for w in want]
     assert [g.n_tokens for g in got] == [1, 1, 1, 0]
     assert got[3].error is not None  # its first token has nothing to be predicted from
 
@@ -211,6 +211,62 @@ async def test_completions_logprobs_equal_a_direct_forward_pass(
         assert g.n_tokens == n
         assert g.logprob == pytest.approx(lp, abs=1e-4)
         assert g.is_greedy == greedy
+
+
+BOUNDARY_CASES = [
+    LoglikelihoodRequest("Question: physics. The correct answer is", " (A)"),
+    LoglikelihoodRequest("The answer is ", "B"),  # trailing space: it merges with the continuation
+    LoglikelihoodRequest("Answer:\n", "Paris\n\n"),
+    LoglikelihoodRequest("Ünïcödé ✓ — ", "naïve café 東京"),
+    LoglikelihoodRequest("", "Nothing before but BOS"),
+]
+
+
+@pytest.mark.parametrize("route", ["context-echo", "token-ids"])
+async def test_bos_shifted_offsets_do_not_move_the_boundary(
+    hf_server: LocalServer, tiny_model_dir: Path, route: str
+) -> None:
+    """Issue 11: vLLM's text_offset counts BOS's `<s>`; the split is by tokens, so it equals `hf:` anyway."""
+    from proctor.models.hf import HFModel
+
+    hf_server.configure(vllm_offsets=True)
+    try:
+        extra = {"tokenizer": str(tiny_model_dir)} if route == "token-ids" else {}
+        model = OpenAIModel("tiny", base_url=hf_server.base_url, api_key="k", **extra)  # type: ignore[arg-type]
+        await model.probe({Capability.LOGLIKELIHOOD})
+        got = await model.loglikelihood(BOUNDARY_CASES)
+        want = await HFModel(str(tiny_model_dir), dtype="float32").loglikelihood(BOUNDARY_CASES)
+    finally:
+        hf_server.configure(vllm_offsets=False)
+    for g, w in zip(got, want, strict=True):
+        assert g.error is None and w.error is None
+        assert (g.n_tokens, g.is_greedy) == (w.n_tokens, w.is_greedy)
+        assert g.logprob == pytest.approx(w.logprob, abs=1e-4)
+    assert got[1].n_tokens >= 1 and got[4].n_tokens >= 4
+
+
+async def test_context_echo_is_requested_once_per_distinct_context(hf_server: LocalServer) -> None:
+    model = OpenAIModel("tiny", base_url=hf_server.base_url, api_key="k")
+    before = hf_server.stats()["by_path"].get("/v1/completions", 0)
+    out = await model.loglikelihood([LoglikelihoodRequest("Pick one:", f" {c}") for c in "ABCD"])
+    assert all(o.error is None for o in out)
+    assert hf_server.stats()["by_path"]["/v1/completions"] - before == 5  # 4 choices + their shared context
+
+
+async def test_probe_refuses_a_tokenizer_that_does_not_match_the_server(hf_server: LocalServer, tmp_path: Path) -> None:
+    from proctor.tiny import build_tiny_model
+
+    no_bos = build_tiny_model(tmp_path / "no-bos", bos=False)  # the served tokenizer prepends BOS: one token more
+    model = OpenAIModel("tiny", base_url=hf_server.base_url, api_key="k", tokenizer=str(no_bos))
+    with pytest.raises(CapabilityError, match="does not tokenize like the served model"):
+        await model.probe({Capability.LOGLIKELIHOOD})
+
+
+def test_an_unloadable_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
+    from proctor.errors import ProctorError
+
+    with pytest.raises(ProctorError, match="cannot load the tokenizer"):
+        OpenAIModel("tiny", base_url="http://127.0.0.1:9/v1", tokenizer=str(tmp_path / "missing"))
 
 
 @pytest.mark.parametrize("transport", ["auto", "httpx"])

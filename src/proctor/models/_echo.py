@@ -2,8 +2,17 @@
 
 With `echo=true, logprobs=1`, vLLM, SGLang and llama.cpp return, for every token of the prompt, its text,
 its character offset (`text_offset`), its log-prob (`token_logprobs`, None for the first token) and the
-top alternatives (`top_logprobs`). `continuation_score` turns that into the log-likelihood of a
-continuation; the scripted model and the local test server use the same records.
+top alternatives (`top_logprobs`).
+
+Two ways to find a continuation's tokens in such an echo:
+
+* `continuation_by_tokens` (what `openai:` uses): compare the echo of `context + continuation` with the
+  echo of `context` alone; the continuation is the full echo from the first token where the two differ
+  (their longest common prefix), the same rule as the `hf:` backend. It reads token strings only, never
+  character offsets, so it holds whatever a server counts in `text_offset` (vLLM counts the text of the
+  BOS token `<s>`, shifting every offset by 3).
+* `continuation_score`: by character offsets, for token records whose offsets are exact (the scripted
+  model's pseudo-tokens).
 """
 
 from __future__ import annotations
@@ -57,6 +66,49 @@ def continuation_score(context: str, continuation: str, tokens: Sequence[TokenLo
         return Loglikelihood(error="the continuation is empty: nothing to score")
     if any(t.logprob is None for t in picked):
         return Loglikelihood(error="the continuation starts the text: its first token has no log-prob")
+    logprob = sum(t.logprob for t in picked if t.logprob is not None)
+    greedy = all(t.top_logprob is not None and t.logprob is not None and t.logprob >= t.top_logprob - 1e-6
+                 for t in picked)
+    return Loglikelihood(logprob=logprob, n_tokens=len(picked), is_greedy=greedy)
+
+
+def prompt_tokens(choice: dict[str, Any], usage: dict[str, Any] | None) -> list[TokenLogprob]:
+    """The echoed prompt's tokens of a completions choice, without any tokens generated after it.
+
+    The prompt's length comes from `usage.prompt_tokens` (every server we know sends it), else from
+    `usage.completion_tokens`; with neither, every echoed token is taken as the prompt's.
+    """
+    tokens = parse_echo_logprobs(choice["logprobs"])
+    usage = usage or {}
+    n_prompt = usage.get("prompt_tokens")
+    if not isinstance(n_prompt, int) or isinstance(n_prompt, bool):
+        n_gen = usage.get("completion_tokens")
+        n_prompt = len(tokens) - n_gen if isinstance(n_gen, int) and not isinstance(n_gen, bool) else len(tokens)
+    if not 0 <= n_prompt <= len(tokens):
+        raise ValueError(f"usage.prompt_tokens is {n_prompt} but the echo has {len(tokens)} tokens")
+    return tokens[:n_prompt]
+
+
+def continuation_by_tokens(context: Sequence[TokenLogprob], full: Sequence[TokenLogprob]) -> Loglikelihood:
+    """Score the continuation as the tokens of the echo of `context + continuation` (`full`) beyond the
+    longest common prefix with the echo of `context` alone.
+
+    Usually that prefix is the whole context echo (BOS included); when the context's last token merges
+    with the continuation's first characters (a trailing space joining the next word), the merged token
+    is the continuation's, as in the `hf:` backend. A continuation with no token of its own, or whose
+    first token nothing predicts (no BOS and nothing before it), is an error, never a score.
+    """
+    p = 0
+    for a, b in zip(context, full):
+        if a.token != b.token:
+            break
+        p += 1
+    picked = list(full[p:])
+    if not picked:
+        return Loglikelihood(error="the continuation adds no token to the context's echo: nothing to score")
+    if any(t.logprob is None for t in picked):
+        return Loglikelihood(error="the continuation starts the text (no BOS token and an empty context): "
+                                   "its first token has no log-prob")
     logprob = sum(t.logprob for t in picked if t.logprob is not None)
     greedy = all(t.top_logprob is not None and t.logprob is not None and t.logprob >= t.top_logprob - 1e-6
                  for t in picked)

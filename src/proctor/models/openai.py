@@ -2,9 +2,16 @@
 
 Generation goes through `/v1/chat/completions` (or `/v1/completions` with `chat=False`, the messages'
 contents joined by blank lines). Log-likelihoods go through `/v1/completions` with `echo=true,
-logprobs=1, max_tokens=0` on context + continuation; the continuation's tokens are those whose character
-span overlaps the continuation (see `proctor.models._echo.continuation_score`). Chat-only endpoints
-cannot echo prompt log-probs: `await model.probe({Capability.LOGLIKELIHOOD})` says so before a run.
+logprobs=1, max_tokens=0`. The continuation's tokens are found by tokens, never by the server's character
+offsets (docs/backends.md):
+* by default, the echo of `context + continuation` is compared with the echo of `context` alone (one extra
+  request per distinct context of a batch): the continuation is the full echo from the first token where
+  they differ (`proctor.models._echo.continuation_by_tokens`), the `hf:` backend's rule;
+* with `tokenizer=<path or hub id>` (or OPENAI_TOKENIZER: the served model's tokenizer, loaded with
+  transformers), the split is computed locally exactly as `hf:` does and the prompt is sent as token ids
+  (one request each); `probe` checks that this tokenizer counts tokens as the server does.
+Chat-only endpoints cannot echo prompt log-probs: `await model.probe({Capability.LOGLIKELIHOOD})` says so
+before a run.
 
 Several base URLs may be given (a list, or comma-separated): each request goes to the least busy one,
 so a fleet of servers is used without a scheduler of our own. The API key comes from `api_key=` or
@@ -13,11 +20,13 @@ OPENAI_API_KEY and is never logged or described.
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import CapabilityError, ProctorError
-from ._echo import continuation_score, parse_echo_logprobs
+from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
 from ._http import HTTPModel, RequestFailed, api_key, run_all
 from .base import (
     Capability,
@@ -54,12 +63,15 @@ class OpenAIModel(HTTPModel):
         echo_max_tokens: int = 0,
         seed: int = 0,
         transport: str = "auto",
+        tokenizer: str | None = None,
         **_: Any,
     ) -> None:
         self.chat = chat
         self.echo_max_tokens = echo_max_tokens
         self.context_length: int | None = None  # learnt by probe() from GET /models (max_model_len)
         self._api_key = api_key
+        self.tokenizer_path = tokenizer or os.environ.get("OPENAI_TOKENIZER") or None
+        self._splitter = TokenSplitter(self.tokenizer_path) if self.tokenizer_path is not None else None
         super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, backoff_base=backoff_base, seed=seed, transport=transport)
 
@@ -68,7 +80,7 @@ class OpenAIModel(HTTPModel):
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _described_settings(self) -> dict[str, Any]:
-        return {"chat": self.chat}
+        return {"chat": self.chat} | ({"tokenizer": self.tokenizer_path} if self.tokenizer_path else {})
 
     async def probe(self, needed: Iterable[Capability]) -> None:
         """Raise CapabilityError, before a run, when the server cannot do what it needs; learn the
@@ -78,22 +90,27 @@ class OpenAIModel(HTTPModel):
         if Capability.GENERATE in needed:
             self.context_length = await self._served_context_length()
         if Capability.LOGLIKELIHOOD in needed:
-            prompt = "Probe: the quick brown fox"
+            prompt = "Probe: the quick brown fox — naïve café 東京, 1234\n"
             try:
                 data, _ = await self.http.post("/completions", self._echo_body(prompt))
-                tokens = parse_echo_logprobs(data["choices"][0]["logprobs"])
+                tokens = prompt_tokens(data["choices"][0], data.get("usage"))
             except RequestFailed as e:
                 raise CapabilityError(
                     f"{self.name} cannot score log-likelihoods: its completions endpoint refused an echo+logprobs "
                     f"request ({e}). Chat-only endpoints do not return prompt log-probs; use a server with "
-                    "/v1/completions echo support (vLLM, SGLang, llama.cpp) or an hf: model"
+                    "/v1/completions echo support (vLLM, SGLang; not llama.cpp's llama-server) or an hf: model"
                 ) from None
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
                 tokens = []
-            if not any(t.offset < len(prompt) and t.logprob is not None for t in tokens):
+            if len(tokens) < 3 or not any(t.logprob is not None for t in tokens):  # the prompt is ~20 tokens
                 raise CapabilityError(
                     f"{self.name} cannot score log-likelihoods: the server answered /v1/completions but did not "
                     "echo the prompt's token log-probs (echo=true, logprobs=1)"
+                )
+            if self._splitter is not None and len(tokens) != len(self._splitter.encode(prompt)):
+                raise CapabilityError(
+                    f"{self.name}: tokenizer={self.tokenizer_path!r} does not tokenize like the served model "
+                    f"({len(self._splitter.encode(prompt))} tokens here, {len(tokens)} echoed for the same text)"
                 )
 
     async def _served_context_length(self) -> int | None:
@@ -141,17 +158,98 @@ class OpenAIModel(HTTPModel):
 
     # -- log-likelihood -----------------------------------------------------------------------------
 
-    def _echo_body(self, prompt: str) -> dict[str, Any]:
+    def _echo_body(self, prompt: str | list[int]) -> dict[str, Any]:
         return {"model": self.model, "prompt": prompt, "echo": True, "logprobs": 1,
                 "max_tokens": self.echo_max_tokens, "temperature": 0.0}
 
-    async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        return await run_all(requests, self._loglikelihood_one, lambda msg: Loglikelihood(error=msg))
+    async def _echo(self, prompt: str | list[int]) -> list[TokenLogprob]:
+        """The prompt's echoed tokens with their log-probs (generated tokens dropped)."""
+        data, _ = await self.http.post("/completions", self._echo_body(prompt))
+        return prompt_tokens(data["choices"][0], data.get("usage"))
 
-    async def _loglikelihood_one(self, r: LoglikelihoodRequest) -> Loglikelihood:
-        data, _ = await self.http.post("/completions", self._echo_body(r.context + r.continuation))
-        tokens = parse_echo_logprobs(data["choices"][0]["logprobs"])
-        return continuation_score(r.context, r.continuation, tokens)
+    async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        if self._splitter is not None:
+            return await run_all(requests, self._loglikelihood_ids, lambda msg: Loglikelihood(error=msg))
+        contexts: dict[str, asyncio.Task[list[TokenLogprob]]] = {}
+
+        async def one(r: LoglikelihoodRequest) -> Loglikelihood:
+            if r.context not in contexts:
+                echo = self._echo(r.context) if r.context else self._special_prefix()
+                contexts[r.context] = asyncio.ensure_future(echo)
+            full, ctx = await asyncio.gather(self._echo(r.context + r.continuation), contexts[r.context],
+                                             return_exceptions=True)
+            for outcome in (full, ctx):
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            assert isinstance(full, list) and isinstance(ctx, list)
+            return continuation_by_tokens(ctx, full)
+
+        return await run_all(requests, one, lambda msg: Loglikelihood(error=msg))
+
+    async def _special_prefix(self) -> list[TokenLogprob]:
+        """The tokens the server puts before any text (e.g. BOS): the common prefix of two texts' echoes.
+
+        Stands in for the echo of an empty context, which servers refuse (vLLM: 400, empty prompt).
+        """
+        a, b = await asyncio.gather(self._echo("A."), self._echo("0,"))
+        n = 0
+        while n < min(len(a), len(b)) and a[n].token == b[n].token:
+            n += 1
+        return a[:n]
+
+    async def _loglikelihood_ids(self, r: LoglikelihoodRequest) -> Loglikelihood:
+        assert self._splitter is not None
+        try:
+            ids, start = self._splitter.split(r.context, r.continuation)
+        except ProctorError as e:
+            return Loglikelihood(error=str(e))
+        if start == len(ids):
+            return Loglikelihood(error="the continuation adds no token to the context: nothing to score")
+        tokens = await self._echo(ids)
+        if len(tokens) != len(ids):
+            return Loglikelihood(error=f"the server echoed {len(tokens)} tokens for a prompt of {len(ids)} token ids "
+                                       f"(does tokenizer={self.tokenizer_path!r} match the served model?)")
+        return continuation_by_tokens(tokens[:start], tokens)
+
+
+class TokenSplitter:
+    """The `hf:` backend's token split, from the served model's tokenizer (transformers, loaded lazily).
+
+    The sequence is `prefix + tokenize(context + continuation)` (prefix: the special tokens the tokenizer
+    puts before text, e.g. BOS); the continuation starts where it leaves `prefix + tokenize(context)`;
+    with nothing before it, BOS (else EOS) is put in front to condition on.
+    """
+
+    def __init__(self, path: str) -> None:
+        try:
+            from transformers import AutoTokenizer
+        except ImportError:
+            raise ProctorError("tokenizer= needs transformers: pip install 'proctor-eval[hf]'") from None
+        try:
+            self.tok: Any = AutoTokenizer.from_pretrained(path)
+        except (OSError, ValueError) as e:
+            raise ProctorError(f"cannot load the tokenizer {path!r}: {e}") from None
+        plain = self.tok("a b", add_special_tokens=False)["input_ids"]
+        full = self.tok("a b", add_special_tokens=True)["input_ids"]
+        self.prefix: list[int] = next(
+            (list(full[:k]) for k in range(len(full) - len(plain) + 1) if full[k : k + len(plain)] == plain), [])
+
+    def encode(self, text: str) -> list[int]:
+        """`prefix + tokenize(text)`."""
+        return self.prefix + list(self.tok(text, add_special_tokens=False)["input_ids"])
+
+    def split(self, context: str, continuation: str) -> tuple[list[int], int]:
+        """(token ids to send, index of the continuation's first token)."""
+        ctx, seq = self.encode(context), self.encode(context + continuation)
+        p = 0
+        while p < min(len(ctx), len(seq)) and ctx[p] == seq[p]:
+            p += 1
+        if p == 0 and seq:
+            start = self.tok.bos_token_id if self.tok.bos_token_id is not None else self.tok.eos_token_id
+            if start is None:
+                raise ProctorError("an empty context needs a BOS or EOS token, and the tokenizer has neither")
+            seq, p = [int(start), *seq], 1
+        return seq, p
 
 
 def sampling_body(model: str, s: GenerationSettings, *, chat: bool = True) -> dict[str, Any]:

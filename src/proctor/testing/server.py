@@ -66,6 +66,7 @@ class ServerConfig:
     batch_polls: int = 2  # a batch (OpenAI or Anthropic) ends after this many status requests
     batch_expire: bool = False  # batches end expired: only their first half answered
     max_model_len: int | None = None  # reported by GET /v1/models, as vLLM does
+    vllm_offsets: bool = False  # text_offset counts special tokens' text (BOS `<s>`), as vLLM does
 
     def __post_init__(self) -> None:
         bad = [k for k in self.faults if k not in FAULT_KINDS]
@@ -112,7 +113,7 @@ class _State:
 class _HFScorer:
     """Exact prompt log-probs from one forward pass of a local causal LM."""
 
-    def __init__(self, model_dir: str) -> None:
+    def __init__(self, model_dir: str, vllm_offsets: bool = False) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -121,15 +122,22 @@ class _HFScorer:
         self.tok: Any = AutoTokenizer.from_pretrained(model_dir)
         self.model: Any = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
         self.model.eval()  # type: ignore[no-untyped-call]
+        self.vllm_offsets = vllm_offsets
 
-    def completion(self, prompt: str, max_tokens: int, echo: bool) -> tuple[str, dict[str, Any], int]:
-        """(generated text, vLLM-shaped logprobs, prompt token count)."""
+    def completion(self, prompt: str | list[int], max_tokens: int, echo: bool) -> tuple[str, dict[str, Any], int]:
+        """(generated text, vLLM-shaped logprobs, prompt token count); a prompt may be token ids."""
         torch = self.torch
-        enc = self.tok(prompt, return_offsets_mapping=True)
-        ids: list[int] = list(enc["input_ids"])
-        offsets = [int(a) for a, _ in enc["offset_mapping"]]
-        n_prompt = len(ids)
-        text = prompt
+        if isinstance(prompt, list) or self.vllm_offsets:  # offsets = lengths of the tokens' texts, BOS's included
+            ids: list[int] = list(prompt) if isinstance(prompt, list) else list(self.tok(prompt)["input_ids"])
+            pieces = [self.tok.decode([t]) for t in ids]
+            offsets = [sum(len(x) for x in pieces[:i]) for i in range(len(ids))]
+            text = "".join(pieces)
+        else:
+            enc = self.tok(prompt, return_offsets_mapping=True)
+            ids = list(enc["input_ids"])
+            offsets = [int(a) for a, _ in enc["offset_mapping"]]
+            text = prompt
+        n_prompt, prompt_len = len(ids), len(text)
         with torch.no_grad():
             for _ in range(max_tokens):  # greedy continuation
                 logits = self.model(torch.tensor([ids])).logits[0, -1]
@@ -148,7 +156,7 @@ class _HFScorer:
         lo = 0 if echo else n_prompt
         logprobs = {"tokens": [self.tok.decode([t]) for t in ids[lo:]], "token_logprobs": token_lps[lo:],
                     "top_logprobs": tops[lo:], "text_offset": offsets[lo:]}
-        return text[len(prompt):], logprobs, n_prompt
+        return text[prompt_len:], logprobs, n_prompt
 
 
 def build_app(config: ServerConfig) -> Any:
@@ -165,7 +173,7 @@ def build_app(config: ServerConfig) -> Any:
 
     state = _State(config)
     batch_store = BatchStore()  # the batch APIs (testing/batches.py); kept across reconfigures
-    scorer = _HFScorer(config.model_dir) if config.model_dir else None
+    scorer = _HFScorer(config.model_dir, config.vllm_offsets) if config.model_dir else None
     responders: dict[str, ScriptedModel] = {}
 
     def responder() -> ScriptedModel:
@@ -274,8 +282,9 @@ def build_app(config: ServerConfig) -> Any:
             return JSONResponse({"error": {"message": "This is a chat model and not supported in the "
                                            "v1/completions endpoint.", "type": "invalid_request_error"}}, 404)
         prompt = body.get("prompt", "")
-        if not isinstance(prompt, str):
-            return JSONResponse({"error": {"message": "prompt must be a string"}}, 400)
+        token_ids = scorer is not None and isinstance(prompt, list) and all(type(t) is int for t in prompt)
+        if not isinstance(prompt, str) and not token_ids:
+            return JSONResponse({"error": {"message": "prompt must be a string (or token ids, with a model)"}}, 400)
         requested = body.get("max_tokens")
         max_tokens = 16 if requested is None else int(requested)
         echo = bool(body.get("echo"))
@@ -284,7 +293,7 @@ def build_app(config: ServerConfig) -> Any:
         else:
             gen, logprobs, n_prompt = scripted_completion(prompt, max_tokens, echo)
         n_gen = len(logprobs["tokens"]) - (n_prompt if echo else 0)
-        choice = {"index": 0, "text": (prompt if echo else "") + gen, "finish_reason": "length",
+        choice = {"index": 0, "text": (prompt if echo and isinstance(prompt, str) else "") + gen, "finish_reason": "length",
                   "logprobs": logprobs if body.get("logprobs") is not None else None}
         return JSONResponse({"id": f"cmpl-{state.requests}", "object": "text_completion", "model": body.get("model"),
                              "choices": [choice],
@@ -331,6 +340,8 @@ def build_app(config: ServerConfig) -> Any:
             return JSONResponse({"error": {"message": str(e)}}, 400)
         if new.model_dir and new.model_dir != state.config.model_dir:
             scorer = await run_in_threadpool(_HFScorer, new.model_dir)
+        if scorer is not None:
+            scorer.vllm_offsets = new.vllm_offsets
         state.reset(new)
         return JSONResponse(state.snapshot())
 
