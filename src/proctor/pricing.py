@@ -63,6 +63,19 @@ def sample_cost(price: Price, input_tokens: int | None, output_tokens: int | Non
     return (price.input * input_tokens + price.output * output_tokens) / MILLION
 
 
+def cost_line(cost: dict[str, Any]) -> str:
+    """results.json's cost block in one line: `cost: $1.23 ($0.41 per correct answer, 3 priced samples)`;
+    samples that reported no usage are said apart."""
+    currency = str(cost.get("currency", "USD"))
+    per = cost.get("per_correct")
+    per_text = (f"{format_money(Decimal(str(per)), currency)} per correct answer" if per is not None
+                else "per correct answer: n/a")
+    unpriced = cost.get("unpriced_samples") or 0
+    tail = f"; {unpriced} samples reported no usage and are not counted" if unpriced else ""
+    return (f"cost: {format_money(Decimal(str(cost['total'])), currency)} ({per_text}, "
+            f"{cost.get('priced_samples', 0)} priced samples){tail}")
+
+
 def format_money(amount: Decimal | None, currency: str = "USD") -> str:
     """`amount` rounded half-up to the cent, e.g. "$12.35" or "12.35 EUR"; "unknown" for None."""
     if amount is None:
@@ -345,7 +358,7 @@ class GuardedModel:
         max_out = request.settings.max_tokens
         if max_out is None:
             raise ProctorError("--max-cost needs --max-tokens: a request without a token limit has no worst case")
-        return self.guard.worst_case(estimate_tokens(prompt), max_out + (request.settings.thinking_budget or 0))
+        return self.guard.worst_case(estimate_tokens(prompt), max_out)  # thinking/reasoning tokens count in it
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         async with self._slots:

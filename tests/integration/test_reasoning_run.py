@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from proctor import read_run
@@ -171,3 +172,45 @@ def test_batch_run_keeps_its_batches_in_the_run_directory(cli: Any, srv: LocalSe
     r = cli("run", "aime-2025", "--data-file", AIME, "--model", "scripted:first", "--batch", "--limit", "1",
             "--no-progress", "-o", tmp_path / "scripted")
     assert r.code == 2 and "--batch does not apply to scripted:first" in r.err
+
+
+def test_batch_run_killed_while_polling_is_picked_up_not_paid_twice(cli: Any, srv: LocalServer,
+                                                                     tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import proctor_argv, subprocess_env
+
+    srv.configure(responder=r"fixed=The answer is \boxed{64}", batch_polls=100_000)  # stays in progress
+    args = ("run", "aime-2025", "--data-file", AIME, "--model", "openai:proctor-test", "--base-url", srv.base_url,
+            "--limit", "3", "--store", tmp_path / "s.sqlite", "--no-progress", "-o", tmp_path / "run", "--batch",
+            "--batch-poll-interval", "0.05", "--max-tokens", "50")
+    proc = subprocess.Popen(proctor_argv(*args), env=subprocess_env())
+    state_file = tmp_path / "run" / "batches.json"
+    try:
+        deadline = time.monotonic() + 60
+        while not _batch_recorded(state_file):
+            assert proc.poll() is None and time.monotonic() < deadline, "the run never recorded its batch"
+            time.sleep(0.05)
+        time.sleep(0.3)  # polling now
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    [job] = json.loads(state_file.read_text())["jobs"]
+    before = httpx.get(f"{srv.url}/stats/batches", timeout=10).json()["created"]["openai"]
+    srv.configure(batch_polls=1)  # the provider finishes the batch (batches survive a reconfigure)
+    r = cli(*args)
+    assert r.code == 0, r.err
+    created = httpx.get(f"{srv.url}/stats/batches", timeout=10).json()["created"]["openai"]
+    assert created == before  # the same batch was polled, not submitted (and paid for) again
+    assert [j["batch_id"] for j in json.loads(state_file.read_text())["jobs"]] == [job["batch_id"]]
+    assert len(read_run(tmp_path / "run").samples) == 3
+
+
+def _batch_recorded(state_file: Path) -> bool:
+    try:
+        return any(j["batch_id"] for j in json.loads(state_file.read_text())["jobs"])
+    except (OSError, ValueError, KeyError):
+        return False

@@ -72,21 +72,8 @@ def reasoning_lines(results: dict[str, Any]) -> list[str]:
                      + (f", per-item spread (sd) {spread:.3f}" if spread is not None else ""))
     cost = results.get("cost")
     if cost:
+        from ..pricing import cost_line
+
         lines.append(cost_line(cost))
     return lines
 
-
-def cost_line(cost: dict[str, Any]) -> str:
-    """`cost: $1.23 ($0.41 per correct answer, 3 samples)`; unpriced samples said apart."""
-    from decimal import Decimal
-
-    from ..pricing import format_money
-
-    currency = cost.get("currency", "USD")
-    per = cost.get("per_correct")
-    per_text = (f"{format_money(Decimal(per), currency)} per correct answer" if per is not None
-                else "per correct answer: n/a")
-    unpriced = cost.get("unpriced_samples") or 0
-    tail = f"; {unpriced} samples reported no usage and are not counted" if unpriced else ""
-    return f"cost: {format_money(Decimal(cost['total']), currency)} ({per_text}, {cost.get('priced_samples', 0)} " \
-           f"priced samples){tail}"

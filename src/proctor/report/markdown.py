@@ -67,7 +67,7 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
 
 def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
     """Truncated answers (overall and per category, and how accuracy counted them) and cost, per run."""
-    from ..cli.summary import cost_line
+    from ..pricing import cost_line
 
     names = dict(zip((r.index for r in runs), run_names(runs)))
     out: list[str] = []
