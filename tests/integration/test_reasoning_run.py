@@ -214,3 +214,16 @@ def _batch_recorded(state_file: Path) -> bool:
         return any(j["batch_id"] for j in json.loads(state_file.read_text())["jobs"])
     except (OSError, ValueError, KeyError):
         return False
+
+
+def test_epochs_give_mean_pass_and_the_per_item_spread(cli: Any, srv: LocalServer, tmp_path: Path) -> None:
+    srv.configure(responder=r"fixed=The answer is \boxed{64}")
+    r = _run(cli, srv, tmp_path, "--epochs", "3", "--temperature", "0.6", "--max-tokens", "50", limit="2")
+    assert r.code == 0, r.err
+    res = read_run(tmp_path / "run").results
+    assert res is not None and res.epochs is not None
+    assert res.epochs["items_by_correct"] == {"0": 1, "1": 0, "2": 0, "3": 1} and res.epochs["item_sd_mean"] == 0.0
+    assert (res.epochs["mean_at_k"], res.epochs["pass_at_k"]) == (0.5, 0.5)
+    assert "3 epochs: mean@3 0.500, pass@3 0.500, per-item spread (sd) 0.000" in r.out
+    assert cli("report", tmp_path / "run", "--format", "md", "-o", tmp_path / "r.md").code == 0
+    assert "items right in 0…3 epochs: 1 / 0 / 0 / 1" in (tmp_path / "r.md").read_text()

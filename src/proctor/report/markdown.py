@@ -48,8 +48,11 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
     names = dict(zip((r.index for r in runs), run_names(runs)))
     for r in runs:
         if ep := r.epochs:
+            spread = ep.get("items_by_correct") or {}
             out.append(f"- {_cell(names[r.index])}: mean@{ep.get('k')} {_pct(ep.get('mean_at_k'))}, "
-                       f"pass@{ep.get('k')} {_pct(ep.get('pass_at_k'))}")
+                       f"pass@{ep.get('k')} {_pct(ep.get('pass_at_k'))}"
+                       + (f"; per-item sd {_num(ep.get('item_sd_mean'))}; items right in 0…{ep.get('k')} epochs: "
+                          + " / ".join(str(n) for n in spread.values()) if spread else ""))
         if ja := r.judge_agreement:
             out.append(f"- {_cell(names[r.index])}: judge agrees with exact match on {_pct(ja.get('agreement'))} "
                        f"of {_fmt_int(ja.get('n'))} items, Cohen's κ {_num(ja.get('kappa'))}"
