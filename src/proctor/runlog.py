@@ -9,20 +9,22 @@ A run directory holds:
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from .errors import InputError
-from .textio import read_text, write_json_atomic
+from .errors import InputError, ProctorError
+from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 RUNLOG_VERSION = 2  # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop)
 RESULTS_SCHEMA_VERSION = 2
+log = logging.getLogger("proctor.runlog")
 
 
 class Outcome(StrEnum):
@@ -273,14 +275,27 @@ class RunLog(BaseModel):
 
 
 def append_samples(path: Path, samples: Sequence[Sample]) -> None:
-    """Append finished samples durably (one write, flush + fsync): a crash loses at most the batch in flight."""
+    """Append finished samples durably as whole, newline-framed records (one write, flush + fsync).
+
+    A write that fails (a full disk, a read-only directory) is undone, so the log never ends in a
+    partial record, and reported as one line with the path; a kill mid-write leaves a torn tail that
+    `repair_torn_tail` cuts off before the next append.
+    """
     if not samples:
         return
-    text = "".join(s.model_dump_json() + "\n" for s in samples)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+    data = "".join(s.model_dump_json() + "\n" for s in samples).encode("utf-8")
+    try:
+        with open(path, "ab") as f:
+            start = os.fstat(f.fileno()).st_size
+            try:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError:
+                f.truncate(start)
+                raise
+    except OSError as e:
+        raise ProctorError(f"{path}: cannot write: {e.strerror or e}") from None
 
 
 def append_sample(path: Path, sample: Sample) -> None:
@@ -288,24 +303,68 @@ def append_sample(path: Path, sample: Sample) -> None:
     append_samples(path, [sample])
 
 
+def repair_torn_tail(path: Path) -> int:
+    """Cut off a last line with no newline (a write interrupted by a kill); return the bytes removed.
+
+    Only whole, newline-ended records are ever built upon; what was cut is reported on stderr.
+    """
+    try:
+        with open(path, "r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size == 0:
+                return 0
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return 0
+            keep = _last_newline_end(f, size)
+            f.truncate(keep)
+            f.flush()
+            os.fsync(f.fileno())
+    except FileNotFoundError:
+        return 0
+    except OSError as e:
+        raise ProctorError(f"{path}: cannot repair: {e.strerror or e}") from None
+    log.warning("%s: dropped a torn last record (%d bytes) left by an interrupted run; it will be redone",
+                path, size - keep)
+    return size - keep
+
+
+def _last_newline_end(f: BinaryIO, size: int) -> int:
+    """The offset just past the last newline of the open file (0 when there is none)."""
+    pos = size
+    while pos > 0:
+        step = min(65536, pos)
+        pos -= step
+        f.seek(pos)
+        block = f.read(step)
+        at = block.rfind(b"\n")
+        if at >= 0:
+            return pos + at + 1
+    return 0
+
+
 def iter_samples(path: Path) -> Iterator[Sample]:
-    """Read samples back; a torn last line (from a kill mid-write) is skipped, any other bad line is an error."""
+    """Read samples back; a torn last line (no newline: a kill mid-write) is skipped, any other bad line is an error."""
     if not path.exists():
         return
-    lines = read_text(path).split("\n")
-    for lineno, line in enumerate(lines, start=1):
+    raw = read_bytes(path)
+    lines = raw.split(b"\n")
+    if lines and lines[-1].strip():
+        log.warning("%s: ignoring a torn last record (%d bytes) left by an interrupted run", path, len(lines[-1]))
+    for lineno, line in enumerate(lines[:-1], start=1):
         if not line.strip():
             continue
         try:
             yield Sample.model_validate_json(line)
-        except ValueError as e:  # pydantic's ValidationError (bad JSON included) is a ValueError
-            if lineno >= len(lines) - 1:  # the last, torn line of a killed run
-                return
+        except ValueError as e:  # pydantic's ValidationError (bad JSON, bad UTF-8 included) is a ValueError
             raise InputError.at(path, f"bad sample: {e}", lineno) from None
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
-    write_json_atomic(run_dir / MANIFEST, manifest.model_dump(mode="json"))
+    """Write the manifest; every string in it is redacted first (a key in a URL or a command line never lands)."""
+    from .redact import redact
+
+    write_json_atomic(run_dir / MANIFEST, redact(manifest.model_dump(mode="json")))
 
 
 def write_results(run_dir: Path, results: Results | dict[str, Any]) -> None:

@@ -369,13 +369,16 @@ def _guarded(model: Model, done: dict[str, Sample], config: RunConfig) -> Model:
 
 async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
     """Run `task` on `model` with the task's scorer; return the run log (also written to disk)."""
+    from .runlock import hold_run_dir
+
     config = config or RunConfig()
     try:
         scorer = build_scorer(task, config, config.judge)
         _check_before_start(task, model, scorer, config)
         await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
         _check_context(task, model, scorer, config)
-        return await _evaluate(task, model, scorer, config)
+        with hold_run_dir(config.out_dir or default_run_dir(task, model, scorer, config)):  # one writer per dir
+            return await _evaluate(task, model, scorer, config)
     finally:
         await model.aclose()
         if config.judge is not None:
@@ -387,11 +390,11 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig)
     run_id = run_identity_hash(task, model, scorer, config)
     run_dir = config.out_dir or default_run_dir(task, model, scorer, config)
     manifest = _manifest(task, model, scorer, config, run_id)
+    store = _open_store(config)  # a damaged store stops the run before its directory is touched
     done = _open_run_dir(run_dir, manifest)
     use_run_dir = getattr(model, "use_run_dir", None)
     if callable(use_run_dir):  # a batch-API model keeps its batch ids in the run directory
         use_run_dir(run_dir)
-    store = _open_store(config)
     cached_model = _cached(_guarded(model, done, config), store, config)
     if config.judge is not None and scorer.kind == "judge":
         scorer = replace(scorer, judge=_cached(config.judge, store, config))  # type: ignore[type-var]
@@ -462,8 +465,10 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
 
 
 def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
-    """Synchronous wrapper around `evaluate_async`."""
-    return asyncio.run(evaluate_async(task, model, config))
+    """Synchronous wrapper around `evaluate_async` (ctrl-C is not held up by a backend's worker thread)."""
+    from .interruptible import run
+
+    return run(evaluate_async(task, model, config))
 
 
 def accuracy_line(results: Results) -> str:

@@ -323,7 +323,7 @@ class Store:
         except (OSError, sqlite3.OperationalError) as e:
             raise InputError.at(self.path, f"cannot open the store: {e}") from None
         try:
-            self._retry(self._setup)
+            self._retry_busy(self._setup)
         except sqlite3.DatabaseError as e:
             self._conn.close()
             raise InputError.at(self.path, f"not a proctor store ({e})") from None
@@ -348,6 +348,15 @@ class Store:
                 raise
 
     def _retry(self, fn: Callable[[], _T]) -> _T:
+        """Run `fn` (see `_retry_busy`); a damaged or full database is one clear `InputError` with the path."""
+        try:
+            return self._retry_busy(fn)
+        except sqlite3.DatabaseError as e:
+            hint = ("the file is damaged: move it aside (the cache is rebuilt, the run history is lost) or pass "
+                    "another --store" if "malformed" in str(e) or "not a database" in str(e) else "")
+            raise InputError.at(self.path, f"store failed: {e}" + (f"; {hint}" if hint else "")) from None
+
+    def _retry_busy(self, fn: Callable[[], _T]) -> _T:
         """Run `fn`, retrying on SQLITE_BUSY / "database is locked" (with jittered backoff) until timeout."""
         deadline = time.monotonic() + max(self.timeout, 1.0) * 4
         delay = 0.005
@@ -447,7 +456,9 @@ class Store:
         if log.results is None:
             raise InputError.at(Path(run_dir), "run has no results.json yet (unfinished?); finish it first")
         rec = record_from_log(log)
-        manifest = _canonical(log.manifest.model_dump(mode="json"))
+        from .redact import redact
+
+        manifest = _canonical(redact(log.manifest.model_dump(mode="json")))  # never a secret in the history
         results = _canonical(log.results.as_dict())
         groups = [
             (rec.run_id, axis, name, g.n_scored, g.accuracy, g.ci_low, g.ci_high)

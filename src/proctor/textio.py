@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -13,17 +15,38 @@ from typing import IO, Any
 from .errors import InputError, Problem
 
 
-def read_text(path: str | Path) -> str:
-    """Read a UTF-8 text file; accept a BOM and CRLF; reject binary and undecodable files clearly."""
+def read_bytes(path: str | Path) -> bytes:
+    """A regular file's bytes, within the size limit; devices, pipes and unreadable paths are `InputError`s."""
+    from .limits import max_file_bytes
+
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        info = p.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError.at(p, "is a directory, expected a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError.at(p, "not a regular file (a device, pipe or socket): refusing to read it")
+        limit = max_file_bytes()
+        if info.st_size > limit:
+            raise InputError.at(p, f"file is {info.st_size:,} bytes, over the {limit:,}-byte limit "
+                                   "(raise PROCTOR_MAX_FILE_BYTES to read it)")
+        with open(p, "rb") as f:
+            raw = f.read(limit + 1)
     except FileNotFoundError:
         raise InputError.at(p, "no such file") from None
     except IsADirectoryError:
         raise InputError.at(p, "is a directory, expected a file") from None
     except OSError as e:
-        raise InputError.at(p, f"cannot read: {e.strerror}") from None
+        raise InputError.at(p, f"cannot read: {e.strerror or e}") from None
+    if len(raw) > limit:
+        raise InputError.at(p, f"file grew past the {limit:,}-byte limit while being read")
+    return raw
+
+
+def read_text(path: str | Path) -> str:
+    """Read a UTF-8 text file; accept a BOM and CRLF; reject binary and undecodable files clearly."""
+    p = Path(path)
+    raw = read_bytes(p)
     if b"\x00" in raw[:8192]:
         raise InputError.at(p, "looks like a binary file, expected UTF-8 text")
     try:
@@ -34,19 +57,40 @@ def read_text(path: str | Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def parse_json(text: str, path: str | Path, line: int | None = None) -> Any:
+    """`json.loads`, with every way it can fail (syntax, nesting past the stack, integers of more than
+    4300 digits) turned into an `InputError` at `path:line`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        at = e.lineno if line is None else line
+        raise InputError.at(path, f"malformed JSON: {e.msg} (column {e.colno})", at) from None
+    except RecursionError:
+        raise InputError.at(path, "JSON nested too deeply", line) from None
+    except ValueError as e:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise InputError.at(path, f"unreadable JSON: {e}", line) from None
+
+
 def iter_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
     """Yield (line number, parsed value) for each non-blank line; record malformed lines in `problems`."""
+    from .limits import max_line_bytes
+
     text = read_text(path)
     if not text.strip():
         problems.append(Problem(str(path), None, "empty file"))
         return
+    longest = max_line_bytes()
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        if len(line) > longest:
+            problems.append(Problem(str(path), lineno, f"line longer than {longest:,} characters "
+                                                       "(raise PROCTOR_MAX_LINE_BYTES to accept it)"))
+            continue
         try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(Problem(str(path), lineno, f"malformed JSON: {e.msg} (column {e.colno})"))
+            yield lineno, parse_json(line, path, lineno)
+        except InputError as e:
+            problems.extend(e.problems)
 
 
 def load_json(path: str | Path) -> Any:
@@ -54,10 +98,7 @@ def load_json(path: str | Path) -> Any:
     text = read_text(path)
     if not text.strip():
         raise InputError.at(path, "empty file")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError.at(path, f"malformed JSON: {e.msg} (column {e.colno})", e.lineno) from None
+    return parse_json(text, path)
 
 
 @contextmanager
@@ -72,12 +113,19 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.filename is None:  # a failed write (a full disk) names no file
+            raise with_path(e, target) from None
         raise
+
+
+def with_path(e: OSError, path: str | Path) -> OSError:
+    """`e` naming `path`, so that the one-line message says which file a failed write was for."""
+    return OSError(e.errno, e.strerror or str(e), str(path))
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -91,3 +139,85 @@ def write_json_atomic(path: str | Path, data: Any, indent: int | None = 2) -> No
 
 def dumps_jsonl(rows: list[Any]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+@contextmanager
+def atomic_directory(target: str | Path, carry: Callable[[str], bool] = lambda name: False) -> Iterator[Path]:
+    """Build a directory in a temporary sibling of `target` and swap it in whole when the block succeeds.
+
+    Readers see the old directory or the new one, never a mix: a kill mid-write leaves the old directory
+    as it was (and a `.NAME.*.tmp` sibling to delete). Entries of an existing `target` whose names
+    `carry` accepts are carried over (hard-linked where possible) before the block runs.
+    """
+    out = Path(target)
+    if out.exists() and not out.is_dir():
+        raise InputError.at(out, "exists and is not a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        if out.is_dir():
+            for entry in out.iterdir():
+                if carry(entry.name):
+                    _carry(entry, tmp / entry.name)
+        yield tmp
+        _fsync_dir(tmp)
+        _swap_in(tmp, out)
+    except BaseException as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, OSError) and e.filename is None:
+            raise with_path(e, out) from None
+        raise
+
+
+def _carry(src: Path, dst: Path) -> None:
+    if src.is_dir() and not src.is_symlink():
+        shutil.copytree(src, dst, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(str(src), str(dst))
+
+
+def _link_or_copy(src: str, dst: str) -> str:
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=False)
+    return dst
+
+
+def _fsync_dir(d: Path) -> None:
+    for f in d.iterdir():
+        if f.is_file() and not f.is_symlink():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+
+
+def _swap_in(new: Path, out: Path) -> None:
+    """Put `new` at `out`: one atomic exchange where the kernel offers it (Linux renameat2), else two renames."""
+    if not out.exists():
+        os.replace(new, out)
+        return
+    if _exchange(new, out):
+        shutil.rmtree(new, ignore_errors=True)  # `new` now names the old directory
+        return
+    old = out.with_name(f".{out.name}.{os.getpid()}.old")
+    os.replace(out, old)
+    os.replace(new, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically exchange two paths with renameat2(RENAME_EXCHANGE); False where unsupported."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return bool(rc == 0)

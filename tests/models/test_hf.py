@@ -55,9 +55,15 @@ def test_matches_direct_forward_and_batch_size(model_dir: Path) -> None:
         assert a.logprob == pytest.approx(lp, abs=1e-4)
         assert a.is_greedy == greedy
         assert abs(a.logprob - b.logprob) <= 1e-5
-    # every request shares the BOS: one trie, each token forwarded exactly once
-    assert m32.stats["tokens_forwarded"] == m32.stats["unique_tokens"]
-    assert m1.stats["tokens_forwarded"] == m1.stats["unique_tokens"]
+    # on the CPU every shared token pays: one trie (all share the BOS), each token forwarded exactly once
+    for m in (m32, m1):
+        assert m.stats["tokens_forwarded"] == m.stats["scheduled_tokens"] == m.stats["unique_tokens"]
+    # the GPU's cost model: the long prompt shared, the short contexts whole (plain path); same numbers
+    gpu = HFModel(str(model_dir), batch_size=32, prefix_costs=(16, 32))
+    for a, b in zip(r32, gpu.loglikelihood_sync(reqs)):
+        assert abs(a.logprob - b.logprob) <= 1e-5 and a.is_greedy == b.is_greedy and a.n_tokens == b.n_tokens
+    assert gpu.stats["tokens_forwarded"] == gpu.stats["scheduled_tokens"] > gpu.stats["unique_tokens"]
+    assert gpu.stats["shared_roots"] == 1 and gpu.stats["plain_sequences"] > 0
 
 
 def test_prefix_shared_once(tiny_model_dir: Path) -> None:
@@ -66,7 +72,7 @@ def test_prefix_shared_once(tiny_model_dir: Path) -> None:
     reqs = [LoglikelihoodRequest(c, q) for c in ctxs for q in ["True", "False", "A B", "C D E"]]
     res = m.loglikelihood_sync(reqs)
     naive = sum(len(m.prepare(r).seq) - 1 for r in reqs)
-    assert m.stats["tokens_forwarded"] == m.stats["unique_tokens"]
+    assert m.stats["tokens_forwarded"] == m.stats["scheduled_tokens"]
     assert m.stats["tokens_forwarded"] < naive / 4
     unshared = HFModel(str(tiny_model_dir), batch_size=8, share_prefixes=False)
     res2 = unshared.loglikelihood_sync(reqs)
@@ -284,7 +290,7 @@ def test_packed_siblings_match_unpacked_and_direct(
     model_dir: Path, batch_size: int, pack_tokens: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # (3, ...) mixes parents of different lengths in one forward; (..., 6) splits one parent's siblings over rows
-    monkeypatch.setattr("proctor.models.hf._PACK_TOKENS", pack_tokens)
+    monkeypatch.setattr("proctor.models.hf.tree.PACK_TOKENS", pack_tokens)
     reqs = _tree_requests()
     packed = HFModel(str(model_dir), batch_size=batch_size)
     plain = HFModel(str(model_dir), batch_size=batch_size, pack_siblings=False)
@@ -297,7 +303,7 @@ def test_packed_siblings_match_unpacked_and_direct(
         assert abs(a.logprob - lp) <= 1e-4
         assert abs(a.logprob - b.logprob) <= 1e-5
         assert a.is_greedy == b.is_greedy == greedy
-    assert packed.stats["tokens_forwarded"] == packed.stats["unique_tokens"] == plain.stats["unique_tokens"]
+    assert packed.stats["tokens_forwarded"] == packed.stats["scheduled_tokens"] == plain.stats["scheduled_tokens"]
     assert packed.stats["tokens_forwarded"] == plain.stats["tokens_forwarded"]
     assert packed.stats["forward_calls"] == plain.stats["forward_calls"]  # same chunks, packed differently
     if batch_size == 32 and pack_tokens == 1024:  # siblings share a row: less padding than one row per edge

@@ -40,17 +40,64 @@ def _register() -> None:
         module.register(app)
 
 
+INTERRUPTED = 130
+_RESUMABLE = frozenset({"run", "score"})
+
+
+def _say_interrupted(argv: list[str] | None) -> None:
+    """After ctrl-C: what was kept and, for a run, the command that resumes it (secrets redacted)."""
+    import shlex
+
+    from ..redact import redact
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in _RESUMABLE:
+        command = shlex.join(["proctor", *redact(args)])
+        print(f"\ninterrupted: finished samples are saved; resume with:\n  {command}", file=sys.stderr)
+    else:
+        print("\ninterrupted", file=sys.stderr)
+
+
+def _exit_now_if_command_line(argv: list[str] | None) -> None:
+    """As the `proctor` command (argv from the command line), end at once after ctrl-C.
+
+    Everything finished is already fsynced; what is left is a backend's abandoned worker thread (a local
+    model mid-batch) and interpreter teardown, which took seconds. Called from code (argv given), return.
+    """
+    if argv is None:
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(INTERRUPTED)
+
+
+def os_error_line(e: OSError) -> str:
+    """`path: what went wrong` for an OSError (both paths of a failed rename)."""
+    where = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    what = e.strerror or str(e)
+    return f"{where}: {what}" if where else f"error: {what}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input and refused runs become `path:line: message` on stderr and exit code 2."""
     _register()
     try:
         app(args=argv, prog_name="proctor")  # standalone: usage errors print and exit 2 themselves
     except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if code == INTERRUPTED:  # typer turns ctrl-C into Exit(130) before it reaches the handler below
+            _say_interrupted(argv)
+            _exit_now_if_command_line(argv)
+        return code
     except ProctorError as e:
         print(str(e) if isinstance(e, InputError) else f"error: {e}", file=sys.stderr)
         return e.exit_code
+    except OSError as e:  # read-only dir, full disk, permission, a non-searchable dir: one line, the path
+        print(os_error_line(e), file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        print("interrupted; finished samples are saved: run the same command again to resume", file=sys.stderr)
-        return 130
+        _say_interrupted(argv)
+        _exit_now_if_command_line(argv)
+        return INTERRUPTED
     return 0

@@ -45,7 +45,9 @@ SeedOption = Annotated[int, typer.Option(help="Built-in benchmark: choice-order 
 
 
 def _print_coverage(cov: Coverage, title: str) -> None:
-    typer.echo(f"{title}: {cov.total} items")
+    from ..termsafe import plain
+
+    typer.echo(f"{plain(title)}: {cov.total} items")
 
     def block(name: str, counts: dict[str, int], indent: str = "  ") -> None:
         if not counts:
@@ -54,17 +56,17 @@ def _print_coverage(cov: Coverage, title: str) -> None:
         width = max(len(k) for k in counts)
         for key, n in counts.items():
             share = f"{100 * n / cov.total:5.1f}%" if cov.total else ""
-            typer.echo(f"{indent}{key:<{width}}  {n:>6}  {share}")
+            typer.echo(f"{indent}{plain(key):<{width}}  {n:>6}  {share}")  # names from data: escaped
 
     block("categories", cov.categories)
     for cat, subs in cov.subcategories.items():
-        block(f"subcategories of {cat}", subs)
+        block(f"subcategories of {plain(cat)}", subs)
     block("modalities", cov.modalities)
     block("difficulty", cov.difficulty)
     if cov.flags:
         typer.echo("representation (flagged when a share is < half or > double the uniform share):")
         for f in cov.flags:
-            typer.echo(f"  {f.kind}-represented: {f.category} ({f.count} items, {100 * f.share:.1f}% vs "
+            typer.echo(f"  {f.kind}-represented: {plain(f.category)} ({f.count} items, {100 * f.share:.1f}% vs "
                        f"{100 * f.uniform_share:.1f}% uniform)")
     elif len(cov.categories) > 1:
         typer.echo("representation: no category under- or over-represented")

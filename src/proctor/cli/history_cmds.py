@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import InputError
+from ..termsafe import rich_safe
 
 if TYPE_CHECKING:
     from ..store import GroupMetrics, RunRecord
@@ -188,13 +189,13 @@ def compare(
         _echo_json(cmp.to_dict())
         return
     con = _console()
-    con.print(f"A: {cmp.a.model}  ({cmp.a.run_id[:12]}, {_when(cmp.a.started_at)})")
-    con.print(f"B: {cmp.b.model}  ({cmp.b.run_id[:12]}, {_when(cmp.b.started_at)})")
+    con.print(f"A: {rich_safe(cmp.a.model)}  ({cmp.a.run_id[:12]}, {_when(cmp.a.started_at)})")
+    con.print(f"B: {rich_safe(cmp.b.model)}  ({cmp.b.run_id[:12]}, {_when(cmp.b.started_at)})")
     t = Table(title=f"A − B on {cmp.overall.n} shared item(s) (paired bootstrap 95% CI, McNemar)")
     for col in ("group", "n", "A %", "B %", "A−B", "95% CI", "A✗B✓", "A✓B✗", "p"):
         t.add_column(col, justify="left" if col == "group" else "right")
     for g in [cmp.overall, *cmp.by_category]:
-        t.add_row(g.group, str(g.n), _pct(g.acc_a), _pct(g.acc_b), _signed(g.diff),
+        t.add_row(rich_safe(g.group), str(g.n), _pct(g.acc_a), _pct(g.acc_b), _signed(g.diff),
                   f"[{_signed(g.ci_low)}, {_signed(g.ci_high)}]", str(g.b01), str(g.b10), _p(g.p_value),
                   style="bold" if g.group == "overall" else None)
     con.print(t)

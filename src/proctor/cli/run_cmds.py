@@ -108,6 +108,14 @@ def run(
 
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
     errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
+    from ..benchmarks.registry import BUILTINS
+    from .checks import check_run_args
+
+    check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
+        datasets=datasets, builtins=list(BUILTINS), model=model, judge=judge, mode=mode, prompt=prompt, limit=limit,
+        limit_per_category=limit_per_category, epochs=epochs, temperature=temperature, top_p=top_p,
+        max_tokens=max_tokens, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+        data_file=data_file)
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings
     from ..reasoning import TruncatedAs
@@ -164,16 +172,19 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
     """Evaluate each task (its own run directory under `out` when there are several); the worst exit status."""
     from ..llmwc import write_llmwc_layout
     from ..runner import accuracy_line, evaluate
+    from ..safepath import safe_component
+    from ..termsafe import plain
     from .summary import print_results
 
     status = 0
     for task in tasks:
-        run_dir = out if (out is not None and len(tasks) == 1) else (out / task.name if out is not None else None)
+        run_dir = out if (out is not None and len(tasks) == 1) else (
+            out / safe_component(task.name) if out is not None else None)  # a name from data stays inside -o
         log = evaluate(task, model, replace(config, out_dir=run_dir, settings=budget_for(task, config.settings)))
         if log.results is not None:
             write_llmwc_layout(log)
             print_results(log)
-            typer.echo(f"{task.name}: {accuracy_line(log.results)}  → {log.path}")
+            typer.echo(plain(f"{task.name}: {accuracy_line(log.results)}  → {log.path}"))  # names from data
         status = max(status, error_status(log, max_error_rate))
     return status
 

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from ..runlog import RunLog
+from ..termsafe import rich_safe
 
 
 def _fmt(m: dict[str, Any]) -> tuple[str, str, str, str, str, str]:
@@ -30,7 +31,7 @@ def print_results(log: RunLog) -> None:
 
     results = log.results.as_dict() if log.results else {}
     console = Console(width=None if sys.stdout.isatty() else 110)
-    title = f"{log.manifest.dataset.get('name')} · {log.manifest.model.get('spec')} · {log.manifest.mode}"
+    title = rich_safe(f"{log.manifest.dataset.get('name')} · {log.manifest.model.get('spec')} · {log.manifest.mode}")
     table = Table(title=title, title_justify="left")
     for col in ("group", "accuracy", "95% CI", "scored", "errors", "no answer", "truncated"):
         table.add_column(col, justify="left" if col == "group" else "right")
@@ -41,7 +42,7 @@ def print_results(log: RunLog) -> None:
         groups = results.get(block) or {}
         if len(groups) > 1:
             for name, m in groups.items():
-                table.add_row(f"{block[3:]}: {name}", *_fmt(m))
+                table.add_row(f"{block[3:]}: {rich_safe(name)}", *_fmt(m))  # names from data: never markup
     if results.get("macro_accuracy") is not None:
         table.add_row("macro (categories)", f"{results['macro_accuracy']:.3f}", "", "", "", "", "")
     console.print(table)

@@ -9,18 +9,17 @@ when `hasPart` is absent).
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ..errors import InputError, Problem
+from ..limits import yaml_load
 from ..records import IDENTIFIER_RE, Item, ItemSet
-from ..textio import atomic_writer, read_text
+from ..safepath import is_inside
+from ..textio import atomic_directory, read_text
 from .items import check_unique_identifiers, item_lines, parse_item_lines
 
 _FIELDS = {"identifier": "identifier", "title": "name", "description": "description",
@@ -69,7 +68,7 @@ def _load_yaml(path: Path) -> dict[str, Any]:
     if not text.strip():
         raise InputError.at(path, "empty file")
     try:
-        data = yaml.safe_load(text)
+        data = yaml_load(text, path)  # aliases, expansion and depth bounded
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -97,6 +96,11 @@ def _part_files(yaml_path: Path, meta: dict[str, Any], ident: str, problems: lis
         if not isinstance(has_part, list) or not all(isinstance(x, str) for x in has_part):
             problems.append(Problem(str(yaml_path), None, "must be a list of file names", "hasPart"))
             return []
+        outside = [name for name in has_part if not is_inside(base, name)]
+        for name in outside:
+            problems.append(Problem(str(yaml_path), None, f"{name}: must be a file inside the dataset directory",
+                                    "hasPart"))
+        has_part = [name for name in has_part if name not in outside]
         missing = [name for name in has_part if not (base / name).is_file()]
         for name in missing:
             problems.append(Problem(str(yaml_path), None, f"{name}: no such file", "hasPart"))
@@ -190,26 +194,14 @@ def write_commoneval(out_dir: str | Path, items: ItemSet, shard_size: int | None
     """
     out = Path(out_dir)
     files = commoneval_files(items, shard_size)
-    if out.exists() and not out.is_dir():
-        raise InputError.at(out, "exists and is not a directory")
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        try:
-            for name, text in files.items():
-                (tmp / name).write_text(text, encoding="utf-8", newline="\n")
-            os.replace(tmp, out)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    else:
+    ident = items.identifier
+
+    def carry(name: str) -> bool:  # other datasets' files and the user's own stay; this dataset's are rewritten
+        own = name == f"{ident}.yaml" or name == f"{ident}.jsonl" or bool(
+            name.startswith(f"{ident}_") and _SHARD_RE.search(name))
+        return not own and name not in files
+
+    with atomic_directory(out, carry) as tmp:  # swapped in whole: never a mix of old and new items
         for name, text in files.items():
-            with atomic_writer(out / name) as f:
-                f.write(text)
-        ident = items.identifier
-        for stale in [out / f"{ident}.jsonl", *out.glob(f"{ident}_*.jsonl")]:
-            if stale.name not in files and stale.is_file() and (
-                stale.name == f"{ident}.jsonl" or _SHARD_RE.search(stale.name)
-            ):
-                stale.unlink()
+            (tmp / name).write_text(text, encoding="utf-8", newline="\n")
     return [out / name for name in files]

@@ -8,8 +8,10 @@ line of the offending field in the JSON text where it can be found, and every pr
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +42,10 @@ def read_suite(path: str | Path, prompt: str | None = None) -> TestSuite:
     data = load_json(p)
     text = read_text(p)
     problems: list[Problem] = []
+    locate = _Locator(text)
 
     def bad(message: str, field: str, *where: str | int) -> None:
-        problems.append(Problem(str(p), _locate(text, where), message, field))
+        problems.append(Problem(str(p), locate(where), message, field))
 
     if not isinstance(data, dict):
         raise InputError.at(p, "a suite must be a JSON object with pretext, context, posttext and queries", 1)
@@ -64,7 +67,7 @@ def read_suite(path: str | Path, prompt: str | None = None) -> TestSuite:
         for i, q in enumerate(queries):
             if not q.strip():
                 bad("empty query", f"queries[{i}]", "queries")
-        dup = sorted({q for q in queries if queries.count(q) > 1})
+        dup = sorted(q for q, n in Counter(queries).items() if n > 1)
         if dup:
             bad(f"queries must be distinct; repeated: {dup}", "queries", "queries")
     contexts = data.get("context")
@@ -147,27 +150,45 @@ def write_suite(path: str | Path, suite: TestSuite) -> None:
     write_json_atomic(path, data)
 
 
-def _locate(text: str, where: tuple[str | int, ...]) -> int | None:
-    """Best-effort line of a field: follow keys (`"key":`) and list indexes (the i-th `"next_key"` or `{`)."""
-    if not where:
-        return None
-    pos = 0
-    i = 0
-    while i < len(where):
-        step = where[i]
-        if isinstance(step, str):
-            m = re.compile(re.escape(json.dumps(step)) + r"\s*:").search(text, pos)
-            if m is None:
-                break
-            pos = m.start()
-            i += 1
-        else:  # list index: the (step+1)-th object of the list, or of the next key inside it
-            target = where[i + 1] if i + 1 < len(where) else None
-            pattern = re.compile(re.escape(json.dumps(target)) + r"\s*:" if isinstance(target, str) else r"\{")
-            for _ in range(step + 1):
-                m = pattern.search(text, pos + 1)
+class _Locator:
+    """Best-effort line of a field: follow keys (`"key":`) and list indexes (the i-th `"next_key"` or `{`).
+
+    Match positions are found once per (pattern, start) and line numbers by bisection, so locating
+    every one of N bad contexts costs O(N) in all, not O(N) each.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.matches: dict[tuple[str, int], list[int]] = {}
+
+    def line(self, pos: int) -> int:
+        return bisect.bisect_left(self.newlines, pos) + 1
+
+    def _after(self, pattern: str, pos: int) -> list[int]:
+        key = (pattern, pos)
+        if key not in self.matches:
+            self.matches[key] = [m.start() for m in re.compile(pattern).finditer(self.text, pos)]
+        return self.matches[key]
+
+    def __call__(self, where: tuple[str | int, ...]) -> int | None:
+        if not where:
+            return None
+        pos, i = 0, 0
+        while i < len(where):
+            step = where[i]
+            if isinstance(step, str):
+                m = re.compile(re.escape(json.dumps(step)) + r"\s*:").search(self.text, pos)
                 if m is None:
-                    return text.count("\n", 0, pos) + 1
+                    break
                 pos = m.start()
-            i += 2 if isinstance(target, str) else 1
-    return text.count("\n", 0, pos) + 1
+                i += 1
+            else:  # list index: the (step+1)-th object of the list, or of the next key inside it
+                target = where[i + 1] if i + 1 < len(where) else None
+                pattern = re.escape(json.dumps(target)) + r"\s*:" if isinstance(target, str) else r"\{"
+                found = self._after(pattern, pos + 1)
+                if step >= len(found):
+                    return self.line(found[-1] if found else pos)
+                pos = found[step]
+                i += 2 if isinstance(target, str) else 1
+        return self.line(pos)

@@ -27,8 +27,10 @@ from typing import Any, ClassVar, TypeVar
 import httpx
 
 from ..errors import ProctorError
+from ..redact import redact_text, redact_url, split_credentials
 from ._aimd import AdaptiveLimit
 from .base import ModelBase
+from .replies import InvalidReply
 
 log = logging.getLogger("proctor.models.http")
 T = TypeVar("T")
@@ -39,6 +41,29 @@ R = TypeVar("R")
 # shorter than Retry-After, capped) fits in `RetryPolicy.wait`.
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+MAX_BODY_ENV = "PROCTOR_MAX_RESPONSE_BYTES"
+DEFAULT_MAX_BODY = 64 * 1024 * 1024  # a reply larger than this is an error record, not a memory spike
+
+
+def max_body_bytes() -> int:
+    """The response size cap: PROCTOR_MAX_RESPONSE_BYTES when set, else 64 MiB."""
+    raw = os.environ.get(MAX_BODY_ENV)
+    if not raw:
+        return DEFAULT_MAX_BODY
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ProctorError(f"{MAX_BODY_ENV}={raw!r}: expected a whole number of bytes") from None
+    if value < 1:
+        raise ProctorError(f"{MAX_BODY_ENV}={raw!r}: must be at least 1")
+    return value
+
+
+class BodyTooLarge(Exception):
+    """A response body went past the configured cap (not retried: it would be as large again)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"response body larger than {limit} bytes (raise {MAX_BODY_ENV} to accept it)")
 
 
 class RequestFailed(Exception):
@@ -147,8 +172,9 @@ class _Connection:
     Content-Length, chunked bodies and read-to-close bodies are understood.
     """
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, max_body: int = DEFAULT_MAX_BODY) -> None:
         self.host, self.port = host, port
+        self.max_body = max_body
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
@@ -186,25 +212,47 @@ class _Connection:
             if line:
                 k, _, v = line.partition(":")
                 got[k.strip().lower()] = v.strip()
-        if "content-length" in got:
-            content = await self.reader.readexactly(int(got["content-length"]))
-        elif "chunked" in got.get("transfer-encoding", "").lower():
-            content = await self._read_chunked()
-        else:
-            content = await self.reader.read()
-            got["connection"] = "close"
+        try:
+            content = await self._read_body(got)
+        except BodyTooLarge:
+            self.close()  # the rest of the body is never read: the connection cannot be reused
+            raise
         if got.get("connection", "").lower() == "close":
             self.close()
         return status, got, content
 
+    async def _read_body(self, got: dict[str, str]) -> bytes:
+        assert self.reader is not None
+        if "content-length" in got:
+            length = int(got["content-length"])
+            if length > self.max_body:
+                raise BodyTooLarge(self.max_body)
+            return await self.reader.readexactly(length)
+        if "chunked" in got.get("transfer-encoding", "").lower():
+            return await self._read_chunked()
+        got["connection"] = "close"
+        content = await self.reader.read(self.max_body + 1)
+        while content and len(content) <= self.max_body:
+            more = await self.reader.read(self.max_body + 1 - len(content))
+            if not more:
+                break
+            content += more
+        if len(content) > self.max_body:
+            raise BodyTooLarge(self.max_body)
+        return content
+
     async def _read_chunked(self) -> bytes:
         assert self.reader is not None
         chunks: list[bytes] = []
+        total = 0
         while True:
             size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
             if size == 0:
                 await self.reader.readuntil(b"\r\n")  # no trailers expected
                 return b"".join(chunks)
+            total += size
+            if total > self.max_body:
+                raise BodyTooLarge(self.max_body)
             chunks.append(await self.reader.readexactly(size))
             await self.reader.readexactly(2)
 
@@ -232,7 +280,7 @@ class HTTPBackend:
     """
 
     def __init__(self, urls: Sequence[str], headers: dict[str, str], *, concurrency: int,
-                 policy: RetryPolicy, seed: int = 0, transport: str = "auto") -> None:
+                 policy: RetryPolicy, seed: int = 0, transport: str = "auto", max_body: int | None = None) -> None:
         if concurrency < 1:
             raise ProctorError(f"concurrency must be at least 1, got {concurrency}")
         if transport not in ("auto", "httpx"):
@@ -243,6 +291,7 @@ class HTTPBackend:
         self.limiter = AdaptiveLimit(concurrency)  # backs off on 429s; `limiter.current` for progress bars
         self.policy = policy
         self.stats = CallStats()
+        self.max_body = max_body if max_body is not None else max_body_bytes()
         self._rng = random.Random(seed)
         self._lean = transport == "auto" and not any(os.environ.get(v) for v in _PROXY_VARS)
         self._slots: asyncio.Queue[_Slot] | None = None
@@ -250,7 +299,7 @@ class HTTPBackend:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
-        return f"HTTPBackend(urls={self.pool.urls!r}, concurrency={self.concurrency})"
+        return f"HTTPBackend(urls={[redact_url(u) for u in self.pool.urls]!r}, concurrency={self.concurrency})"
 
     def _queue(self) -> asyncio.Queue[_Slot]:
         loop = asyncio.get_running_loop()
@@ -304,6 +353,7 @@ class HTTPBackend:
         slot = await slots.get()
         i = self.pool.acquire()
         url = self.pool.urls[i] + path
+        shown = redact_url(url)  # what messages may say: never a key
         self.stats.attempts += 1
         t0 = time.perf_counter()
         try:
@@ -312,14 +362,17 @@ class HTTPBackend:
         except TimeoutError:
             for conn in slot.conns.values():
                 conn.close()  # a response may still arrive on it: never reuse
-            raise RequestFailed(f"timed out after {self.policy.timeout:g}s at {url}", retryable=True) from None
+            raise RequestFailed(f"timed out after {self.policy.timeout:g}s at {shown}", retryable=True) from None
+        except BodyTooLarge as e:
+            raise RequestFailed(f"{e} from {shown}", retryable=False) from None
         except (httpx.TransportError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
                 ValueError) as e:
-            raise RequestFailed(f"connection error at {url}: {type(e).__name__}: {e}", retryable=True) from None
+            raise RequestFailed(f"connection error at {shown}: {type(e).__name__}: {redact_text(str(e))}",
+                                retryable=True) from None
         finally:
             self.pool.release(i)
             slots.put_nowait(slot)
-        return _decode(status, headers, content, url), time.perf_counter() - t0
+        return _decode(status, headers, content, shown), time.perf_counter() - t0
 
     async def _send(self, slot: _Slot, url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
         payload = json.dumps(body).encode()
@@ -328,16 +381,26 @@ class HTTPBackend:
             origin = (parsed.hostname or "localhost", parsed.port or 80)
             conn = slot.conns.get(origin)
             if conn is None:
-                conn = slot.conns[origin] = _Connection(*origin)
+                conn = slot.conns[origin] = _Connection(*origin, max_body=self.max_body)
             target = parsed.path + (f"?{parsed.query}" if parsed.query else "")
             return await conn.post(target, payload, self._headers)
         if slot.client is None:
             n = len(self.pool.urls)
             slot.client = httpx.AsyncClient(headers=self._headers, verify=_ssl_context(), timeout=None,
                                             limits=httpx.Limits(max_connections=n, max_keepalive_connections=n))
-        resp = await slot.client.post(url, content=payload, headers={"Content-Type": "application/json"})
-        content = await resp.aread()
-        return resp.status_code, {k.lower(): v for k, v in resp.headers.items()}, content
+        async with slot.client.stream("POST", url, content=payload,
+                                      headers={"Content-Type": "application/json"}) as resp:
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_body:
+                raise BodyTooLarge(self.max_body)
+            chunks: list[bytes] = []
+            total = 0
+            async for chunk in resp.aiter_bytes():
+                total += len(chunk)
+                if total > self.max_body:
+                    raise BodyTooLarge(self.max_body)
+                chunks.append(chunk)
+            return resp.status_code, {k.lower(): v for k, v in resp.headers.items()}, b"".join(chunks)
 
 
 _PROXY_VARS = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
@@ -351,7 +414,7 @@ def _ssl_context() -> ssl.SSLContext:
 
 def _decode(status: int, headers: dict[str, str], content: bytes, url: str) -> dict[str, Any]:
     if status >= 400:
-        detail = content[:300].decode("utf-8", "replace").strip()
+        detail = redact_text(content[:300].decode("utf-8", "replace").strip())
         raise RequestFailed(
             f"HTTP {status} from {url}: {detail}",
             retryable=status in RETRY_STATUSES or status >= 500,
@@ -360,8 +423,10 @@ def _decode(status: int, headers: dict[str, str], content: bytes, url: str) -> d
         )
     try:
         data = json.loads(content)
-    except ValueError:
-        raise RequestFailed(f"unreadable JSON body from {url}: {content[:80]!r}", retryable=True,
+    except RecursionError:
+        raise RequestFailed(f"JSON body from {url} nested too deeply", retryable=False, status=status) from None
+    except ValueError as e:  # bad JSON, bad UTF-8, an integer of more than 4300 digits
+        raise RequestFailed(f"unreadable JSON body from {url}: {redact_text(str(e))[:120]}", retryable=True,
                             status=status) from None
     if not isinstance(data, dict):
         raise RequestFailed(f"expected a JSON object from {url}, got {type(data).__name__}", retryable=True)
@@ -374,10 +439,10 @@ async def run_all(items: Sequence[T], one: Callable[[T], Awaitable[R]], on_error
     async def guarded(item: T) -> R:
         try:
             return await one(item)
-        except RequestFailed as e:
-            return on_error(str(e))
-        except (KeyError, IndexError, TypeError, ValueError) as e:
-            return on_error(f"unexpected response shape: {type(e).__name__}: {e}")
+        except (RequestFailed, InvalidReply) as e:
+            return on_error(redact_text(str(e)))
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as e:
+            return on_error(redact_text(f"unexpected response shape: {type(e).__name__}: {e}"[:500]))
 
     return list(await asyncio.gather(*(guarded(x) for x in items)))
 
@@ -400,10 +465,13 @@ class HTTPModel(ModelBase):
                  transport: str) -> None:
         self.model = model
         self.name = f"{self.prefix}:{model}"
-        self.base_urls = normalize_base_urls(base_url, self.base_url_env, self.default_base_url)
-        headers = self._headers(api_key)
+        urls, url_key = split_credentials(normalize_base_urls(base_url, self.base_url_env, self.default_base_url))
+        if url_key is not None and api_key is not None and url_key != api_key:
+            raise ProctorError("a base URL carries a key in its user info and another key was passed: pass one")
+        self.base_urls = [redact_url(u) for u in urls]  # what describe(), logs and manifests show
+        headers = self._headers(api_key if api_key is not None else url_key)
         policy = RetryPolicy(max_retries=max_retries, timeout=timeout, backoff_base=backoff_base)
-        self.http = HTTPBackend(self.base_urls, headers, concurrency=concurrency, policy=policy, seed=seed,
+        self.http = HTTPBackend(urls, headers, concurrency=concurrency, policy=policy, seed=seed,
                                 transport=transport)
 
     def _headers(self, explicit_key: str | None) -> dict[str, str]:

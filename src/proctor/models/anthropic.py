@@ -9,11 +9,13 @@ or ANTHROPIC_API_KEY and is never logged or described. There is no log-likelihoo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ._http import HTTPModel, api_key, run_all
 from .base import Capability, GenerateRequest, Generation
 from .openai import merge_extra_body
+from .replies import anthropic_generation
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -85,26 +87,14 @@ class AnthropicModel(HTTPModel):
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
         data, latency = await self.http.post("/v1/messages", self.body(r))
-        return parse_message(data, latency)
+        return anthropic_generation(data, latency)  # validated: a bad shape is an error record
 
 
 def parse_message(data: dict[str, Any], latency: float | None = None) -> Generation:
-    """A Generation from a Messages API response: text blocks are the answer, thinking blocks the reasoning
-    (redacted thinking is noted, its encrypted content is not kept)."""
-    blocks = data["content"]
-    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-    thinking = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
-    if any(b.get("type") == "redacted_thinking" for b in blocks):
-        thinking += "\n[redacted thinking]" if thinking else "[redacted thinking]"
-    usage = data.get("usage") or {}
-    return Generation(
-        text=text,
-        finish_reason=data.get("stop_reason"),
-        input_tokens=usage.get("input_tokens"),
-        output_tokens=usage.get("output_tokens"),
-        reasoning=thinking or None,
-        latency_s=latency,
-    )
+    """A Generation from a Messages API response (a batch result): text blocks are the answer, thinking
+    blocks the reasoning; `InvalidReply` (a ValueError) when the shape is not one."""
+    gen = anthropic_generation(data, 0.0)
+    return replace(gen, latency_s=latency)
 
 
 def _key(explicit: str | None) -> str | None:

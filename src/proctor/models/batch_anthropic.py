@@ -68,7 +68,7 @@ def _generation(result: dict[str, Any]) -> Generation:
     if kind == "succeeded":
         try:
             return parse_message(result["message"])
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError, ValueError) as e:
             return Generation(error=f"unexpected message shape in the batch results: {type(e).__name__}: {e}")
     if kind == "errored":
         inner = (result.get("error") or {}).get("error") or {}

@@ -107,7 +107,7 @@ def _generation(line: dict[str, Any]) -> Generation:
         return Generation(error=f"HTTP {status} inside the batch: {message}")
     try:
         return parse_chat_completion(body)
-    except (KeyError, IndexError, TypeError) as e:
+    except (KeyError, IndexError, TypeError, ValueError) as e:
         return Generation(error=f"unexpected response shape in the batch output: {type(e).__name__}: {e}")
 
 

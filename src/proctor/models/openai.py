@@ -37,6 +37,7 @@ from .base import (
     LoglikelihoodRequest,
     Message,
 )
+from .replies import chat_generation, completion_generation
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -146,15 +147,11 @@ class OpenAIModel(HTTPModel):
     async def _generate_one(self, r: GenerateRequest) -> Generation:
         if self.chat:
             data, latency = await self.http.post("/chat/completions", self.chat_body(r))
-            return parse_chat_completion(data, latency)
+            return chat_generation(data, latency)  # validated: a bad shape is an error record
         body = self._settings(r)
         body["prompt"] = "\n\n".join(m.content for m in with_system(r))
         data, latency = await self.http.post("/completions", merge_extra_body(body, r.settings.extra_body))
-        choice = data["choices"][0]
-        usage = data.get("usage") or {}
-        return Generation(text=choice.get("text") or "", finish_reason=choice.get("finish_reason"),
-                          input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
-                          latency_s=latency)
+        return completion_generation(data, latency)
 
     # -- log-likelihood -----------------------------------------------------------------------------
 
@@ -288,20 +285,10 @@ def merge_extra_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str
 
 
 def parse_chat_completion(data: dict[str, Any], latency: float | None = None) -> Generation:
-    """A Generation from a chat completion response; `reasoning_content` (vLLM, SGLang, DeepSeek) or
-    `reasoning` (OpenRouter, newer vLLM) is kept apart from the answer."""
-    choice = data["choices"][0]
-    msg = choice["message"]
-    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-    usage = data.get("usage") or {}
-    return Generation(
-        text=msg.get("content") or "",
-        finish_reason=choice.get("finish_reason"),
-        input_tokens=usage.get("prompt_tokens"),
-        output_tokens=usage.get("completion_tokens"),
-        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
-        latency_s=latency,
-    )
+    """A Generation from a chat completion response (a batch output line's body); `reasoning_content`
+    (vLLM, SGLang, DeepSeek) or `reasoning` is kept apart from the answer. `InvalidReply` (a ValueError)
+    when the shape is not one."""
+    return chat_generation(data, float("nan") if latency is None else latency)
 
 
 def _key(explicit: str | None) -> str | None:

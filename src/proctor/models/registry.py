@@ -58,6 +58,7 @@ class HFOptions(BackendOptions):
     max_length: int | None = Field(default=None, ge=1)
     share_prefixes: bool | None = None
     pack_siblings: bool | None = None
+    max_batch_tokens: int | None = Field(default=None, ge=1)  # log-likelihood tokens per forward pass
 
 
 class ScriptedOptions(BackendOptions):

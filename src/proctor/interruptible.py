@@ -1,0 +1,50 @@
+"""Run a coroutine so that ctrl-C takes effect at once, even while a backend computes in a worker thread.
+
+`asyncio.run` answers ctrl-C by cancelling the main task, then joins the default executor: a local model
+generating a batch in `asyncio.to_thread` kept the process alive until the batch ended (20 s and more),
+and the interpreter joins executor threads again at exit. Here worker threads are daemon threads that
+nobody waits for once the run is over: what finished is already on disk, and an abandoned batch ends
+with the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class DaemonThreadExecutor(ThreadPoolExecutor):
+    """One daemon thread per call; `shutdown` never waits (the loop only shuts it down once the run is over)."""
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        future: Future[T] = Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as e:  # noqa: BLE001 - handed to the awaiting coroutine, as ThreadPoolExecutor does
+                future.set_exception(e)
+
+        threading.Thread(target=work, name="proctor-worker", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        return None
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coro)`, with worker threads that never hold up ctrl-C or the exit."""
+    with asyncio.Runner() as runner:
+        runner.get_loop().set_default_executor(DaemonThreadExecutor())
+        return runner.run(coro)
+
+
+__all__ = ["DaemonThreadExecutor", "run"]

@@ -1,0 +1,95 @@
+"""Parsing limits: no input file, line, JSON document or YAML document can exhaust memory or the stack.
+
+Every limit can be raised through an environment variable when a legitimate input needs it; going past
+one is a `path:line: message` (exit 2), never a traceback or a runaway process.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError.at(name, f"expected a whole number, got {raw!r}") from None
+    if value < 1:
+        raise InputError.at(name, f"must be at least 1, got {value}")
+    return value
+
+
+def max_file_bytes() -> int:
+    """Largest input file read (PROCTOR_MAX_FILE_BYTES, default 4 GiB)."""
+    return _env_int("PROCTOR_MAX_FILE_BYTES", 4 << 30)
+
+
+def max_line_bytes() -> int:
+    """Longest JSONL line (PROCTOR_MAX_LINE_BYTES, default 64 MiB)."""
+    return _env_int("PROCTOR_MAX_LINE_BYTES", 64 << 20)
+
+
+MAX_YAML_NODES = 1_000_000  # nodes after expanding aliases (billion laughs expands to 10^9)
+MAX_YAML_DEPTH = 200
+
+
+def yaml_load(text: str, path: str | Path) -> Any:
+    """`yaml.safe_load` with aliases, expanded size and depth bounded; refusals are `InputError`s.
+
+    PyYAML shares an aliased node instead of copying it, so a billion-laughs document parses quickly and
+    explodes only when walked; the expanded size is measured on the node graph before anything is built.
+    """
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_yaml_graph(node, path)
+        return loader.construct_document(node)
+    except RecursionError:
+        raise InputError.at(path, f"YAML nested too deeply (limit {MAX_YAML_DEPTH})") from None
+    finally:
+        loader.dispose()
+
+
+def _check_yaml_graph(root: Any, path: str | Path) -> None:
+    """Refuse recursive aliases, nesting deeper than MAX_YAML_DEPTH and more than MAX_YAML_NODES expanded."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+
+    def size(node: Any, depth: int) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        line = node.start_mark.line + 1
+        if key in on_path:
+            raise InputError.at(path, "YAML alias refers to itself (a recursive structure)", line)
+        if depth > MAX_YAML_DEPTH:
+            raise InputError.at(path, f"YAML nested deeper than {MAX_YAML_DEPTH} levels", line)
+        on_path.add(key)
+        total = 1
+        value = node.value
+        if isinstance(value, list):
+            for child in value:
+                pairs = child if isinstance(child, tuple) else (child,)
+                total += sum(size(c, depth + 1) for c in pairs)
+                if total > MAX_YAML_NODES:
+                    raise InputError.at(path, f"YAML expands to more than {MAX_YAML_NODES:,} nodes "
+                                              "(aliases that multiply, e.g. a billion-laughs document)", line)
+        on_path.discard(key)
+        sizes[key] = total
+        return total
+
+    size(root, 0)
+
+
+__all__ = ["MAX_YAML_DEPTH", "MAX_YAML_NODES", "max_file_bytes", "max_line_bytes", "yaml_load"]

@@ -1,0 +1,101 @@
+"""One redaction rule for everything proctor logs, stores or shows: secrets never leave in a URL or a message.
+
+`redact_url` hides a URL's userinfo and the values of query parameters that carry keys (`api_key`, `key`,
+`token`, `access_token`, `sig`…). `redact_text` applies it to every URL inside free text (error messages,
+server replies) and hides `Bearer …` credentials and `sk-…`-style keys. `redact` walks JSON-like data (a
+manifest, a record). `split_credentials` takes a key out of a base URL's userinfo so that it is sent as the
+credential instead of being silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import ProctorError
+
+MASK = "***"
+SECRET_PARAMS = frozenset({
+    "api_key", "apikey", "api-key", "key", "token", "access_token", "auth", "auth_token", "authorization",
+    "password", "passwd", "pwd", "secret", "client_secret", "sig", "signature", "x-api-key", "session",
+    "refresh_token", "id_token", "code",
+})
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>\]\[(){}]+")
+_BEARER = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}")
+_KEYLIKE = re.compile(r"\b(sk|pk|rk|sess)-[A-Za-z0-9_-]{16,}")
+
+
+def _is_secret(name: str) -> bool:
+    n = name.lower()
+    return n in SECRET_PARAMS or n.endswith(("_key", "-key", "_token", "-token", "_secret"))
+
+
+def redact_url(url: str) -> str:
+    """`url` with its userinfo and secret-bearing query values replaced by `***`."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return _KEYLIKE.sub(MASK, url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
+    query = parts.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        if any(_is_secret(k) for k, _ in pairs):
+            query = "&".join(
+                f"{urllib.parse.quote(k, safe='-_.~')}={MASK if _is_secret(k) else urllib.parse.quote(v, safe='-_.~/')}"
+                for k, v in pairs
+            )
+    fragment = parts.fragment
+    if fragment and "=" in fragment:  # OAuth implicit flows put tokens in the fragment
+        fragment = MASK
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def redact_text(text: str) -> str:
+    """Free text with every URL redacted and bearer tokens and `sk-…` keys masked."""
+    if "://" in text:
+        text = _URL.sub(lambda m: redact_url(m.group(0)), text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
+    return _KEYLIKE.sub(MASK, text)
+
+
+def redact(value: Any) -> Any:
+    """JSON-like data (dicts, lists, strings) with `redact_text` applied to every string, keys included."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {redact(k) if isinstance(k, str) else k: redact(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    return value
+
+
+def split_credentials(urls: Sequence[str]) -> tuple[list[str], str | None]:
+    """Base URLs without userinfo, and the key their userinfo carried (`http://KEY@h` or `http://user:KEY@h`).
+
+    Several URLs carrying different keys are refused: one backend sends one credential.
+    """
+    clean: list[str] = []
+    keys: set[str] = set()
+    for url in urls:
+        parts = urllib.parse.urlsplit(url)
+        if "@" not in parts.netloc:
+            clean.append(url)
+            continue
+        userinfo, _, host = parts.netloc.rpartition("@")
+        user, _, password = userinfo.partition(":")
+        key = urllib.parse.unquote(password or user)
+        if key:
+            keys.add(key)
+        clean.append(urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)))
+    if len(keys) > 1:
+        raise ProctorError("the base URLs carry different keys in their user info; one model sends one key: "
+                           "pass it once with the API key option or environment variable")
+    return clean, next(iter(keys), None)
+
+
+__all__ = ["MASK", "redact", "redact_text", "redact_url", "split_credentials"]

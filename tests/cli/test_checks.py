@@ -1,0 +1,84 @@
+"""Item 14 of issue 13: arguments are checked before any heavy import and before a model loads."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import proctor
+from proctor.cli.checks import hf_location, model_spec
+from proctor.errors import ProctorError
+
+SRC = str(Path(proctor.__file__).resolve().parents[1])
+GOOD = str(Path(__file__).parents[1] / "fixtures" / "items" / "good.jsonl")
+PROBE = ("import sys; from proctor.cli import main; rc = main(sys.argv[1:]); "
+         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', rc)")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--limit", "-1"], "--limit must be at least 1"),
+    (["--prompt", "fiveshot"], "did you mean five_shot?"),
+    (["--timeout", "-1"], "--timeout must be a number greater than 0"),
+    (["--max-tokens", "-5"], "--max-tokens must be at least 1"),
+    (["--temperature", "nan"], "--temperature must be a finite number"),
+    (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
+    (["--mode", "logprobs"], "did you mean logprob?"),
+])
+def test_bad_arguments_fail_before_torch_or_the_model(args: list[str], message: str, tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()  # an hf model directory that would take seconds to load, if it were ever loaded
+    done = subprocess.run([sys.executable, "-c", PROBE, "run", GOOD, "-m", f"hf:{model}", *args],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": SRC}, timeout=120, check=False)
+    assert message in done.stderr, done.stderr
+    assert done.stdout.split() == ["NO-TORCH", "2"]
+
+
+def test_unknown_dataset_suggests_the_nearest(capsys: pytest.CaptureFixture[str]) -> None:
+    from proctor.cli import main
+
+    assert main(["run", "mmlu_pro", "-m", "scripted:first"]) == 2
+    assert "did you mean mmlu-pro?" in capsys.readouterr().err
+
+
+def test_missing_hf_directory_says_so() -> None:
+    with pytest.raises(ProctorError, match="hf:/nonexistent: no such directory"):
+        model_spec("hf:/nonexistent")
+    with pytest.raises(ProctorError, match="no such directory"):
+        hf_location("./not-here")
+
+
+def test_offline_hub_id_fails_fast(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    t0 = time.monotonic()
+    with pytest.raises(ProctorError, match="no directory 'tiny' here, and the Hugging Face Hub cannot be reached"):
+        hf_location("tiny")
+    assert time.monotonic() - t0 < 1
+    (tmp_path / "tiny").mkdir()
+    hf_location("tiny")  # a local directory wins over a Hub id
+
+
+@pytest.mark.parametrize("spec", ["gpt2", "hf:", "vllm:x"])
+def test_malformed_model_specs(spec: str) -> None:
+    with pytest.raises(ProctorError):
+        model_spec(spec)
+
+
+def test_cached_hub_id_is_allowed_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    cache = tmp_path / "hub"
+    snap = cache / "models--org--tiny" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+    (cache / "models--org--tiny" / "refs").mkdir()
+    (cache / "models--org--tiny" / "refs" / "main").write_text("abc123")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    hf_location("org/tiny")  # in the local cache: transformers can load it offline
+    with pytest.raises(ProctorError, match="cannot be reached"):
+        hf_location("org/other")

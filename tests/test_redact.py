@@ -1,0 +1,40 @@
+"""Item 7 of issue 13: secrets are scrubbed from every URL before it is logged, stored or shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from proctor.errors import ProctorError
+from proctor.redact import redact, redact_text, redact_url, split_credentials
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://u:KEY123@host:8000/v1", "http://***@host:8000/v1"),
+    ("https://KEY123@host/v1", "https://***@host/v1"),
+    ("https://host/v1?api_key=KEY123&model=x", "https://host/v1?api_key=***&model=x"),
+    ("https://host/v1?key=KEY123", "https://host/v1?key=***"),
+    ("https://host/v1?access_token=KEY123&token=K2", "https://host/v1?access_token=***&token=***"),
+    ("https://host/v1?openai_api_key=KEY123", "https://host/v1?openai_api_key=***"),
+    ("http://localhost:8000/v1", "http://localhost:8000/v1"),
+])
+def test_redact_url(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+    assert "KEY123" not in redact_text(f"connection error at {url}: refused")
+
+
+def test_redact_text_masks_bearer_tokens_and_key_like_strings() -> None:
+    text = "HTTP 401: bad header Authorization: Bearer abcdefgh12345678 (key sk-proj-ABCDEFGHIJKLMNOPQRSTUV)"
+    out = redact_text(text)
+    assert "abcdefgh12345678" not in out and "ABCDEFGHIJKLMNOPQRSTUV" not in out and "HTTP 401" in out
+
+
+def test_redact_walks_nested_data() -> None:
+    data = {"command": ["proctor", "--base-url", "http://u:KEY123@h/v1"], "model": {"base_urls": ["http://h?key=KEY123"]}}
+    assert "KEY123" not in str(redact(data))
+
+
+def test_split_credentials_takes_the_key_out_of_userinfo() -> None:
+    assert split_credentials(["http://u:KEY@h:1/v1", "http://h:2/v1"]) == (["http://h:1/v1", "http://h:2/v1"], "KEY")
+    assert split_credentials(["http://KEY@h/v1"]) == (["http://h/v1"], "KEY")
+    with pytest.raises(ProctorError, match="different keys"):
+        split_credentials(["http://a:K1@h/v1", "http://a:K2@h/v1"])

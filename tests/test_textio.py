@@ -1,0 +1,97 @@
+"""Item 4 of issue 13: directory outputs are built beside the target and swapped in whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proctor.cli import main
+from proctor.formats.commoneval import read_commoneval
+from proctor.textio import atomic_directory
+
+ITEM = {"modality": "boolean", "prompt": "p", "response": "True"}
+
+
+def _items(path: Path, n: int, tag: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({**ITEM, "identifier": f"{tag}.{i}"}) + "\n" for i in range(n)))
+    return path
+
+
+def test_a_crash_mid_write_leaves_the_old_directory_whole(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.txt").write_text("old")
+    with pytest.raises(RuntimeError), atomic_directory(out) as tmp:
+        (tmp / "a.txt").write_text("new")
+        raise RuntimeError("killed")
+    assert [p.name for p in out.iterdir()] == ["a.txt"] and (out / "a.txt").read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary sibling left
+
+
+def test_swap_replaces_whole_and_carries_what_is_asked(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.jsonl").write_text("old")
+    (out / "README").write_text("mine")
+    with atomic_directory(out, carry=lambda name: name == "README") as tmp:
+        (tmp / "new.jsonl").write_text("new")
+    assert sorted(p.name for p in out.iterdir()) == ["README", "new.jsonl"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_convert_killed_mid_way_never_mixes_old_and_new_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "ce"
+    assert main(["convert", str(_items(tmp_path / "a" / "data.jsonl", 6, "old")), "--to", "commoneval", "-o", str(out),
+                 "--shard-size", "2"]) == 0
+    (out / "notes.md").write_text("kept")
+    calls = 0
+    real = Path.write_text
+
+    def dies_on_second_file(self: Path, *a: object, **k: object) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise KeyboardInterrupt  # killed between two files
+        return real(self, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", dies_on_second_file)
+    with pytest.raises(KeyboardInterrupt):
+        from proctor.formats.commoneval import write_commoneval
+        from proctor.formats.detect import load_itemset
+
+        monkeypatch.setattr(Path, "write_text", real)
+        new = load_itemset(_items(tmp_path / "b" / "data.jsonl", 4, "new"))
+        monkeypatch.setattr(Path, "write_text", dies_on_second_file)
+        write_commoneval(out, new, 2)
+    monkeypatch.setattr(Path, "write_text", real)
+    ids = {it.identifier for it in read_commoneval(out).items}
+    assert ids == {f"old.{i}" for i in range(6)}  # the old dataset, whole
+    assert (out / "notes.md").read_text() == "kept"
+    write_commoneval(out, new, 2)  # not killed: the new dataset, whole, and the user's file kept
+    assert {it.identifier for it in read_commoneval(out).items} == {f"new.{i}" for i in range(4)}
+    assert sorted(p.name for p in out.iterdir()) == ["data.yaml", "data_000.jsonl", "data_001.jsonl", "notes.md"]
+
+
+def test_a_full_disk_during_an_atomic_write_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+    import os
+
+    from proctor.textio import write_json_atomic
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "results.json"
+    with pytest.raises(OSError) as e:
+        write_json_atomic(target, {"a": 1})
+    assert e.value.filename == str(target) and not list(tmp_path.iterdir())  # nothing half-written
+    out = tmp_path / "ce"
+    assert main(["convert", str(_items(tmp_path / "a" / "data.jsonl", 3, "x")), "--to", "commoneval", "-o",
+                 str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"{out}: No space left on device"
+    assert not out.exists()
