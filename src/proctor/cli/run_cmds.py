@@ -61,7 +61,7 @@ def run(
     temperature: Annotated[float, typer.Option()] = 0.0,
     top_p: Annotated[float | None, typer.Option()] = None,
     max_tokens: Annotated[int | None, typer.Option(
-        min=1, help=f"Output token limit (default: the benchmark's, e.g. aime-2025 32768; else {DEFAULT_MAX_TOKENS}).")] = None,
+        help=f"Output token limit (default: the benchmark's, e.g. aime-2025 32768; else {DEFAULT_MAX_TOKENS}).")] = None,
     stop: Annotated[list[str] | None, typer.Option(help="Stop sequence (repeatable).")] = None,
     gen_seed: Annotated[int | None, typer.Option(help="Sampling seed sent to the model.")] = None,
     reasoning_effort: Annotated[str | None, typer.Option(help=REASONING_EFFORT_HELP)] = None,
