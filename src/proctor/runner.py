@@ -169,8 +169,10 @@ def run_identity_hash(task: Task, model: Model, scorer: Scorer, config: RunConfi
 
 def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> Path:
     """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in f"{task.name}__{model.name}")
-    return config.runs_root / f"{safe}__{run_identity_hash(task, model, scorer, config)}"
+    from .safepath import safe_component
+
+    name = safe_component(f"{task.name}__{model.name}".replace(":", "-"), fallback="run")
+    return config.runs_root / f"{name}__{run_identity_hash(task, model, scorer, config)}"
 
 
 # ---------------------------------------------------------------- provenance

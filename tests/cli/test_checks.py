@@ -82,3 +82,14 @@ def test_cached_hub_id_is_allowed_offline(monkeypatch: pytest.MonkeyPatch, tmp_p
     hf_location("org/tiny")  # in the local cache: transformers can load it offline
     with pytest.raises(ProctorError, match="cannot be reached"):
         hf_location("org/other")
+
+
+def test_data_file_may_be_a_directory_of_split_files(tmp_path: Path) -> None:
+    """`--data-file DIR` (test + validation parquet, as examples/upstream/mmlu_pro) passes; a device does not."""
+    from proctor.cli.checks import readable_file
+
+    readable_file(tmp_path, "--data-file", allow_dir=True)
+    with pytest.raises(ProctorError, match="not a regular file"):
+        readable_file(tmp_path, "--data-file")
+    with pytest.raises(ProctorError, match="not a regular file"):
+        readable_file(Path("/dev/null"), "--data-file", allow_dir=True)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,13 @@ JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=
     max_leaves=12)
 
 
+@contextmanager
+def _fresh_dir(root: Path) -> Iterator[Path]:
+    """A directory of its own per hypothesis example: files left by one example never change what the next reads."""
+    with tempfile.TemporaryDirectory(dir=root) as d:
+        yield Path(d)
+
+
 def _validate(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     code = main(["validate", str(path)])
     captured = capsys.readouterr()
@@ -27,9 +37,10 @@ def _validate(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=300), suffix=st.sampled_from([".jsonl", ".json", ".yaml", ".txt"]))
 def test_random_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, suffix: str) -> None:
-    path = tmp_path / f"input{suffix}"
-    path.write_bytes(data)
-    code, err = _validate(path, capsys)
+    with _fresh_dir(tmp_path) as d:
+        path = d / f"input{suffix}"
+        path.write_bytes(data)
+        code, err = _validate(path, capsys)
     assert code in (0, 2)
     assert "Traceback" not in err
     if code == 2:
@@ -39,9 +50,10 @@ def test_random_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(JSON_VALUES, min_size=1, max_size=4))
 def test_random_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str], rows: list[object]) -> None:
-    path = tmp_path / "items.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code, err = _validate(path, capsys)
+    with _fresh_dir(tmp_path) as d:
+        path = d / "items.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        code, err = _validate(path, capsys)
     assert code in (0, 2)
     assert "Traceback" not in err
     lines = err.strip().splitlines()
@@ -54,8 +66,9 @@ def test_random_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str], r
 @given(doc=JSON_VALUES)
 def test_random_json_documents(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: object) -> None:
     for name in ("questions.json", "demo_suite.json"):
-        path = tmp_path / name
-        path.write_text(json.dumps(doc))
-        code, err = _validate(path, capsys)
+        with _fresh_dir(tmp_path) as d:
+            path = d / name
+            path.write_text(json.dumps(doc))
+            code, err = _validate(path, capsys)
         assert code in (0, 2)
         assert "Traceback" not in err

@@ -15,6 +15,8 @@ PAYLOAD = '<script>window.__pwned=1</script> and <img src=x onerror="window.__pw
 WORDS = [f"{a}{b}" for a in ("re", "con", "pro", "ex", "in", "sub", "trans", "de", "per", "ob") for b in (
     "sider", "tain", "duce", "pect", "form", "vert", "ject", "tend", "mit", "fer", "pose", "port", "struct", "clude")]
 CATEGORIES = ["biology", "law", "math", "physics", "history <b>&amp;</b>"]
+MMLU_PRO_LIKE = ["biology", "business", "chemistry", "computer science", "economics", "engineering", "health",
+                 "history", "law", "math", "other", "philosophy", "physics", "psychology"]
 
 
 def write_run(
@@ -28,6 +30,9 @@ def write_run(
     dataset: str = "synthetic-mc",
     started_at: str = "2025-05-01T10:00:00+00:00",
     finished_at: str | None = "2025-05-01T10:03:20+00:00",
+    prompt_kind: str = "zero_shot",
+    generation: dict[str, Any] | None = None,
+    epochs: int = 1,
 ) -> Path:
     d = root / name
     d.mkdir(parents=True)
@@ -39,10 +44,11 @@ def write_run(
             dataset={"name": dataset, "revision": "abc123", "content_hash": "f" * 64},
             model={"spec": model},
             mode=mode,
-            prompt_kind="zero_shot",
+            prompt_kind=prompt_kind,
             started_at=started_at,
             finished_at=finished_at,
-            generation={"temperature": 0.0, "max_tokens": 64},
+            generation={"temperature": 0.0, "max_tokens": 64} if generation is None else generation,
+            epochs=epochs,
         ),
     )
     path = d / SAMPLES
@@ -53,13 +59,16 @@ def write_run(
     return d
 
 
-def gen_samples(n: int, seed: int, skill: float, *, long_output: bool = False) -> list[Sample]:
+def gen_samples(
+    n: int, seed: int, skill: float, *, long_output: bool = False, categories: list[str] | None = None
+) -> list[Sample]:
     """Multiple-choice samples in every outcome; the first carries the HTML/JS payload in its raw output."""
     rng = random.Random(seed)
     system = "You are a careful expert. Answer with the letter of the correct choice.\n\nThink step by step."
     out = []
     for i in range(n):
-        cat = CATEGORIES[i % len(CATEGORIES)] if i % 11 else "math"  # math over-represented
+        cats = categories or CATEGORIES
+        cat = cats[i % len(cats)] if i % 11 else "math"  # math over-represented
         diff = round(rng.random(), 3) if i % 13 else None
         gold = "ABCD"[rng.randrange(4)]
         roll = rng.random()

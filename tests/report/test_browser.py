@@ -95,7 +95,7 @@ def test_report_opens_clean_and_the_payload_stays_text(browser: Any, report: Pat
     raw = page.inner_text(".detail pre.raw")
     assert PAYLOAD in raw
     assert page.locator(".detail img").count() == 0 and page.locator("#sb-list script").count() == 0
-    for sel in ("#headline table", "#categories svg", "#difficulty svg", "#calibration svg", "#coverage svg", "#history svg"):
+    for sel in ("#headline table", "#categories .hbars", "#difficulty svg", "#calibration svg", "#coverage .hbars", "#history svg"):
         assert page.locator(sel).first.is_visible(), sel
 
 
@@ -167,3 +167,108 @@ def test_judge_verdicts_and_agreement_in_the_browser(browser: Any, judged_run: P
     page.screenshot(path=str(SHOTS / "report-judged.png"), full_page=True)
     assert page.evaluate("typeof window.__pwned") == "undefined" and page.locator(".detail img").count() == 0
     assert pg.console == [] and pg.requests == [out.resolve().as_uri()]
+
+
+# ---------------------------------------------------------------- layout at phone, laptop and desktop widths
+
+WIDTHS = (390, 1200, 1600)
+LONG_MODEL = "openai:meta-llama/Llama-3.1-70B-Instruct"
+
+FONT_SIZES = """() => {
+  const out = [];
+  const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  for (const t of document.querySelectorAll('svg.chart text')) {
+    const svg = t.ownerSVGElement, vb = svg.viewBox.baseVal;
+    if (!visible(svg) || !t.textContent.trim()) continue;
+    const scale = svg.getBoundingClientRect().width / vb.width;
+    out.push([parseFloat(getComputedStyle(t).fontSize) * scale, t.textContent, svg.getAttribute('aria-label')]);
+  }
+  for (const e of document.querySelectorAll('.hbars *')) {
+    const own = Array.from(e.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (own && visible(e)) out.push([parseFloat(getComputedStyle(e).fontSize), e.textContent, 'html bars']);
+  }
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def layout_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The worst case for layout: three runs of one long-named model on one dataset that differ only by mode,
+    prompt and settings; a 3-epoch judged run (every optional headline column); a suite run; 14 categories."""
+    from conftest import MMLU_PRO_LIKE, judged_samples, prob_samples
+
+    from proctor.report.data import judge_agreement_block
+    from proctor.stats import summarize
+
+    root = tmp_path_factory.mktemp("layout")
+
+    def gen(seed: int) -> list[Any]:
+        return gen_samples(280, seed=seed, skill=0.7, categories=MMLU_PRO_LIKE)
+
+    zero = write_run(root, "gen-zero", model=LONG_MODEL, samples=gen(1), dataset="mmlu-pro")
+    cot = write_run(root, "gen-cot", model=LONG_MODEL, samples=gen(2), dataset="mmlu-pro", prompt_kind="chain_of_thought",
+                    generation={"temperature": 0.7, "max_tokens": 2048}, finished_at="2025-05-01T12:14:05+00:00")
+    lp = write_run(root, "lp", model=LONG_MODEL, samples=gen(3), dataset="mmlu-pro", mode="logprob", generation={})
+    ss = judged_samples(30, epochs=3, seed=5)
+    results = {**summarize(ss), "judge_agreement": judge_agreement_block(ss)}
+    judged = write_run(root, "judged", model="anthropic:claude-sonnet-4-5-20250929", samples=ss, results=results,
+                       dataset="judged-prose", epochs=3)
+    suite = write_run(root, "suite", model="hf:out/demo/tiny-model", samples=prob_samples(40, seed=3), mode="logprob",
+                      dataset="suite")
+    hist = [{"started_at": f"2025-04-{d:02d}T10:00:00+00:00", "accuracy": 0.5 + d / 100, "ci_low": 0.44 + d / 100,
+             "ci_high": 0.56 + d / 100} for d in (2, 9, 20)]
+    return write_report([zero, cot, lp, judged, suite], root / "layout.html", history=hist)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_layout_reads_at_phone_laptop_and_desktop_widths(browser: Any, layout_report: Path, width: int) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(layout_report.resolve().as_uri(), wait_until="load")
+    page.wait_for_selector("#sb-list[data-ready='1']")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"layout-{width}.png"), full_page=True)
+    # nothing pushes the page sideways; wide content scrolls inside its own box
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    fits = page.evaluate("(() => { const t = document.querySelector('#headline table'); "
+                         "return [t.scrollWidth, t.parentElement.clientWidth]; })()")
+    if width >= 1200:
+        assert fits[0] <= fits[1], f"headline table {fits[0]} px in {fits[1]} px"
+        assert page.locator("#headline th", has_text="Duration").is_visible()
+    # chart text stays readable: >= 11 px on a laptop or desktop, >= 10 px on a phone
+    sizes = page.evaluate(FONT_SIZES)
+    assert len(sizes) > 100
+    floor = 10.0 if width < 600 else 11.0
+    small = [s for s in sizes if s[0] < floor - 0.05]
+    assert not small, small[:5]
+    # category charts take the section's full width
+    box = page.evaluate("(() => { const s = document.querySelector('#categories'), c = s.querySelector('.hbars'); "
+                        "const cs = getComputedStyle(s); return [c.getBoundingClientRect().width, "
+                        "s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight)]; })()")
+    assert box[0] >= 0.98 * box[1], box
+    # the sample list has column headers; output and prompt snippets look different
+    heads = page.locator(".row-head > span").all_inner_texts()
+    assert heads[:2] == ["OUTCOME", "SAMPLE"] and heads[-1] == "EXTRACTED"
+    assert page.locator(".row-head").is_visible()
+    page.close()
+
+
+def test_run_cards_and_title_tell_the_runs_apart(browser: Any, layout_report: Path) -> None:
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(layout_report.resolve().as_uri(), wait_until="load")
+    page.wait_for_selector("#sb-list[data-ready='1']")
+    title = page.inner_text("h1")
+    assert "compared" not in title and "3 datasets" in title  # never "5 runs compared" across datasets
+    cards = [" ".join(t.split()) for t in page.locator(".card").all_inner_texts()]
+    assert len(set(cards)) == 5
+    first_three = [page.locator(f".card >> nth={i}").locator(".facet.differs").all_inner_texts() for i in range(3)]
+    assert ["generate", "zero_shot"] == first_three[0][:2] and "chain_of_thought" in first_three[1]
+    assert "logprob" in first_three[2]
+    runs = page.locator("#sb-run option").all_inner_texts()[1:]
+    assert len(set(runs)) == 5 and all(LONG_MODEL in r for r in runs[:3])
+    # the samples' snippets: generation output in the output style, log-prob prompts tagged "prompt"
+    assert page.locator(".row .snip.out").count() > 0
+    page.select_option("#sb-run", "4")
+    assert page.locator(".row .snip.q .tag", has_text="prompt").count() > 0
+    out_font = page.evaluate("getComputedStyle(document.querySelector('.row .snip.q')).fontStyle")
+    assert out_font == "italic"
+    page.close()

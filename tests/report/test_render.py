@@ -174,3 +174,36 @@ def test_runs_sharing_a_label_are_told_apart(runs: list[Path], tmp_path: Path) -
     twin = write_run(tmp_path, "run-a2", model="openai:model-a", samples=gen_samples(20, seed=9, skill=0.5))
     blob = _blob(render_html(data.load([runs[0], twin], history=[])))
     assert blob["runs"] == ["openai:model-a · synthetic-mc · run-a", "openai:model-a · synthetic-mc · run-a2"]
+
+
+def test_markdown_tells_runs_of_one_model_on_one_dataset_apart(tmp_path: Path) -> None:
+    """Two runs differing only by mode and prompt: the headline table has Mode/Prompt/Settings columns, the
+    breakdown headers are distinct labels, and the title says what is compared."""
+    gen = write_run(tmp_path, "gen", model="hf:m", samples=gen_samples(40, seed=1, skill=0.7))
+    lp = write_run(tmp_path, "lp", model="hf:m", samples=gen_samples(40, seed=2, skill=0.7), mode="logprob",
+                   prompt_kind="default", generation={})
+    md = render_markdown(data.load([gen, lp], history=[]))
+    lines = md.splitlines()
+    assert lines[2] == "**2 runs of hf:m compared on synthetic-mc**"
+    head = next(i for i, l in enumerate(lines) if l.startswith("| Model |"))
+    assert lines[head].startswith("| Model | Dataset | Mode | Prompt | Settings | Scored |")
+    assert lines[head + 2].startswith("| hf:m | synthetic-mc | generate | zero\\_shot | T=0 · 64 tok |")
+    assert lines[head + 3].startswith("| hf:m | synthetic-mc | logprob | default | — |")
+    cat = next(l for l in lines if l.startswith("| Category |"))
+    assert "generate · zero\\_shot" in cat and "logprob · default" in cat
+
+
+def test_html_title_and_cards_say_what_is_compared(tmp_path: Path) -> None:
+    from proctor.report.labels import run_labels, title
+
+    a = write_run(tmp_path, "a", model="hf:m", samples=gen_samples(20, seed=1, skill=0.7))
+    b = write_run(tmp_path, "b", model="hf:m", samples=gen_samples(20, seed=2, skill=0.7), dataset="other")
+    c = write_run(tmp_path, "c", model="hf:m", samples=gen_samples(20, seed=3, skill=0.7))  # same facets as a
+    runs = data.load([a, b, c], history=[]).runs
+    assert title(runs) == "hf:m on 2 datasets: synthetic-mc, other"
+    assert title(runs[:1]) == "hf:m on synthetic-mc"
+    assert title([runs[0], runs[2]]) == "2 runs of hf:m compared on synthetic-mc"
+    assert run_labels(runs) == ["hf:m · synthetic-mc · a", "hf:m · other", "hf:m · synthetic-mc · c"]  # only ids differ
+    html = render_html(data.load([a, b], history=[]))
+    assert "<h1>hf:m on 2 datasets: synthetic-mc, other</h1>" in html and "runs compared" not in html
+    assert 'class="facet f-run differs"' in html and 'class="facet f-mode"' in html  # mode is the same: not marked

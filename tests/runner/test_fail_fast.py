@@ -82,8 +82,9 @@ def test_judge_failure_is_an_error_on_the_sample(tmp_path: Path) -> None:
     config = RunConfig(judge=FailingJudge(), out_dir=tmp_path / "r", use_cache=False, record_history=False,
                        progress=False, fail_fast_after=0)
     log = evaluate(Task("prose", items, ItemPromptBuilder()), Answering(), config)
-    assert all(s.outcome is Outcome.ERROR and s.error == "HTTP 401 from the judge" for s in log.samples)
-    assert (log.results or {})["errors"] == {"HTTP 401 from the judge": 3}
+    message = "judge fake:judge could not grade the answer: HTTP 401 from the judge"  # names who failed
+    assert all(s.outcome is Outcome.ERROR and s.error == message for s in log.samples)
+    assert (log.results or {})["errors"] == {message: 3}
 
 
 class Closing(Answering):

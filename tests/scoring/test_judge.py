@@ -129,7 +129,7 @@ async def test_judge_items_batched_grades_and_errors() -> None:
     assert scores[0].details["judge_reasoning"] == "Same meaning."
     assert scores[0].details["judge_grade"] == "CORRECT"
     assert scores[0].details["token_f1"] == pytest.approx(1.0)
-    assert scores[3].details["judge_error"] == "no parseable GRADE line"
+    assert scores[3].details["judge_error"].endswith("replied without a parseable GRADE line")
     assert scores[3].details["judge_raw"] == "I think this is fine."
     assert "500" in scores[4].details["judge_error"]
     assert all(s.rule == "judge" for s in scores[:5])
@@ -182,3 +182,26 @@ def test_text_metrics_known_values() -> None:
     assert bleu("zzz", "one two") == 0.0
     m = overlap_metrics("cat sat", ["dog", "cat sat"])
     assert m["token_f1"] == 1.0 and set(m) == {"token_f1", "rouge1", "rouge2", "rougeL", "bleu"}
+
+
+def test_a_judge_whose_context_is_too_short_says_so(tiny_model_dir: Any, tmp_path: Any, capsys: Any) -> None:
+    """A real local judge (the tiny model, 2,048-token context) given an answer longer than its context: each
+    sample is an error naming the judge and the context length, and the console prints that message."""
+    import json
+
+    from proctor.cli import main
+
+    long_question = " ".join(["Love is patient and love is kind and it does not envy."] * 400)
+    items = tmp_path / "prose.jsonl"
+    items.write_text(json.dumps({"identifier": "p.1", "modality": "short-prose", "prompt": long_question,
+                                 "response": "Love is patient and kind."}) + "\n", encoding="utf-8")
+    code = main(["run", str(items), "--model", "scripted:echo", "--judge", f"hf:{tiny_model_dir}",  # answer = question
+                 "-o", str(tmp_path / "run"), "--store", str(tmp_path / "store.sqlite"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1, err  # nothing was scored
+    sample = json.loads((tmp_path / "run" / "samples.jsonl").read_text(encoding="utf-8"))
+    assert sample["outcome"] == "error"
+    assert sample["error"].startswith(f"judge hf:{tiny_model_dir} could not grade the answer: prompt has ")
+    assert "max_length is 2048" in sample["error"]
+    flat = " ".join(err.split())
+    assert "1 errored samples" in flat and "could not grade the answer" in flat and "max_length is 2048" in flat

@@ -69,13 +69,13 @@ def dataset_names(specs: Sequence[str], builtins: Sequence[str]) -> None:
                            f"built-ins: {', '.join(builtins)}")
 
 
-def readable_file(path: Path | None, option: str) -> None:
-    """`path` (when given) is an existing regular file (not a directory, device or pipe)."""
+def readable_file(path: Path | None, option: str, *, allow_dir: bool = False) -> None:
+    """`path` (when given) is an existing regular file (not a device or pipe; a directory only with `allow_dir`)."""
     if path is None:
         return
     if not path.exists():
         raise ProctorError(f"{path}: no such file ({option})")
-    if not path.is_file():
+    if not (path.is_file() or (allow_dir and path.is_dir())):
         raise ProctorError(f"{path}: not a regular file ({option})")
     if not os.access(path, os.R_OK):
         raise ProctorError(f"{path}: permission denied ({option})")
@@ -156,7 +156,7 @@ def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: s
     at_least(concurrency, 1, "--concurrency")
     positive(timeout, "--timeout")
     at_least(max_retries, 0, "--max-retries")
-    readable_file(data_file, "--data-file")
+    readable_file(data_file, "--data-file", allow_dir=True)  # a directory of split files (test + validation)
     if data_file is None:
         dataset_names(datasets, builtins)
     model_spec(model)

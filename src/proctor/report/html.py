@@ -12,7 +12,6 @@ import base64
 import gzip
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -22,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from ..runlog import Sample
+from . import labels as run_labels
 from . import plots
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
 
@@ -128,9 +128,22 @@ def sample_blob(runs: Sequence[RunSummary]) -> dict[str, Any]:
 
 
 def run_names(runs: Sequence[RunSummary]) -> list[str]:
-    """Run labels for the sample browser; runs that share a label are told apart by their run id."""
-    seen = Counter(r.label for r in runs)
-    return [f"{r.label} · {r.log.manifest.run_id}" if seen[r.label] > 1 else r.label for r in runs]
+    """One unique label per run (see `labels.run_labels`): runs sharing model and dataset differ by mode,
+    prompt or settings, and by run id only when nothing else tells them apart."""
+    return run_labels.run_labels(runs)
+
+
+def run_cards(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+    """Each run's facets for its headline card, those that differ between the runs marked."""
+    diff = run_labels.differing(runs) if len(runs) > 1 else set()
+    names = run_names(runs)
+    return [
+        {
+            "facets": [(f.name, f.value, f.name in diff) for f in run_labels.facets(r)],
+            "distinct": name.removeprefix(r.label).lstrip(" ·"),  # what sets it apart from same model + dataset
+        }
+        for r, name in zip(runs, names)
+    ]
 
 
 def encode_blob(blob: Mapping[str, Any]) -> str:
@@ -192,17 +205,17 @@ def _env() -> Environment:
 def render_html(data: ReportData) -> str:
     """Render the whole report as one HTML document."""
     runs = data.runs
-    labels = [r.label for r in runs]
+    labels = run_names(runs)
     by_dataset: dict[str, list[RunSummary]] = {}
     for r in runs:
         by_dataset.setdefault(r.dataset, []).append(r)
     category_charts = [
-        {"dataset": ds, "runs": rs, "chart": plots.category_bars(cats, [(r.label, r.by_category) for r in rs], [r.index for r in rs])}
+        {"dataset": ds, "runs": rs, "chart": plots.category_bars(cats, [(labels[r.index], r.by_category) for r in rs], [r.index for r in rs])}
         for ds, rs in by_dataset.items()
         if (cats := sorted({c for r in rs for c in r.by_category}))
     ]
     cats = sorted({c for r in runs for c in r.by_category})
-    diff_series = [(r.label, r.by_difficulty) for r in runs]
+    diff_series = [(labels[r.index], r.by_difficulty) for r in runs]
     diff_runs = [r for r in runs if any(b in r.by_difficulty for b in BANDS)]
     has_difficulty = bool(diff_runs)
     prob_runs = [
@@ -233,9 +246,12 @@ def render_html(data: ReportData) -> str:
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     return _env().get_template("report.html.j2").render(
         runs=runs,
+        names=labels,
+        title=run_labels.title(runs),
+        cards=run_cards(runs),
         generated_at=data.generated_at,
         legend=plots.legend(labels) if len(runs) > 1 else "",
-        difficulty_legend=plots.legend([r.label for r in diff_runs], [r.index for r in diff_runs])
+        difficulty_legend=plots.legend([labels[r.index] for r in diff_runs], [r.index for r in diff_runs])
         if len(runs) > 1 else "",
         category_charts=category_charts,
         multi_dataset=len(by_dataset) > 1,

@@ -7,6 +7,7 @@ from typing import Any
 
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
 from .html import _fmt_duration, _fmt_int, run_names
+from .labels import facets, title
 from .plots import _pct
 
 
@@ -35,7 +36,8 @@ def _breakdown(title: str, keys: Sequence[str], runs: Sequence[RunSummary], attr
     rows = [[_cell(k)] + [_acc_ci(getattr(r, attr).get(k)) for r in runs] for k in keys]
     if not rows:
         return []
-    return ["", f"## {title}", ""] + _table([title.split()[-1].capitalize()] + [_cell(r.label) for r in runs], rows, set(range(1, len(runs) + 1)))
+    names = [_cell(n) for n in run_names(runs)]
+    return ["", f"## {title}", ""] + _table([title.split()[-1].capitalize(), *names], rows, set(range(1, len(runs) + 1)))
 
 
 def _num(x: Any) -> str:
@@ -89,13 +91,15 @@ def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
 
 def render_markdown(data: ReportData) -> str:
     runs = data.runs
-    head = ["Model", "Dataset", "Scored", "Accuracy", "95% CI", "Macro", "Errors", "No answer", "Tokens in / out", "Duration"]
+    head = ["Model", "Dataset", "Mode", "Prompt", "Settings", "Scored", "Accuracy", "95% CI", "Macro", "Errors", "No answer", "Tokens in / out", "Duration"]
     rows = []
     for r in runs:
         o = r.overall
+        fs = {f.name: f.value for f in facets(r)}
         rows.append([
             _cell(r.model),
             _cell(r.dataset),
+            *(_cell(fs.get(k, "—")) for k in ("mode", "prompt", "settings")),
             f"{_fmt_int(o.get('n_scored'))} / {_fmt_int(o.get('n'))}",
             _pct(o.get("accuracy")),
             f"{_pct(o.get('ci_low'))} – {_pct(o.get('ci_high'))}",
@@ -106,9 +110,10 @@ def render_markdown(data: ReportData) -> str:
             _fmt_duration(r.duration_s),
         ])
     counted = " / ".join(sorted({r.truncated_as for r in runs})) or "wrong"
-    out = ["# proctor report", "", (f"Generated {data.generated_at}. Accuracy with 95% confidence intervals; "
-           f"truncated answers count as {counted} (--truncated-as)."), ""]
-    out += _table(head, rows, {2, 3, 5, 6, 7, 8, 9})
+    out = ["# proctor report", "", f"**{_cell(title(runs))}**", "",
+           (f"Generated {data.generated_at}. Accuracy with 95% confidence intervals; "
+            f"truncated answers count as {counted} (--truncated-as)."), ""]
+    out += _table(head, rows, {5, 6, 8, 9, 10, 11, 12})
     out += _epochs_and_judge(runs)
     out += _truncation_and_cost(runs)
     cats = sorted({c for r in runs for c in r.by_category})
@@ -123,7 +128,7 @@ def render_markdown(data: ReportData) -> str:
         out += ["", "## Calibration", ""]
         out += _table(
             ["Run", "Contexts", "Brier", "ECE", "Log loss"],
-            [[_cell(r.label), str(c.n), f"{c.brier:.3f}", f"{c.ece:.3f}", f"{c.log_loss:.3f}"]
+            [[_cell(run_names(runs)[r.index]), str(c.n), f"{c.brier:.3f}", f"{c.ece:.3f}", f"{c.log_loss:.3f}"]
              for r in cal if (c := r.calibration) and c.brier is not None and c.ece is not None and c.log_loss is not None],
             {1, 2, 3, 4},
         )

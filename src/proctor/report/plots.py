@@ -24,9 +24,14 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
+MIN_SCALE = 0.92  # an SVG chart never shrinks below this share of its size: 11 px text stays >= 10 px
+
+
 def _svg(width: float, height: float, body: list[str], label: str) -> Markup:
+    """An SVG chart drawn at `width` px; on narrow screens it shrinks to MIN_SCALE, then its box scrolls."""
     return Markup(
-        f'<svg class="chart" viewBox="0 0 {_f(width)} {_f(height)}" width="{_f(width)}" role="img" '
+        f'<svg class="chart" viewBox="0 0 {_f(width)} {_f(height)}" width="{_f(width)}" '
+        f'style="min-width:{_f(width * MIN_SCALE)}px" role="img" '
         f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">' + "".join(body) + "</svg>"
     )
 
@@ -38,13 +43,6 @@ def _text(x: float, y: float, s: str, cls: str = "lbl", anchor: str = "start", e
 def _clip(s: str, n: int) -> str:
     s = " ".join(s.split())
     return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def _whisker_h(x0: float, x1: float, y: float, cap: float = 3.5) -> str:
-    return (
-        f'<path class="err" d="M{_f(x0)} {_f(y)}H{_f(x1)}M{_f(x0)} {_f(y - cap)}V{_f(y + cap)}'
-        f'M{_f(x1)} {_f(y - cap)}V{_f(y + cap)}"/>'
-    )
 
 
 def _whisker_v(x: float, y0: float, y1: float, cap: float = 3.5) -> str:
@@ -70,45 +68,47 @@ def legend(labels: Sequence[str], colours: Sequence[int] | None = None) -> Marku
     return Markup(f'<div class="legend">{items}</div>')
 
 
+def _pos(x: float) -> str:
+    return f"{100 * min(1.0, max(0.0, x)):.2f}%"
+
+
+def _hb_axis() -> str:
+    ticks = "".join(f'<span style="left:{int(t * 100)}%">{int(t * 100)}%</span>' for t in (0, 0.25, 0.5, 0.75, 1.0))
+    return f'<div class="hb-axis" aria-hidden="true"><span></span><div class="hb-ticks">{ticks}</div><span></span></div>'
+
+
+def _hb_line(m: Mapping[str, Any] | None, who: str, colour: int) -> str:
+    """One run's bar within a category: accuracy bar, CI whisker, value; or why there is none."""
+    if not m:
+        return '<div class="hb-line"><div class="hb-track"></div><span class="hb-val">—</span></div>'
+    if m.get("accuracy") is None:
+        return (f'<div class="hb-line"><div class="hb-track"><span class="hb-none">no scored samples '
+                f'(n={escape(m.get("n", 0))})</span></div><span class="hb-val">—</span></div>')
+    acc = float(m["accuracy"])
+    tip = escape(f"{who}: {_pct(acc)} [{_pct(m.get('ci_low'))}, {_pct(m.get('ci_high'))}], "
+                 f"n={m.get('n_scored', m.get('n', '?'))}")
+    err = ""
+    lo, hi = m.get("ci_low"), m.get("ci_high")
+    if lo is not None and hi is not None:
+        err = f'<i class="hb-err" style="left:{_pos(float(lo))};width:{_pos(float(hi) - float(lo))}"></i>'
+    return (f'<div class="hb-line" title="{tip}"><div class="hb-track"><i class="hb-bar s{colour % N_COLOURS}" '
+            f'style="width:{_pos(acc)}"></i>{err}</div><span class="hb-val">{_pct(acc)}</span></div>')
+
+
 def category_bars(
     rows: Sequence[str],
     series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]],
     colours: Sequence[int] | None = None,
 ) -> Markup:
-    """Horizontal bars: one row per category, one bar per run (coloured `colours[j]`), with 95% CI whiskers."""
+    """Horizontal bars in HTML (they take the full width and keep the page's font size at any width): one
+    row per category, one bar per run (coloured `colours[j]`), with 95% CI whiskers; n on hover."""
     colours = list(colours) if colours is not None else list(range(len(series)))
-    k = max(1, len(series))
-    bar, gap, label_w, plot_w, right = 12.0, 10.0, 190.0, 480.0, 70.0
-    row_h = k * bar + gap
-    top = 22.0
-    h = top + len(rows) * row_h + 8
-    w = label_w + plot_w + right
-    out = []
-    for t in (0, 0.25, 0.5, 0.75, 1.0):
-        x = label_w + t * plot_w
-        out.append(f'<line class="grid" x1="{_f(x)}" y1="{_f(top - 6)}" x2="{_f(x)}" y2="{_f(h - 6)}"/>')
-        out.append(_text(x, 12, f"{int(t * 100)}%", "tick", "middle"))
-    for r, cat in enumerate(rows):
-        y0 = top + r * row_h
-        out.append(_text(label_w - 8, y0 + k * bar / 2 + 4, _clip(cat, 28), "lbl", "end", f' data-full="{escape(cat)}"'))
-        for j, (who, data) in enumerate(series):
-            m = data.get(cat)
-            y = y0 + j * bar
-            if not m:
-                continue
-            if m.get("accuracy") is None:
-                out.append(_text(label_w + 6, y + bar - 2.5, f"no scored samples (n={m.get('n', 0)})", "val"))
-                continue
-            acc = float(m["accuracy"])
-            out.append(
-                f'<rect class="bar s{colours[j] % N_COLOURS}" x="{_f(label_w)}" y="{_f(y + 1)}" width="{_f(acc * plot_w)}" '
-                f'height="{_f(bar - 2)}" rx="2">{_tip(m, who)}</rect>'
-            )
-            lo, hi = m.get("ci_low"), m.get("ci_high")
-            if lo is not None and hi is not None:
-                out.append(_whisker_h(label_w + lo * plot_w, label_w + hi * plot_w, y + bar / 2))
-            out.append(_text(label_w + plot_w + 8, y + bar - 2.5, _pct(acc), "val"))
-    return _svg(w, h, out, "accuracy by category")
+    out = [f'<div class="hbars" role="img" aria-label="accuracy by category">{_hb_axis()}']
+    for cat in rows:
+        lines = "".join(_hb_line(data.get(cat), who, colours[j]) for j, (who, data) in enumerate(series))
+        out.append(f'<div class="hb-row"><div class="hb-lbl" title="{escape(cat)}">{escape(cat)}</div>'
+                   f'<div class="hb-lines">{lines}</div></div>')
+    return Markup("".join(out) + "</div>")
 
 
 def _vaxes(out: list[str], x0: float, x1: float, y_of: Any, ticks: Sequence[float]) -> None:
@@ -226,22 +226,19 @@ def distributions(dists: Sequence[ContextDist]) -> Markup:
 
 
 def coverage_bars(rows: Sequence[CoverageRow]) -> Markup:
-    """Items per group; under- and over-represented groups coloured and labelled."""
-    label_w, plot_w, right, row = 190.0, 400.0, 150.0, 18.0
-    w, h = label_w + plot_w + right, 6 + len(rows) * row
+    """Items per group as HTML bars; under- and over-represented groups coloured and labelled."""
     cmax = max((r.count for r in rows), default=1) or 1
-    out: list[str] = []
-    for i, r in enumerate(rows):
-        y = 3 + i * row
-        out.append(_text(label_w - 8, y + 12, _clip(r.name, 28), "lbl", "end"))
+    out = ['<div class="hbars cov" role="img" aria-label="items per group">']
+    for r in rows:
         cls = {"under": "warn", "over": "over"}.get(r.flag, "s0")
-        out.append(
-            f'<rect class="bar {cls}" x="{_f(label_w)}" y="{_f(y + 2)}" width="{_f(r.count / cmax * plot_w)}" '
-            f'height="{_f(row - 5)}" rx="2"><title>{escape(r.name)}: {r.count} items ({_pct(r.share)})</title></rect>'
-        )
         note = f"{r.count} · {_pct(r.share)}" + (f" · {r.flag}" if r.flag else "")
-        out.append(_text(label_w + r.count / cmax * plot_w + 6, y + 12, note, "val" + (" flag" if r.flag else "")))
-    return _svg(w, h, out, "items per group")
+        out.append(
+            f'<div class="hb-row" title="{escape(r.name)}: {r.count} items ({_pct(r.share)})">'
+            f'<div class="hb-lbl">{escape(r.name)}</div><div class="hb-lines"><div class="hb-line">'
+            f'<div class="hb-track"><i class="hb-bar {cls}" style="width:{_pos(r.count / cmax)}"></i></div>'
+            f'<span class="hb-val{" flag" if r.flag else ""}">{escape(note)}</span></div></div></div>'
+        )
+    return Markup("".join(out) + "</div>")
 
 
 def history_line(points: Sequence[HistoryPoint]) -> Markup:

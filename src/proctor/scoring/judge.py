@@ -131,14 +131,14 @@ def grade_to_score(
     extracted = answer.strip() or None
     if extracted is None:
         return Score(Outcome.NO_ANSWER, 0.0, None, "none", details)
-    if error is not None:
-        return Score(Outcome.ERROR, None, extracted, "judge", details | {"judge_error": error})
+    if error is not None:  # judge_error becomes the sample's error: say that it was the judge that failed
+        failed = {"judge_error": f"judge {judge_name} could not grade the answer: {error}"}
+        return Score(Outcome.ERROR, None, extracted, "judge", details | failed)
     details["judge_raw"] = judge_text or ""
     grade = parse_grade(judge_text or "")
     if grade is None:
-        return Score(
-            Outcome.ERROR, None, extracted, "judge", details | {"judge_error": "no parseable GRADE line"}
-        )
+        failed = {"judge_error": f"judge {judge_name} replied without a parseable GRADE line"}
+        return Score(Outcome.ERROR, None, extracted, "judge", details | failed)
     credit = GRADES[grade]
     details |= {"judge_grade": grade, "judge_reasoning": _reasoning(judge_text or "")}
     outcome = Outcome.CORRECT if credit == 1.0 else Outcome.PARTIAL if credit > 0 else Outcome.WRONG

@@ -130,6 +130,16 @@
     return box;
   }
 
+  function snippet(s) {
+    // What the row shows: the error, else the model's output, else (log-probability runs) the prompt, labelled.
+    var kind = s.e ? "err" : s.out ? "out" : "q";
+    var span = el("span", "snip " + kind);
+    if (kind === "q") span.appendChild(el("b", "tag", "prompt"));
+    if (kind === "err") span.appendChild(el("b", "tag", "error"));
+    span.appendChild(document.createTextNode((s.e || s.out || s.q || "").replace(/\s+/g, " ").slice(0, 220)));
+    return span;
+  }
+
   function row(s) {
     var r = el("div", "row");
     r.setAttribute("role", "button");
@@ -139,7 +149,7 @@
     r.appendChild(b);
     r.appendChild(el("span", "id", s.id));
     r.appendChild(el("span", "cat", s.c));
-    r.appendChild(el("span", s.e || s.out ? "snip" : "snip q", (s.e || s.out || s.q || "").replace(/\s+/g, " ").slice(0, 220)));
+    r.appendChild(snippet(s));
     r.appendChild(el("span", "ans", s.x === null || s.x === undefined ? "∅" : s.x));
     r.addEventListener("click", function () { toggle(r, s); });
     r.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle(r, s); } });

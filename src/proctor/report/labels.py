@@ -1,0 +1,95 @@
+"""How the report names runs: the facets that tell two runs apart, and a title that says what is compared.
+
+Two runs of one model on one dataset used to read identically ("hf:out/demo/tiny · mmlu-pro" twice); each
+run now carries its mode, prompt, settings and run id, and labels that would collide are extended with the
+first facets that differ.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .data import RunSummary
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One fact about a run (`mode`, `prompt`, `settings`, `judge`, `run`) as the report prints it."""
+
+    name: str
+    value: str
+
+
+def _num(x: Any) -> str:
+    return f"{x:g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+
+def settings_text(generation: Mapping[str, Any], epochs: int) -> str:
+    """The sampling settings that change results, shortest form: "T=0.7 · top_p=0.9 · 512 tok · 4 epochs"."""
+    parts = []
+    if generation.get("temperature") is not None:
+        parts.append(f"T={_num(generation['temperature'])}")
+    if generation.get("top_p") is not None:
+        parts.append(f"top_p={_num(generation['top_p'])}")
+    if generation.get("max_tokens") is not None:
+        parts.append(f"{_num(generation['max_tokens'])} tok")
+    if generation.get("seed") is not None:
+        parts.append(f"seed {_num(generation['seed'])}")
+    if epochs > 1:
+        parts.append(f"{epochs} epochs")
+    return " · ".join(parts)
+
+
+def facets(r: RunSummary) -> list[Facet]:
+    """What produced the run, in the order a reader tells runs apart by: mode, prompt, settings, judge, id."""
+    m = r.log.manifest
+    out = [Facet("mode", m.mode), Facet("prompt", m.prompt_kind or "default prompt")]
+    if (m.mode != "logprob" or m.generation) and (text := settings_text(m.generation, m.epochs)):
+        out.append(Facet("settings", text))
+    if m.judge and m.judge.get("spec"):
+        spec = " ".join(str(m.judge["spec"]).split())
+        out.append(Facet("judge", "judge " + (spec if len(spec) <= 40 else spec[:39] + "…")))
+    out.append(Facet("run", m.run_id))
+    return out
+
+
+def differing(runs: Sequence[RunSummary]) -> set[str]:
+    """The facet names whose values are not all the same across `runs` (a facet one run lacks differs)."""
+    rows = [{f.name: f.value for f in facets(r)} for r in runs]
+    names = {n for row in rows for n in row}
+    return {n for n in names if len({row.get(n, "") for row in rows}) > 1}
+
+
+def run_labels(runs: Sequence[RunSummary]) -> list[str]:
+    """One label per run, unique: "model · dataset", extended by the facets that differ among the runs sharing
+    it (mode, then prompt, settings, judge), and by the run id only when nothing else tells them apart."""
+    base = [r.label for r in runs]
+    counts = Counter(base)
+    out = []
+    for r, label in zip(runs, base):
+        if counts[label] == 1:
+            out.append(label)
+            continue
+        peers = [p for p, b in zip(runs, base) if b == label]
+        diff = differing(peers) - {"run", "model", "dataset"}
+        extra = [f.value for f in facets(r) if f.name in diff]
+        out.append(" · ".join([label, *extra]))
+    counts = Counter(out)
+    return [f"{lab} · {r.log.manifest.run_id}" if counts[lab] > 1 else lab for r, lab in zip(runs, out)]
+
+
+def title(runs: Sequence[RunSummary]) -> str:
+    """The report's heading: what is compared, and never "N runs compared" across different datasets."""
+    models = list(dict.fromkeys(r.model for r in runs))
+    datasets = list(dict.fromkeys(r.dataset for r in runs))
+    if len(runs) == 1:
+        return f"{runs[0].model} on {runs[0].dataset}"
+    if len(datasets) == 1:
+        who = models[0] if len(models) == 1 else f"{len(models)} models"
+        return f"{len(runs)} runs of {who} compared on {datasets[0]}"
+    if len(models) == 1:
+        return f"{models[0]} on {len(datasets)} datasets: {', '.join(datasets)}"
+    return f"{len(runs)} runs: {len(models)} models on {len(datasets)} datasets ({', '.join(datasets)})"
