@@ -48,7 +48,11 @@ def test_convert_killed_mid_way_never_mixes_old_and_new_items(tmp_path: Path, mo
                  "--shard-size", "2"]) == 0
     (out / "notes.md").write_text("kept")
     calls = 0
-    real = Path.write_text
+    real = Path.write_bytes
+    from proctor.formats.commoneval import complete_metadata, write_commoneval
+    from proctor.formats.detect import load_itemset
+
+    new = complete_metadata(load_itemset(_items(tmp_path / "b" / "data.jsonl", 4, "new")), {}, "data.jsonl", [])
 
     def dies_on_second_file(self: Path, *a: object, **k: object) -> int:
         nonlocal calls
@@ -57,16 +61,11 @@ def test_convert_killed_mid_way_never_mixes_old_and_new_items(tmp_path: Path, mo
             raise KeyboardInterrupt  # killed between two files
         return real(self, *a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "write_text", dies_on_second_file)
+    monkeypatch.setattr(Path, "write_bytes", dies_on_second_file)
     with pytest.raises(KeyboardInterrupt):
-        from proctor.formats.commoneval import write_commoneval
-        from proctor.formats.detect import load_itemset
-
-        monkeypatch.setattr(Path, "write_text", real)
-        new = load_itemset(_items(tmp_path / "b" / "data.jsonl", 4, "new"))
-        monkeypatch.setattr(Path, "write_text", dies_on_second_file)
         write_commoneval(out, new, 2)
-    monkeypatch.setattr(Path, "write_text", real)
+    monkeypatch.setattr(Path, "write_bytes", real)
+    assert calls == 2  # the writer really was cut off between two files
     ids = {it.identifier for it in read_commoneval(out).items}
     assert ids == {f"old.{i}" for i in range(6)}  # the old dataset, whole
     assert (out / "notes.md").read_text() == "kept"

@@ -5,8 +5,9 @@
 * `Prompt` / `TestSuite` / `ContextCase` — probability scoring suites (probsem layout).
 
 Spelling: on input we accept CommonEval's code spellings (`singlevalue`, `shortprose`, `longprose`,
-ternary `Unknown`, JSON `true`/`false`); on output we write the spec's (`single-value`, `I don't know`,
-`"True"`). `choiceofN` for N from 6 to 26 is proctor's documented extension (MMLU-Pro has ten options).
+ternary `Unknown`, JSON `true`/`false`) and the spec's (`single-value`, `I don't know`, `"True"`); a record
+read from a file remembers how it was spelled (`proctor.formats.dialects`), so writing it back is
+byte-identical. `choiceofN` for N from 6 to 26 is proctor's documented extension (MMLU-Pro has ten options).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationInfo,
     computed_field,
     field_validator,
@@ -133,8 +135,66 @@ def canonical_closed_answer(modality: Modality, value: Any) -> str:
     return table[key]
 
 
+_OPTION_MARK = re.compile(r"(?:^|(?<=\s))[(\[]?([A-Z])[).:\]]\s+")
+
+
+def parse_lettered_options(prompt: str, letters: str) -> dict[str, str] | None:
+    """The options a spec-style choice prompt letters itself (`A) …`, `(B) …`, `C. …`, `D: …`).
+
+    One option per line, or inline (`A) red B) blue`). Returns `{letter: text}` for exactly `letters`
+    in order, or None when the prompt does not letter its options that way (the letters alone are
+    then the choices).
+    """
+    if not letters:
+        return None
+    marks = [m for m in _OPTION_MARK.finditer(prompt)]
+    # the last run A, B, C… in order: the options follow the question stem
+    for start in range(len(marks) - len(letters), -1, -1):
+        run = marks[start:start + len(letters)]
+        if "".join(m.group(1) for m in run) != letters:
+            continue
+        ends = [m.start() for m in run[1:]] + [len(prompt)]
+        texts = [prompt[m.end():end].strip() for m, end in zip(run, ends)]
+        if "\n" in prompt[run[0].start():run[-1].start()]:  # one option per line: the last ends its line
+            texts[-1] = texts[-1].split("\n", 1)[0].strip()
+        if all(texts):
+            return dict(zip(letters, texts))
+    return None
+
+
+def spec_choice_options(item: Item) -> tuple[dict[str, str], dict[str, str] | None] | None:
+    """A choice item written to the spec (options lettered in its prompt, no `choices`): the letters as
+    the continuations to score (`{"A": "A", …}`) and the option texts parsed from the prompt (None when
+    the prompt does not letter them parseably). None for items that are not spec-style choice items."""
+    if item.choices or not item.modality.is_choice:
+        return None
+    letters = item.modality.letters
+    return {letter: letter for letter in letters}, parse_lettered_options(item.prompt, letters)
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False, str_strip_whitespace=False)
+
+
+class _Spelled(_Record):
+    """A record that may remember how its source spelled it; equality ignores the spelling."""
+
+    _spelling: Any = PrivateAttr(default=None)
+
+    @property
+    def spelling(self) -> Any:
+        """How the source file spelled this record (`proctor.formats.dialects`), or None."""
+        return self._spelling
+
+    def with_spelling(self, spelling: Any) -> None:
+        self._spelling = spelling
+
+    def __eq__(self, other: object) -> bool:
+        if type(self) is not type(other) or not isinstance(other, BaseModel):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class GradedAnswer(_Record):
@@ -151,7 +211,7 @@ UNSCORED = "<unscored>"
 """The response of an item with no reference answer (a suite context with `expected = -1`): never scored."""
 
 
-class Item(_Record):
+class Item(_Spelled):
     """A CommonEval benchmark item (v3.3) with proctor's multiple-choice extras.
 
     Validation errors carry the offending field in their location (`prompt`, `response`, `choices`…),
@@ -182,6 +242,11 @@ class Item(_Record):
             listed = other.pop("choices", None)
             if isinstance(listed, list) and "choices" not in data:
                 data["choices"] = dict(zip(LETTERS, listed))
+            for key, kind in (("category", str), ("subcategory", str), ("tags", list)):
+                value = other.get(key)
+                if key not in data and isinstance(value, kind) and (kind is str or all(
+                        isinstance(t, str) for t in value)):
+                    data[key] = other.pop(key)
             if other:
                 data["metadata"] = {**other, **(data.get("metadata") or {})}
         return data
@@ -308,7 +373,7 @@ class Item(_Record):
         return out
 
 
-class ItemSet(_Record):
+class ItemSet(_Spelled):
     """A CommonEval dataset: metadata from `<id>.yaml` plus its items."""
 
     identifier: str

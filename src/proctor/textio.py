@@ -108,6 +108,7 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600: the usual mode, as open() would
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8", newline=None if "b" in mode else "\n") as f:
             yield f
             f.flush()
@@ -121,6 +122,13 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         if isinstance(e, OSError) and e.filename is None:  # a failed write (a full disk) names no file
             raise with_path(e, target) from None
         raise
+
+
+def current_umask() -> int:
+    """The process umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def with_path(e: OSError, path: str | Path) -> OSError:
@@ -155,6 +163,7 @@ def atomic_directory(target: str | Path, carry: Callable[[str], bool] = lambda n
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes 0700: the usual mode, as mkdir would
         if out.is_dir():
             for entry in out.iterdir():
                 if carry(entry.name):

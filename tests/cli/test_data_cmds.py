@@ -81,6 +81,11 @@ def test_convert_round_trips_through_every_target(
     assert run(capsys, "convert", out, "--to", "questions", "-o", back)[0] == 0
     if target == "items":  # plain JSONL has no dataset-level name, description or prompts
         assert read_questions(back).questions == read_questions(src).questions
+    elif target == "commoneval":  # the Dataset spec's required attributes were filled in on the way
+        before, after = read_questions(src), read_questions(back)
+        assert after.model_dump(exclude={"metadata"}) == before.model_dump(exclude={"metadata"})
+        assert after.metadata.items() >= before.metadata.items()
+        assert {"created", "creator", "source", "subject"} <= set(after.metadata)
     else:
         assert read_questions(back) == read_questions(src)
 

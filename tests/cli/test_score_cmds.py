@@ -13,6 +13,7 @@ import pytest
 
 import proctor
 from proctor.cli import main
+from proctor.formats.suites import results_stem
 from proctor.runlog import Outcome, read_run
 from proctor.store import Store
 
@@ -31,9 +32,10 @@ def test_seed_example_subprocess_writes_both_outputs(tiny_model_dir: Path, tmp_p
     assert proc.returncode == 0, proc.stderr
     assert "test_A" in proc.stdout and "accuracy" in proc.stdout
     for suite, n_rows in (("A", 4), ("B", 4)):
-        rows = list(csv.DictReader((out / f"test_{suite}_results.csv").open()))
+        stem = results_stem("test", suite, f"hf:{tiny_model_dir}")  # probsem's naming: prompt, suite, model
+        rows = list(csv.DictReader((out / f"{stem}.csv").open()))
         assert len(rows) == n_rows and set(rows[0]) == {"text", "query", "logp", "score"}
-        lines = [json.loads(x) for x in (out / f"test_{suite}_results.jsonl").read_text().splitlines()]
+        lines = [json.loads(x) for x in (out / f"{stem}.jsonl").read_text().splitlines()]
         assert all(set(q["norms"]) == {"sum", "token", "char", "byte", "pmi"} for r in lines for q in r["queries"])
     summary = json.loads((out / "summary.json").read_text())
     assert summary["suites"]["test_A"]["n_scored"] == 2
@@ -81,7 +83,7 @@ def test_directory_form_in_process(tiny_model_dir: Path, tmp_path: Path, monkeyp
             "--norm", "char", "--temp", "0.5", "--join", "space", "--batch-size", "4"]
     assert main([*args, "--no-history", "--no-cache"]) == 0
     assert not default_store.exists()  # --no-history --no-cache: no store
-    row = json.loads((out / "test_A_results.jsonl").read_text().splitlines()[0])
+    row = json.loads((out / f"{results_stem('test', 'A', f'hf:{tiny_model_dir}')}.jsonl").read_text().splitlines()[0])
     assert row["norm"] == "char" and row["join"] == "space" and row["temperature"] == 0.5
     q = row["queries"][0]
     assert q["score"] == pytest.approx(q["norms"]["char"] / 0.5)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 from typing import Any
 
 from hypothesis import strategies as st
@@ -31,7 +33,9 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3),
     max_leaves=4,
 )
-FAST: dict[str, Any] = {"max_examples": 30, "deadline": None, "database": None}
+# PROCTOR_HYPOTHESIS_EXAMPLES raises the number of examples for a deeper run (default 30)
+FAST: dict[str, Any] = {"max_examples": int(os.environ.get("PROCTOR_HYPOTHESIS_EXAMPLES", "30")), "deadline": None,
+                        "database": None}
 metadata = st.dictionaries(keys.filter(lambda k: not k.startswith(("question.", "suite."))), json_values,
                            max_size=2)
 modalities = st.sampled_from([*SPEC_MODALITIES, Modality.CHOICE10, Modality.CHOICE26])
@@ -80,16 +84,35 @@ def items(draw: st.DrawFn) -> Item:
 item_lists = st.lists(items(), max_size=5, unique_by=lambda it: it.identifier.casefold())
 
 
+STANDARD_ATTRIBUTES = {"identifier", "contributor", "created", "creator", "datepublished", "description", "haspart",
+                       "language", "license", "licensenotes", "metadataversion", "publisher", "source",
+                       "sourceprocess", "subject", "taskprompt", "title", "version"}
+
+
+@st.composite
+def dataset_attributes(draw: st.DrawFn) -> dict[str, Any]:
+    """The CommonEval Dataset attributes an ItemSet keeps in metadata: the required ones, maybe more."""
+    created = draw(st.dates(dt.date(1990, 1, 1), dt.date.today()))
+    out: dict[str, Any] = {"created": created.isoformat(), "creator": draw(word), "source": draw(word),
+                           "subject": draw(word)}
+    if draw(st.booleans()):
+        out["datePublished"] = draw(st.dates(created, dt.date.today())).isoformat()
+    if draw(st.booleans()):
+        out.update(language="eng", license="CC-BY-4.0")
+    extra = draw(st.dictionaries(keys.filter(lambda k: k.lower() not in STANDARD_ATTRIBUTES), json_values,
+                                 max_size=2))
+    return out | extra
+
+
 @st.composite
 def itemsets(draw: st.DrawFn) -> ItemSet:
-    reserved = {"identifier", "title", "description", "taskPrompt", "version", "hasPart"}
     return ItemSet(
         identifier=draw(identifiers),
         name=draw(st.none() | text),
-        description=draw(st.none() | text),
+        description=draw(word),
         task_prompt=draw(st.none() | text),
         version=draw(st.none() | text),
-        metadata=draw(st.dictionaries(keys.filter(lambda k: k not in reserved), json_values, max_size=3)),
+        metadata=draw(dataset_attributes()),
         items=draw(st.lists(items(), min_size=1, max_size=5, unique_by=lambda it: it.identifier.casefold())),
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from formats_strategies import FAST, item_lists
 from hypothesis import HealthCheck, given, settings
 
 from proctor.errors import InputError
+from proctor.formats.dialects import Dialect
 from proctor.formats.items import read_items, write_items
 from proctor.records import Item
 
@@ -55,7 +57,9 @@ def test_code_spellings_are_read_and_spec_spelling_written(tmp_path: Path) -> No
     assert items[4].metadata == {"source": "x"}
     assert items[5].choices == {"A": "left", "B": "right"}
     out = tmp_path / "out.jsonl"
-    write_items(out, items)
+    write_items(out, items)  # as read: byte for byte
+    assert out.read_bytes() == (FIXTURES / "code_spellings.jsonl").read_bytes()
+    write_items(out, items, Dialect.SPEC)  # seed 000's spelling on request
     text = out.read_text()
     assert '"single-value"' in text and '"I don\'t know"' in text and '"response": "True"' in text
     assert "singlevalue" not in text and "Unknown" not in text and "otherargs" not in text
@@ -133,3 +137,27 @@ def test_writer_refuses_duplicates_and_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="repeats"):
         write_items(out, [it, it.model_copy(update={"identifier": "T.1"})])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_json_array_of_items_is_read_like_json_lines(tmp_path: Path) -> None:
+    from proctor.formats.detect import Format, detect_format, load_itemset
+
+    rows = [json.loads(line) for line in (FIXTURES / "good.jsonl").read_text().splitlines()]
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(rows, indent=2))
+    assert detect_format(path) is Format.ITEMS
+    assert load_itemset(path).items == read_items(FIXTURES / "good.jsonl")
+    out = tmp_path / "out.jsonl"
+    write_items(out, read_items(path))  # written back as JSON Lines, one item per line
+    assert [json.loads(x) for x in out.read_text().splitlines()] == rows
+
+
+def test_written_items_get_the_usual_permissions(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o027)
+    try:
+        write_items(tmp_path / "a.jsonl", read_items(FIXTURES / "good.jsonl"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.jsonl").stat().st_mode & 0o777 == 0o640

@@ -17,6 +17,7 @@ pytest.importorskip("uvicorn")
 
 import proctor
 from proctor.cli import main
+from proctor.formats.suites import results_stem
 from proctor.testing import serve
 
 SRC = str(Path(proctor.__file__).resolve().parents[1])
@@ -62,7 +63,8 @@ def test_killed_score_resumes_without_reasking(tiny_model_dir: Path, tmp_path: P
         assert _completions(srv) <= (N - finished) * 4 + 1
     log = proctor.read_run(out)
     assert len(log.samples) == N and (log.results or {})["overall"]["n_scored"] == N
-    assert (out / "p_T_results.csv").exists() and (out / "p_T_results.jsonl").exists()
+    stem = results_stem("p", "T", "openai:tiny")  # probsem's naming: prompt, suite, model
+    assert (out / f"{stem}.csv").exists() and (out / f"{stem}.jsonl").exists()
 
 
 def test_other_base_url_reuses_the_cache(tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

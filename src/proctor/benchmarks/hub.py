@@ -1,7 +1,10 @@
 """Fetching upstream rows: from the Hugging Face Hub (revision pinned and recorded) or a local file.
 
 Local files are read in the upstream schema: `.parquet` (pyarrow), `.csv` (the stdlib, multi-line
-cells allowed) and `.jsonl` / `.json` lines. Hub access imports `datasets` and `huggingface_hub`
+cells allowed), `.jsonl` and `.json` (JSON Lines, or one JSON array of rows as TIGER-Lab dumps
+MMLU-Pro), and MathArena's on-disk competition layout (a directory with `answers.csv` — `id,answer` —
+and `problems/<id>.tex`, optionally `problem_types.csv` and `source.csv`), read as its hub columns
+`problem_idx, problem, answer, problem_type`. Hub access imports `datasets` and `huggingface_hub`
 lazily and turns every failure — gated, refused token, offline, missing — into a
 `DatasetAccessError` whose message says what to do, never a traceback.
 """
@@ -22,7 +25,7 @@ from typing import Any
 from ..errors import DatasetAccessError, InputError, Problem
 from ..records import Dataset, Question
 from ..tasks import PromptBuilder
-from ..textio import iter_jsonl, read_text
+from ..textio import read_text
 
 OFFLINE_ENV = ("PROCTOR_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 FILE_SUFFIXES = (".parquet", ".csv", ".jsonl", ".json")
@@ -83,10 +86,16 @@ def is_offline() -> bool:
 
 
 def file_sha256(path: str | Path) -> str:
+    """The content hash of a file, or of a directory's files (relative names and bytes, in name order)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    p = Path(path)
+    files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+    for file in files:
+        if p.is_dir():
+            h.update(file.relative_to(p).as_posix().encode() + b"\0")
+        with open(file, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
     return "sha256:" + h.hexdigest()
 
 
@@ -96,7 +105,10 @@ def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], list[int] | None]
     if not p.exists():
         raise InputError.at(p, "no such file")
     if p.is_dir():
-        raise InputError.at(p, "is a directory, expected a .parquet, .csv or .jsonl file")
+        if (p / "answers.csv").is_file():
+            return read_matharena_dir(p)
+        raise InputError.at(p, "is a directory, expected a .parquet, .csv, .jsonl or .json file (or MathArena's "
+                               "layout: answers.csv + problems/<id>.tex)")
     suffix = p.suffix.lower()
     if suffix == ".parquet":
         return _read_parquet(p)
@@ -144,18 +156,63 @@ def _read_csv(p: Path) -> tuple[list[dict[str, Any]], list[int]]:
 
 
 def _read_jsonl(p: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    from ..formats.jsonrows import iter_records
+
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     problems: list[Problem] = []
-    for lineno, value in iter_jsonl(p, problems):
-        if not isinstance(value, dict):
-            problems.append(Problem(str(p), lineno, "expected a JSON object per line"))
+    for record in iter_records(p, problems):
+        if not isinstance(record.value, dict):
+            problems.append(Problem(str(p), record.line, "expected a JSON object per row"))
             continue
-        rows.append(value)
-        lines.append(lineno)
+        rows.append(record.value)
+        lines.append(record.line)
     if problems:
         raise InputError(problems)
     return rows, lines
+
+
+def read_matharena_dir(p: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """MathArena's competition directory as hub rows (`problem_idx, problem, answer, problem_type`, and
+    `source` when `source.csv` is there); lines are those of `answers.csv`."""
+    answers, lines = _read_csv(p / "answers.csv")
+    extra = {name: _by_id(p / f"{name}.csv", column) for name, column in (("problem_types", "type"),
+                                                                            ("source", "source"))}
+    rows: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for row, line in zip(answers, lines):
+        ident = str(row.get("id", "")).strip()
+        tex = p / "problems" / f"{ident}.tex"
+        if not ident.isdigit() or "answer" not in row:
+            problems.append(Problem(str(p / "answers.csv"), line, "expected the columns id (an integer) and answer"))
+            continue
+        if not tex.is_file():
+            problems.append(Problem(str(p / "answers.csv"), line, f"problems/{ident}.tex: no such file "
+                                                                  "(image-only problems are not supported)"))
+            continue
+        out: dict[str, Any] = {"problem_idx": int(ident), "problem": read_text(tex), "answer": row["answer"],
+                               "problem_type": extra["problem_types"].get(ident)}
+        if ident in extra["source"]:
+            out["source"] = extra["source"][ident]
+        rows.append(out)
+    if problems:
+        raise InputError(problems)
+    order = sorted(range(len(rows)), key=lambda i: rows[i]["problem_idx"])
+    return [rows[i] for i in order], [lines[i] for i in order]
+
+
+def _by_id(path: Path, column: str) -> dict[str, Any]:
+    """An optional MathArena side table (`id,<column>`); a type list cell becomes a list of names."""
+    if not path.is_file():
+        return {}
+    rows, _ = _read_csv(path)
+    out: dict[str, Any] = {}
+    for row in rows:
+        value = row.get(column)
+        if column == "type" and isinstance(value, str):
+            value = [t.strip() for t in value.replace('"', "").replace("[", "").replace("]", "").split(",") if t.strip()]
+        out[str(row.get("id", "")).strip()] = value
+    return out
 
 
 def load_file(path: str | Path, source: HubSource) -> Rows:
@@ -165,7 +222,7 @@ def load_file(path: str | Path, source: HubSource) -> Rows:
     return Rows(
         rows=rows,
         lines=lines,
-        path=str(p),
+        path=str(p / "answers.csv") if p.is_dir() else str(p),
         provenance={
             **source.provenance(None),
             "data_file": str(p.resolve()),

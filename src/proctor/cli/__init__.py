@@ -34,9 +34,9 @@ def version() -> None:
 @cache
 def _register() -> None:
     """Add every command once (main() may run many times in one process: tests, notebooks)."""
-    from . import bench_data_cmds, data_cmds, history_cmds, report_cmds, run_cmds, score_cmds
+    from . import bench_data_cmds, data_cmds, history_cmds, llmwc_cmds, report_cmds, run_cmds, score_cmds
 
-    for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, history_cmds, report_cmds):
+    for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, history_cmds, report_cmds, llmwc_cmds):
         module.register(app)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,6 +17,12 @@ from ..records import ItemSet
 class Target(StrEnum):
     ITEMS = "items"
     QUESTIONS = "questions"
+    COMMONEVAL = "commoneval"
+    SUITES = "suites"
+
+
+class DialectChoice(StrEnum):
+    SPEC = "spec"
     COMMONEVAL = "commoneval"
 
 
@@ -75,12 +81,17 @@ def _print_coverage(cov: Coverage, title: str) -> None:
 def validate(paths: Annotated[list[Path], typer.Argument(help="Items .jsonl, CommonEval dirs, "
                                                          "Question .json, suites (.json/.txt/dirs).")]) -> None:
     """Check files in any proctor format and list every problem as path:line: field: message."""
+    from ..formats.collection import dataset_yamls
     from ..formats.detect import validate_path
 
     problems: list[Problem] = []
-    for path in paths:
+    expanded = [y for p in paths for y in (dataset_yamls(p) or [p])]  # a folder of datasets: each one
+    for path in expanded:
         try:
-            typer.echo(str(validate_path(path)))
+            checked = validate_path(path)
+            typer.echo(str(checked))
+            for w in checked.warnings:
+                typer.echo(f"warning: {w}", err=True)
         except InputError as e:
             problems.extend(e.problems)
     for p in problems:
@@ -92,13 +103,25 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Items .jsonl, Com
 
 
 def stats(
-    dataset: Annotated[str, typer.Argument(help="A path (any item-bearing format) or a built-in name.")],
+    dataset: Annotated[str, typer.Argument(help="A path (any item-bearing format, or a folder of CommonEval "
+                                                "datasets) or a built-in name.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     data_file: DataFileOption = None,
     seed: SeedOption = 0,
 ) -> None:
-    """Counts per category, subcategory, modality and difficulty band; flags under/over-represented categories."""
+    """Counts per category, subcategory, modality and difficulty band; flags under/over-represented categories.
+
+    Over a folder of several CommonEval datasets: counts per dataset `subject` (the Dataset spec's
+    under- or over-represented subject areas), then the pooled items.
+    """
+    from ..formats.collection import dataset_folder, subject_coverage
+
+    folder = dataset_folder(Path(dataset)) if data_file is None else None
+    if folder:
+        _stats_by_subject(folder, subject_coverage(folder), as_json)
+        return
     itemset = resolve_dataset(dataset, data_file, seed)
+    _echo_warnings(itemset)
     cov = coverage(itemset.items)
     if as_json:
         typer.echo(json.dumps({"dataset": itemset.name or itemset.identifier, **cov.to_json()}, indent=2,
@@ -107,29 +130,82 @@ def stats(
         _print_coverage(cov, itemset.name or itemset.identifier)
 
 
+def _stats_by_subject(folder: list[ItemSet], subjects: Any, as_json: bool) -> None:
+    pooled = coverage([it for ds in folder for it in ds.items])
+    for ds in folder:
+        _echo_warnings(ds)
+    if as_json:
+        typer.echo(json.dumps({"datasets": len(folder), "subjects": subjects.to_json(), **pooled.to_json()},
+                              indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"{len(folder)} datasets, {pooled.total} items")
+    typer.echo(subjects.render())
+    _print_coverage(pooled, "all datasets")
+
+
+def _echo_warnings(itemset: ItemSet) -> None:
+    from ..formats.commoneval import dataset_warnings
+
+    for w in dataset_warnings(itemset):
+        typer.echo(f"warning: {w}", err=True)
+
+
 def convert(
     src: Annotated[str, typer.Argument(help="A path in any item-bearing format or a built-in name.")],
     to: Annotated[Target, typer.Option("--to", help="Output format.")],
     out: Annotated[Path, typer.Option("-o", "--output", help="Output file (items, questions) or directory.")],
     shard_size: Annotated[int | None, typer.Option("--shard-size", min=1,
                                                    help="commoneval: items per shard file.")] = None,
+    dialect: Annotated[DialectChoice | None, typer.Option(
+        "--dialect", help="items/commoneval: spell items as seed 000's spec or as CommonEval's code (what the "
+                          "commoneval package reads). Default: as the source spells them (spec if it cannot tell)."
+    )] = None,
+    meta: Annotated[list[str] | None, typer.Option(
+        "--meta", help="commoneval: a dataset attribute KEY=VALUE (created, creator, subject, …); repeatable.")] = None,
     data_file: DataFileOption = None,
     seed: SeedOption = 0,
 ) -> None:
-    """Convert between items JSONL, Question JSON and CommonEval directories (written atomically)."""
-    from ..formats.commoneval import write_commoneval
-    from ..formats.convert import flatten_task_prompt, itemset_to_questions
-    from ..formats.items import write_items
-    from ..formats.questions import write_questions
+    """Convert between items JSONL, Question JSON, CommonEval directories and probsem suites (atomic)."""
+    from ..formats.dialects import Dialect
 
     itemset = resolve_dataset(src, data_file, seed)
+    _echo_warnings(itemset)
+    chosen = Dialect(dialect.value) if dialect is not None else None
+    notes: list[str] = []
+    n = _write_converted(itemset, to, out, shard_size, chosen, _parse_meta(meta or []), src, notes)
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
+    typer.echo(f"wrote {out}: {n} items as {to.value}" + (f" ({chosen.value} dialect)" if chosen else ""))
+
+
+def _parse_meta(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError.at("--meta", f"{pair!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+def _write_converted(itemset: ItemSet, to: Target, out: Path, shard_size: int | None, dialect: Any,
+                     meta: dict[str, str], src: str, notes: list[str]) -> int:
+    from ..formats.commoneval import complete_metadata, write_commoneval
+    from ..formats.convert import flatten_task_prompt, items_to_suites, itemset_to_questions
+    from ..formats.items import write_items
+    from ..formats.questions import write_questions
+    from ..formats.suites import write_prompt_suites
+
     if to is Target.ITEMS:
-        write_items(out, flatten_task_prompt(itemset))
+        write_items(out, flatten_task_prompt(itemset), dialect)
     elif to is Target.QUESTIONS:
         write_questions(out, itemset_to_questions(itemset, src))
+    elif to is Target.SUITES:
+        pairs = items_to_suites(list(itemset.items))
+        write_prompt_suites(out, [(prompt, [suite]) for prompt, suite in pairs])
     else:
-        write_commoneval(out, itemset, shard_size)
-    typer.echo(f"wrote {out}: {len(itemset.items)} items as {to.value}")
+        write_commoneval(out, complete_metadata(itemset, meta, src, notes), shard_size, dialect, notes)
+    return len(itemset.items)
 
 
 def register(app: typer.Typer) -> None:

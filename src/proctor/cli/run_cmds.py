@@ -48,8 +48,8 @@ def tiny_model(
 
 
 def run(
-    datasets: Annotated[list[str], typer.Argument(help="Built-in names (see `proctor datasets`) or paths.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="hf:PATH, openai:MODEL, anthropic:MODEL, scripted:RULE")],
+    datasets: Annotated[list[str] | None, typer.Argument(help="Built-in names (see `proctor datasets`) or paths.")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="hf:PATH, openai:MODEL, anthropic:MODEL, scripted:RULE")] = None,
     mode: Annotated[str, typer.Option(help="generate (answer extraction) or logprob (score each choice)")] = "generate",
     prompt: Annotated[str | None, typer.Option(help="zero_shot, chain_of_thought, five_shot, …")] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate the first N items only.")] = None,
@@ -103,11 +103,20 @@ def run(
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
     max_error_rate: Annotated[float, typer.Option(
         help="Exit 1 when more than this share of samples errored (or nothing was scored).")] = 0.1,
+    llmwc_config: Annotated[Path | None, typer.Option(
+        "--config", help="An llm-wc config: run every model it lists, write llm-wc's results layout.")] = None,
 ) -> None:
     """Evaluate DATASETS with MODEL; print accuracy with a 95% CI and write the run log.
 
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
     errored; 2 refused before or stopped early (bad input, or the first answers all failed)."""
+    if llmwc_config is not None:  # llm-wc (proctor.llmwc): the config names the benchmark and the models
+        from .llmwc_cmds import run_config
+
+        run_config(llmwc_config, out, data_file, store, progress, concurrency, timeout, max_retries)
+        return
+    if not datasets or model is None:
+        raise ProctorError("give DATASETS and --model (or --config LLMWC.yaml)")
     from ..benchmarks.registry import BUILTINS
     from .checks import check_run_args
 
@@ -182,7 +191,7 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
             out / safe_component(task.name) if out is not None else None)  # a name from data stays inside -o
         log = evaluate(task, model, replace(config, out_dir=run_dir, settings=budget_for(task, config.settings)))
         if log.results is not None:
-            write_llmwc_layout(log)
+            write_llmwc_layout(log, task)
             print_results(log)
             typer.echo(plain(f"{task.name}: {accuracy_line(log.results)}  → {log.path}"))  # names from data
         status = max(status, error_status(log, max_error_rate))

@@ -2,7 +2,7 @@
 
 | format       | path                                                        |
 |--------------|-------------------------------------------------------------|
-| `items`      | `*.jsonl`: one Item per line                                |
+| `items`      | `*.jsonl`: one Item per line (or a `.json` array of Items)  |
 | `commoneval` | a directory holding `<id>.yaml`, or that `.yaml` file       |
 | `questions`  | `*.json` whose object has `questions` (seed 001 Dataset)    |
 | `suite`      | `*.json` whose object has `context` / `queries` (probsem)   |
@@ -66,6 +66,8 @@ def detect_format(path: str | Path) -> Format:
             return Format.QUESTIONS
         if isinstance(data, dict) and ("queries" in data or "context" in data):
             return Format.SUITE
+        if isinstance(data, list):  # a JSON array of items, read like JSON Lines
+            return Format.ITEMS
         raise InputError.at(p, "unrecognised JSON: expected a Question dataset (name, prompts, questions)"
                                " or a test suite (pretext, context, posttext, queries)", 1)
     raise InputError.at(p, "unknown format: expected .jsonl items, a CommonEval dir/.yaml, a .json dataset"
@@ -150,6 +152,7 @@ class Checked:
     path: str
     format: Format
     counts: dict[str, int]
+    warnings: tuple[Problem, ...] = ()
 
     def __str__(self) -> str:
         what = ", ".join(f"{n} {k}" for k, n in self.counts.items())
@@ -175,6 +178,9 @@ def validate_path(path: str | Path) -> Checked:
         suites = [s for _, ss in pairs for s in ss]
         counts = {"prompts": len(pairs), "suites": len(suites), "contexts": sum(len(s.context) for s in suites)}
     else:
+        from .commoneval import dataset_warnings
+
         itemset = load_itemset(p)
         counts = {"items": len(itemset.items)}
+        return Checked(str(p), fmt, counts, tuple(dataset_warnings(itemset)))
     return Checked(str(p), fmt, counts)

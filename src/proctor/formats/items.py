@@ -1,12 +1,13 @@
-"""Items JSONL: one CommonEval Item per line.
+"""Items JSONL: one CommonEval Item per line (a JSON array of items is read too).
 
 The reader collects every problem in the file (malformed lines, field errors, identifiers repeated
-case-insensitively) before raising one `InputError`; the writer is atomic and writes the spec's spelling.
+case-insensitively) before raising one `InputError`, and remembers how each item was spelled; the
+writer is atomic and writes a file read unchanged byte for byte, a changed item in its own dialect,
+and an item that has none in the dialect asked for (`proctor.formats.dialects`; spec by default).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -14,21 +15,29 @@ from pydantic import ValidationError
 
 from ..errors import InputError, Problem
 from ..records import Item
-from ..textio import atomic_writer, iter_jsonl
+from ..textio import atomic_writer
+from .dialects import Dialect, SourceFile, remember, render_lines
+from .jsonrows import is_json_array, iter_records
 from .problems import validation_problems
 
 
 def parse_item_lines(path: str | Path, problems: list[Problem]) -> list[tuple[int, Item]]:
     """Parse `path` into (line number, Item) pairs; append each problem found to `problems`."""
     out: list[tuple[int, Item]] = []
-    for lineno, value in iter_jsonl(path, problems):
+    source = SourceFile(Path(path).read_bytes()) if Path(path).is_file() else None
+    if source is not None and is_json_array(source.raw.decode("utf-8", "replace").lstrip("\ufeff")):
+        source = None  # a JSON array is read, but written back as JSON Lines
+    for record in iter_records(path, problems):
+        value = record.value
         if not isinstance(value, dict):
-            problems.append(Problem(str(path), lineno, f"expected a JSON object, got {type(value).__name__}"))
+            problems.append(Problem(str(path), record.line, f"expected a JSON object, got {type(value).__name__}"))
             continue
         try:
-            out.append((lineno, Item.model_validate(value)))
+            item = Item.model_validate(value)
         except ValidationError as e:
-            problems.extend(validation_problems(e, path, lineno))
+            problems.extend(validation_problems(e, path, record.line))
+            continue
+        out.append((record.line, remember(item, record.text, value, source)))
     return out
 
 
@@ -65,17 +74,18 @@ def read_items(path: str | Path) -> list[Item]:
     return [item for _, item in located]
 
 
-def item_lines(items: Sequence[Item]) -> str:
-    """The JSONL text of `items` (spec spelling, one compact object per line)."""
-    return "".join(json.dumps(it.to_json(), ensure_ascii=False) + "\n" for it in items)
+def item_lines(items: Sequence[Item], dialect: Dialect | None = None) -> bytes:
+    """The JSONL bytes of `items`: as read when unchanged, else one object per line in `dialect`
+    (None: each item's own dialect, spec for items that have none)."""
+    return render_lines(items, dialect)
 
 
-def write_items(path: str | Path, items: Sequence[Item]) -> None:
+def write_items(path: str | Path, items: Sequence[Item], dialect: Dialect | None = None) -> None:
     """Write `items` to `path` atomically, refusing repeated identifiers."""
     dup = check_unique_identifiers((path, i + 1, it) for i, it in enumerate(items))
     if dup:
         raise InputError(dup)
-    text = item_lines(items)
-    with atomic_writer(path) as f:
-        f.write(text)
+    data = item_lines(items, dialect)
+    with atomic_writer(path, "wb") as f:
+        f.write(data)
 

@@ -192,3 +192,40 @@ class _Locator:
                 pos = found[step]
                 i += 2 if isinstance(target, str) else 1
         return self.line(pos)
+
+
+def sanitize_filename(text: str) -> str:
+    """probsem's own rule for output names: path-unsafe characters (and a leading/trailing space or dot)
+    become '-'."""
+    return re.sub(r"^[ .]|[/<>:\"\\\\|?*]+|[ .]$", "-", text)
+
+
+def model_slug(model: str) -> str:
+    """The model as probsem names it: the name without proctor's backend prefix (`hf:`, `openai:`…)."""
+    backend, sep, name = model.partition(":")
+    return name if sep and backend.isidentifier() and name else model
+
+
+def results_stem(prompt: str, suite: str, model: str | None) -> str:
+    """`<prompt>_<suite>_<model-slug>_results`, as probsem names its outputs (one set per model, so
+    results of several models accumulate in one directory); without a model, `<prompt>_<suite>_results`."""
+    run_id = f"{prompt}_{suite}" if model is None else f"{prompt}_{suite}_{model_slug(model)}"
+    return f"{sanitize_filename(run_id)}_results"
+
+
+def write_prompt_suites(out_dir: str | Path, pairs: list[tuple[Prompt, list[TestSuite]]]) -> list[Path]:
+    """probsem's input layout: `<P>.txt` for each prompt and `<P>_<T>.json` for each of its suites."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError.at(out, "exists and is not a directory")
+    written: list[Path] = []
+    for prompt, suites in pairs:
+        for suite in suites:
+            if not suite.name:
+                raise InputError.at(f"{prompt.name}_?.json", "a suite needs a name for its file <P>_<T>.json")
+            path = out / f"{prompt.name}_{suite.name}.json"
+            write_suite(path, suite)
+            written.append(path)
+        write_prompt(out / f"{prompt.name}.txt", prompt)
+        written.append(out / f"{prompt.name}.txt")
+    return written

@@ -4,6 +4,10 @@ Each option is scored as the continuation `" " + option text` after the rendered
 `acc` picks the option with the highest summed log-prob; `acc_norm` the highest log-prob per character of
 the option text (the leading space not counted). A tie at the maximum is reported and never counted
 correct; an errored request makes the item unscored (None), never wrong.
+
+A choice item written to the spec (options lettered inside its prompt, no `choices`) is scored on its
+letters (`" A"`, `" B"`, … : what the prompt asks for) for `acc`; when the prompt letters its options
+parseably (`records.spec_choice_options`), `acc_norm` scores the option texts, else the letters.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
-from ..records import DONT_KNOW, FALSE, TRUE, Item, Modality
+from ..records import DONT_KNOW, FALSE, TRUE, Item, Modality, spec_choice_options
 from ..runlog import ChoiceDetails, Outcome
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, argmax_ties, normalize, softmax
@@ -30,6 +34,9 @@ def logprob_options(item: Item) -> dict[str, str] | None:
     boolean / ternary item (label = option text); None when the item has no closed set."""
     if item.choices:
         return item.choices
+    spec = spec_choice_options(item)
+    if spec is not None:
+        return spec[0]
     labels = _CLOSED_SETS.get(item.modality)
     return {label: label for label in labels} if labels else None
 
@@ -41,9 +48,17 @@ def _options(item: Item) -> dict[str, str]:
     return options
 
 
+def _norm_texts(item: Item) -> list[str] | None:
+    """The option texts `acc_norm` scores apart from the `acc` continuations (spec-style items only)."""
+    spec = spec_choice_options(item)
+    return list(spec[1].values()) if spec is not None and spec[1] is not None else None
+
+
 def choice_requests(item: Item, context: str) -> list[LoglikelihoodRequest]:
-    """One request per option, in letter order: continuation = " " + option text."""
-    return [LoglikelihoodRequest(context, " " + text) for text in _options(item).values()]
+    """One request per option, in letter order: continuation = " " + option text (then, for a spec-style
+    item whose prompt letters its options, one per option text for acc_norm)."""
+    texts = list(_options(item).values()) + (_norm_texts(item) or [])
+    return [LoglikelihoodRequest(context, " " + text) for text in texts]
 
 
 def score_choices(
@@ -52,16 +67,19 @@ def score_choices(
     """(predicted letter, acc correct, acc_norm correct, details) for one item's option results."""
     options = _options(item)
     letters = list(options)
-    if len(results) != len(letters):
+    norm_texts = _norm_texts(item)
+    if len(results) != len(letters) * (2 if norm_texts else 1):
         raise ValueError(f"item {item.identifier}: {len(letters)} options but {len(results)} results")
+    results, norm_results = (results[:len(letters)], results[len(letters):]) if norm_texts else (results, results)
     gold = item.best_answer.strip().upper()
-    errors = [r.error for r in results if r.error]
+    errors = [r.error for r in (*results, *norm_results) if r.error]
     details: dict[str, Any] = {"gold": gold, "letters": letters}
     if errors:
         details["error"] = errors[0]
         return None, None, None, details
     sums = [r.logprob for r in results]
-    per_char = [normalize(r.logprob, Norm.CHAR, n_tokens=r.n_tokens, text=t) for r, t in zip(results, options.values())]
+    per_char = [normalize(r.logprob, Norm.CHAR, n_tokens=r.n_tokens, text=t)
+                for r, t in zip(norm_results, norm_texts or options.values())]
     top, top_norm = argmax_ties(sums), argmax_ties(per_char)
     details.update({
         "logprobs": dict(zip(letters, sums)),

@@ -288,10 +288,14 @@ def _num(x: float | None) -> str:
     return "" if x is None else repr(float(x))
 
 
-def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOptions) -> dict[str, Path]:
-    """Write `<P>_<T>_results.csv` and `<P>_<T>_results.jsonl` atomically; return their paths."""
+def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOptions,
+                  model: str | None = None) -> dict[str, Path]:
+    """Write `<P>_<T>_<model>_results.csv` and `.jsonl` atomically (probsem's naming, so several models
+    accumulate in one directory; `proctor.formats.suites.results_stem`); return their paths."""
+    from ..formats.suites import results_stem
+
     d = Path(out_dir)
-    stem = f"{result.prompt}_{result.suite}_results"
+    stem = results_stem(result.prompt, result.suite, model)
     csv_path, jsonl_path = d / f"{stem}.csv", d / f"{stem}.jsonl"
     write_text_atomic(csv_path, csv_text(result))
     rows = [
@@ -345,7 +349,7 @@ def write_probsem_outputs(out_dir: str | Path, model_slug: str, results: Sequenc
     `model_slug` names the model for file names that carry it (`proctor.formats` decides the naming)."""
     written: list[Path] = []
     for r in results:
-        written += write_outputs(out_dir, r, options).values()
+        written += write_outputs(out_dir, r, options, model_slug).values()
     written.append(write_summary(out_dir, list(results)))
     return written
 

@@ -1,0 +1,140 @@
+"""llm-wc: a config runs every model it lists against a real (local) server, writes llm-wc's layout
+beside proctor's run logs, and `proctor import` brings that layout into compare and leaderboard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from proctor.testing import LocalServer
+
+from .conftest import MMLU_PRO
+
+SECRETS = ("sk-env-secret-0001", "literal-secret-0002")
+
+
+def _config(tmp_path: Path, srv: LocalServer) -> Path:
+    config = {
+        "benchmark": {"name": "mmlu_pro", "output_dir": str(tmp_path / "results" / "mmlu_pro"), "seed": 12345,
+                      "limit_subjects": 3, "limit_per_subject": 2, "dataset_path": str(MMLU_PRO),
+                      "prompt_type": "zero_shot"},
+        "models": [
+            {"name": "tiny:a", "api_base": srv.base_url, "api_key_env": "LLMWC_TEST_KEY", "request_overrides": {}},
+            {"name": "tiny:b", "api_base": srv.base_url, "api_key": SECRETS[1],
+             "request_overrides": {"temperature": 0.5, "max_tokens": 64}},
+        ],
+    }
+    path = tmp_path / "mmlu_pro.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def _run(cli: Any, tmp_path: Path, srv: LocalServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LLMWC_TEST_KEY", SECRETS[0])
+    res = cli("run", "--config", _config(tmp_path, srv), "--store", tmp_path / "s.sqlite", "--no-progress",
+              "--max-retries", "0")
+    assert res.code == 0, res.err
+    (root,) = (tmp_path / "results").glob("mmlu_pro_*")
+    return root
+
+
+def test_config_runs_every_model_and_writes_llmwc_layout(cli: Any, tmp_path: Path, server: LocalServer,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    server.configure(fault_rate=0.25)  # some requests fail: errors are counted apart, never as answers
+    root = _run(cli, tmp_path, server, monkeypatch)
+    run = json.loads((root / "run.json").read_text())
+    assert [m["name"] for m in run["models"]] == ["tiny:a", "tiny:b"]
+    assert all(m["api_key"] is None for m in run["models"]) and run["models"][0]["api_key_env"] == "LLMWC_TEST_KEY"
+    assert run["benchmark"]["dataset_path"] == str(MMLU_PRO.resolve())
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert not any(s in path.read_text(errors="replace") for s in SECRETS), path
+    for name, temperature in (("tiny_a", 0.0), ("tiny_b", 0.5)):
+        summary = json.loads((root / "models" / name / "summary.json").read_text())
+        rows = json.loads((root / "models" / name / "results.json").read_text())
+        assert summary["correct"] + summary["incorrect"] + summary["errors"] + summary["unscored"] == summary["total"]
+        assert summary["total"] == len(rows) == 6  # 3 subjects × 2
+        assert summary["request_params"]["temperature"] == temperature and summary["request_params"]["seed"] == 12345
+        assert summary["dataset_path"] == str(MMLU_PRO.resolve())
+        assert {"question_id", "question", "options", "answer", "category", "pred", "model_outputs"} <= set(rows[0])
+        assert all(r["pred"] is None for r in rows if "error" in r)
+        run_log = json.loads((root / "runs" / name / "results.json").read_text())  # proctor's own log beside
+        assert run_log["overall"]["n_errors"] == summary["errors"]
+    manifest = json.loads((root / "runs" / "tiny_b" / "manifest.json").read_text())
+    assert manifest["generation"]["max_tokens"] == 64 and manifest["model"]["spec"] == "openai:tiny:b"
+
+
+def test_import_feeds_compare_and_leaderboard(cli: Any, tmp_path: Path, server: LocalServer,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _run(cli, tmp_path, server, monkeypatch)
+    store = tmp_path / "history.sqlite"
+    res = cli("import", root, "--store", store, "--runs-root", tmp_path / "runs")
+    assert res.code == 0, res.err
+    assert res.out.count("imported ") == 2
+    imported = sorted((tmp_path / "runs" / "imported").iterdir())
+    assert len(imported) == 2
+    board = cli("leaderboard", "mmlu-pro", "--store", store)
+    assert board.code == 0, board.err
+    assert "tiny:a" in board.out and "tiny:b" in board.out
+    res = cli("compare", imported[0], imported[1], "--store", store)
+    assert res.code == 0, res.err
+
+
+def test_import_of_an_upstream_results_directory(cli: Any, tmp_path: Path) -> None:
+    """The shape of llm-wc's published results: summary without errors, a row with no prediction."""
+    root = tmp_path / "mmlu_pro_20260126T154345Z"
+    model = root / "models" / "qwen3_30b"
+    model.mkdir(parents=True)
+    (root / "run.json").write_text(json.dumps({
+        "benchmark": {"name": "mmlu_pro", "output_dir": str(root), "seed": 12345, "limit_subjects": None,
+                      "limit_per_subject": 5},
+        "request_defaults": {"temperature": 0.0}, "models": [{"name": "qwen3:30b", "api_key": "ollama"}],
+        "started_at": "2026-01-26T15:43:45Z"}))
+    rows = [{"question_id": i, "question": f"Q{i}?", "options": ["x", "y", "z"], "answer": "B", "answer_index": 1,
+             "cot_content": "", "category": "law" if i % 2 else "business", "src": "synthetic",
+             "pred": [None, "B", "b", "C"][i % 4], "model_outputs": "" if i % 4 == 0 else "The answer is (B)."}
+            for i in range(8)]
+    (model / "results.json").write_text(json.dumps(rows, indent=2))
+    (model / "summary.json").write_text(json.dumps({"accuracy": 0.5, "correct": 4, "incorrect": 4, "total": 8,
+                                                    "model": "qwen3:30b", "seed": 12345}))
+    (root / "models" / "gemma3_27b").mkdir()
+    (root / "models" / "gemma3_27b" / "summary.json").write_text("{}")
+    res = cli("import", root, "--store", tmp_path / "s.sqlite", "--runs-root", tmp_path / "runs")
+    assert res.code == 0, res.err
+    assert "gemma3_27b: no results.json (summary only): not imported" in res.err
+    (run_dir,) = (tmp_path / "runs" / "imported").iterdir()
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["overall"]["n_scored"] == 8 and results["overall"]["accuracy"] == 0.5
+    samples = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    assert [s["outcome"] for s in samples[:4]] == ["no_answer", "correct", "correct", "wrong"]
+    assert samples[0]["item_id"] == "mmlu-pro.0"  # the same item ids as proctor's own MMLU-Pro runs
+
+
+def test_bad_config_is_a_clear_error(cli: Any, tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"benchmark": {"name": "mmlu_pro"}, "models": [
+        {"name": "m", "request_overrides": {"frequency_penalty": 0.7}}, {"api_base": "x"}]}))
+    res = cli("run", "--config", path)
+    assert res.code == 2 and "Traceback" not in res.err
+    assert f"{path}: models[1].name: required field is missing" in res.err
+
+
+def test_every_run_writes_per_question_results_and_names_its_data_file(cli: Any, tmp_path: Path,
+                                                                         server: LocalServer) -> None:
+    """`models/<name>/results.json` was missing; `dataset_path` named the hub repo under --data-file."""
+    server.configure(fault_rate=0.3)
+    out = tmp_path / "run"
+    res = cli("run", "mmlu-pro", "--data-file", MMLU_PRO, "--model", "openai:tiny", "--base-url", server.base_url,
+              "--limit-per-category", "2", "--max-retries", "0", "-o", out, "--store", tmp_path / "s.sqlite",
+              "--no-progress", "--max-error-rate", "1")
+    assert res.code == 0, res.err
+    summary = json.loads((out / "models" / "tiny" / "summary.json").read_text())
+    rows = json.loads((out / "models" / "tiny" / "results.json").read_text())
+    assert summary["dataset_path"] == str(MMLU_PRO.resolve())
+    assert summary["correct"] + summary["incorrect"] + summary["errors"] + summary["unscored"] == summary["total"]
+    assert len(rows) == summary["total"] and all("pred" in r and "model_outputs" in r for r in rows)
+    assert {r["question_id"] for r in rows} and all(isinstance(r["options"], list) for r in rows)
