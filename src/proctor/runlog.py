@@ -44,11 +44,9 @@ class _Log(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class _Details(BaseModel):
-    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
-    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
-
-    model_config = ConfigDict(extra="allow")
+class _Keyed(_Log):
+    """A run-log record that extra keys are kept in; `get`, `in` and `[]` read fields and extras alike
+    (an unset field reads as absent), for code that treats the JSON as a mapping."""
 
     def get(self, key: str, default: Any = None) -> Any:
         value = getattr(self, key, None)
@@ -61,6 +59,11 @@ class _Details(BaseModel):
         if key not in self:
             raise KeyError(key)
         return getattr(self, key)
+
+
+class _Details(_Keyed):
+    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
+    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
@@ -213,7 +216,7 @@ class Manifest(_Log):
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
 
 
-class Results(_Log):
+class Results(_Keyed):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
     The metric blocks are `proctor.stats.summarize`'s; `errors` counts each distinct error message."""
@@ -241,18 +244,6 @@ class Results(_Log):
         """The JSON shape of results.json."""
         return self.model_dump(mode="json", exclude_none=True)
 
-    # read access by key, for code that treats results.json as a mapping
-    def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, None)
-        return default if value is None else value
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and getattr(self, key, None) is not None
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self:
-            raise KeyError(key)
-        return getattr(self, key)
 
 
 def error_counts(samples: Sequence[Sample]) -> dict[str, int]:

@@ -151,6 +151,32 @@ class BatchOptions:
     max_wait: float = 24 * 3600.0  # give up waiting (the batch keeps running; the next run picks it up)
 
 
+class BatchBackend:
+    """What a batch backend adds to its online model: the state file in the run directory, and `generate`
+    through `run_batched`. Mixed in before the online model's class."""
+
+    preferred_chunk_size = 100_000  # the runner should hand over the whole run: one batch, not many
+    model: str
+    batches: BatchProvider
+    options: BatchOptions | None = None
+
+    def _use_batches(self, provider: BatchProvider, state_dir: str | Path | None, poll_interval: float,
+                     max_wait: float) -> None:
+        self.batches = provider
+        self.poll_interval, self.max_wait = poll_interval, max_wait
+        if state_dir is not None:
+            self.use_run_dir(Path(state_dir))
+
+    def use_run_dir(self, run_dir: Path) -> None:
+        """Keep the batch state (`batches.json`) in `run_dir`: a killed run finds its batches there."""
+        self.options = BatchOptions(run_dir / STATE_FILE, self.poll_interval, self.max_wait)
+
+    async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        if self.options is None:
+            raise ProctorError("a batch model needs a state directory (the run directory) before it runs")
+        return await run_batched(requests, self.model, self.batches, self.options)
+
+
 async def run_batched(requests: Sequence[GenerateRequest], model: str, provider: BatchProvider,
                       options: BatchOptions) -> list[Generation]:
     """Submit what no recorded batch holds, poll every batch until it ends, return Generations in order."""

@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProctorError
 from .anthropic import AnthropicModel, parse_message
 from .base import GenerateRequest, Generation
-from .batch import STATE_FILE, BatchHTTP, BatchJob, BatchOptions, jsonl_lines, run_batched
+from .batch import BatchBackend, BatchHTTP, BatchJob, jsonl_lines
 
 PATH = "/v1/messages/batches"
 
@@ -76,30 +75,15 @@ def _generation(result: dict[str, Any]) -> Generation:
     return Generation(error=f"batch request {kind or 'has no result'} (not run; the next run submits it again)")
 
 
-class AnthropicBatchModel(AnthropicModel):
+class AnthropicBatchModel(BatchBackend, AnthropicModel):
     """`anthropic:<model>` through Message Batches; the state file lives in `state_dir` (the run directory)."""
-
-    preferred_chunk_size = 100_000  # the runner should hand over the whole run: one batch, not many
 
     def __init__(self, model: str, base_url: str | Sequence[str] | None = None, *, state_dir: str | Path | None = None,
                  poll_interval: float = 30.0, max_wait: float = 24 * 3600.0, api_key: str | None = None,
                  seed: int = 0, **kw: Any) -> None:
         super().__init__(model, base_url, api_key=api_key, seed=seed, **kw)
         http = BatchHTTP(self.base_urls[0], self._headers(api_key), self.http.policy, seed)
-        self.batches = AnthropicBatches(self, http)
-        self.poll_interval, self.max_wait = poll_interval, max_wait
-        self.options: BatchOptions | None = None
-        if state_dir is not None:
-            self.use_run_dir(Path(state_dir))
-
-    def use_run_dir(self, run_dir: Path) -> None:
-        """Keep the batch state (`batches.json`) in `run_dir`: a killed run finds its batches there."""
-        self.options = BatchOptions(run_dir / STATE_FILE, self.poll_interval, self.max_wait)
+        self._use_batches(AnthropicBatches(self, http), state_dir, poll_interval, max_wait)
 
     def _described_settings(self) -> dict[str, Any]:
         return {**super()._described_settings(), "batch_api": True}
-
-    async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        if self.options is None:
-            raise ProctorError("a batch model needs a state directory (the run directory) before it runs")
-        return await run_batched(requests, self.model, self.batches, self.options)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ProctorError
 from .base import Capability, GenerateRequest, Generation
-from .batch import STATE_FILE, BatchHTTP, BatchJob, BatchOptions, jsonl_lines, run_batched
+from .batch import BatchBackend, BatchHTTP, BatchJob, jsonl_lines
 from .openai import OpenAIModel, parse_chat_completion
 
 ENDPOINT = "/v1/chat/completions"
@@ -111,12 +111,10 @@ def _generation(line: dict[str, Any]) -> Generation:
         return Generation(error=f"unexpected response shape in the batch output: {type(e).__name__}: {e}")
 
 
-class OpenAIBatchModel(OpenAIModel):
+class OpenAIBatchModel(BatchBackend, OpenAIModel):
     """`openai:<model>` through the Batch API; the state file lives in `state_dir` (the run directory)."""
 
     capabilities = frozenset({Capability.GENERATE})
-    preferred_chunk_size = 100_000  # the runner should hand over the whole run: one batch, not many
-
     def __init__(self, model: str, base_url: str | Sequence[str] | None = None, *, state_dir: str | Path | None = None,
                  poll_interval: float = 30.0, max_wait: float = 24 * 3600.0, api_key: str | None = None,
                  seed: int = 0, **kw: Any) -> None:
@@ -124,20 +122,7 @@ class OpenAIBatchModel(OpenAIModel):
             raise ProctorError("the Batch API backend sends chat completions; chat=False is not supported")
         super().__init__(model, base_url, api_key=api_key, seed=seed, **kw)
         http = BatchHTTP(self.base_urls[0], self._headers(api_key), self.http.policy, seed)
-        self.batches = OpenAIBatches(self, http)
-        self.poll_interval, self.max_wait = poll_interval, max_wait
-        self.options: BatchOptions | None = None
-        if state_dir is not None:
-            self.use_run_dir(Path(state_dir))
-
-    def use_run_dir(self, run_dir: Path) -> None:
-        """Keep the batch state (`batches.json`) in `run_dir`: a killed run finds its batches there."""
-        self.options = BatchOptions(run_dir / STATE_FILE, self.poll_interval, self.max_wait)
+        self._use_batches(OpenAIBatches(self, http), state_dir, poll_interval, max_wait)
 
     def _described_settings(self) -> dict[str, Any]:
         return {**super()._described_settings(), "batch_api": True}
-
-    async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        if self.options is None:
-            raise ProctorError("a batch model needs a state directory (the run directory) before it runs")
-        return await run_batched(requests, self.model, self.batches, self.options)
