@@ -64,7 +64,7 @@ def test_api_rate_is_requests_per_second_and_in_flight() -> None:
         assert bar.rate().endswith("req/s · 2 in flight")
         progress.in_flight(-1)
         progress.report(requests=1)
-        assert bar.in_flight == 1 and bar.requests == 1 and bar.partial == 1.0
+        assert bar.on_wire == 1 and bar.requests == 1 and bar.partial == 1.0
 
 
 def test_local_hf_run_advances_per_batch_with_tokens(tiny_model_dir: Path, tmp_path: Path,
@@ -103,7 +103,7 @@ def test_api_run_reports_every_request(tmp_path: Path, monkeypatch: pytest.Monke
 
     def spy(self: Progress, delta: int) -> None:
         flight(self, delta)
-        flights.append(self.in_flight)
+        flights.append(self.on_wire)
 
     monkeypatch.setattr(Progress, "flight", spy)
     monkeypatch.setenv("OPENAI_API_KEY", "k")

@@ -213,6 +213,8 @@ def sample(item: str, outcome: Outcome, score: float | None, epoch: int = 0, **k
 
 C, W, P, N, E = Outcome.CORRECT, Outcome.WRONG, Outcome.PARTIAL, Outcome.NO_ANSWER, Outcome.ERROR
 METRIC_KEYS = {
+    "n_truncated",
+    "truncated_rate",
     "n",
     "n_scored",
     "n_errors",
@@ -267,6 +269,7 @@ def test_summarize_schema_and_values() -> None:
         "by_modality",
         "by_difficulty",
         "macro_accuracy",
+        "truncated_as",
     }
     o = r["overall"]
     assert set(o) == METRIC_KEYS
@@ -300,7 +303,9 @@ def test_summarize_epochs() -> None:
     samples = [sample("x", C if e < 2 else W, 1.0 if e < 2 else 0.0, epoch=e) for e in range(3)]
     samples += [sample("y", W, 0.0, epoch=e) for e in range(3)]
     r = summarize(samples)
-    assert r["epochs"] == {"k": 3, "mean_at_k": pytest.approx(1 / 3), "pass_at_k": 0.5}
+    assert r["epochs"] == {"k": 3, "mean_at_k": pytest.approx(1 / 3), "pass_at_k": 0.5,
+                           "item_sd_mean": pytest.approx(0.5 * 0.5773502691896258),
+                           "items_by_correct": {"0": 1, "1": 0, "2": 1, "3": 0}}
     assert r["overall"]["ci_method"] == "clustered_wilson"
     assert epochs_summary(samples[:3] + samples[3:4]) is not None
     assert epochs_summary([sample("x", C, 1.0)]) is None

@@ -94,14 +94,16 @@ class _RateColumn(ProgressColumn):
 class Progress:
     """`with Progress(total) as bar: bar.advance(1, cache_hit=..., error=...)`."""
 
-    def __init__(self, total: int, enabled: bool | None = None, description: str = "") -> None:
+    def __init__(self, total: int, enabled: bool | None = None, description: str = "",
+                 in_flight: int | None = None) -> None:
         self.total = total
+        self.in_flight = in_flight  # an HTTP backend's adaptive in-flight limit (lowered after 429s)
         self.completed = 0
         self.cache_hits = 0
         self.errors = 0
         self.requests = 0
         self.tokens = 0
-        self.in_flight = 0
+        self.on_wire = 0  # requests on the wire now (HTTP backends report them)
         self.partial = 0.0  # credit of calls still running
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self._started = time.monotonic()
@@ -118,9 +120,11 @@ class Progress:
                 TimeRemainingColumn(),
                 TextColumn("[cyan]{task.fields[hits]} cached"),
                 TextColumn("[red]{task.fields[errors]} errors"),
+                TextColumn("[magenta]{task.fields[limit]}"),
                 console=Console(stderr=True),
             )
-            self._task = self._bar.add_task(description or "running", total=total, hits=0, errors=0, rate="")
+            self._task = self._bar.add_task(description or "running", total=total, hits=0, errors=0, rate="",
+                                            limit=self._limit_text())
 
     def advance(self, n: int = 1, cache_hit: bool = False, error: bool = False) -> None:
         """Count `n` finished items (all cache hits, or all errors, when flagged)."""
@@ -166,7 +170,7 @@ class Progress:
 
     def flight(self, delta: int) -> None:
         with self._lock:
-            self.in_flight += delta
+            self.on_wire += delta
             self._show()
 
     def rate(self) -> str:
@@ -174,13 +178,17 @@ class Progress:
         elapsed = max(time.monotonic() - self._started, 1e-9)
         if self.tokens:
             return f"{self.tokens / elapsed:,.0f} tok/s"
-        if self.requests or self.in_flight:
-            return f"{self.requests / elapsed:.1f} req/s · {self.in_flight} in flight"
+        if self.requests or self.on_wire:
+            return f"{self.requests / elapsed:.1f} req/s · {self.on_wire} in flight"
         return ""
 
     def _show(self, advance: float = 0.0) -> None:
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, advance=advance, hits=self.cache_hits, errors=self.errors, rate=self.rate())
+            self._bar.update(self._task, advance=advance, hits=self.cache_hits, errors=self.errors, rate=self.rate(),
+                             limit=self._limit_text())
+
+    def _limit_text(self) -> str:
+        return "" if self.in_flight is None else f"≤{self.in_flight} in flight"
 
     def __enter__(self) -> Self:
         self._started = time.monotonic()

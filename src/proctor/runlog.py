@@ -34,20 +34,19 @@ class Outcome(StrEnum):
     NO_ANSWER = "no_answer"  # the extractor found no answer: scored 0, reported on its own
     ERROR = "error"  # the model/API failed: not scored, retried by a re-run
     UNSCORED = "unscored"  # no reference answer (e.g. suite context with expected = -1)
+    TRUNCATED = "truncated"  # stopped on its token limit or mid-thought: no answer; `--truncated-as` decides
 
 
-SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Outcome.NO_ANSWER})
+SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Outcome.NO_ANSWER, Outcome.TRUNCATED})
 
 
 class _Log(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class _Details(BaseModel):
-    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
-    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
-
-    model_config = ConfigDict(extra="allow")
+class _Keyed(_Log):
+    """A run-log record that extra keys are kept in; `get`, `in` and `[]` read fields and extras alike
+    (an unset field reads as absent), for code that treats the JSON as a mapping."""
 
     def get(self, key: str, default: Any = None) -> Any:
         value = getattr(self, key, None)
@@ -60,6 +59,11 @@ class _Details(BaseModel):
         if key not in self:
             raise KeyError(key)
         return getattr(self, key)
+
+
+class _Details(_Keyed):
+    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
+    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
@@ -173,7 +177,8 @@ class Sample(_Log):
     output_tokens: int | None = None
     latency_s: float | None = None
     finish_reason: str | None = None
-    reasoning: str | None = None
+    reasoning: str | None = None  # the thought, apart from the answer (reasoning_content or a think block)
+    cost: str | None = None  # exact money for this request (a Decimal as text) when prices are known
     details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
 
     @property
@@ -200,6 +205,9 @@ class Manifest(_Log):
     generation: dict[str, Any] = Field(default_factory=dict)
     epochs: int = 1
     judge: dict[str, Any] | None = None
+    truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
+    price: dict[str, str] | None = None  # proctor.pricing.Price.as_dict(): the prices cost was computed with
+    max_cost: str | None = None  # --max-cost, when given
     command: list[str] | None = None
     identity: dict[str, Any] = Field(default_factory=dict)  # the settings that make this run this run
     host: dict[str, Any] = Field(default_factory=dict)
@@ -208,7 +216,7 @@ class Manifest(_Log):
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
 
 
-class Results(_Log):
+class Results(_Keyed):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
     The metric blocks are `proctor.stats.summarize`'s; `errors` counts each distinct error message."""
@@ -224,6 +232,8 @@ class Results(_Log):
     calibration: dict[str, Any] | None = None
     acc_norm: dict[str, Any] | None = None
     judge_agreement: dict[str, Any] | None = None
+    truncated_as: str | None = None  # how accuracy counted truncated samples: "wrong" or "excluded"
+    cost: dict[str, Any] | None = None  # proctor.pricing.CostSummary.as_dict() when prices are known
     errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
 
     @property
@@ -234,18 +244,6 @@ class Results(_Log):
         """The JSON shape of results.json."""
         return self.model_dump(mode="json", exclude_none=True)
 
-    # read access by key, for code that treats results.json as a mapping
-    def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, None)
-        return default if value is None else value
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and getattr(self, key, None) is not None
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self:
-            raise KeyError(key)
-        return getattr(self, key)
 
 
 def error_counts(samples: Sequence[Sample]) -> dict[str, int]:

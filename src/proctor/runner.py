@@ -20,12 +20,14 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ProctorError
 from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model
 from .models.registry import require
+from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, run_cost, sample_cost
 from .progress import expect
 from .provenance import git_sha, host_info, utc_now
 from .records import Item
@@ -77,6 +79,9 @@ class RunConfig:
     progress: bool | None = None  # None: only on a terminal
     command: list[str] | None = None
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
+    truncated_as: str = "wrong"  # "excluded": truncated samples leave accuracy (their rate is reported either way)
+    price: Price | None = None  # money per million tokens: cost per sample, per run, per correct answer
+    max_cost: Decimal | None = None  # stop before a request could cross it (needs `price`)
 
 
 # ---------------------------------------------------------------- planning
@@ -111,12 +116,51 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, config: RunCon
         raise ProctorError(f"{task.name}: no items to evaluate")
     if config.epochs < 1:
         raise ProctorError("--epochs must be at least 1")
+    if scorer.capability is Capability.GENERATE:
+        from .reasoning import unsupported_settings
+
+        problems = unsupported_settings(model.name.partition(":")[0], config.settings)
+        if problems:
+            raise ProctorError("; ".join(problems))
+    if config.truncated_as not in ("wrong", "excluded"):
+        raise ProctorError(f"--truncated-as must be wrong or excluded, not {config.truncated_as!r}")
+    if config.max_cost is not None:
+        if config.price is None:
+            raise ProctorError(f"--max-cost needs the price of {model.name}: --prices FILE or --price-in/--price-out")
+        if scorer.capability is not Capability.GENERATE or config.settings.max_tokens is None:
+            raise ProctorError("--max-cost needs a generation run with --max-tokens (each request's worst case)")
     why = {Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
            Capability.GENERATE: "a generation run asks the model for answers"}
     require(model, scorer.capability, why[scorer.capability])
     scorer.check(task)
     if config.judge is not None and scorer.capability is Capability.GENERATE:
         require(config.judge, Capability.GENERATE, "the judge grades answers by generating a verdict")
+
+
+CHARS_PER_TOKEN_UPPER_BOUND = 10  # no tokenizer at hand: a prompt has at least len/10 tokens (refuse only sure cases)
+
+
+def _check_context(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> None:
+    """Refuse a generation run whose longest prompt + --max-tokens cannot fit the model's context window,
+    when the backend knows it (a server's max_model_len, an hf model's max_length)."""
+    window = getattr(model, "context_length", None) or getattr(model, "max_length", None)
+    max_tokens = config.settings.max_tokens
+    if scorer.capability is not Capability.GENERATE or not isinstance(window, int) or max_tokens is None:
+        return
+    count = getattr(model, "count_tokens", None)
+    longest = 0
+    for item in task.items:
+        for request in scorer.requests(task, item, 0):
+            if isinstance(request, GenerateRequest):
+                text = "".join(m.content for m in request.messages)
+                n = int(count(text)) if callable(count) else len(text) // CHARS_PER_TOKEN_UPPER_BOUND
+                longest = max(longest, n)
+    if longest + max_tokens > window:
+        raise ProctorError(
+            f"{task.name}: the longest prompt ({'~' if not callable(count) else ''}{longest} tokens) + --max-tokens "
+            f"{max_tokens} exceeds {model.name}'s context window of {window} tokens; lower --max-tokens or serve "
+            "the model with a longer context (vLLM: --max-model-len)"
+        )
 
 
 def run_identity_hash(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
@@ -156,6 +200,9 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
         generation=config.settings.as_dict() if scorer.mode == "generate" else {},
         epochs=config.epochs,
         judge=config.judge.describe() if config.judge and scorer.kind == "judge" else None,
+        truncated_as=config.truncated_as,
+        price=config.price.as_dict() if config.price is not None else None,
+        max_cost=str(config.max_cost) if config.max_cost is not None else None,
         command=config.command,
         host=host_info(),
         started_at=utc_now(),
@@ -274,12 +321,19 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
     pending = [asyncio.ensure_future(one_call(c)) for c in chunks]
     tally = _Tally(config.fail_fast_after if len(plan) > config.fail_fast_after else 0)  # small: just finish
     by_id: dict[str, Sample] = {}
+    stopped: CostLimitReached | None = None
     try:
         for fut in asyncio.as_completed(pending):
-            finished, handle = await fut
+            try:
+                answered, handle = await fut
+            except CostLimitReached as e:  # requests already sent still finish and are kept
+                stopped = e
+                continue
+            finished = _priced(answered, config.price)
             append_samples(run_dir / SAMPLES, finished)
             by_id.update((s.sample_id, s) for s in finished)
             bar.cache_hits = done + getattr(model, "hits", 0)
+            bar.in_flight = _in_flight_limit(model)
             errors = sum(s.outcome is Outcome.ERROR for s in finished)
             bar.finish(handle, len(finished) - errors, errors)
             tally.add(finished)
@@ -287,7 +341,39 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
         for p in pending:
             p.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+    if stopped is not None:
+        raise stopped
     return by_id
+
+
+def _in_flight_limit(model: Model) -> int | None:
+    """The adaptive in-flight limit of an HTTP backend, through the cache and cost wrappers; None otherwise."""
+    while model is not None:
+        limit = getattr(model, "in_flight_limit", None)
+        if isinstance(limit, int):
+            return limit
+        model = getattr(model, "inner", None)  # type: ignore[assignment]
+    return None
+
+
+def _priced(samples: Sequence[Sample], price: Price | None) -> list[Sample]:
+    """Each sample with its exact cost (when prices are known and the backend reported usage)."""
+    if price is None:
+        return list(samples)
+    out = []
+    for s in samples:
+        cost = sample_cost(price, s.input_tokens, s.output_tokens)
+        out.append(s.model_copy(update={"cost": str(cost)}) if cost is not None else s)
+    return out
+
+
+def _guarded(model: Model, done: dict[str, Sample], config: RunConfig) -> Model:
+    """`model` under the `--max-cost` guard, which starts from what the finished samples already cost."""
+    if config.max_cost is None or config.price is None:
+        return model
+    spent = sum((Decimal(s.cost) for s in done.values() if s.cost is not None), Decimal(0))
+    concurrency = int(getattr(model, "in_flight_limit", None) or getattr(model, "preferred_chunk_size", 1) or 1)
+    return GuardedModel(model, CostGuard(config.max_cost, config.price, spent), concurrency)
 
 
 async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
@@ -299,6 +385,7 @@ async def evaluate_async(task: Task, model: Model, config: RunConfig | None = No
         scorer = build_scorer(task, config, config.judge)
         _check_before_start(task, model, scorer, config)
         await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
+        _check_context(task, model, scorer, config)
         with hold_run_dir(config.out_dir or default_run_dir(task, model, scorer, config)):  # one writer per dir
             return await _evaluate(task, model, scorer, config)
     finally:
@@ -314,7 +401,10 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig)
     manifest = _manifest(task, model, scorer, config, run_id)
     store = _open_store(config)  # a damaged store stops the run before its directory is touched
     done = _open_run_dir(run_dir, manifest)
-    cached_model = _cached(model, store, config)
+    use_run_dir = getattr(model, "use_run_dir", None)
+    if callable(use_run_dir):  # a batch-API model keeps its batch ids in the run directory
+        use_run_dir(run_dir)
+    cached_model = _cached(_guarded(model, done, config), store, config)
     if config.judge is not None and scorer.kind == "judge":
         scorer = replace(scorer, judge=_cached(config.judge, store, config))  # type: ignore[type-var]
     plan = [
@@ -325,7 +415,8 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig)
     ]
     from .progress import Progress
 
-    with Progress(len(plan) + len(done), enabled=config.progress, description=task.name) as bar:
+    with Progress(len(plan) + len(done), enabled=config.progress, description=task.name,
+                  in_flight=_in_flight_limit(model)) as bar:
         bar.advance(len(done), cache_hit=True)
         by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, config, bar, len(done))
     # in plan order, whatever order chunks finished or runs resumed in: results are reproducible
@@ -351,6 +442,18 @@ def _judge_agreement(samples: Sequence[Sample]) -> dict[str, Any] | None:
     return judge_agreement(pairs)
 
 
+def _cost(log: RunLog) -> dict[str, Any] | None:
+    """Cost of the run with the manifest's prices: total, per correct answer; errors with no usage are not billed."""
+    if log.manifest.price is None:
+        return None
+    billed = [s for s in log.samples
+              if not (s.outcome is Outcome.ERROR and s.input_tokens is None and s.output_tokens is None)]
+    correct = sum(s.outcome is Outcome.CORRECT for s in log.samples)
+    summary = run_cost(Price.from_dict(log.manifest.price), [(s.input_tokens, s.output_tokens) for s in billed],
+                       correct)
+    return {**summary.as_dict(), "per_sample": str(summary.total / summary.priced) if summary.priced else None}
+
+
 def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     """Compute results.json from the samples (of a run directory, or already in memory), stamp the
     manifest as finished, and record the run in the history store."""
@@ -358,7 +461,8 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
 
     log = run if isinstance(run, RunLog) else read_run(run)
     results = Results.model_validate(
-        {**summarize(log.samples), "judge_agreement": _judge_agreement(log.samples), "errors": error_counts(log.samples)}
+        {**summarize(log.samples, truncated_as=log.manifest.truncated_as), "cost": _cost(log),
+         "judge_agreement": _judge_agreement(log.samples), "errors": error_counts(log.samples)}
     )
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -190,6 +190,8 @@ def metrics(samples: Sequence[Sample], seed: int = 0) -> dict[str, Any]:
     """The METRICS block of results.json for a group of samples."""
     scored = [s for s in samples if s.scored and s.score is not None]
     n_no_answer = sum(s.outcome is Outcome.NO_ANSWER for s in samples)
+    n_truncated = sum(s.outcome is Outcome.TRUNCATED for s in samples)
+    n_answered = sum(s.outcome is not Outcome.ERROR for s in samples)
     acc = accuracy_ci(
         [s.score for s in scored if s.score is not None],
         [f"{s.dataset}\x1f{s.item_id}" for s in scored],
@@ -204,6 +206,8 @@ def metrics(samples: Sequence[Sample], seed: int = 0) -> dict[str, Any]:
         "n_no_answer": n_no_answer,
         **acc,
         "no_answer_rate": n_no_answer / len(scored) if scored else None,
+        "n_truncated": n_truncated,
+        "truncated_rate": n_truncated / n_answered if n_answered else None,  # of the samples the model answered
         "input_tokens": sum(s.input_tokens or 0 for s in samples),
         "output_tokens": sum(s.output_tokens or 0 for s in samples),
         "latency_s_mean": float(np.mean(latencies)) if latencies else None,
@@ -252,7 +256,13 @@ def epochs_summary(samples: Sequence[Sample]) -> dict[str, Any] | None:
         return {"k": k, "mean_at_k": None, "pass_at_k": None}
     means = [float(np.mean(v)) for v in per_item.values()]
     passes = [pass_at_k(len(v), sum(x >= 1.0 for x in v), min(k, len(v))) for v in per_item.values()]
-    return {"k": k, "mean_at_k": float(np.mean(means)), "pass_at_k": float(np.mean(passes))}
+    sds = [float(np.std(v, ddof=1)) for v in per_item.values() if len(v) > 1]
+    by_correct = Counter(sum(x >= 1.0 for x in v) for v in per_item.values())
+    return {"k": k, "mean_at_k": float(np.mean(means)), "pass_at_k": float(np.mean(passes)),
+            # the per-item spread: mean sd of an item's scores over its epochs, and how many items were
+            # fully correct in 0, 1, …, k epochs (an item answered fewer times counts by its own correct ones)
+            "item_sd_mean": float(np.mean(sds)) if sds else None,
+            "items_by_correct": {str(c): by_correct.get(c, 0) for c in range(k + 1)}}
 
 
 def _calibration_inputs(
@@ -290,9 +300,19 @@ def _as_acc_norm(s: Sample) -> Sample:
     )
 
 
-def summarize(samples: Sequence[Sample], seed: int = 0) -> dict[str, Any]:
-    """results.json from samples (see docs/runlog.md): overall, breakdowns, epochs, calibration, acc_norm."""
-    samples = list(samples)
+def apply_truncated_as(samples: Sequence[Sample], truncated_as: str) -> list[Sample]:
+    """`excluded`: truncated samples keep their outcome but leave accuracy (score None); `wrong`: they stay 0."""
+    if truncated_as == "wrong":
+        return list(samples)
+    if truncated_as != "excluded":
+        raise ValueError(f"truncated_as must be wrong or excluded, not {truncated_as!r}")
+    return [s.model_copy(update={"score": None}) if s.outcome is Outcome.TRUNCATED else s for s in samples]
+
+
+def summarize(samples: Sequence[Sample], seed: int = 0, truncated_as: str = "wrong") -> dict[str, Any]:
+    """results.json from samples (see docs/runlog.md): overall, breakdowns, epochs, calibration, acc_norm.
+    Truncated samples count as wrong, or leave accuracy with `truncated_as="excluded"` (rates kept either way)."""
+    samples = apply_truncated_as(samples, truncated_as)
     by_category = breakdown(samples, "category", seed)
     cat_acc = [m["accuracy"] for m in by_category.values() if m["accuracy"] is not None]
     out: dict[str, Any] = {
@@ -302,6 +322,7 @@ def summarize(samples: Sequence[Sample], seed: int = 0) -> dict[str, Any]:
         "by_modality": breakdown(samples, "modality", seed),
         "by_difficulty": breakdown(samples, "difficulty", seed),
         "macro_accuracy": float(np.mean(cat_acc)) if cat_acc else None,
+        "truncated_as": truncated_as,
     }
     ep = epochs_summary(samples)
     if ep is not None:

@@ -177,6 +177,10 @@ class RunRecord:
     accuracy: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    cost: str | None = None  # exact money (a Decimal as text), from results.json's `cost` when prices were known
+    cost_per_correct: str | None = None
+    currency: str | None = None
+    truncated_rate: float | None = None
     by_category: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
     by_modality: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
     setting: dict[str, Any] = dataclasses.field(default_factory=dict)  # proctor.runsetting.run_setting
@@ -231,6 +235,7 @@ def record_from_log(log: RunLog) -> RunRecord:
     res = log.results
     overall = _group(res.overall if res else {})
     n_err = res.overall.get("n_errors") if res else None
+    cost = (res.cost if res else None) or {}
     return RunRecord(
         run_id=man.run_id,
         path=str(log.path.resolve()),
@@ -249,6 +254,10 @@ def record_from_log(log: RunLog) -> RunRecord:
         accuracy=overall.accuracy,
         ci_low=overall.ci_low,
         ci_high=overall.ci_high,
+        cost=cost.get("total"),
+        cost_per_correct=cost.get("per_correct"),
+        currency=cost.get("currency"),
+        truncated_rate=res.overall.get("truncated_rate") if res else None,
         by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
         by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
         setting=run_setting(man.model_dump(mode="json")),
@@ -302,6 +311,10 @@ _RUN_FIELDS = (
     "ci_low", "ci_high",
 )
 _RUN_COLS = ", ".join(_RUN_FIELDS)
+# read from the stored results.json (no schema change): cost and truncation (issue 15)
+_DERIVED = {"cost": "$.cost.total", "cost_per_correct": "$.cost.per_correct", "currency": "$.cost.currency",
+            "truncated_rate": "$.overall.truncated_rate"}
+_DERIVED_COLS = ", ".join(f"json_extract(results, '{path}')" for path in _DERIVED.values())
 
 
 def _is_busy(e: sqlite3.OperationalError) -> bool:
@@ -489,7 +502,8 @@ class Store:
         return rec
 
     def _records(self, where: str = "", params: Sequence[Any] = (), order: str = "started_at DESC") -> list[RunRecord]:
-        rows = self._read(f"SELECT {_RUN_COLS}, manifest FROM runs {where} ORDER BY {order}, run_id", params)
+        rows = self._read(f"SELECT {_RUN_COLS}, {_DERIVED_COLS}, manifest FROM runs {where} ORDER BY {order}, run_id",
+                          params)
         if not rows:
             return []
         ids = [r[0] for r in rows]
@@ -501,7 +515,7 @@ class Store:
             ):
                 groups[run_id].setdefault(axis, {})[name] = GroupMetrics(n, a, lo, hi)
         return [
-            RunRecord(**dict(zip(_RUN_FIELDS, r[:-1], strict=True)), by_category=groups[r[0]]["category"],
+            RunRecord(**dict(zip((*_RUN_FIELDS, *_DERIVED), r[:-1], strict=True)), by_category=groups[r[0]]["category"],
                       by_modality=groups[r[0]]["modality"], setting=run_setting(json.loads(r[-1])))
             for r in rows
         ]

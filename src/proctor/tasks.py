@@ -42,6 +42,7 @@ class Task:
     choice_order_seed: int | None = None
     task_prompt: str | None = None  # dataset-level taskPrompt (CommonEval)
     scorer: Scorer | None = None  # None: the runner picks by mode (generation, choice or suite log-likelihood)
+    default_max_tokens: int | None = None  # the benchmark's generation budget, used when --max-tokens is not given
 
     @cached_property
     def content_hash(self) -> str:

@@ -388,6 +388,7 @@ def test_datasets_command_json(capsys: pytest.CaptureFixture[str]) -> None:
         "gated": False,
         "url": "https://huggingface.co/datasets/TIGER-Lab/MMLU-Pro",
         "description": "",
+        "max_tokens": 4000,
     }
 
 

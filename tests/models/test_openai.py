@@ -146,7 +146,8 @@ async def test_probe_refuses_a_chat_only_server_before_any_scoring(server: Local
     await model.probe({Capability.GENERATE})  # generation is fine
     with pytest.raises(CapabilityError, match="Chat-only endpoints do not return prompt log-probs"):
         await model.probe({Capability.LOGLIKELIHOOD})
-    assert server.stats()["requests"] == 1  # one probe, no retries, no scoring
+    # one completions probe, no retries, no scoring (and the GET /v1/models that learns the context window)
+    assert server.stats()["by_path"].get("/v1/completions") == 1 and server.stats()["requests"] == 2
 
 
 async def test_loglikelihood_matches_the_scripted_model_exactly(server: LocalServer) -> None:

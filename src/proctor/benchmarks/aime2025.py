@@ -109,4 +109,5 @@ def _types(value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
-BENCHMARKS = (Builtin(NAME, load, SOURCE, SIZE, "AIME I+II 2025, integer answers 0-999"),)
+# 32,768 output tokens: the setting reasoning models report AIME at (Qwen3, DeepSeek-R1 distills use more)
+BENCHMARKS = (Builtin(NAME, load, SOURCE, SIZE, "AIME I+II 2025, integer answers 0-999", max_tokens=32_768),)

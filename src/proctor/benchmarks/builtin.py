@@ -18,6 +18,8 @@ class Builtin:
     source: HubSource
     size: int
     description: str
+    # default generation budget (a user's --max-tokens wins), as the benchmark's authors or reports publish it
+    max_tokens: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -29,4 +31,5 @@ class Builtin:
             "gated": self.source.gated,
             "url": self.source.url,
             "description": self.description,
+            "max_tokens": self.max_tokens,
         }

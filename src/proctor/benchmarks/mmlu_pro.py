@@ -234,5 +234,7 @@ def _find(directory: Path, split: str) -> Path | None:
 
 
 BENCHMARKS = (
-    Builtin(NAME, load, SOURCE, SIZE, "14 subjects, up to 10 options; five-shot CoT from the validation split"),
+    # 4,000 tokens: TIGER-Lab's own evaluate_from_api.py setting for chain-of-thought answers
+    Builtin(NAME, load, SOURCE, SIZE, "14 subjects, up to 10 options; five-shot CoT from the validation split",
+            max_tokens=4_000),
 )

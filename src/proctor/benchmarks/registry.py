@@ -85,6 +85,7 @@ def load_task(
             prompts=loaded.prompts,
             source=dict(loaded.provenance),
             choice_order_seed=loaded.choice_order_seed,
+            default_max_tokens=BUILTINS[spec.strip().lower()].max_tokens,
         )
     if data_file is not None:
         raise ProctorError(

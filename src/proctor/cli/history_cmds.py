@@ -70,6 +70,19 @@ def _signed(x: float) -> str:
     return f"{100 * x:+.1f}"
 
 
+def _cost(r: RunRecord) -> str:
+    """A run's cost and cost per correct answer, to the cent; "–" when no prices were known."""
+    from decimal import Decimal
+
+    from ..pricing import format_money
+
+    if r.cost is None:
+        return "–"
+    currency = r.currency or "USD"
+    per = format_money(Decimal(r.cost_per_correct), currency) if r.cost_per_correct is not None else "n/a"
+    return f"{format_money(Decimal(r.cost), currency)} ({per})"
+
+
 def _p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
@@ -105,10 +118,11 @@ def runs(
         t.add_column(col)
     t.add_column("n", justify="right", no_wrap=True)
     t.add_column("accuracy % [95% CI]", justify="right", no_wrap=True)
+    t.add_column("cost (per correct)", justify="right", no_wrap=True)
     for r in recs:
         t.add_row(r.run_id[:12], _when(r.started_at), rich_safe(r.model), rich_safe(r.dataset),
                   rich_safe((r.dataset_revision or "–")[:12]), rich_safe(r.setting_label), str(r.n_scored or 0),
-                  _acc(r.accuracy, r.ci_low, r.ci_high))
+                  _acc(r.accuracy, r.ci_low, r.ci_high), _cost(r))
     _console().print(t)
 
 
@@ -143,8 +157,9 @@ def history(
     if by is None:
         t.add_column("95% CI", no_wrap=True)
         t.add_column("n", justify="right")
+        t.add_column("cost (per correct)", justify="right", no_wrap=True)
         for r in recs:
-            t.add_row(*_history_cells(r), _ci(r.ci_low, r.ci_high), str(r.n_scored or 0))
+            t.add_row(*_history_cells(r), _ci(r.ci_low, r.ci_high), str(r.n_scored or 0), _cost(r))
     else:
         groups = sorted({g for r in recs for g in _breakdown(r, by)})
         for g in groups:

@@ -11,12 +11,23 @@ import typer
 
 from ..errors import ProctorError
 from . import options
-from .options import with_model_options
+from .options import (
+    ENABLE_THINKING_HELP,
+    EXTRA_BODY_HELP,
+    REASONING_EFFORT_HELP,
+    SYSTEM_HELP,
+    THINKING_BUDGET_HELP,
+    with_model_options,
+)
 
 DEFAULT_MAX_ERROR_RATE = 0.1  # proctor.runner's; not imported from there, so `--help` stays fast
+DEFAULT_MAX_TOKENS = 1024  # when neither --max-tokens nor the benchmark gives a budget
 
 if TYPE_CHECKING:
-    from ..models.base import Model
+    from decimal import Decimal
+
+    from ..models.base import GenerationSettings, Model
+    from ..pricing import Price
     from ..runlog import RunLog
     from ..runner import RunConfig
     from ..tasks import Task
@@ -59,8 +70,42 @@ Temperature = Annotated[float, typer.Option(
 TopP = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
     "Nucleus sampling: sample from the most likely tokens that add up to this probability (default: off)."),
     rich_help_panel=GENERATION)]
-MaxTokens = Annotated[int | None, typer.Option(
-    metavar="N", help="Longest answer, in tokens.", rich_help_panel=GENERATION)]
+MaxTokens = Annotated[int | None, typer.Option(metavar="N", help=(
+    f"Longest answer, in tokens (default: the benchmark's, e.g. aime-2025 32768; else {DEFAULT_MAX_TOKENS})."),
+    rich_help_panel=GENERATION)]
+REASONING = "Reasoning and extra sampling settings (--mode generate)"
+ReasoningEffort = Annotated[str | None, typer.Option(
+    metavar="LEVEL", help=REASONING_EFFORT_HELP[:-1] + " (default: none).", rich_help_panel=REASONING)]
+EnableThinking = Annotated[bool | None, typer.Option(
+    "--enable-thinking/--disable-thinking", help=ENABLE_THINKING_HELP[:-1] + " (default: the model's).",
+    rich_help_panel=REASONING)]
+ThinkingBudget = Annotated[int | None, typer.Option(
+    metavar="N", min=1, help=THINKING_BUDGET_HELP[:-1] + " (default: off).", rich_help_panel=REASONING)]
+TopK = Annotated[int | None, typer.Option(
+    metavar="N", min=1, help="Sample from the N most likely tokens (default: off).", rich_help_panel=REASONING)]
+MinP = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, max=1.0, help=(
+    "Drop tokens less likely than this share of the top token's probability (default: off)."),
+    rich_help_panel=REASONING)]
+PresencePenalty = Annotated[float | None, typer.Option(
+    metavar="NUMBER", help="Presence penalty sent to the model (default: none).", rich_help_panel=REASONING)]
+FrequencyPenalty = Annotated[float | None, typer.Option(
+    metavar="NUMBER", help="Frequency penalty sent to the model (default: none).", rich_help_panel=REASONING)]
+System = Annotated[str | None, typer.Option(
+    metavar="TEXT", help=SYSTEM_HELP[:-1] + " (default: none).", rich_help_panel=REASONING)]
+ExtraBody = Annotated[str | None, typer.Option(
+    metavar="JSON", help=EXTRA_BODY_HELP[:-1] + " (default: none).", rich_help_panel=REASONING)]
+TruncatedAsOpt = Annotated[str, typer.Option(metavar="wrong|excluded", help=(
+    "How accuracy counts a truncated answer (token limit, unclosed thought)."), rich_help_panel=REASONING)]
+COST = "Cost"
+Prices = Annotated[Path | None, typer.Option(metavar="YAML", help=(
+    "Price table (default: $PROCTOR_PRICES, else ~/.config/proctor/prices.yaml)."), rich_help_panel=COST)]
+PriceIn = Annotated[str | None, typer.Option(metavar="MONEY", help=(
+    "Money per million input tokens, with --price-out (default: from the price table)."), rich_help_panel=COST)]
+PriceOut = Annotated[str | None, typer.Option(metavar="MONEY", help=(
+    "Money per million output tokens, with --price-in (default: from the price table)."), rich_help_panel=COST)]
+MaxCost = Annotated[str | None, typer.Option(metavar="MONEY", help=(
+    "Stop before a request could cross this amount; needs prices and --max-tokens (default: no limit)."),
+    rich_help_panel=COST)]
 Stop = Annotated[list[str] | None, typer.Option(
     metavar="TEXT", help="Stop sequence; repeat for several (default: none).", rich_help_panel=GENERATION)]
 GenSeed = Annotated[int | None, typer.Option(
@@ -104,11 +149,25 @@ def run(
     epochs: Epochs = 1,
     temperature: Temperature = 0.0,
     top_p: TopP = None,
-    max_tokens: MaxTokens = 1024,
+    max_tokens: MaxTokens = None,
     stop: Stop = None,
     gen_seed: GenSeed = None,
+    reasoning_effort: ReasoningEffort = None,
+    enable_thinking: EnableThinking = None,
+    thinking_budget: ThinkingBudget = None,
+    top_k: TopK = None,
+    min_p: MinP = None,
+    presence_penalty: PresencePenalty = None,
+    frequency_penalty: FrequencyPenalty = None,
+    system: System = None,
+    extra_body: ExtraBody = None,
+    truncated_as: TruncatedAsOpt = "wrong",
     judge: Judge = None,
     judge_agreement: JudgeAgreement = 0,
+    prices: Prices = None,
+    price_in: PriceIn = None,
+    price_out: PriceOut = None,
+    max_cost: MaxCost = None,
     out: options.Out = None,
     runs_root: options.RunsRoot = Path("runs"),
     store: options.Store = None,
@@ -141,13 +200,22 @@ def run(
         max_tokens=max_tokens, data_file=data_file, **http)
     from ..benchmarks.registry import load_task
     from ..models import GenerationSettings
+    from ..reasoning import TruncatedAs
     from ..runner import RunConfig
+    from .options import reasoning_settings
 
     if data_file is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
+    reasoning = reasoning_settings(
+        model, reasoning_effort=reasoning_effort, enable_thinking=enable_thinking, thinking_budget=thinking_budget,
+        top_k=top_k, min_p=min_p, presence_penalty=presence_penalty, frequency_penalty=frequency_penalty,
+        system=system, extra_body=extra_body, max_tokens=max_tokens,
+    )
     the_model, the_judge = _models(model, judge, given)
+    price, cost_limit = _prices(model, prices, price_in, price_out, max_cost, bool(given.set().get("batch")))
     settings = GenerationSettings(
-        temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed
+        temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()), seed=gen_seed,
+        **reasoning,
     )
     tasks = [
         load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category)
@@ -157,7 +225,8 @@ def run(
         mode=mode,  # type: ignore[arg-type]  # checked above
         prompt_kind=prompt, settings=settings, epochs=epochs, judge=the_judge, judge_agreement=judge_agreement,
         runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
-        progress=progress, command=["proctor", *sys.argv[1:]],
+        progress=progress, command=["proctor", *sys.argv[1:]], truncated_as=TruncatedAs.parse(truncated_as).value,
+        price=price, max_cost=cost_limit,
     )
     status = _run_tasks(tasks, the_model, config, out, max_error_rate)
     if status:
@@ -185,13 +254,34 @@ def _run_tasks(tasks: list[Task], model: Model, config: RunConfig, out: Path | N
     for task in tasks:
         run_dir = out if (out is not None and len(tasks) == 1) else (
             out / safe_component(task.name) if out is not None else None)  # a name from data stays inside -o
-        log = evaluate(task, model, replace(config, out_dir=run_dir))
+        log = evaluate(task, model, replace(config, out_dir=run_dir, settings=budget_for(task, config.settings)))
         if log.results is not None:
             write_llmwc_layout(log, task)
             print_results(log)
             typer.echo(plain(f"{task.name}: {accuracy_line(log.results)}  → {log.path}"))  # names from data
         status = max(status, error_status(log, max_error_rate))
     return status
+
+
+def budget_for(task: Task, settings: GenerationSettings) -> GenerationSettings:
+    """`settings` with the task's own token budget when --max-tokens was not given (the benchmark's
+    default, else DEFAULT_MAX_TOKENS)."""
+    if settings.max_tokens is not None:
+        return settings
+    return replace(settings, max_tokens=task.default_max_tokens or DEFAULT_MAX_TOKENS)
+
+
+def _prices(spec: str, prices: Path | None, price_in: str | None, price_out: str | None, max_cost: str | None,
+            batch: bool) -> tuple[Price | None, Decimal | None]:
+    """The model's price (None when unknown) and the --max-cost limit, from the options."""
+    from ..pricing import parse_money, resolve_price
+
+    price = resolve_price(spec, prices_file=prices, batch=batch,
+                          price_in=None if price_in is None else parse_money(price_in, "--price-in"),
+                          price_out=None if price_out is None else parse_money(price_out, "--price-out"))
+    if price is None and prices is not None:
+        raise ProctorError(f"{prices}: no price for {spec} (add it under models:, by spec, name or glob)")
+    return price, None if max_cost is None else parse_money(max_cost, "--max-cost")
 
 
 def error_status(log: RunLog, max_error_rate: float) -> int:

@@ -29,6 +29,7 @@ import httpx
 from .. import progress
 from ..errors import ProctorError
 from ..redact import redact_text, redact_url, split_credentials
+from ._aimd import AdaptiveLimit
 from .base import ModelBase
 from .replies import InvalidReply
 
@@ -288,6 +289,7 @@ class HTTPBackend:
         self.pool = EndpointPool(urls)
         self._headers = headers  # may hold the API key: kept private, never logged
         self.concurrency = concurrency
+        self.limiter = AdaptiveLimit(concurrency)  # backs off on 429s; `limiter.current` for progress bars
         self.policy = policy
         self.stats = CallStats()
         self.max_body = max_body if max_body is not None else max_body_bytes()
@@ -321,7 +323,7 @@ class HTTPBackend:
         attempt = 1
         while True:
             try:
-                return await self._attempt(path, body)
+                return await self._limited_attempt(path, body)
             except RequestFailed as e:
                 if not e.retryable or attempt > self.policy.max_retries:
                     self.stats.errors += 1
@@ -331,6 +333,21 @@ class HTTPBackend:
                 self.stats.retries += 1
                 attempt += 1
                 await asyncio.sleep(delay)
+
+    async def _limited_attempt(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """One attempt inside the adaptive in-flight limit (models/_aimd.py): a 429 lowers it, successes
+        raise it back; a request waiting to retry holds no place."""
+        ticket = await self.limiter.acquire()
+        try:
+            result = await self._attempt(path, body)
+        except RequestFailed as e:
+            if e.status == 429:
+                self.limiter.throttled(ticket, e.retry_after)
+            raise
+        finally:
+            self.limiter.release()
+        self.limiter.succeeded()
+        return result
 
     async def _attempt(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         slots = self._queue()
@@ -475,6 +492,11 @@ class HTTPModel(ModelBase):
     @property
     def stats(self) -> dict[str, int]:
         return self.http.stats.as_dict()
+
+    @property
+    def in_flight_limit(self) -> int:
+        """Requests allowed in flight now: `concurrency`, lowered after 429s (models/_aimd.py)."""
+        return self.http.limiter.current
 
     def describe(self) -> dict[str, Any]:
         p = self.http.policy

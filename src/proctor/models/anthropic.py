@@ -9,10 +9,12 @@ or ANTHROPIC_API_KEY and is never logged or described. There is no log-likelihoo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ._http import HTTPModel, api_key, run_all
 from .base import Capability, GenerateRequest, Generation
+from .openai import merge_extra_body
 from .replies import anthropic_generation
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -57,26 +59,42 @@ class AnthropicModel(HTTPModel):
         return await run_all(requests, self._generate_one, lambda msg: Generation(error=msg))
 
     def body(self, r: GenerateRequest) -> dict[str, Any]:
-        """The Messages API request for `r`."""
+        """The Messages API request for `r`.
+
+        `thinking_budget` turns on extended thinking (`thinking.budget_tokens`); the API then accepts no
+        temperature or top_k, so neither is sent. `reasoning_effort`, `enable_thinking` and the penalties
+        have no Messages-API field (`reasoning.unsupported_settings` names them before a run)."""
         s = r.settings
-        system = "\n\n".join(m.content for m in r.messages if m.role == "system")
+        system = "\n\n".join(([s.system] if s.system else []) + [m.content for m in r.messages if m.role == "system"])
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": s.max_tokens if s.max_tokens is not None else self.default_max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in r.messages if m.role != "system"],
-            "temperature": s.temperature,
         }
+        if s.thinking_budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": s.thinking_budget}
+        else:
+            body["temperature"] = s.temperature
+            if s.top_k is not None:
+                body["top_k"] = s.top_k
         if system:
             body["system"] = system
         if s.top_p is not None:
             body["top_p"] = s.top_p
         if s.stop:
             body["stop_sequences"] = list(s.stop)
-        return body
+        return merge_extra_body(body, s.extra_body)
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
         data, latency = await self.http.post("/v1/messages", self.body(r))
         return anthropic_generation(data, latency)  # validated: a bad shape is an error record
+
+
+def parse_message(data: dict[str, Any], latency: float | None = None) -> Generation:
+    """A Generation from a Messages API response (a batch result): text blocks are the answer, thinking
+    blocks the reasoning; `InvalidReply` (a ValueError) when the shape is not one."""
+    gen = anthropic_generation(data, 0.0)
+    return replace(gen, latency_s=latency)
 
 
 def _key(explicit: str | None) -> str | None:

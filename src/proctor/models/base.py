@@ -8,7 +8,7 @@ exceptions that would lose the rest of the batch, and never as a wrong answer.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -37,15 +37,38 @@ class GenerationSettings:
     max_tokens: int | None = 1024
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    # Reasoning-model and extra sampling settings (issue 15). Each backend maps them to its wire format
+    # (see `proctor.models.openai` / `proctor.models.anthropic`); `as_dict` lists them only when set, so
+    # cache keys of runs made before they existed stay valid.
+    reasoning_effort: str | None = None  # OpenAI / vLLM / SGLang `reasoning_effort` (low, medium, high…)
+    enable_thinking: bool | None = None  # vLLM / SGLang `chat_template_kwargs.enable_thinking` (Qwen3…)
+    thinking_budget: int | None = None  # Anthropic extended thinking `budget_tokens`
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    system: str | None = None  # a system prompt put before the request's own messages
+    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)  # JSON merged into the request body
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "temperature": self.temperature,
             "top_p": self.top_p,
             "max_tokens": self.max_tokens,
             "stop": list(self.stop),
             "seed": self.seed,
         }
+        for name in _OPTIONAL_SETTINGS:
+            value = getattr(self, name)
+            if value is not None:
+                d[name] = value
+        if self.extra_body:
+            d["extra_body"] = dict(self.extra_body)
+        return d
+
+
+_OPTIONAL_SETTINGS = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k", "min_p",
+                      "presence_penalty", "frequency_penalty", "system")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import CapabilityError, ProctorError
@@ -32,8 +32,10 @@ from .base import (
     Capability,
     GenerateRequest,
     Generation,
+    GenerationSettings,
     Loglikelihood,
     LoglikelihoodRequest,
+    Message,
 )
 from .replies import chat_generation, completion_generation
 
@@ -67,6 +69,8 @@ class OpenAIModel(HTTPModel):
     ) -> None:
         self.chat = chat
         self.echo_max_tokens = echo_max_tokens
+        self.context_length: int | None = None  # learnt by probe() from GET /models (max_model_len)
+        self._api_key = api_key
         self.tokenizer_path = tokenizer or os.environ.get("OPENAI_TOKENIZER") or None
         self._splitter = TokenSplitter(self.tokenizer_path) if self.tokenizer_path is not None else None
         super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
@@ -80,9 +84,12 @@ class OpenAIModel(HTTPModel):
         return {"chat": self.chat} | ({"tokenizer": self.tokenizer_path} if self.tokenizer_path else {})
 
     async def probe(self, needed: Iterable[Capability]) -> None:
-        """Raise CapabilityError, before a run, when the server cannot do what it needs."""
+        """Raise CapabilityError, before a run, when the server cannot do what it needs; learn the
+        context window (`context_length`) when the server reports one."""
         needed = set(needed)
         await super().probe(needed)
+        if Capability.GENERATE in needed:
+            self.context_length = await self._served_context_length()
         if Capability.LOGLIKELIHOOD in needed:
             prompt = "Probe: the quick brown fox — naïve café 東京, 1234\n"
             try:
@@ -107,32 +114,43 @@ class OpenAIModel(HTTPModel):
                     f"({len(self._splitter.encode(prompt))} tokens here, {len(tokens)} echoed for the same text)"
                 )
 
+    async def _served_context_length(self) -> int | None:
+        """`max_model_len` of this model in the server's GET /models (vLLM, SGLang); None when not reported."""
+        import httpx
+
+        try:
+            async with httpx.AsyncClient(headers=self._headers(self._api_key), timeout=10.0) as client:
+                response = await client.get(self.base_urls[0].rstrip("/") + "/models")
+                data = response.json().get("data", []) if response.status_code == 200 else []
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None  # best effort: the server refuses an over-long request itself
+        for entry in data if isinstance(data, list) else []:
+            if isinstance(entry, dict) and entry.get("id") in (self.model, None):
+                value = entry.get("max_model_len")
+                return value if isinstance(value, int) and value > 0 else None
+        return None
+
     # -- generation ---------------------------------------------------------------------------------
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         return await run_all(requests, self._generate_one, lambda msg: Generation(error=msg))
 
     def _settings(self, r: GenerateRequest) -> dict[str, Any]:
-        s = r.settings
-        body: dict[str, Any] = {"model": self.model, "temperature": s.temperature}
-        if s.top_p is not None:
-            body["top_p"] = s.top_p
-        if s.max_tokens is not None:
-            body["max_tokens"] = s.max_tokens
-        if s.stop:
-            body["stop"] = list(s.stop)
-        if s.seed is not None:
-            body["seed"] = s.seed
-        return body
+        return sampling_body(self.model, r.settings, chat=self.chat)
+
+    def chat_body(self, r: GenerateRequest) -> dict[str, Any]:
+        """The `/v1/chat/completions` request for `r` (also what a Batch API line carries)."""
+        body = self._settings(r)
+        body["messages"] = [{"role": m.role, "content": m.content} for m in with_system(r)]
+        return merge_extra_body(body, r.settings.extra_body)
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
-        body = self._settings(r)
         if self.chat:
-            body["messages"] = [{"role": m.role, "content": m.content} for m in r.messages]
-            data, latency = await self.http.post("/chat/completions", body)
+            data, latency = await self.http.post("/chat/completions", self.chat_body(r))
             return chat_generation(data, latency)  # validated: a bad shape is an error record
-        body["prompt"] = "\n\n".join(m.content for m in r.messages)
-        data, latency = await self.http.post("/completions", body)
+        body = self._settings(r)
+        body["prompt"] = "\n\n".join(m.content for m in with_system(r))
+        data, latency = await self.http.post("/completions", merge_extra_body(body, r.settings.extra_body))
         return completion_generation(data, latency)
 
     # -- log-likelihood -----------------------------------------------------------------------------
@@ -229,6 +247,48 @@ class TokenSplitter:
                 raise ProctorError("an empty context needs a BOS or EOS token, and the tokenizer has neither")
             seq, p = [int(start), *seq], 1
         return seq, p
+
+
+def sampling_body(model: str, s: GenerationSettings, *, chat: bool = True) -> dict[str, Any]:
+    """Model and sampling fields of a chat or text completions request, in the OpenAI wire format.
+
+    `reasoning_effort` is OpenAI's (also vLLM's and SGLang's for gpt-oss); `enable_thinking` becomes
+    `chat_template_kwargs` (vLLM / SGLang, e.g. Qwen3); `top_k` and `min_p` are vLLM / SGLang extensions."""
+    body: dict[str, Any] = {"model": model, "temperature": s.temperature}
+    optional = {"top_p": s.top_p, "max_tokens": s.max_tokens, "seed": s.seed, "top_k": s.top_k, "min_p": s.min_p,
+                "presence_penalty": s.presence_penalty, "frequency_penalty": s.frequency_penalty}
+    body |= {k: v for k, v in optional.items() if v is not None}
+    if s.stop:
+        body["stop"] = list(s.stop)
+    if chat and s.reasoning_effort is not None:
+        body["reasoning_effort"] = s.reasoning_effort
+    if chat and s.enable_thinking is not None:
+        body["chat_template_kwargs"] = {"enable_thinking": s.enable_thinking}
+    return body
+
+
+def with_system(r: GenerateRequest) -> list[Message]:
+    """The request's messages, after the settings' system prompt when one is set."""
+    system = r.settings.system
+    return ([Message("system", system)] if system else []) + list(r.messages)
+
+
+def merge_extra_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` with `extra` merged in; nested objects are merged key by key, `extra` wins on conflicts."""
+    out = dict(body)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_extra_body(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_chat_completion(data: dict[str, Any], latency: float | None = None) -> Generation:
+    """A Generation from a chat completion response (a batch output line's body); `reasoning_content`
+    (vLLM, SGLang, DeepSeek) or `reasoning` is kept apart from the answer. `InvalidReply` (a ValueError)
+    when the shape is not one."""
+    return chat_generation(data, float("nan") if latency is None else latency)
 
 
 def _key(explicit: str | None) -> str | None:

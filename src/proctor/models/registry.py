@@ -51,14 +51,22 @@ class HTTPOptions(BackendOptions):
         default=None, description="HTTP client: auto (a lean one for plain http) or httpx (default: auto).")
 
 
-class OpenAIOptions(HTTPOptions):
+class BatchableOptions(HTTPOptions):
+    batch: bool | None = Field(  # models/batch*.py
+        default=None, description="Send the run through the provider's batch API: half price, within 24 h; a "
+                                  "killed run picks its batches up again (default: off).")
+    batch_poll_interval: float | None = Field(
+        default=None, gt=0, description="Seconds between batch status requests (default: the backend's).")
+
+
+class OpenAIOptions(BatchableOptions):
     chat: bool | None = Field(
         default=None, description="Generate through /chat/completions; --no-chat: /completions (default: chat).")
     echo_max_tokens: int | None = Field(
         default=None, ge=0, description="max_tokens sent with echo log-likelihood requests (default: 0).")
 
 
-class AnthropicOptions(HTTPOptions):
+class AnthropicOptions(BatchableOptions):
     default_max_tokens: int | None = Field(
         default=None, ge=1, description="max_tokens when --max-tokens is not set (Anthropic requires one; default: 4096).")
 
@@ -90,9 +98,13 @@ class Backend:
     target: str  # "module:Class", imported on first use (torch only for hf)
     options: type[BackendOptions]
     summary: str
+    # GenerationSettings reasoning/sampling fields it can send (issue 15); any other one set is refused
+    settings: frozenset[str] = frozenset()
+    batch_target: str | None = None  # "module:Class" of its batch-API variant (`batch` option)
 
-    def load(self) -> type[Any]:
-        module, _, cls = self.target.partition(":")
+    def load(self, batch: bool = False) -> type[Any]:
+        target = self.batch_target if batch and self.batch_target else self.target
+        module, _, cls = target.partition(":")
         return getattr(importlib.import_module(module, __package__), cls)  # type: ignore[no-any-return]
 
 
@@ -100,8 +112,11 @@ BACKENDS: dict[str, Backend] = {
     b.prefix: b
     for b in (
         Backend("hf", ".hf:HFModel", HFOptions, "a local transformers causal LM (path or hub id)"),
-        Backend("openai", ".openai:OpenAIModel", OpenAIOptions, "an OpenAI-compatible server (vLLM, SGLang…)"),
-        Backend("anthropic", ".anthropic:AnthropicModel", AnthropicOptions, "the Anthropic Messages API"),
+        Backend("openai", ".openai:OpenAIModel", OpenAIOptions, "an OpenAI-compatible server (vLLM, SGLang…)",
+                frozenset({"reasoning_effort", "enable_thinking", "top_k", "min_p", "presence_penalty",
+                           "frequency_penalty", "system", "extra_body"}), ".batch_openai:OpenAIBatchModel"),
+        Backend("anthropic", ".anthropic:AnthropicModel", AnthropicOptions, "the Anthropic Messages API",
+                frozenset({"thinking_budget", "top_k", "system", "extra_body"}), ".batch_anthropic:AnthropicBatchModel"),
         Backend("scripted", ".scripted:ScriptedModel", ScriptedOptions, "rule-based answers, for tests"),
     )
 }
@@ -136,7 +151,11 @@ def get_model(spec: str, **options: Any) -> Model:
     """Return the backend for `spec`; heavy libraries are imported only for the backend asked for."""
     backend, rest = backend_for(spec)
     kwargs = parse_options(backend, options)
-    model: Model = backend.load()(rest, **kwargs)
+    batch = bool(kwargs.pop("batch", False))
+    poll = kwargs.pop("batch_poll_interval", None)
+    if batch and poll is not None:
+        kwargs["poll_interval"] = poll
+    model: Model = backend.load(batch)(rest, **kwargs)
     return model
 
 

@@ -153,6 +153,8 @@ def anthropic_generation(data: Any, latency: float) -> Generation:
     reply: AnthropicReply = _validate(AnthropicReply, data)
     text = _text("".join(b.text or "" for b in reply.content if b.type == "text"), "content") or ""
     thinking = _text("".join(b.thinking or "" for b in reply.content if b.type == "thinking"), "thinking")
+    if any(b.type == "redacted_thinking" for b in reply.content):  # noted; its encrypted content is not kept
+        thinking = f"{thinking}\n[redacted thinking]" if thinking else "[redacted thinking]"
     usage = reply.usage
     return Generation(
         text=text,

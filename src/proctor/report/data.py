@@ -222,6 +222,8 @@ class RunSummary:
     epochs: Mapping[str, Any] | None = None
     judge_agreement: Mapping[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    truncated_as: str = "wrong"  # how accuracy counted truncated answers (stated in the report)
+    cost: Mapping[str, Any] | None = None  # results.json's cost block (prices known)
 
     @property
     def label(self) -> str:
@@ -328,6 +330,8 @@ def summarize_run(index: int, log: RunLog) -> RunSummary:
         epochs=_optional_block(res, "epochs", samples, epochs_block, notes),
         judge_agreement=_optional_block(res, "judge_agreement", samples, judge_agreement_block, notes),
         notes=notes,
+        truncated_as=str(res.get("truncated_as") or m.truncated_as),
+        cost=res.get("cost") if isinstance(res.get("cost"), dict) else None,
     )
 
 

@@ -177,6 +177,16 @@ def _fmt_num(x: Any, digits: int = 2) -> str:
     return f"{x:.{digits}f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 
+def _fmt_money(cost: Any, key: str = "total") -> str:
+    """An amount of a results.json cost block, to the cent ("n/a" when not given)."""
+    from decimal import Decimal
+
+    from ..pricing import format_money
+
+    value = cost.get(key) if isinstance(cost, dict) else None
+    return "n/a" if value is None else format_money(Decimal(str(value)), str(cost.get("currency", "USD")))
+
+
 def _env() -> Environment:
     env = Environment(
         loader=PackageLoader("proctor.report", "templates"),
@@ -188,6 +198,7 @@ def _env() -> Environment:
     env.filters["num"] = _fmt_num
     env.filters["duration"] = _fmt_duration
     env.filters["int"] = _fmt_int
+    env.filters["money"] = _fmt_money
     return env
 
 

@@ -50,8 +50,11 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
     names = dict(zip((r.index for r in runs), run_names(runs)))
     for r in runs:
         if ep := r.epochs:
+            spread = ep.get("items_by_correct") or {}
             out.append(f"- {_cell(names[r.index])}: mean@{ep.get('k')} {_pct(ep.get('mean_at_k'))}, "
-                       f"pass@{ep.get('k')} {_pct(ep.get('pass_at_k'))}")
+                       f"pass@{ep.get('k')} {_pct(ep.get('pass_at_k'))}"
+                       + (f"; per-item sd {_num(ep.get('item_sd_mean'))}; items right in 0…{ep.get('k')} epochs: "
+                          + " / ".join(str(n) for n in spread.values()) if spread else ""))
         if ja := r.judge_agreement:
             out.append(f"- {_cell(names[r.index])}: judge agrees with exact match on {_pct(ja.get('agreement'))} "
                        f"of {_fmt_int(ja.get('n'))} items, Cohen's κ {_num(ja.get('kappa'))}"
@@ -65,6 +68,25 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
             out += _table(["judge ↓ / exact →", *labels], [[lab, *map(str, row)] for lab, row in zip(labels, rows)],
                           set(range(1, len(labels) + 1)))
     return out
+
+
+def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
+    """Truncated answers (overall and per category, and how accuracy counted them) and cost, per run."""
+    from ..pricing import cost_line
+
+    names = dict(zip((r.index for r in runs), run_names(runs)))
+    out: list[str] = []
+    for r in runs:
+        o = r.overall
+        if o.get("n_truncated"):
+            cats = ", ".join(f"{_cell(c)} {_pct(m.get('truncated_rate'))}" for c, m in r.by_category.items()
+                             if m.get("n_truncated"))
+            out.append(f"- {_cell(names[r.index])}: {_pct(o.get('truncated_rate'))} of answers truncated "
+                       f"({_fmt_int(o.get('n_truncated'))}; token limit or unclosed thought), counted as "
+                       f"{r.truncated_as} in accuracy" + (f"; by category: {cats}" if cats else ""))
+        if r.cost:
+            out.append(f"- {_cell(names[r.index])}: {cost_line(dict(r.cost))}")
+    return ["", "## Truncation and cost", "", *out] if out else []
 
 
 def render_markdown(data: ReportData) -> str:
@@ -87,10 +109,13 @@ def render_markdown(data: ReportData) -> str:
             f"{_fmt_int(o.get('input_tokens'))} / {_fmt_int(o.get('output_tokens'))}",
             _fmt_duration(r.duration_s),
         ])
+    counted = " / ".join(sorted({r.truncated_as for r in runs})) or "wrong"
     out = ["# proctor report", "", f"**{_cell(title(runs))}**", "",
-           f"Generated {data.generated_at}. Accuracy with 95% confidence intervals.", ""]
+           (f"Generated {data.generated_at}. Accuracy with 95% confidence intervals; "
+            f"truncated answers count as {counted} (--truncated-as)."), ""]
     out += _table(head, rows, {5, 6, 8, 9, 10, 11, 12})
     out += _epochs_and_judge(runs)
+    out += _truncation_and_cost(runs)
     cats = sorted({c for r in runs for c in r.by_category})
     out += _breakdown("Accuracy by category", cats, runs, "by_category")
     bands = [b for b in (*BANDS, "unknown") if any(b in r.by_difficulty for r in runs)]

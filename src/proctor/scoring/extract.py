@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 EXTRACTOR_VERSION = "proctor-extract/1"
 NONE = "none"
@@ -33,6 +34,64 @@ class Extraction:
     @property
     def found(self) -> bool:
         return self.answer is not None
+
+
+# ---------------------------------------------------------------- reasoning apart from the answer
+
+_THINK_TAG_RE = re.compile(r"<(/?)(think|thinking)>", re.IGNORECASE)
+_HARMONY_FINAL = "<|channel|>final<|message|>"
+_HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
+_HARMONY_END_RE = re.compile(r"<\|(?:end|return|call)\|>")
+
+
+class SplitReply(NamedTuple):
+    """A reply split into its thought and its final answer; `unclosed` when the thought never ended."""
+
+    reasoning: str | None
+    answer: str
+    unclosed: bool
+
+
+def split_reasoning(text: str) -> SplitReply:
+    """Separate `<think>…</think>` (or `<thinking>`) blocks from the final answer.
+
+    A closing tag with no opening one (templates such as Qwen3's and DeepSeek-R1's open the block in the
+    prompt) makes everything before it reasoning. An opening tag that is never closed (a reply cut off
+    mid-thought) makes the rest reasoning, the answer empty and `unclosed` True: nothing may be
+    extracted from an unfinished thought. gpt-oss harmony channels (analysis / final) are understood too.
+    Text without any of these is all answer."""
+    if _HARMONY_ANALYSIS in text or _HARMONY_FINAL in text:
+        return _split_harmony(text)
+    if "<" not in text or not _THINK_TAG_RE.search(text):
+        return SplitReply(None, text, False)
+    thoughts: list[str] = []
+    answer: list[str] = []
+    inside, pos = False, 0
+    for m in _THINK_TAG_RE.finditer(text):
+        closing = m.group(1) == "/"
+        if closing:
+            thoughts.append(text[pos:m.start()])  # a close without an open: the template opened it
+            inside = False
+        elif not inside:
+            answer.append(text[pos:m.start()])
+            inside = True
+        else:
+            thoughts.append(text[pos:m.start()])  # a nested or repeated open: still thinking
+        pos = m.end()
+    (thoughts if inside else answer).append(text[pos:])
+    reasoning = "\n\n".join(t.strip() for t in thoughts if t.strip())
+    return SplitReply(reasoning or None, "".join(answer).strip(), inside)
+
+
+def _split_harmony(text: str) -> SplitReply:
+    """gpt-oss raw output: `<|channel|>analysis<|message|>…<|end|>…<|channel|>final<|message|>ANSWER`."""
+    head, found, final = text.rpartition(_HARMONY_FINAL)
+    if not found:
+        thought = text.split(_HARMONY_ANALYSIS, 1)[-1]
+        return SplitReply(_HARMONY_END_RE.split(thought)[0].strip() or None, "", True)
+    analysis = [_HARMONY_END_RE.split(part)[0].strip() for part in head.split(_HARMONY_ANALYSIS)[1:]]
+    answer = _HARMONY_END_RE.split(final)[0].strip()
+    return SplitReply("\n\n".join(a for a in analysis if a) or None, answer, False)
 
 
 # ---------------------------------------------------------------- cleaning

@@ -19,6 +19,7 @@ from ..records import Item
 from ..runlog import SCORED_OUTCOMES as SCORED
 from ..runlog import JudgeDetails, Outcome
 from .base import Answered, Scored
+from .extract import split_reasoning
 from .scorers import GenerationScorer, Score
 
 if TYPE_CHECKING:
@@ -201,11 +202,12 @@ class JudgeScorer(GenerationScorer):
         to_check = [
             i for i, (a, v) in enumerate(zip(batch, verdicts, strict=True))
             if a.item.identifier in self.agreement_ids and a.epoch == 0 and v.outcome in SCORED
+            and v.outcome is not Outcome.TRUNCATED
             and v.raw_output is not None
         ]
         if not (to_judge or to_check) or self.judge is None:
             return verdicts
-        pairs = [(batch[i].item, verdicts[i].raw_output or "") for i in to_judge + to_check]
+        pairs = [(batch[i].item, split_reasoning(verdicts[i].raw_output or "").answer) for i in to_judge + to_check]
         graded = await judge_items(self.judge, pairs)
         for i, g in zip(to_judge, graded[: len(to_judge)], strict=True):
             error = g.details.get("judge_error") if g.outcome is Outcome.ERROR else None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ProctorError
 from ..models.base import Capability, GenerateRequest, Generation, GenerationSettings
+from ..reasoning import answer_text
 from ..records import GradedAnswer, Item, Modality
 from ..runlog import GenerationDetails, Outcome
 from .base import Answered, Request, Scored, usage_of
@@ -29,6 +30,7 @@ from .extract import (
     extract_ternary,
     normalize_answer,
     parse_number,
+    split_reasoning,
 )
 from .text_metrics import overlap_metrics
 
@@ -167,10 +169,15 @@ def generation_verdict(item: Item, answered: Answered) -> Scored:
     }
     if answer.error is not None:
         return Scored(Outcome.ERROR, GenerationDetails(), error=answer.error, **common)
-    common["raw_output"] = answer.text
+    common["raw_output"] = answer.text  # the raw text, thought included, is kept
+    if answer.reasoning is None:
+        common["usage"]["reasoning"] = split_reasoning(answer.text).reasoning
     if not item.is_scored:
         return Scored(Outcome.UNSCORED, GenerationDetails(), extraction_rule="unscored", **common)
-    s = score_item(item, answer.text)
+    final = answer_text(answer)
+    if final is None:  # cut off: nothing is extracted from the middle of a thought
+        return Scored(Outcome.TRUNCATED, GenerationDetails(), score=0.0, extraction_rule="truncated", **common)
+    s = score_item(item, final)
     return Scored(s.outcome, GenerationDetails.model_validate(s.details), score=s.score, extracted=s.extracted,
                   extraction_rule=s.rule, **common)
 

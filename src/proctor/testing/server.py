@@ -39,6 +39,8 @@ from typing import Any
 
 import httpx
 
+from .batches import BatchStore, batch_routes
+
 FAULT_KINDS = ("429", "500", "hang", "garbage")
 
 
@@ -59,6 +61,11 @@ class ServerConfig:
     reasoning: str | None = None  # sent as reasoning_content (OpenAI) / a thinking block (Anthropic)
     api_key: str | None = None  # when set, requests must carry it (Bearer or x-api-key), else 401
     poison: str | None = None  # requests whose body contains this text always fail with 500
+    capacity: int | None = None  # more requests than this in flight: 429 with Retry-After (a rate limit)
+    truncate: bool = False  # honour max_tokens (a word is a token): cut answers, finish_reason length/max_tokens
+    batch_polls: int = 2  # a batch (OpenAI or Anthropic) ends after this many status requests
+    batch_expire: bool = False  # batches end expired: only their first half answered
+    max_model_len: int | None = None  # reported by GET /v1/models, as vLLM does
     vllm_offsets: bool = False  # text_offset counts special tokens' text (BOS `<s>`), as vLLM does
 
     def __post_init__(self) -> None:
@@ -165,6 +172,7 @@ def build_app(config: ServerConfig) -> Any:
     from ..models.scripted import ScriptedModel, pseudo_logprobs
 
     state = _State(config)
+    batch_store = BatchStore()  # the batch APIs (testing/batches.py); kept across reconfigures
     scorer = _HFScorer(config.model_dir, config.vllm_offsets) if config.model_dir else None
     responders: dict[str, ScriptedModel] = {}
 
@@ -198,6 +206,11 @@ def build_app(config: ServerConfig) -> Any:
                 if not authorized(request):
                     return JSONResponse({"error": {"message": "invalid API key", "type": "auth"}}, 401)
                 state.authorized += 1
+                capacity = state.config.capacity
+                if capacity is not None and state.in_flight > capacity:
+                    state.faults["capacity"] += 1
+                    return JSONResponse({"error": {"message": "rate limited", "type": "rate_limit"}}, 429,
+                                        headers={"Retry-After": f"{state.config.retry_after:g}"})
                 fault = draw_fault()
                 if fault is not None:
                     state.faults[fault] += 1
@@ -231,18 +244,25 @@ def build_app(config: ServerConfig) -> Any:
     def words(text: str) -> int:
         return len(text.split())
 
+    def cut(text: str, max_tokens: Any, reason: str) -> tuple[str, str | None]:
+        """With `truncate` on, the first max_tokens words and `reason`; else the text unchanged."""
+        if not state.config.truncate or not isinstance(max_tokens, int) or words(text) <= max_tokens:
+            return text, None
+        return " ".join(text.split()[:max_tokens]), reason
+
     async def chat(body: dict[str, Any]) -> Response:
         msgs = [Message(m["role"], m["content"]) for m in body.get("messages", [])]
         try:
             text = responder().respond(msgs)
         except KeyError as e:
             return JSONResponse({"error": {"message": str(e.args[0])}}, 400)
+        text, finish = cut(text, body.get("max_tokens"), "length")
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if state.config.reasoning:
             message["reasoning_content"] = state.config.reasoning
         return JSONResponse({
             "id": f"chatcmpl-{state.requests}", "object": "chat.completion", "model": body.get("model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish or "stop"}],
             "usage": {"prompt_tokens": sum(words(m.content) for m in msgs), "completion_tokens": words(text),
                       "total_tokens": sum(words(m.content) for m in msgs) + words(text)},
         })
@@ -292,18 +312,22 @@ def build_app(config: ServerConfig) -> Any:
         except KeyError as e:
             return JSONResponse({"type": "error", "error": {"type": "invalid_request_error",
                                                             "message": str(e.args[0])}}, 400)
+        text, finish = cut(text, body.get("max_tokens"), "max_tokens")
         content: list[dict[str, Any]] = []
         if state.config.reasoning:
             content.append({"type": "thinking", "thinking": state.config.reasoning, "signature": "x"})
         content.append({"type": "text", "text": text})
         return JSONResponse({
             "id": f"msg_{state.requests}", "type": "message", "role": "assistant", "model": body.get("model"),
-            "content": content, "stop_reason": "end_turn", "stop_sequence": None,
+            "content": content, "stop_reason": finish or "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": sum(words(m.content) for m in msgs), "output_tokens": words(text)},
         })
 
     async def models(_: dict[str, Any]) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "proctor-test", "object": "model"}]})
+        entry: dict[str, Any] = {"id": "proctor-test", "object": "model"}
+        if state.config.max_model_len is not None:
+            entry["max_model_len"] = state.config.max_model_len
+        return JSONResponse({"object": "list", "data": [entry]})
 
     async def stats(_: Request) -> Response:
         return JSONResponse(state.snapshot())
@@ -325,7 +349,13 @@ def build_app(config: ServerConfig) -> Any:
         state.reset(state.config)
         return JSONResponse(state.snapshot())
 
+    def count(path: str) -> None:
+        state.requests += 1
+        state.by_path[path] += 1
+
+    batches = batch_routes(batch_store, lambda: state.config, chat, messages, authorized, count)
     return Starlette(routes=[
+        *batches,
         Route("/v1/chat/completions", wrap(chat), methods=["POST"]),
         Route("/v1/completions", wrap(completions), methods=["POST"]),
         Route("/v1/messages", wrap(messages), methods=["POST"]),

@@ -1,0 +1,355 @@
+"""Provider batch APIs, the shared part: request ids, the state file, submit / poll / collect.
+
+A batch backend (`batch_openai.py`, `batch_anthropic.py`) sends a run's requests as one or more provider
+batches (half price, results within 24 hours). Every batch id is written to `batches.json` in the run
+directory the moment the provider accepts it, so a proctor that is killed and started again polls the
+batches it already paid for instead of submitting them twice. Requests carry a `custom_id` derived from
+their content (model, messages, settings, and the occurrence of identical requests), which is how a
+restarted run recognises its own requests in the state file.
+
+Outcomes are Generation records as with every backend: a request that failed inside the batch, expired
+with it or was cancelled comes back with `error` set (and is submitted again by the next run, in a new
+batch); a batch still running when `max_wait` is reached comes back as errors that say so, and the next
+run goes on polling it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+
+from ..errors import InputError, ProctorError
+from ._http import RETRY_STATUSES, RequestFailed, RetryPolicy, parse_retry_after
+from .base import GenerateRequest, Generation
+
+log = logging.getLogger("proctor.models.batch")
+
+STATE_FILE = "batches.json"
+STATE_VERSION = 1
+SUBMITTING = "submitting"
+
+
+def request_ids(model: str, requests: Sequence[GenerateRequest]) -> list[str]:
+    """A stable `custom_id` per request (valid for both providers: [A-Za-z0-9_-], at most 64 characters)."""
+    seen: Counter[str] = Counter()
+    ids = []
+    for r in requests:
+        canonical = json.dumps({"model": model, **r.as_dict()}, sort_keys=True, ensure_ascii=False)
+        digest = hashlib.sha256(canonical.encode()).hexdigest()[:40]
+        ids.append(f"{digest}-{seen[digest]}")
+        seen[digest] += 1
+    return ids
+
+
+@dataclass
+class BatchJob:
+    """One provider batch, as recorded in the state file."""
+
+    provider: str  # "openai" | "anthropic"
+    batch_id: str
+    custom_ids: list[str]
+    submitted_at: float
+    status: str = "submitted"
+    ended: bool = False
+    input_file_id: str | None = None
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    results_url: str | None = None
+    failed_ids: list[str] = field(default_factory=list)  # collected with an error: the next run resubmits them
+    detail: str | None = None  # why the provider refused the whole batch, when it did
+    submission: str | None = None  # the key sent with the batch (OpenAI metadata) to find it after a kill
+
+    @property
+    def submitting(self) -> bool:
+        """Recorded before submission, not yet confirmed: the provider may or may not hold it."""
+        return self.status == SUBMITTING
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BatchJob:
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+class BatchState:
+    """The run directory's `batches.json`: every batch submitted for the run, written atomically."""
+
+    def __init__(self, path: Path, jobs: list[BatchJob]) -> None:
+        self.path = path
+        self.jobs = jobs
+
+    @classmethod
+    def load(cls, path: Path) -> BatchState:
+        if not path.exists():
+            return cls(path, [])
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            jobs = [BatchJob.from_dict(j) for j in data["jobs"]]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise InputError.at(path, f"unreadable batch state ({type(e).__name__}: {e}); it lists batches "
+                                      "already paid for: repair it rather than deleting it") from None
+        return cls(path, jobs)
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        payload = json.dumps({"version": STATE_VERSION, "jobs": [asdict(j) for j in self.jobs]}, indent=1)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def covering(self, ids: Sequence[str]) -> tuple[list[BatchJob], list[str]]:
+        """The recorded batches that hold some of `ids` (not as failures), and the ids no batch holds."""
+        wanted = set(ids)
+        jobs, covered = [], set()
+        for job in self.jobs:
+            held = (set(job.custom_ids) - set(job.failed_ids)) & wanted
+            if held:
+                jobs.append(job)
+                covered |= held
+        return jobs, [i for i in ids if i not in covered]
+
+
+class BatchProvider(Protocol):
+    """One provider's batch protocol."""
+
+    name: str
+    max_requests: int  # per batch
+
+    async def submit(self, items: Sequence[tuple[str, GenerateRequest]], submission: str) -> BatchJob: ...
+
+    async def recover(self, intent: BatchJob) -> BatchJob | None:
+        """The batch submitted for `intent` (recorded before a submission that was cut off), if the
+        provider has it; None when it does not (or cannot tell)."""
+        ...
+
+    async def poll(self, job: BatchJob) -> None:
+        """Refresh `job.status` (and `job.ended`, file ids, results URL) from the provider."""
+        ...
+
+    async def collect(self, job: BatchJob) -> dict[str, Generation]:
+        """Results of an ended batch, by custom_id (requests without a result are absent)."""
+        ...
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    state_path: Path
+    poll_interval: float = 30.0  # seconds between status requests
+    max_wait: float = 24 * 3600.0  # give up waiting (the batch keeps running; the next run picks it up)
+
+
+class BatchBackend:
+    """What a batch backend adds to its online model: the state file in the run directory, and `generate`
+    through `run_batched`. Mixed in before the online model's class."""
+
+    preferred_chunk_size = 100_000  # the runner should hand over the whole run: one batch, not many
+    model: str
+    batches: BatchProvider
+    options: BatchOptions | None = None
+
+    def _use_batches(self, provider: BatchProvider, state_dir: str | Path | None, poll_interval: float,
+                     max_wait: float) -> None:
+        self.batches = provider
+        self.poll_interval, self.max_wait = poll_interval, max_wait
+        if state_dir is not None:
+            self.use_run_dir(Path(state_dir))
+
+    def use_run_dir(self, run_dir: Path) -> None:
+        """Keep the batch state (`batches.json`) in `run_dir`: a killed run finds its batches there."""
+        self.options = BatchOptions(run_dir / STATE_FILE, self.poll_interval, self.max_wait)
+
+    async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        if self.options is None:
+            raise ProctorError("a batch model needs a state directory (the run directory) before it runs")
+        return await run_batched(requests, self.model, self.batches, self.options)
+
+
+async def run_batched(requests: Sequence[GenerateRequest], model: str, provider: BatchProvider,
+                      options: BatchOptions) -> list[Generation]:
+    """Submit what no recorded batch holds, poll every batch until it ends, return Generations in order."""
+    ids = request_ids(model, requests)
+    by_id = dict(zip(ids, requests, strict=True))
+    state = BatchState.load(options.state_path)
+    for intent in [j for j in state.jobs if j.submitting]:
+        await _settle_intent(intent, provider, state)
+    jobs, todo = state.covering(ids)
+    if jobs:
+        log.info("resuming %d recorded batch(es) from %s", len(jobs), options.state_path)
+    results: dict[str, Generation] = {}
+    for start in range(0, len(todo), provider.max_requests):
+        chunk = todo[start:start + provider.max_requests]
+        try:
+            job = await _submit(provider, state, [(cid, by_id[cid]) for cid in chunk])
+        except ProctorError as e:  # nothing was accepted: these requests are error records, nothing is lost
+            results |= {cid: Generation(error=f"batch not submitted: {e}") for cid in chunk}
+            continue
+        jobs.append(job)
+        log.info("submitted %s batch %s (%d requests)", provider.name, job.batch_id, len(chunk))
+    for job in await _wait(jobs, provider, state, options):
+        try:
+            results |= await _collect(job, provider, state, set(ids))
+        except ProctorError as e:
+            log.warning("could not read the results of %s batch %s (%s); the next run reads them again",
+                        provider.name, job.batch_id, e)
+    return [results.get(cid) or _missing(cid, jobs, options) for cid in ids]
+
+
+async def _submit(provider: BatchProvider, state: BatchState, items: list[tuple[str, GenerateRequest]]) -> BatchJob:
+    """Record the intent, submit, record the batch: a kill at any point leaves a state the next run settles."""
+    ids = [cid for cid, _ in items]
+    key = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:32] + f"-{int(time.time())}"
+    intent = BatchJob(provider.name, "", ids, time.time(), status=SUBMITTING, submission=key)
+    state.jobs.append(intent)
+    state.save()
+    try:
+        job = await provider.submit(items, key)
+    except ProctorError:
+        found = await _recover_quietly(provider, intent)  # it may have been accepted before the error
+        if found is None:
+            state.jobs.remove(intent)
+            state.save()
+            raise
+        job = found
+    state.jobs[state.jobs.index(intent)] = job
+    state.save()
+    return job
+
+
+async def _recover_quietly(provider: BatchProvider, intent: BatchJob) -> BatchJob | None:
+    try:
+        return await provider.recover(intent)
+    except ProctorError as e:
+        log.warning("%s batch submission failed and the provider could not be asked whether it was accepted "
+                    "(%s); its requests are error records and the next run submits them", provider.name, e)
+        return None
+
+
+async def _settle_intent(intent: BatchJob, provider: BatchProvider, state: BatchState) -> None:
+    """A submission a previous run began but never confirmed: adopt the provider's batch, or forget it."""
+    try:
+        found = await provider.recover(intent)
+    except ProctorError as e:
+        raise ProctorError(f"{state.path}: a batch submission was cut off and the provider could not be asked "
+                           f"whether it holds it ({e}); run again when it answers") from None
+    if found is None:
+        log.warning("%s: a %s batch submission was cut off and the provider has no such batch; its %d requests "
+                    "will be submitted again", state.path, provider.name, len(intent.custom_ids))
+        state.jobs.remove(intent)
+    else:
+        log.info("%s: found the %s batch %s of a cut-off submission", state.path, provider.name, found.batch_id)
+        state.jobs[state.jobs.index(intent)] = found
+    state.save()
+
+
+async def _wait(jobs: list[BatchJob], provider: BatchProvider, state: BatchState,
+                options: BatchOptions) -> list[BatchJob]:
+    """Poll until every job has ended or `max_wait` passes; the jobs that ended."""
+    deadline = time.monotonic() + options.max_wait
+    while True:
+        for job in jobs:
+            if not job.ended:
+                before = job.status
+                try:
+                    await provider.poll(job)
+                except ProctorError as e:  # retried already; try again at the next poll
+                    log.warning("polling %s batch %s failed: %s", provider.name, job.batch_id, e)
+                if job.status != before:
+                    log.info("%s batch %s: %s", provider.name, job.batch_id, job.status)
+                    state.save()
+        pending = [j for j in jobs if not j.ended]
+        if not pending or time.monotonic() + options.poll_interval > deadline:
+            return [j for j in jobs if j.ended]
+        await asyncio.sleep(options.poll_interval)
+
+
+async def _collect(job: BatchJob, provider: BatchProvider, state: BatchState, wanted: set[str]) -> dict[str, Generation]:
+    got = await provider.collect(job)
+    for cid in job.custom_ids:
+        if cid not in got:
+            got[cid] = Generation(error=f"{provider.name} batch {job.batch_id} ended '{job.status}' without a result "
+                                        "for this request; the next run submits it again")
+    failed = sorted(cid for cid, g in got.items() if g.error is not None and cid in job.custom_ids)
+    if failed != sorted(job.failed_ids):
+        job.failed_ids = failed
+        state.save()
+    return {cid: g for cid, g in got.items() if cid in wanted}
+
+
+def _missing(cid: str, jobs: list[BatchJob], options: BatchOptions) -> Generation:
+    job = next((j for j in jobs if cid in j.custom_ids and cid not in j.failed_ids), None)
+    where = f"batch {job.batch_id} is '{job.status}'" if job else "no batch holds it"
+    return Generation(error=f"no result yet: {where}; run again to pick it up (recorded in {options.state_path})")
+
+
+class BatchHTTP:
+    """The few HTTP calls a batch protocol makes, retried on 429 / 5xx / connection errors."""
+
+    def __init__(self, base_url: str, headers: dict[str, str], policy: RetryPolicy, seed: int = 0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._headers = headers  # may hold the API key: never logged
+        self.policy = policy
+        self._rng = random.Random(seed)
+
+    async def request(self, method: str, path_or_url: str, **kw: Any) -> httpx.Response:
+        url = path_or_url if path_or_url.startswith(("http://", "https://")) else self.base_url + path_or_url
+        attempt = 1
+        while True:
+            try:
+                return await self._once(method, url, **kw)
+            except RequestFailed as e:
+                if not e.retryable or attempt > self.policy.max_retries:
+                    raise ProctorError(f"batch API: {e}") from None
+                await asyncio.sleep(self.policy.wait(attempt, e.retry_after, self._rng))
+                attempt += 1
+
+    async def _once(self, method: str, url: str, **kw: Any) -> httpx.Response:
+        try:
+            async with httpx.AsyncClient(headers=self._headers, timeout=self.policy.timeout) as client:
+                resp = await client.request(method, url, **kw)
+        except httpx.HTTPError as e:
+            raise RequestFailed(f"{method} {url}: {type(e).__name__}: {e}", retryable=True) from None
+        if resp.status_code >= 400:
+            raise RequestFailed(f"HTTP {resp.status_code} from {method} {url}: {resp.text[:300]}",
+                                retryable=resp.status_code in RETRY_STATUSES or resp.status_code >= 500,
+                                status=resp.status_code, retry_after=parse_retry_after(resp.headers.get("retry-after")))
+        return resp
+
+    async def json(self, method: str, path_or_url: str, **kw: Any) -> dict[str, Any]:
+        resp = await self.request(method, path_or_url, **kw)
+        try:
+            data = resp.json()
+        except ValueError:
+            raise ProctorError(f"batch API: {method} {path_or_url} answered with unreadable JSON") from None
+        if not isinstance(data, dict):
+            raise ProctorError(f"batch API: {method} {path_or_url} answered {type(data).__name__}, not an object")
+        return data
+
+
+def jsonl_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL body; unreadable lines are skipped with a warning (their requests then
+    come back as 'no result' errors, never as answers)."""
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            log.warning("batch results line %d is not JSON; its request is counted as failed", n)
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return out
