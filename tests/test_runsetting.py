@@ -34,3 +34,10 @@ def test_key_separates_what_changes_scores_only() -> None:
     assert setting_key(run_setting(base)) == setting_key(run_setting(newer_extractor))
     assert setting_key(run_setting(base)) != setting_key(run_setting(hotter))
     assert setting_key(run_setting(base)) != setting_key(run_setting({**base, "mode": "logprob"}))
+
+
+def test_reasoning_and_extra_sampling_settings_are_labelled() -> None:
+    manifest = {"mode": "generate", "prompt_kind": "zero_shot",
+                "generation": {"temperature": 0.0, "max_tokens": 4096, "reasoning_effort": "high", "top_k": 20}}
+    assert setting_label(run_setting(manifest)) == (
+        "generate · zero_shot · temp 0 · max-tokens 4096 · reasoning-effort high · top-k 20")

@@ -57,6 +57,8 @@ def setting_label(setting: Mapping[str, Any]) -> str:
     gen = setting.get("generation") or {}
     names = {"temperature": "temp", "top_p": "top-p", "max_tokens": "max-tokens", "seed": "seed"}
     parts += [f"{short} {_number(gen[key])}" for key, short in names.items() if key in gen]
+    parts += [f"{k.replace('_', '-')} {_number(v)}" for k, v in gen.items()  # reasoning, top-k, system…
+              if k not in names and k != "stop"]
     if gen.get("stop"):
         parts.append("stop " + "|".join(json.dumps(s)[1:-1] for s in gen["stop"]))
     if int(setting.get("epochs") or 1) > 1:
