@@ -107,3 +107,17 @@ def test_full_disk_run_is_one_line_and_exit_2(tiny_disk: Path, tmp_path: Path) -
     samples = out / "samples.jsonl"
     for line in (samples.read_text().splitlines() if samples.exists() else []):  # only whole records on disk
         json.loads(line)
+
+
+def test_expand_run_dirs_opens_folders_of_runs(tmp_path: Path) -> None:
+    from proctor.runlog import MANIFEST, expand_run_dirs
+
+    for name in ("b", "a"):
+        (tmp_path / "many" / name).mkdir(parents=True)
+        (tmp_path / "many" / name / MANIFEST).write_text("{}")
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / MANIFEST).write_text("{}")
+    (tmp_path / "one" / "inner").mkdir()
+    (tmp_path / "one" / "inner" / MANIFEST).write_text("{}")
+    got = expand_run_dirs([tmp_path / "one", tmp_path / "many", tmp_path / "missing"])
+    assert got == [tmp_path / "one", tmp_path / "many" / "a", tmp_path / "many" / "b", tmp_path / "missing"]

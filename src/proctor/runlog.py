@@ -381,6 +381,16 @@ def read_results(run_dir: str | Path) -> Results | None:
         raise InputError.at(path, f"bad results: {e}") from None
 
 
+def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
+    """Each path as given when it is a run directory; a folder of run directories (such as `score -o OUT`
+    or `runs/`) as the run directories directly inside it, sorted. Anything else stays, for the reader's error."""
+    found: list[Path] = []
+    for given in map(Path, paths):
+        inside = sorted(p.parent for p in given.glob(f"*/{MANIFEST}")) if given.is_dir() else []
+        found += inside if inside and not (given / MANIFEST).exists() else [given]
+    return found
+
+
 def read_manifest(run_dir: str | Path) -> Manifest:
     d = Path(run_dir)
     mpath = d / MANIFEST

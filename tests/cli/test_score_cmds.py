@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's directory)
 
 import proctor
 from proctor.cli import main
@@ -37,15 +38,16 @@ def test_seed_example_subprocess_writes_both_outputs(tiny_model_dir: Path, tmp_p
         assert len(rows) == n_rows and set(rows[0]) == {"text", "query", "logp", "score"}
         lines = [json.loads(x) for x in (out / f"{stem}.jsonl").read_text().splitlines()]
         assert all(set(q["norms"]) == {"sum", "token", "char", "byte", "pmi"} for r in lines for q in r["queries"])
-    summary = json.loads((out / "summary.json").read_text())
+    run_dir = the_run_dir(out)  # the run log: a run directory of its own inside -o
+    summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["suites"]["test_A"]["n_scored"] == 2
     assert summary["suites"]["test_B"]["n_unscored"] == 1 and summary["suites"]["test_B"]["accuracy"] is None
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["model"]["spec"] == f"hf:{tiny_model_dir}" and manifest["scorer"]["norm"] == "sum"
     inputs = manifest["dataset"]["sha256"]
     assert len(inputs) == 3 and all(h.startswith("sha256:") and len(h) == 71 for h in inputs.values())
     # the proctor run log: readable without a model, with calibration, the -1 context unscored
-    log = read_run(out)
+    log = read_run(run_dir)
     assert log.manifest.mode == "logprob" and log.manifest.dataset["name"] == "test"
     assert log.manifest.dataset["n_items"] == 3 and log.manifest.dataset["content_hash"].startswith("sha256:")
     assert log.manifest.finished_at is not None and log.manifest.scorer["join"] == "newline"
@@ -87,13 +89,13 @@ def test_directory_form_in_process(tiny_model_dir: Path, tmp_path: Path, monkeyp
     assert row["norm"] == "char" and row["join"] == "space" and row["temperature"] == 0.5
     q = row["queries"][0]
     assert q["score"] == pytest.approx(q["norms"]["char"] / 0.5)
-    log = read_run(out)
+    log = read_run(the_run_dir(out))
     assert log.samples[0].extraction_rule == "argmax-char" and not log.samples[0].prompt.endswith("\n")
     assert log.samples[0].details["distribution"] == pytest.approx(row["distribution"])
     assert main(args) == 0  # the same inputs and options: the same run_id, recorded in the default store
     with Store(default_store) as st:
         (rec,) = st.list_runs()
-    assert rec.run_id == read_run(out).manifest.run_id == log.manifest.run_id
+    assert rec.run_id == read_run(the_run_dir(out)).manifest.run_id == log.manifest.run_id
 
 
 @pytest.mark.parametrize(

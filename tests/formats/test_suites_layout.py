@@ -34,13 +34,15 @@ def test_a_second_model_never_overwrites_the_first(tiny_model_dir: Path, tiny_gp
     first = {p.name: p.read_bytes() for p in out.glob("*_results.*")}
     assert set(first) == {results_stem("test", s, f"hf:{tiny_model_dir}") + ext for s in "AB"
                           for ext in (".csv", ".jsonl")}
-    # -o is also the run directory: another model there is refused, the first model's files untouched
-    assert main(["score", str(FIXTURES), "--model", f"hf:{tiny_gpt2_dir}", "-o", str(out), "--no-history"]) == 2
-    assert {p.name: p.read_bytes() for p in out.glob("*_results.*")} == first
-    other = tmp_path / "other"
-    assert main(["score", str(FIXTURES), "--model", f"hf:{tiny_gpt2_dir}", "-o", str(other), "--no-history"]) == 0
-    second = {p.name for p in other.glob("*_results.*")}
-    assert len(second) == 4 and not second & set(first)  # probsem's names: both sets fit in one directory
+    # a second model scored into the same -o: its files join the first model's, which stay byte for byte
+    assert main(["score", str(FIXTURES), "--model", f"hf:{tiny_gpt2_dir}", "-o", str(out), "--no-history"]) == 0
+    both = {p.name: p.read_bytes() for p in out.glob("*_results.*")}
+    assert len(both) == 8 and {k: both[k] for k in first} == first
+    runs = sorted(p.parent.name for p in out.glob("*/manifest.json"))
+    assert len(runs) == 2  # each model's run log in a directory of its own, inside -o
+    # the same command again resumes its own run instead of being refused
+    assert main(["score", str(FIXTURES), "--model", f"hf:{tiny_gpt2_dir}", "-o", str(out), "--no-history"]) == 0
+    assert sorted(p.parent.name for p in out.glob("*/manifest.json")) == runs
 
 
 def test_convert_to_suites_writes_probsems_layout_back(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's directory)
 
 import proctor
 from proctor.cli import main
@@ -39,7 +40,8 @@ def test_run_and_score_give_identical_numbers(tiny_model_dir: Path, tmp_path: Pa
                  "--no-progress"]) == 0
     assert main(["run", str(data), "--mode", "logprob", "--model", model, "-o", str(tmp_path / "r"), "--no-cache",
                  "--store", store, "--no-progress"]) == 0
-    scored, ran = _by_item(tmp_path / "s"), _by_item(tmp_path / "r")
+    s_dir = the_run_dir(tmp_path / "s")
+    scored, ran = _by_item(s_dir), _by_item(tmp_path / "r")
     assert scored.keys() == ran.keys() and len(scored) == (6 if multi else 3)
     for item_id, s in scored.items():
         r = ran[item_id]
@@ -47,7 +49,7 @@ def test_run_and_score_give_identical_numbers(tiny_model_dir: Path, tmp_path: Pa
         assert (s.outcome, s.extracted, s.score) == (r.outcome, r.extracted, r.score)
         assert s.details["logprobs"] == pytest.approx(r.details["logprobs"], abs=1e-6)
         assert s.details["distribution"] == pytest.approx(r.details["distribution"], abs=1e-6)
-    s_res, r_res = proctor.read_run(tmp_path / "s").results, proctor.read_run(tmp_path / "r").results
+    s_res, r_res = proctor.read_run(s_dir).results, proctor.read_run(tmp_path / "r").results
     assert s_res is not None and r_res is not None
     for key in ("n", "n_scored", "n_unscored", "accuracy", "ci_low", "ci_high"):
         assert s_res["overall"][key] == r_res["overall"][key], key

@@ -15,6 +15,8 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
+from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's directory)
+
 import proctor
 from proctor.cli import main
 from proctor.formats.suites import results_stem
@@ -34,8 +36,9 @@ def _suite_dir(tmp_path: Path) -> Path:
     return d
 
 
-def _lines(path: Path) -> int:
-    return len(path.read_text().splitlines()) if path.exists() else 0
+def _lines(out: Path) -> int:
+    """Samples logged so far by the run inside `score -o out`."""
+    return sum(len(p.read_text().splitlines()) for p in out.glob("*/samples.jsonl"))
 
 
 def _completions(srv: object) -> int:
@@ -50,18 +53,18 @@ def test_killed_score_resumes_without_reasking(tiny_model_dir: Path, tmp_path: P
                srv.base_url, "--concurrency", "4", "-o", str(out), "--store", str(store), "--no-progress"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 90
-        while _lines(out / "samples.jsonl") < 10 and time.monotonic() < deadline and proc.poll() is None:
+        while _lines(out) < 10 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        finished = _lines(out / "samples.jsonl")
+        finished = _lines(out)
         assert 10 <= finished < N, "the kill must land mid-run"
         srv.reset()
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=300)
         assert done.returncode == 0, done.stderr
         # 4 requests per unfinished context at most (2 queries + 2 unconditional), + 1 capability probe
         assert _completions(srv) <= (N - finished) * 4 + 1
-    log = proctor.read_run(out)
+    log = proctor.read_run(the_run_dir(out))
     assert len(log.samples) == N and (log.results or {})["overall"]["n_scored"] == N
     stem = results_stem("p", "T", "openai:tiny")  # probsem's naming: prompt, suite, model
     assert (out / f"{stem}.csv").exists() and (out / f"{stem}.jsonl").exists()
@@ -82,6 +85,6 @@ def test_other_base_url_reuses_the_cache(tiny_model_dir: Path, tmp_path: Path, m
         score([second.base_url, first.base_url], "b")  # another URL set, another run directory
         probes = _completions(first) + _completions(second)
         assert probes <= 1  # only the capability probe: every log-prob came from the cache
-    a, b = proctor.read_run(tmp_path / "a"), proctor.read_run(tmp_path / "b")
+    a, b = proctor.read_run(the_run_dir(tmp_path / "a")), proctor.read_run(the_run_dir(tmp_path / "b"))
     assert {s.item_id: s.details["logprobs"] for s in a.samples} == {s.item_id: s.details["logprobs"] for s in b.samples}
     assert "base_url" not in json.dumps(a.manifest.model_identity)

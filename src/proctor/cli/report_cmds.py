@@ -25,7 +25,8 @@ REPORT_EXAMPLES = """Examples (after `proctor run … -o runs/NAME` on the bundl
 
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(
-        metavar="RUN_DIR...", show_default=False, help="Run directories (manifest.json + samples.jsonl).")],
+        metavar="RUN_DIR...", show_default=False,
+        help="Run directories (manifest.json + samples.jsonl), or folders of them (e.g. runs/, score's -o).")],
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", metavar="FILE", help="File to write (default: report.html, or report.md with --format md).")
     ] = None,
@@ -42,7 +43,9 @@ def report(
     if fmt is None:
         fmt = ReportFormat.MD if output is not None and output.suffix.lower() in (".md", ".markdown") else ReportFormat.HTML
     out = output or Path("report.md" if fmt == ReportFormat.MD else "report.html")
-    path = write_report(run_dirs, out, fmt="md" if fmt == ReportFormat.MD else "html", store=store)
+    from ..runlog import expand_run_dirs
+
+    path = write_report(expand_run_dirs(run_dirs), out, fmt="md" if fmt == ReportFormat.MD else "html", store=store)
     typer.echo(str(path))
 
 

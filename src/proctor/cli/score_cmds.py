@@ -91,7 +91,10 @@ def score(
     temp: Annotated[float | None, options.old_spelling("--temp", "NUMBER")] = None,
     join: Annotated[str, typer.Option(metavar="newline|space", help=(
         "How a context and its query are joined (newline: probsem's, the query on its own line)."))] = "newline",
-    out: options.Out = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help=(
+        "Folder for probsem's result files (CSV + JSONL per suite, named with the model: several models"
+        " accumulate); each run log goes in a run directory inside it."
+        " Default: the run directory under --runs-root."))] = None,
     runs_root: options.RunsRoot = Path("runs"),
     store: options.Store = None,
     no_cache: options.NoCache = False,
@@ -103,8 +106,10 @@ def score(
     """Score every context x query pair of probsem test suites by log-probability.
 
     The run goes through the same path as `proctor run --mode logprob` (request cache, kill -9 resume,
-    history). Writes CSV + JSONL per suite and summary.json into the run directory, beside the run log
-    (manifest.json, samples.jsonl, results.json) that `proctor report`, `runs`, `history` and `compare` read.
+    history). Writes CSV + JSONL per suite, named with the model as probsem names them, into `--out` (several
+    models accumulate there; default: the run directory), and the run log (manifest.json, samples.jsonl,
+    results.json, summary.json) that `proctor report`, `runs`, `history` and `compare` read into a run
+    directory under `--out` (default: under `--runs-root`).
     """
     from ..models.registry import get_model
     from ..runner import RunConfig, evaluate
@@ -118,13 +123,15 @@ def score(
     given = model_options or options.ModelOptions({})
     given.check_applicable([model])
     m = get_model(model, **given.for_spec(model))
-    config = RunConfig(mode="logprob", out_dir=out, runs_root=runs_root, use_cache=not no_cache, store_path=store,
+    # -o is probsem's output folder: each model's CSVs accumulate there, each run log in a directory of its own
+    config = RunConfig(mode="logprob", runs_root=out or runs_root, use_cache=not no_cache, store_path=store,
                        record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
     log = evaluate(task, m, config)
     results = suite_results(task.items, log.samples)
-    written = write_probsem_outputs(log.path, m.name.replace("/", "-"), results, opts)
+    written = write_probsem_outputs(out or log.path, log.path, m.name.replace("/", "-"), results, opts)
     _print_table(model, norm, temperature, results)
-    typer.echo(f"wrote {len(written)} files and a run log (manifest.json, samples.jsonl, results.json) to {log.path}")
+    typer.echo(f"wrote {len(written) - 1} result files to {out or log.path}; the run log (manifest.json,"
+               f" samples.jsonl, results.json, summary.json) is in {log.path}")
     finish(log, max_error_rate)
 
 

@@ -342,15 +342,15 @@ def suite_results(items: Sequence[Item], samples: Sequence[Sample]) -> list[Suit
     return [SuiteResult(p, t, ctxs, suite_summary(ctxs)) for (p, t), ctxs in groups.items()]
 
 
-def write_probsem_outputs(out_dir: str | Path, model_slug: str, results: Sequence[SuiteResult],
+def write_probsem_outputs(out_dir: str | Path, run_dir: str | Path, model_slug: str, results: Sequence[SuiteResult],
                           options: ScoreOptions) -> list[Path]:
-    """probsem's files beside the run log: per suite a CSV and a JSONL, and summary.json; return their paths.
-
-    `model_slug` names the model for file names that carry it (`proctor.formats` decides the naming)."""
+    """probsem's files: per suite a CSV and a JSONL in `out_dir`, named with the model as probsem names them
+    (so several models' files accumulate there), and summary.json beside the run log in `run_dir`; return
+    their paths. `model_slug` names the model (`proctor.formats` decides the naming)."""
     written: list[Path] = []
     for r in results:
         written += write_outputs(out_dir, r, options, model_slug).values()
-    written.append(write_summary(out_dir, list(results)))
+    written.append(write_summary(run_dir, list(results)))
     return written
 
 
