@@ -1,13 +1,16 @@
 """Benchmark the HTTP backend against proctor's local OpenAI-compatible server (a real process on 127.0.0.1).
 
-1. Throughput: N requests at concurrency C against a server answering after a fixed latency L;
-   reports wall / ideal, where ideal = ceil(N / C) x L (goal <= 1.2), with the client's and the
-   server's CPU time so a CPU-starved machine is visible as such.
+1. Throughput: N requests at concurrency C against a server answering after a fixed latency L, for
+   each HTTP client side by side in one run (repeats interleaved, so a change in machine load hits all
+   alike): aiohttp (the package's), the hand-written HTTP/1.1 client it replaced and httpx (both as on
+   main before issue 24, from bench/_old_http.py). Reports wall / ideal, where ideal = ceil(N / C) x L
+   (goal <= 1.2), requests/s, and the client's CPU per request beside the server's CPU, so a
+   CPU-starved machine is visible as such.
 2. Faults: the same load with a fraction of requests failing (429 with Retry-After, 500, a hang past
    the client timeout, a malformed JSON body): completed, errors, retries, lost (must be 0).
 
-    python bench/bench_api.py [--requests 2000] [--concurrency 64] [--latency 0.05] [--transport auto|httpx]
-        [--json out.json]
+    python bench/bench_api.py [--requests 2000] [--concurrency 64] [--latency 0.05] [--repeats 3]
+        [--clients aiohttp,hand-written,httpx] [--json out.json]
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from rich.table import Table
 from proctor.models import GenerateRequest, Message
 from proctor.models.openai import OpenAIModel
 from proctor.testing import serve
+
+CLIENTS = ("aiohttp", "hand-written", "httpx")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -48,25 +53,40 @@ async def _run(model: OpenAIModel, n: int) -> tuple[float, float, list[Any]]:
     return wall, cpu, out
 
 
-def throughput(n: int, concurrency: int, latency: float, repeats: int, transport: str) -> dict[str, Any]:
+def _model(url: str, concurrency: int, client: str) -> OpenAIModel:
+    """An OpenAI-compatible model whose requests go through `client`."""
+    model = OpenAIModel("bench", base_url=url, concurrency=concurrency, api_key="x")
+    if client != "aiohttp":  # main's client: same retry policy, same headers, same in-flight limit
+        from _old_http import HTTPBackend as OldBackend
+
+        model.http = OldBackend(model._urls, model._request_headers, concurrency=concurrency,  # type: ignore[assignment]
+                                policy=model.http.policy, transport="auto" if client == "hand-written" else "httpx")
+    return model
+
+
+def throughput(n: int, concurrency: int, latency: float, repeats: int, clients: list[str]) -> dict[str, Any]:
     ideal = math.ceil(n / concurrency) * latency
-    runs = []
+    runs: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
     with serve(latency=latency) as srv:
-        asyncio.run(_run(OpenAIModel("bench", base_url=srv.base_url, concurrency=concurrency, api_key="x"), 200))
+        for client in clients:  # warm-up: imports, the server's first requests
+            asyncio.run(_run(_model(srv.base_url, concurrency, client), 200))
         for _ in range(repeats):
-            srv.reset()
-            s0 = _cpu_seconds(srv.proc.pid)
-            model = OpenAIModel("bench", base_url=srv.base_url, concurrency=concurrency, api_key="x",
-                                transport=transport)
-            wall, cpu, out = asyncio.run(_run(model, n))
-            stats = srv.stats()
-            runs.append({"wall_s": wall, "ratio": wall / ideal, "client_cpu_s": cpu,
-                         "server_cpu_s": _cpu_seconds(srv.proc.pid) - s0, "errors": sum(g.error is not None for g in out),
-                         "server_max_in_flight": stats["max_in_flight"], "server_requests": stats["requests"]})
-    best = min(runs, key=lambda r: r["wall_s"])
+            for client in clients:
+                srv.reset()
+                s0 = _cpu_seconds(srv.proc.pid)
+                wall, cpu, out = asyncio.run(_run(_model(srv.base_url, concurrency, client), n))
+                stats = srv.stats()
+                runs[client].append({
+                    "wall_s": wall, "ratio": wall / ideal, "requests_per_s": n / wall, "client_cpu_s": cpu,
+                    "client_cpu_ms_per_request": 1000 * cpu / n, "server_cpu_s": _cpu_seconds(srv.proc.pid) - s0,
+                    "errors": sum(g.error is not None for g in out), "server_max_in_flight": stats["max_in_flight"],
+                    "server_requests": stats["requests"]})
+    summary = {c: {"median_ratio": statistics.median(r["ratio"] for r in rs),
+                   "median_requests_per_s": statistics.median(r["requests_per_s"] for r in rs),
+                   "median_client_cpu_ms_per_request": statistics.median(r["client_cpu_ms_per_request"] for r in rs)}
+               for c, rs in runs.items()}
     return {"requests": n, "concurrency": concurrency, "latency_s": latency, "ideal_s": ideal, "runs": runs,
-            "best_ratio": best["ratio"], "median_ratio": statistics.median(r["ratio"] for r in runs),
-            "transport": transport, "load_avg_1m": os.getloadavg()[0], "cpus": os.cpu_count()}
+            "summary": summary, "load_avg_1m": os.getloadavg()[0], "cpus": os.cpu_count()}
 
 
 def faults(n: int, concurrency: int, latency: float, rate: float, seed: int) -> dict[str, Any]:
@@ -91,22 +111,31 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--fault-rate", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--transport", choices=["auto", "httpx"], default="auto",
-                    help="auto: the lean client for http:// endpoints; httpx: always httpx")
+    ap.add_argument("--clients", default=",".join(CLIENTS),
+                    help="comma-separated, among aiohttp (proctor's), hand-written and httpx (main's, before #24)")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args()
 
-    tp = throughput(args.requests, args.concurrency, args.latency, args.repeats, args.transport)
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    if unknown := [c for c in clients if c not in CLIENTS]:
+        ap.error(f"unknown client(s) {unknown}: choose among {', '.join(CLIENTS)}")
+    tp = throughput(args.requests, args.concurrency, args.latency, args.repeats, clients)
     ft = faults(args.requests, args.concurrency, args.latency, args.fault_rate, args.seed)
 
-    console = Console(width=120)
+    console = Console(width=140)
     t = Table(title=f"{args.requests} requests, concurrency {args.concurrency}, {args.latency * 1000:g} ms latency "
-                    f"(ideal {tp['ideal_s']:.2f} s; transport {args.transport}; {tp['cpus']} CPUs, load {tp['load_avg_1m']:.1f})")
-    for col in ("run", "wall s", "wall/ideal", "client CPU s", "server CPU s", "max in flight", "errors"):
+                    f"(ideal {tp['ideal_s']:.2f} s; {tp['cpus']} CPUs, load {tp['load_avg_1m']:.1f})")
+    for col in ("client", "run", "wall s", "wall/ideal", "requests/s", "client CPU s", "client CPU ms/request",
+                "server CPU s", "max in flight", "errors"):
         t.add_column(col, justify="right")
-    for i, r in enumerate(tp["runs"], 1):
-        t.add_row(str(i), f"{r['wall_s']:.2f}", f"{r['ratio']:.2f}", f"{r['client_cpu_s']:.2f}",
-                  f"{r['server_cpu_s']:.2f}", str(r["server_max_in_flight"]), str(r["errors"]))
+    for client, rs in tp["runs"].items():
+        for i, r in enumerate(rs, 1):
+            t.add_row(client, str(i), f"{r['wall_s']:.2f}", f"{r['ratio']:.2f}", f"{r['requests_per_s']:.0f}",
+                      f"{r['client_cpu_s']:.2f}", f"{r['client_cpu_ms_per_request']:.3f}", f"{r['server_cpu_s']:.2f}",
+                      str(r["server_max_in_flight"]), str(r["errors"]))
+        m = tp["summary"][client]
+        t.add_row(client, "median", "", f"{m['median_ratio']:.2f}", f"{m['median_requests_per_s']:.0f}", "",
+                  f"{m['median_client_cpu_ms_per_request']:.3f}", "", "", "", end_section=True)
     console.print(t)
     f = Table(title=f"{args.requests} requests with {args.fault_rate:.0%} injected faults (seed {args.seed})")
     for col in ("completed", "errors", "lost", "retries", "faults injected", "wall s"):

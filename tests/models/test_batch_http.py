@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yarl
 
 from proctor.errors import ProctorError
 from proctor.models import GenerateRequest, GenerationSettings, Message
@@ -179,11 +180,11 @@ async def test_a_redirect_is_followed_without_the_api_key(server: LocalServer, r
 def test_credentials_follow_the_origin_only() -> None:
     http = BatchHTTP("https://api.example.com/v1", {"anthropic-version": "v"}, RetryPolicy(),
                      credentials={"x-api-key": "k"})
-    assert http._request_headers(httpx.URL("https://api.example.com:443/v1/x")) == {"anthropic-version": "v",
+    assert http._request_headers(yarl.URL("https://api.example.com:443/v1/x")) == {"anthropic-version": "v",
                                                                                     "x-api-key": "k"}
     for elsewhere in ("http://api.example.com/v1/x", "https://api.example.com:8443/x", "https://cdn.example.com/x",
                       "https://api.example.com.evil.test/x"):
-        assert http._request_headers(httpx.URL(elsewhere)) == {"anthropic-version": "v"}, elsewhere
+        assert http._request_headers(yarl.URL(elsewhere)) == {"anthropic-version": "v"}, elsewhere
 
 
 # -- base URL forms and echoed keys (item 8) -----------------------------------------------------------

@@ -95,11 +95,10 @@ async def test_retry_after_is_honoured_on_429(server: LocalServer) -> None:
     assert server.stats()["requests"] == 2
 
 
-@pytest.mark.parametrize("transport", ["auto", "httpx"])
 @pytest.mark.parametrize("kind", ["500", "garbage", "hang"])
-async def test_retries_recover_from_faults(server: LocalServer, kind: str, transport: str) -> None:
+async def test_retries_recover_from_faults(server: LocalServer, kind: str) -> None:
     server.configure(fault_rate=1.0, faults=[kind], max_faults=2, hang_s=5.0)
-    model = fast(server, timeout=0.3, transport=transport)
+    model = fast(server, timeout=0.3)
     [g] = await model.generate([ask()])
     assert g.error is None and g.text == "The answer is (A)"
     assert model.stats == {"requests": 1, "attempts": 3, "retries": 2, "errors": 0}
@@ -270,11 +269,10 @@ def test_an_unloadable_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
         OpenAIModel("tiny", base_url="http://127.0.0.1:9/v1", tokenizer=str(tmp_path / "missing"))
 
 
-@pytest.mark.parametrize("transport", ["auto", "httpx"])
-async def test_a_fifth_of_requests_failing_loses_none(server: LocalServer, transport: str) -> None:
+async def test_a_fifth_of_requests_failing_loses_none(server: LocalServer) -> None:
     """Issue 5's fault run: 429s, 500s, hangs past the timeout and garbage bodies on 20% of requests."""
     server.configure(fault_rate=0.2, seed=5, retry_after=0.02, hang_s=5.0)
-    model = fast(server, concurrency=16, timeout=0.5, max_retries=6, transport=transport)
+    model = fast(server, concurrency=16, timeout=0.5, max_retries=6)
     reqs = [ask(f"{QUESTION}\nvariant {i}") for i in range(150)]
     out = await model.generate(reqs)
     stats = server.stats()

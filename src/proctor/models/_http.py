@@ -17,14 +17,13 @@ import json
 import logging
 import os
 import random
-import ssl
 import time
-import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, TypeVar
 
-import httpx
+import aiohttp
+import yarl
 
 from .. import progress
 from ..errors import ProctorError
@@ -166,157 +165,50 @@ class EndpointPool:
         self.in_flight[i] -= 1
 
 
-class _Connection:
-    """One keep-alive HTTP/1.1 connection over asyncio streams, for plain-http endpoints.
-
-    httpx costs about 2 ms of CPU per request; this costs about 0.2 ms, which is what lets one
-    process keep a fleet of local vLLM servers busy at concurrency 64 and more. Responses with a
-    Content-Length, chunked bodies and read-to-close bodies are understood.
-    """
-
-    def __init__(self, host: str, port: int, max_body: int = DEFAULT_MAX_BODY) -> None:
-        self.host, self.port = host, port
-        self.max_body = max_body
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.reader = self.writer = None
-
-    async def post(self, target: str, payload: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        reused = self.writer is not None
-        try:
-            return await self._exchange(target, payload, headers)
-        except (ConnectionError, asyncio.IncompleteReadError) as e:
-            self.close()
-            if reused and not (isinstance(e, asyncio.IncompleteReadError) and e.partial):
-                return await self._exchange(target, payload, headers)  # the server closed an idle connection
-            raise
-
-    async def _exchange(self, target: str, payload: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        assert self.reader is not None
-        head = [f"POST {target} HTTP/1.1", f"Host: {self.host}:{self.port}", "Content-Type: application/json",
-                f"Content-Length: {len(payload)}", "Accept: application/json"]
-        head += [f"{k}: {v}" for k, v in headers.items()]
-        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
-        raw = await self.reader.readuntil(b"\r\n\r\n")
-        lines = raw.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ", 2)
-        if len(parts) < 2 or not parts[1].isdigit():
-            raise ConnectionError(f"bad HTTP status line {lines[0][:60]!r}")
-        status = int(parts[1])
-        got: dict[str, str] = {}
-        for line in lines[1:]:
-            if line:
-                k, _, v = line.partition(":")
-                got[k.strip().lower()] = v.strip()
-        try:
-            content = await self._read_body(got)
-        except BodyTooLarge:
-            self.close()  # the rest of the body is never read: the connection cannot be reused
-            raise
-        if got.get("connection", "").lower() == "close":
-            self.close()
-        return status, got, content
-
-    async def _read_body(self, got: dict[str, str]) -> bytes:
-        assert self.reader is not None
-        if "content-length" in got:
-            length = int(got["content-length"])
-            if length > self.max_body:
-                raise BodyTooLarge(self.max_body)
-            return await self.reader.readexactly(length)
-        if "chunked" in got.get("transfer-encoding", "").lower():
-            return await self._read_chunked()
-        got["connection"] = "close"
-        content = await self.reader.read(self.max_body + 1)
-        while content and len(content) <= self.max_body:
-            more = await self.reader.read(self.max_body + 1 - len(content))
-            if not more:
-                break
-            content += more
-        if len(content) > self.max_body:
-            raise BodyTooLarge(self.max_body)
-        return content
-
-    async def _read_chunked(self) -> bytes:
-        assert self.reader is not None
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
-            if size == 0:
-                await self.reader.readuntil(b"\r\n")  # no trailers expected
-                return b"".join(chunks)
-            total += size
-            if total > self.max_body:
-                raise BodyTooLarge(self.max_body)
-            chunks.append(await self.reader.readexactly(size))
-            await self.reader.readexactly(2)
-
-
-class _Slot:
-    """One unit of concurrency: its own connections, made on first use."""
-
-    def __init__(self) -> None:
-        self.client: httpx.AsyncClient | None = None
-        self.conns: dict[tuple[str, int], _Connection] = {}
-
-    async def aclose(self) -> None:
-        for conn in self.conns.values():
-            conn.close()
-        if self.client is not None:
-            await self.client.aclose()
-
-
 class HTTPBackend:
-    """Posts JSON with retries, bounded concurrency and endpoint spreading.
+    """Posts JSON with retries, bounded concurrency and endpoint spreading, through one aiohttp session.
 
-    Plain-http endpoints (local servers, fleets on a private network) use a lean built-in HTTP/1.1
-    client unless `transport="httpx"` or a proxy is configured in the environment; https endpoints
-    use httpx (TLS, proxies). Each concurrency slot owns its connections, so no pool is shared.
+    The session is made on first use in the running event loop: one keep-alive pool of at most
+    `concurrency` connections, shared by every endpoint, TLS verified against the system's CAs, proxies
+    taken from the environment (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY) when one is set. Redirects are not
+    followed: a reply goes only to the origin the request was sent to, its key included.
     """
 
     def __init__(self, urls: Sequence[str], headers: dict[str, str], *, concurrency: int,
-                 policy: RetryPolicy, seed: int = 0, transport: str = "auto", max_body: int | None = None) -> None:
+                 policy: RetryPolicy, seed: int = 0, max_body: int | None = None) -> None:
         if concurrency < 1:
             raise ProctorError(f"concurrency must be at least 1, got {concurrency}")
-        if transport not in ("auto", "httpx"):
-            raise ProctorError(f"transport must be 'auto' or 'httpx', got {transport!r}")
         self.pool = EndpointPool(urls)
-        self._headers = headers  # may hold the API key: kept private, never logged
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}  # the key: never logged
         self.concurrency = concurrency
         self.limiter = AdaptiveLimit(concurrency)  # backs off on 429s; `limiter.current` for progress bars
         self.policy = policy
         self.stats = CallStats()
         self.max_body = max_body if max_body is not None else max_body_bytes()
         self._rng = random.Random(seed)
-        self._lean = transport == "auto" and not any(os.environ.get(v) for v in _PROXY_VARS)
-        self._slots: asyncio.Queue[_Slot] | None = None
-        self._all: list[_Slot] = []
+        self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return f"HTTPBackend(urls={[redact_url(u) for u in self.pool.urls]!r}, concurrency={self.concurrency})"
 
-    def _queue(self) -> asyncio.Queue[_Slot]:
+    def _client(self) -> aiohttp.ClientSession:
+        """The session of the running loop (a backend used again under a new `asyncio.run` gets a new one)."""
         loop = asyncio.get_running_loop()
-        if self._slots is None or self._loop is not loop:
-            self._all = [_Slot() for _ in range(self.concurrency)]
-            self._slots = asyncio.Queue()
-            for slot in self._all:
-                self._slots.put_nowait(slot)
+        if self._session is None or self._loop is not loop or self._session.closed:
+            if self._session is not None and not self._session.closed:
+                _abandon(self._session)
+            self._session = new_session(self.concurrency, self._headers)
             self._loop = loop
-        return self._slots
+        return self._session
 
     async def aclose(self) -> None:
-        for slot in self._all:
-            await slot.aclose()
-        self._all, self._slots = [], None
+        if self._session is not None:
+            if self._loop is asyncio.get_running_loop():
+                await self._session.close()
+            else:
+                _abandon(self._session)
+        self._session = None
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """POST `body` to `path` on one of the endpoints, retrying; return (JSON, latency of the last attempt)."""
@@ -351,88 +243,114 @@ class HTTPBackend:
         return result
 
     async def _attempt(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        slots = self._queue()
-        slot = await slots.get()
+        session = self._client()
         progress.in_flight(+1)  # the progress bar shows requests on the wire and requests/s
         i = self.pool.acquire()
-        url = endpoint_url(self.pool.urls[i], path)
-        shown = redact_url(url)  # what messages may say: never a key
+        url, shown = _endpoint(self.pool.urls[i], path)  # shown: what messages may say, never a key
         self.stats.attempts += 1
         t0 = time.perf_counter()
         try:
             async with asyncio.timeout(self.policy.timeout):
-                status, headers, content = await self._send(slot, url, body)
-        except TimeoutError:
-            for conn in slot.conns.values():
-                conn.close()  # a response may still arrive on it: never reuse
+                status, retry_after, content = await self._send(session, url, json.dumps(body).encode())
+        except TimeoutError:  # the connection is closed, not pooled: a late reply never lands on another request
             raise RequestFailed(f"timed out after {self.policy.timeout:g}s at {shown}", retryable=True) from None
         except BodyTooLarge as e:
             raise RequestFailed(f"{e} from {shown}", retryable=False) from None
-        except (httpx.TransportError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                ValueError) as e:
+        except (aiohttp.ClientError, OSError, ValueError) as e:
             raise RequestFailed(f"connection error at {shown}: {type(e).__name__}: {redact_text(str(e))}",
                                 retryable=True) from None
         finally:
             progress.in_flight(-1)
             progress.report(requests=1)
             self.pool.release(i)
-            slots.put_nowait(slot)
-        return _decode(status, headers, content, shown), time.perf_counter() - t0
+        return _decode(status, retry_after, content, shown), time.perf_counter() - t0
 
-    async def _send(self, slot: _Slot, url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        payload = json.dumps(body).encode()
-        parsed = urllib.parse.urlsplit(url)
-        if self._lean and parsed.scheme == "http":
-            origin = (parsed.hostname or "localhost", parsed.port or 80)
-            conn = slot.conns.get(origin)
-            if conn is None:
-                conn = slot.conns[origin] = _Connection(*origin, max_body=self.max_body)
-            target = parsed.path + (f"?{parsed.query}" if parsed.query else "")
-            return await conn.post(target, payload, self._headers)
-        if slot.client is None:
-            n = len(self.pool.urls)
-            slot.client = httpx.AsyncClient(headers=self._headers, verify=_ssl_context(), timeout=None,
-                                            limits=httpx.Limits(max_connections=n, max_keepalive_connections=n))
-        async with slot.client.stream("POST", url, content=payload,
-                                      headers={"Content-Type": "application/json"}) as resp:
-            declared = resp.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > self.max_body:
-                raise BodyTooLarge(self.max_body)
-            chunks: list[bytes] = []
-            total = 0
-            async for chunk in resp.aiter_bytes():
-                total += len(chunk)
-                if total > self.max_body:
-                    raise BodyTooLarge(self.max_body)
-                chunks.append(chunk)
-            return resp.status_code, {k.lower(): v for k, v in resp.headers.items()}, b"".join(chunks)
+    async def _send(self, session: aiohttp.ClientSession, url: yarl.URL, payload: bytes) -> tuple[int, str | None, bytes]:
+        """One POST (the session carries the headers): (status, its Retry-After header, the body up to the cap)."""
+        body = aiohttp.payload.BytesPayload(payload, content_type="application/json")  # skips the registry lookup
+        async with session.post(url, data=body, allow_redirects=False) as resp:
+            return resp.status, resp.headers.get("Retry-After"), await read_capped(resp, self.max_body)
+
+
+def new_session(connections: int, headers: dict[str, str] | None = None, *, local: bool = False) -> aiohttp.ClientSession:
+    """An aiohttp session: a keep-alive pool of `connections`, verified TLS, DNS cached, no cookies, no
+    overall timeout (the callers bound each attempt themselves), proxies from the environment when one is
+    set (never for a `local` server on this machine)."""
+    connector = aiohttp.TCPConnector(limit=connections, limit_per_host=0, ttl_dns_cache=300)
+    proxied = not local and any(os.environ.get(v) for v in _PROXY_VARS)
+    return aiohttp.ClientSession(connector=connector, headers=headers, timeout=aiohttp.ClientTimeout(total=None),
+                                 trust_env=proxied, cookie_jar=aiohttp.DummyCookieJar(), read_bufsize=1 << 16)
+
+
+async def get_once(url: str, *, headers: dict[str, str] | None = None, timeout: float = 10.0,
+                   local: bool = False) -> tuple[int, bytes]:
+    """One GET outside any backend's pool (a health check, GET /models): (status, body up to the response
+    cap); any failure to get an answer is a `RequestFailed`."""
+    try:
+        async with asyncio.timeout(timeout), new_session(1, headers, local=local) as session, \
+                session.get(url, allow_redirects=False) as resp:
+            return resp.status, await read_capped(resp, max_body_bytes())
+    except TimeoutError:
+        raise RequestFailed(f"timed out after {timeout:g}s at {redact_url(url)}", retryable=True) from None
+    except BodyTooLarge as e:
+        raise RequestFailed(f"{e} from {redact_url(url)}", retryable=False) from None
+    except (aiohttp.ClientError, OSError, ValueError) as e:
+        raise RequestFailed(f"connection error at {redact_url(url)}: {type(e).__name__}: {redact_text(str(e))}",
+                            retryable=True) from None
+
+
+async def read_capped(resp: aiohttp.ClientResponse, cap: int) -> bytes:
+    """The whole body (decompressed), or BodyTooLarge once it passes `cap` bytes: a declared length over the
+    cap is refused before reading, a chunked or read-to-close body is counted as it arrives."""
+    declared = resp.content_length
+    if declared is not None and declared > cap:
+        raise BodyTooLarge(cap)
+    if declared is not None and resp.headers.get("Content-Encoding", "identity") == "identity":
+        return await resp.read()  # the parser stops at the declared length: it cannot grow past the cap
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in resp.content.iter_any():
+        total += len(chunk)
+        if total > cap:
+            raise BodyTooLarge(cap)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _abandon(session: aiohttp.ClientSession) -> None:
+    """Drop a session whose event loop has ended: its sockets are closed without awaiting that loop."""
+    connector = session.connector
+    session.detach()
+    if connector is not None:
+        connector._close()  # the loop it would await is gone: close the transports now, without it
+
+
+@functools.lru_cache(maxsize=256)
+def _endpoint(base: str, path: str) -> tuple[yarl.URL, str]:
+    """The URL a request goes to, parsed once, and how messages show it (redacted)."""
+    url = endpoint_url(base, path)
+    return yarl.URL(url), redact_url(url)
 
 
 @functools.lru_cache(maxsize=256)
 def endpoint_url(base: str, path: str) -> str:
     """`base` + `path` with the base's query kept after the path (`…/v1?api-version=X` + `/chat/completions`
-    is `…/v1/chat/completions?api-version=X`), through httpx's URL model, never string concatenation."""
-    u = httpx.URL(base)
-    return str(u.copy_with(path=u.path.rstrip("/") + path))
+    is `…/v1/chat/completions?api-version=X`), through yarl's URL model, never string concatenation."""
+    u = yarl.URL(base)
+    return str(u.with_path(u.path.rstrip("/") + path, keep_query=True))
 
 
-_PROXY_VARS = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+_PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One verified TLS context for every client (loading CA certificates is slow)."""
-    return httpx.create_ssl_context()
-
-
-def _decode(status: int, headers: dict[str, str], content: bytes, url: str) -> dict[str, Any]:
+def _decode(status: int, retry_after: str | None, content: bytes, url: str) -> dict[str, Any]:
     if status >= 400:
         detail = redact_text(content[:300].decode("utf-8", "replace").strip())
         raise RequestFailed(
             f"HTTP {status} from {url}: {detail}",
             retryable=status in RETRY_STATUSES or status >= 500,
             status=status,
-            retry_after=parse_retry_after(headers.get("retry-after")),
+            retry_after=parse_retry_after(retry_after),
         )
     try:
         data = json.loads(content)
@@ -475,8 +393,7 @@ class HTTPModel(ModelBase):
     api_key_env: ClassVar[str]  # where the key comes from when none is passed, e.g. OPENAI_API_KEY
 
     def __init__(self, model: str, base_url: str | Sequence[str] | None, *, api_key: str | None,
-                 concurrency: int, timeout: float, max_retries: int, backoff_base: float, seed: int,
-                 transport: str) -> None:
+                 concurrency: int, timeout: float, max_retries: int, backoff_base: float, seed: int) -> None:
         self.model = model
         self.name = f"{self.prefix}:{model}"
         urls, url_key = split_credentials(normalize_base_urls(base_url, self.base_url_env, self.default_base_url))
@@ -492,8 +409,7 @@ class HTTPModel(ModelBase):
             if name.lower() in CREDENTIAL_HEADERS:
                 register_secret(value.removeprefix("Bearer "))  # masked wherever a server echoes it back
         policy = RetryPolicy(max_retries=max_retries, timeout=timeout, backoff_base=backoff_base)
-        self.http = HTTPBackend(urls, headers, concurrency=concurrency, policy=policy, seed=seed,
-                                transport=transport)
+        self.http = HTTPBackend(urls, headers, concurrency=concurrency, policy=policy, seed=seed)
 
     def _require_key(self, urls: Sequence[str], key: str | None) -> None:
         """Refuse, before any request, the vendor's own API without a key (a local server may need none)."""

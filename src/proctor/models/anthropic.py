@@ -42,12 +42,11 @@ class AnthropicModel(HTTPModel):
         backoff_base: float = 0.5,
         default_max_tokens: int = 4096,
         seed: int = 0,
-        transport: str = "auto",
         **_: Any,
     ) -> None:
         self.default_max_tokens = default_max_tokens
         super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
-                         max_retries=max_retries, backoff_base=backoff_base, seed=seed, transport=transport)
+                         max_retries=max_retries, backoff_base=backoff_base, seed=seed)
 
     def _headers(self, explicit_key: str | None) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}

@@ -54,7 +54,7 @@ class AnthropicBatches:
 
     async def submit(self, items: Sequence[tuple[str, GenerateRequest]], submission: str) -> BatchJob:
         body = {"requests": [{"custom_id": cid, "params": self.model.body(r)} for cid, r in items]}
-        batch = parse_reply(MessageBatch, await self.http.json("POST", PATH, json=body), f"POST {PATH}")
+        batch = parse_reply(MessageBatch, await self.http.json("POST", PATH, body=body), f"POST {PATH}")
         job = BatchJob(self.name, batch.id, [cid for cid, _ in items], time.time())
         _apply(job, batch)
         return job

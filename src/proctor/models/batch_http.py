@@ -24,13 +24,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, Annotated, Any, TypeVar
 
-import httpx
+import aiohttp
+import yarl
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from ..errors import ProctorError
 from ..limits import _env_int
 from ..redact import redact_text, redact_url
-from ._http import RETRY_STATUSES, RequestFailed, RetryPolicy, max_body_bytes, parse_retry_after
+from ._http import RETRY_STATUSES, RequestFailed, RetryPolicy, max_body_bytes, new_session, parse_retry_after
 
 log = logging.getLogger("proctor.models.batch")
 
@@ -38,6 +39,8 @@ MAX_BATCH_ENV = "PROCTOR_MAX_BATCH_BYTES"
 DEFAULT_MAX_BATCH = 4 * 1024**3  # a whole results file (on disk, not in memory); one line is capped like a reply
 CHUNK = 1 << 16
 MAX_REDIRECTS = 5
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+Form = Mapping[str, "str | tuple[str, bytes, str]"]  # a multipart form: a field's value, or (file name, bytes, type)
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=512)]
 M = TypeVar("M", bound=BaseModel)
@@ -78,23 +81,23 @@ def max_batch_bytes() -> int:
     return _env_int(MAX_BATCH_ENV, DEFAULT_MAX_BATCH)
 
 
-def join_url(base: str, path_or_url: str, params: Mapping[str, Any] | None = None) -> httpx.URL:
+def join_url(base: str, path_or_url: str, params: Mapping[str, Any] | None = None) -> yarl.URL:
     """`base` + `path` (its query kept: `…/v1?api-version=X` + `/files` is `…/v1/files?api-version=X`), with
-    `params` merged in; an absolute http(s) URL is taken as it is, anything else (`file:`, `//host`) refused."""
+    `params` merged in; an absolute http(s) URL is taken as it is (sent verbatim: a signed URL stays valid),
+    anything else (`file:`, `//host`) refused."""
     if path_or_url.startswith(("http://", "https://")):
-        url = httpx.URL(path_or_url)
+        url = yarl.URL(path_or_url, encoded=True)
     elif not path_or_url.startswith("/") or path_or_url.startswith("//"):
         raise ProctorError(f"batch API: {redact_url(path_or_url)[:200]!r} is neither an http(s) URL nor a path")
     else:
-        b = httpx.URL(base)
-        url = b.copy_with(path=b.path.rstrip("/") + path_or_url)
-    return url.copy_merge_params(dict(params)) if params else url
+        b = yarl.URL(base)
+        url = b.with_path(b.path.rstrip("/") + path_or_url, keep_query=True)
+    return url.update_query(dict(params)) if params else url
 
 
-def origin(url: httpx.URL) -> tuple[str, str, int | None]:
+def origin(url: yarl.URL) -> tuple[str, str | None, int | None]:
     """Scheme, host and port (the default port spelled out): where credentials may go."""
-    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
-    return url.scheme, url.host, port
+    return url.scheme, url.host, url.port
 
 
 @dataclass(frozen=True)
@@ -118,10 +121,13 @@ class BatchHTTP:
         self.policy = policy
         self._rng = random.Random(seed)
 
-    async def json(self, method: str, path_or_url: str, **kw: Any) -> Any:
-        """The JSON value of a reply (at most PROCTOR_MAX_RESPONSE_BYTES)."""
+    async def json(self, method: str, path_or_url: str, *, body: Any = None, form: Form | None = None,
+                   params: Mapping[str, Any] | None = None) -> Any:
+        """The JSON value of a reply (at most PROCTOR_MAX_RESPONSE_BYTES) to a request carrying `body` as JSON,
+        or `form` as multipart/form-data, with `params` added to the URL's query."""
         with io.BytesIO() as f:  # at most PROCTOR_MAX_RESPONSE_BYTES: memory is fine
-            await self._retried(method, path_or_url, f, max_body_bytes(), **kw)
+            await self._retried(method, join_url(self.base_url, path_or_url, params), f, max_body_bytes(),
+                                body=body, form=form)
             f.seek(0)
             try:
                 return json.load(f)
@@ -136,16 +142,15 @@ class BatchHTTP:
         """A results file, in a temporary file (the caller closes it), at most PROCTOR_MAX_BATCH_BYTES."""
         f = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
         try:
-            await self._retried("GET", path_or_url, f, max_batch_bytes(), cap_env=MAX_BATCH_ENV)
+            await self._retried("GET", join_url(self.base_url, path_or_url), f, max_batch_bytes(), cap_env=MAX_BATCH_ENV)
         except BaseException:
             f.close()
             raise
         f.seek(0)
         return f
 
-    async def _retried(self, method: str, path_or_url: str, sink: IO[bytes], cap: int, *,
+    async def _retried(self, method: str, url: yarl.URL, sink: IO[bytes], cap: int, *,
                        cap_env: str = "PROCTOR_MAX_RESPONSE_BYTES", **kw: Any) -> None:
-        url = join_url(self.base_url, path_or_url, kw.pop("params", None))
         attempt = 1
         while True:
             sink.seek(0)
@@ -158,8 +163,8 @@ class BatchHTTP:
                 await asyncio.sleep(self.policy.wait(attempt, e.retry_after, self._rng))
                 attempt += 1
 
-    def _request_headers(self, url: httpx.URL) -> dict[str, str]:
-        if origin(url) == origin(httpx.URL(self.base_url)):
+    def _request_headers(self, url: yarl.URL) -> dict[str, str]:
+        if origin(url) == origin(yarl.URL(self.base_url)):
             return {**self._headers, **self._credentials}
         if self._credentials:
             log.info("%s is not on the configured origin: fetched without the API key", redact_url(str(url)))
@@ -168,7 +173,7 @@ class BatchHTTP:
     def _shown(self, path_or_url: str) -> str:
         return redact_text(redact_url(str(join_url(self.base_url, path_or_url))))
 
-    async def _once(self, method: str, url: httpx.URL, sink: IO[bytes], cap: int, cap_env: str, **kw: Any) -> None:
+    async def _once(self, method: str, url: yarl.URL, sink: IO[bytes], cap: int, cap_env: str, **kw: Any) -> None:
         """One attempt, redirects of a GET included (each hop gets credentials only on the configured origin),
         all within the --timeout deadline."""
         shown = redact_url(str(url))
@@ -183,45 +188,57 @@ class BatchHTTP:
         except TimeoutError:
             raise RequestFailed(f"{method} {shown}: no complete answer within --timeout {self.policy.timeout:g}s",
                                 retryable=False) from None
-        except httpx.HTTPError as e:
+        except (aiohttp.ClientError, OSError, ValueError) as e:
             raise RequestFailed(f"{method} {shown}: {type(e).__name__}: {redact_text(str(e))}",
                                 retryable=True) from None
 
-    async def _exchange(self, method: str, url: httpx.URL, sink: IO[bytes], cap: int, cap_env: str,
-                        **kw: Any) -> httpx.URL | None:
+    async def _exchange(self, method: str, url: yarl.URL, sink: IO[bytes], cap: int, cap_env: str, *,
+                        body: Any = None, form: Form | None = None) -> yarl.URL | None:
         """Send one request; the body goes to `sink`, or the redirect's target comes back."""
-        async with httpx.AsyncClient(headers=self._request_headers(url), timeout=self.policy.timeout) as client, \
-                client.stream(method, url, **kw) as resp:
+        data = _form_data(form) if form is not None else None
+        async with new_session(1, self._request_headers(url)) as session, \
+                session.request(method, url, json=body, data=data, allow_redirects=False) as resp:
             shown = redact_url(str(url))
-            if resp.is_redirect and method == "GET" and resp.headers.get("location"):
-                return url.join(resp.headers["location"])
-            if resp.status_code >= 300:
+            location = resp.headers.get("Location")
+            if resp.status in REDIRECT_STATUSES and method == "GET" and location:
+                return url.join(yarl.URL(location, encoded=True))
+            if resp.status >= 300:
                 head = await _first_bytes(resp, 300)
                 raise RequestFailed(
-                    f"HTTP {resp.status_code} from {method} {shown}: {redact_text(head.decode('utf-8', 'replace'))}",
-                    retryable=resp.status_code in RETRY_STATUSES or resp.status_code >= 500,
-                    status=resp.status_code, retry_after=parse_retry_after(resp.headers.get("retry-after")))
-            await _stream_into(resp, sink, cap, cap_env)
+                    f"HTTP {resp.status} from {method} {shown}: {redact_text(head.decode('utf-8', 'replace'))}",
+                    retryable=resp.status in RETRY_STATUSES or resp.status >= 500,
+                    status=resp.status, retry_after=parse_retry_after(resp.headers.get("Retry-After")))
+            await _stream_into(resp, sink, cap, f"{method} {shown}: answer larger than {cap} bytes (raise {cap_env} "
+                               "to accept it)")
             return None
 
 
-async def _first_bytes(resp: httpx.Response, n: int) -> bytes:
+def _form_data(form: Form) -> aiohttp.FormData:
+    """A fresh multipart body for each attempt (aiohttp sends a FormData once)."""
+    data = aiohttp.FormData()
+    for name, value in form.items():
+        if isinstance(value, str):
+            data.add_field(name, value)
+        else:
+            filename, content, content_type = value
+            data.add_field(name, content, filename=filename, content_type=content_type)
+    return data
+
+
+async def _first_bytes(resp: aiohttp.ClientResponse, n: int) -> bytes:
     """The start of a body (an error message), never the whole of a huge one."""
     got = b""
-    async for chunk in resp.aiter_bytes(n):
+    while len(got) < n and (chunk := await resp.content.read(n - len(got))):
         got += chunk
-        if len(got) >= n:
-            break
-    return got[:n]
+    return got
 
 
-async def _stream_into(resp: httpx.Response, sink: IO[bytes], cap: int, cap_env: str) -> None:
+async def _stream_into(resp: aiohttp.ClientResponse, sink: IO[bytes], cap: int, too_large: str) -> None:
     total = 0
-    async for chunk in resp.aiter_bytes(CHUNK):
+    async for chunk in resp.content.iter_chunked(CHUNK):
         total += len(chunk)
         if total > cap:
-            raise RequestFailed(f"{resp.request.method} {redact_url(str(resp.request.url))}: answer larger than "
-                                f"{cap} bytes (raise {cap_env} to accept it)", retryable=False)
+            raise RequestFailed(too_large, retryable=False)
         sink.write(chunk)
 
 

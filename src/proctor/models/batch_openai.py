@@ -84,9 +84,9 @@ class OpenAIBatches:
                  for cid, r in items]
         content = ("\n".join(lines) + "\n").encode()
         uploaded = parse_reply(FileReply, await self.http.json(
-            "POST", "/files", data={"purpose": "batch"}, files={"file": ("proctor-batch.jsonl", content,
-                                                                         "application/jsonl")}), "POST /files")
-        batch = parse_reply(BatchReply, await self.http.json("POST", "/batches", json={
+            "POST", "/files", form={"purpose": "batch", "file": ("proctor-batch.jsonl", content, "application/jsonl")}),
+            "POST /files")
+        batch = parse_reply(BatchReply, await self.http.json("POST", "/batches", body={
             "input_file_id": uploaded.id, "endpoint": ENDPOINT, "completion_window": "24h",
             "metadata": {"created_by": "proctor", SUBMISSION_KEY: submission}}), "POST /batches")
         job = BatchJob(self.name, batch.id, [cid for cid, _ in items], time.time(), input_file_id=uploaded.id,

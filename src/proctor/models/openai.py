@@ -21,13 +21,14 @@ OPENAI_API_KEY and is never logged or described.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import CapabilityError, ProctorError
 from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
-from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, run_all
+from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, get_once, run_all
 from .base import (
     Capability,
     GenerateRequest,
@@ -64,7 +65,6 @@ class OpenAIModel(HTTPModel):
         chat: bool = True,
         echo_max_tokens: int = 0,
         seed: int = 0,
-        transport: str = "auto",
         tokenizer: str | None = None,
         **_: Any,
     ) -> None:
@@ -74,7 +74,7 @@ class OpenAIModel(HTTPModel):
         self.tokenizer_path = tokenizer or os.environ.get("OPENAI_TOKENIZER") or None
         self._splitter = TokenSplitter(self.tokenizer_path) if self.tokenizer_path is not None else None
         super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
-                         max_retries=max_retries, backoff_base=backoff_base, seed=seed, transport=transport)
+                         max_retries=max_retries, backoff_base=backoff_base, seed=seed)
 
     @property
     def has_tokenizer(self) -> bool:
@@ -127,13 +127,10 @@ class OpenAIModel(HTTPModel):
 
     async def _served_context_length(self) -> int | None:
         """`max_model_len` of this model in the server's GET /models (vLLM, SGLang); None when not reported."""
-        import httpx
-
         try:
-            async with httpx.AsyncClient(headers=self._request_headers, timeout=10.0) as client:
-                response = await client.get(endpoint_url(self._urls[0], "/models"))
-                data = response.json().get("data", []) if response.status_code == 200 else []
-        except (httpx.HTTPError, ValueError, AttributeError):
+            status, content = await get_once(endpoint_url(self._urls[0], "/models"), headers=self._request_headers)
+            data = json.loads(content).get("data", []) if status == 200 else []
+        except (RequestFailed, ValueError, AttributeError, RecursionError):
             return None  # best effort: the server refuses an over-long request itself
         for entry in data if isinstance(data, list) else []:
             if isinstance(entry, dict) and entry.get("id") in (self.model, None):

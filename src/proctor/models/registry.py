@@ -43,8 +43,6 @@ class ClientOptions(BackendOptions):
     seed: int | None = Field(
         default=None, description="Seed of the retry delays' jitter (default: 0).",
         json_schema_extra={"cli_name": "retry-seed"})
-    transport: Literal["auto", "httpx"] | None = Field(
-        default=None, description="HTTP client: auto (a lean one for plain http) or httpx (default: auto).")
 
 
 class HTTPOptions(ClientOptions):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import os
 import shlex
 import shutil
@@ -164,21 +165,20 @@ class EngineProcess:
 
     async def wait_healthy(self, url: str, timeout: float) -> None:
         """Return once GET `url` answers 200; EngineStartError (group stopped) when it exits or times out."""
-        import httpx
+        from ._http import RequestFailed, get_once
 
         assert self.proc is not None
         deadline = time.monotonic() + timeout
-        async with httpx.AsyncClient(timeout=5.0, trust_env=False) as client:
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    self.stop()
-                    raise EngineStartError(self._failure(f"exited with status {self.proc.returncode} while starting"))
-                try:
-                    if (await client.get(url)).status_code == 200:
-                        return
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.5)
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.stop()
+                raise EngineStartError(self._failure(f"exited with status {self.proc.returncode} while starting"))
+            try:
+                if (await get_once(url, timeout=5.0, local=True))[0] == 200:
+                    return
+            except RequestFailed:
+                pass
+            await asyncio.sleep(0.5)
         self.stop()
         raise EngineStartError(self._failure(f"did not answer {url} within {timeout:.0f} s (--startup-timeout)"))
 
@@ -287,7 +287,6 @@ class VLLMModel(ModelBase):
         max_retries: int = 2,
         backoff_base: float = 0.5,
         seed: int = 0,
-        transport: str = "auto",
         chat: bool = True,
         echo_max_tokens: int = 0,
     ) -> None:
@@ -300,7 +299,7 @@ class VLLMModel(ModelBase):
         self.launcher = engine_launcher(vllm_python)
         self.startup_timeout = startup_timeout
         self.client_options: dict[str, Any] = {"concurrency": concurrency, "timeout": timeout, "max_retries": max_retries,
-                               "backoff_base": backoff_base, "seed": seed, "transport": transport, "chat": chat,
+                               "backoff_base": backoff_base, "seed": seed, "chat": chat,
                                "echo_max_tokens": echo_max_tokens}
         self.log_dir: Path | None = None
         self.engine: EngineProcess | None = None
@@ -421,11 +420,10 @@ def engine_args_for(model: str, settings: dict[str, Any], gpu_memory_utilization
 
 async def _served_version(port: int) -> str:
     """The engine's version from its GET /version ("unknown" when it has none)."""
-    import httpx
+    from ._http import RequestFailed, get_once
 
     try:
-        async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
-            data = (await client.get(f"http://127.0.0.1:{port}/version")).json()
-        return str(data.get("version") or "unknown")
-    except (httpx.HTTPError, ValueError, AttributeError):
+        _, content = await get_once(f"http://127.0.0.1:{port}/version", local=True)
+        return str(json.loads(content).get("version") or "unknown")
+    except (RequestFailed, ValueError, AttributeError, RecursionError):
         return "unknown"
