@@ -11,6 +11,7 @@ headers: they are never logged, never in `describe()` and never in `repr()`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
 import json
@@ -18,7 +19,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -250,15 +251,9 @@ class HTTPBackend:
         self.stats.attempts += 1
         t0 = time.perf_counter()
         try:
-            async with asyncio.timeout(self.policy.timeout):
-                status, retry_after, content = await self._send(session, url, json.dumps(body).encode())
-        except TimeoutError:  # the connection is closed, not pooled: a late reply never lands on another request
-            raise RequestFailed(f"timed out after {self.policy.timeout:g}s at {shown}", retryable=True) from None
-        except BodyTooLarge as e:
-            raise RequestFailed(f"{e} from {shown}", retryable=False) from None
-        except (aiohttp.ClientError, OSError, ValueError) as e:
-            raise RequestFailed(f"connection error at {shown}: {type(e).__name__}: {redact_text(str(e))}",
-                                retryable=True) from None
+            with failures_as_request_failed(shown, self.policy.timeout):
+                async with asyncio.timeout(self.policy.timeout):
+                    status, retry_after, content = await self._send(session, url, json.dumps(body).encode())
         finally:
             progress.in_flight(-1)
             progress.report(requests=1)
@@ -286,16 +281,25 @@ async def get_once(url: str, *, headers: dict[str, str] | None = None, timeout: 
                    local: bool = False) -> tuple[int, bytes]:
     """One GET outside any backend's pool (a health check, GET /models): (status, body up to the response
     cap); any failure to get an answer is a `RequestFailed`."""
-    try:
+    with failures_as_request_failed(redact_url(url), timeout):
         async with asyncio.timeout(timeout), new_session(1, headers, local=local) as session, \
                 session.get(url, allow_redirects=False) as resp:
             return resp.status, await read_capped(resp, max_body_bytes())
+
+
+@contextlib.contextmanager
+def failures_as_request_failed(shown: str, timeout: float) -> Iterator[None]:
+    """What can go wrong getting one answer, as a `RequestFailed` naming `shown` (a redacted URL): a timeout
+    (its connection is closed, not pooled: a late reply never lands on another request), a body over the
+    cap (not retryable), a transport error."""
+    try:
+        yield
     except TimeoutError:
-        raise RequestFailed(f"timed out after {timeout:g}s at {redact_url(url)}", retryable=True) from None
+        raise RequestFailed(f"timed out after {timeout:g}s at {shown}", retryable=True) from None
     except BodyTooLarge as e:
-        raise RequestFailed(f"{e} from {redact_url(url)}", retryable=False) from None
+        raise RequestFailed(f"{e} from {shown}", retryable=False) from None
     except (aiohttp.ClientError, OSError, ValueError) as e:
-        raise RequestFailed(f"connection error at {redact_url(url)}: {type(e).__name__}: {redact_text(str(e))}",
+        raise RequestFailed(f"connection error at {shown}: {type(e).__name__}: {redact_text(str(e))}",
                             retryable=True) from None
 
 
@@ -344,8 +348,10 @@ _PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PR
 
 
 def _decode(status: int, retry_after: str | None, content: bytes, url: str) -> dict[str, Any]:
-    if status >= 400:
+    if status >= 300:  # a redirect too: never followed, so the key never leaves the configured origin
         detail = redact_text(content[:300].decode("utf-8", "replace").strip())
+        if status < 400:
+            detail = f"redirects are not followed (point the base URL at the final address) {detail}".strip()
         raise RequestFailed(
             f"HTTP {status} from {url}: {detail}",
             retryable=status in RETRY_STATUSES or status >= 500,
