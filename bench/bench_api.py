@@ -7,7 +7,7 @@
    (goal <= 1.2), requests/s, and the client's CPU per request beside the server's CPU, so a
    CPU-starved machine is visible as such.
 2. Faults: the same load with a fraction of requests failing (429 with Retry-After, 500, a hang past
-   the client timeout, a malformed JSON body): completed, errors, retries, lost (must be 0).
+   the client timeout, a malformed JSON body), per client: completed, errors, retries, lost (must be 0).
 
     python bench/bench_api.py [--requests 2000] [--concurrency 64] [--latency 0.05] [--repeats 3]
         [--clients aiohttp,hand-written,httpx] [--json out.json]
@@ -53,9 +53,9 @@ async def _run(model: OpenAIModel, n: int) -> tuple[float, float, list[Any]]:
     return wall, cpu, out
 
 
-def _model(url: str, concurrency: int, client: str) -> OpenAIModel:
+def _model(url: str, concurrency: int, client: str, **settings: float) -> OpenAIModel:
     """An OpenAI-compatible model whose requests go through `client`."""
-    model = OpenAIModel("bench", base_url=url, concurrency=concurrency, api_key="x")
+    model = OpenAIModel("bench", base_url=url, concurrency=concurrency, api_key="x", **settings)
     if client != "aiohttp":  # main's client: same retry policy, same headers, same in-flight limit
         from _old_http import HTTPBackend as OldBackend
 
@@ -89,15 +89,14 @@ def throughput(n: int, concurrency: int, latency: float, repeats: int, clients: 
             "summary": summary, "load_avg_1m": os.getloadavg()[0], "cpus": os.cpu_count()}
 
 
-def faults(n: int, concurrency: int, latency: float, rate: float, seed: int) -> dict[str, Any]:
+def faults(n: int, concurrency: int, latency: float, rate: float, seed: int, client: str) -> dict[str, Any]:
     with serve(latency=latency, fault_rate=rate, seed=seed, retry_after=0.05, hang_s=60.0) as srv:
-        model = OpenAIModel("bench", base_url=srv.base_url, concurrency=concurrency, api_key="x",
-                            timeout=1.0, max_retries=5, backoff_base=0.05)
+        model = _model(srv.base_url, concurrency, client, timeout=1.0, max_retries=5, backoff_base=0.05)
         wall, _, out = asyncio.run(_run(model, n))
         stats = srv.stats()
     completed = sum(g.error is None and g.text != "" for g in out)
     errors = sum(g.error is not None for g in out)
-    return {"requests": n, "fault_rate": rate, "seed": seed, "wall_s": wall, "completed": completed,
+    return {"client": client, "requests": n, "fault_rate": rate, "seed": seed, "wall_s": wall, "completed": completed,
             "errors": errors, "lost": n - completed - errors, "retries": model.stats["retries"],
             "attempts": model.stats["attempts"], "faults_injected": stats["faults"], "timeout_s": 1.0,
             "max_retries": 5}
@@ -120,7 +119,7 @@ def main() -> None:
     if unknown := [c for c in clients if c not in CLIENTS]:
         ap.error(f"unknown client(s) {unknown}: choose among {', '.join(CLIENTS)}")
     tp = throughput(args.requests, args.concurrency, args.latency, args.repeats, clients)
-    ft = faults(args.requests, args.concurrency, args.latency, args.fault_rate, args.seed)
+    fts = [faults(args.requests, args.concurrency, args.latency, args.fault_rate, args.seed, c) for c in clients]
 
     console = Console(width=140)
     t = Table(title=f"{args.requests} requests, concurrency {args.concurrency}, {args.latency * 1000:g} ms latency "
@@ -138,14 +137,15 @@ def main() -> None:
                   f"{m['median_client_cpu_ms_per_request']:.3f}", "", "", "", end_section=True)
     console.print(t)
     f = Table(title=f"{args.requests} requests with {args.fault_rate:.0%} injected faults (seed {args.seed})")
-    for col in ("completed", "errors", "lost", "retries", "faults injected", "wall s"):
+    for col in ("client", "completed", "errors", "lost", "retries", "faults injected", "wall s"):
         f.add_column(col, justify="right")
-    f.add_row(str(ft["completed"]), str(ft["errors"]), str(ft["lost"]), str(ft["retries"]),
-              ", ".join(f"{k}: {v}" for k, v in sorted(ft["faults_injected"].items())), f"{ft['wall_s']:.2f}")
+    for ft in fts:
+        f.add_row(ft["client"], str(ft["completed"]), str(ft["errors"]), str(ft["lost"]), str(ft["retries"]),
+                  ", ".join(f"{k}: {v}" for k, v in sorted(ft["faults_injected"].items())), f"{ft['wall_s']:.2f}")
     console.print(f)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"throughput": tp, "faults": ft}, fh, indent=2)
+            json.dump({"throughput": tp, "faults": fts}, fh, indent=2)
 
 
 if __name__ == "__main__":
