@@ -11,8 +11,9 @@ def test_all_names_exist_and_are_sorted() -> None:
 
 
 def test_import_is_light() -> None:
-    """`import proctor` must not pull torch, transformers or datasets."""
-    code = "import sys, proctor; bad=[m for m in ('torch','transformers','datasets') if m in sys.modules]; print(bad)"
+    """`import proctor` must not pull torch, transformers, datasets or the HTTP client (aiohttp)."""
+    code = ("import sys, proctor; bad=[m for m in ('torch','transformers','datasets','aiohttp') if m in sys.modules]; "
+            "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
