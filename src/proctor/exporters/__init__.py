@@ -35,7 +35,7 @@ class Format:
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("llmwc", "llmwc", "llm-wc's results directory: run.json, models/<name>/{summary,results}.json"),
     Format("probsem", "probsem", "probsem's per-suite CSV + JSONL and summary.json (suite runs)"),
-    Format("inspect", "inspect", "an Inspect eval log (.eval) that `inspect view` opens (extra: inspect)"),
+    Format("inspect", "inspect_eval", "an Inspect eval log (.eval) that `inspect view` opens (extra: inspect)"),
     Format("eee", "eee", "Every Eval Ever: data/<benchmark>/<developer>/<model>/<uuid>.json + _samples.jsonl"),
 )}
 
