@@ -9,12 +9,14 @@ import typer
 
 from ..exporters import FORMATS
 
-EXPORT_EXAMPLES = """Examples (after `proctor run … -o runs/NAME`, `proctor score … -o out/scores`):
+EXPORT_EXAMPLES = """Examples (on the bundled examples, offline; open an Inspect log with `inspect view --log-dir DIR`):
 
-  proctor export runs/mmlu-pro-qwen3 --to llmwc -o out/llmwc
-  proctor export out/scores --to probsem -o out/probsem
-  proctor export runs/mmlu-pro-qwen3 --to inspect -o out/inspect     # then: inspect view --log-dir out/inspect
-  proctor export runs/* --to eee -o out/eee
+  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:first -o runs/mmlu-first
+  proctor export runs/mmlu-first --to llmwc -o out/mmlu-llmwc
+  proctor export runs/mmlu-first --to inspect -o out/mmlu-inspect
+  proctor export runs/mmlu-first --to eee -o out/mmlu-eee
+  proctor score examples/suites --model scripted:random -o out/suites
+  proctor export out/suites --to probsem -o out/suites-probsem
 
 Formats:
 """ + "\n".join(f"  {f.name:8} {f.blurb}" for f in FORMATS.values()) + "\n"
