@@ -11,7 +11,7 @@ from proctor.exporters import export
 from proctor.runlog import read_run
 
 pytest.importorskip("every_eval_ever")
-from every_eval_ever.validator.validate import main as eee_validate  # noqa: E402
+from every_eval_ever.validator.validate import main as eee_validate
 
 
 def _validate(out: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:

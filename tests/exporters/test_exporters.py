@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,3 +50,13 @@ def _has(module: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize("fmt", ["inspect", "eee"])
+def test_the_same_run_twice_is_refused_not_overwritten(mixed_run: Path, tmp_path: Path, fmt: str) -> None:
+    pytest.importorskip("inspect_ai" if fmt == "inspect" else "every_eval_ever")
+    copy = tmp_path / "copy"
+    shutil.copytree(mixed_run, copy)
+    with pytest.raises(InputError, match="the same run as another one given"):
+        exporters.export([mixed_run, copy], fmt, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

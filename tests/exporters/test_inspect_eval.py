@@ -9,10 +9,10 @@ import pytest
 
 from proctor.cli import main
 from proctor.exporters import export
-from proctor.runlog import Outcome, read_run
+from proctor.runlog import read_run
 
 pytest.importorskip("inspect_ai")
-from inspect_ai.log import read_eval_log  # noqa: E402
+from inspect_ai.log import read_eval_log
 
 
 def _read_back(run: Path, out: Path):  # type: ignore[no-untyped-def]

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, ProctorError
-from ..runlog import RunLog, Sample
-from ..textio import write_text_atomic
+from ..runlog import Outcome, RunLog, Sample
+from ..textio import dumps_jsonl, write_text_atomic
 from ._common import dataset_name, model_name, model_spec, overall_accuracy, scored, stderr
 
 _LOCAL = ("hf", "vllm", "scripted")  # backends whose weights proctor runs itself
@@ -59,13 +59,13 @@ def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
         aggregate = EvaluationLog.model_validate(
             aggregate_record(log, ident, f"{folder}/{file_id}_samples.jsonl" if rows else None, len(rows)))
         path = out / folder / f"{file_id}.json"
+        if path in written:
+            raise InputError.at(log.path, f"the same run as another one given (run id {log.manifest.run_id}): give it once")
         write_text_atomic(path, aggregate.model_dump_json(indent=2, exclude_none=True) + "\n")
         written.append(path)
         if rows:
-            import json
-
             samples = out / folder / f"{file_id}_samples.jsonl"
-            write_text_atomic(samples, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            write_text_atomic(samples, dumps_jsonl(rows))
             written.append(samples)
     return written
 
@@ -156,9 +156,10 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
 
 
 def _counts(samples: Sequence[Sample]) -> dict[str, int]:
-    done = scored(samples)
-    return {"n_samples": len(samples), "n_scored": len(done), "n_errors": sum(s.outcome.value == "error" for s in samples),
-            "n_unscored": len(samples) - len(done) - sum(s.outcome.value == "error" for s in samples)}
+    """How many samples there are, how many accuracy is over, how many errored, how many have no score else."""
+    n_scored, n_errors = len(scored(samples)), sum(s.outcome is Outcome.ERROR for s in samples)
+    return {"n_samples": len(samples), "n_scored": n_scored, "n_errors": n_errors,
+            "n_unscored": len(samples) - n_scored - n_errors}
 
 
 def _settings(log: RunLog) -> dict[str, Any]:
@@ -195,7 +196,7 @@ def instance_rows(log: RunLog, model_id: str) -> list[dict[str, Any]]:
             "output": {"raw": [s.raw_output or ""], **({"reasoning_trace": [s.reasoning]} if s.reasoning else {})},
             "answer_attribution": [{"turn_idx": 0, "source": "output.raw", "extracted_value": s.extracted or "",
                                     "extraction_method": s.extraction_rule or "none", "is_terminal": True}],
-            "evaluation": {"score": float(s.score or 0.0), "is_correct": s.outcome.value == "correct"},
+            "evaluation": {"score": float(s.score or 0.0), "is_correct": s.outcome is Outcome.CORRECT},
             "metadata": {k: v for k, v in {"outcome": s.outcome.value, "epoch": s.epoch, "category": s.category,
                                            "subcategory": s.subcategory}.items() if v is not None},
         }

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProctorError
+from ..errors import InputError, ProctorError
 from ..runlog import Outcome, RunLog, Sample
 from ..safepath import safe_component
 from ._common import dataset_name, model_spec, overall_accuracy, scored, stderr
@@ -46,6 +46,8 @@ def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
     for log in logs:
         m = log.manifest
         path = out / safe_component(f"{m.started_at.replace(':', '-')}_{dataset_name(log)}_{m.run_id}.eval")
+        if path in written:
+            raise InputError.at(log.path, f"the same run as another one given (run id {m.run_id}): give it once")
         write_eval_log(eval_log(log), str(path), format="eval")
         written.append(path)
     return written
