@@ -102,7 +102,7 @@ def _spec(log: RunLog) -> EvalSpec:
     ds = m.dataset
     base_url = m.model.get("base_url")
     return EvalSpec(
-        run_id=m.run_id, eval_id=m.run_id, created=m.started_at, task=dataset_name(log),
+        run_id=m.run_id, eval_id=m.run_id, task_id=m.run_id, created=m.started_at, task=dataset_name(log),
         dataset=EvalDataset(name=dataset_name(log), location=ds.get("data_file") or ds.get("source") or ds.get("path"),
                             samples=ds.get("n_items"), sample_ids=sorted({s.item_id for s in log.samples})),
         model=_model(log), model_base_url=str(base_url) if base_url else None, model_generate_config=config,
