@@ -22,11 +22,11 @@ from ._common import dataset_name, model_spec, overall_accuracy, scored, stderr
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample, EvalSpec
-    from inspect_ai.model import ChatMessage, ModelOutput
+    from inspect_ai.model import ChatMessage, ModelOutput, StopReason
 
 SCORER = "proctor"
-_STOP = {"stop": "stop", "length": "max_tokens", "max_tokens": "max_tokens", "content_filter": "content_filter",
-         "tool_calls": "tool_calls"}
+_STOP: dict[str, StopReason] = {"stop": "stop", "length": "max_tokens", "max_tokens": "max_tokens",
+                                 "content_filter": "content_filter", "tool_calls": "tool_calls"}
 
 
 def require_inspect() -> None:
@@ -168,7 +168,7 @@ def _output(log: RunLog, s: Sample) -> ModelOutput:
     if s.reasoning:
         content.insert(0, ContentReasoning(reasoning=s.reasoning))
     return ModelOutput.from_content(_model(log), content if s.reasoning else text,
-                                    stop_reason=_STOP.get(s.finish_reason or "stop", "unknown"))  # type: ignore[arg-type]
+                                    stop_reason=_STOP.get(s.finish_reason or "stop", "unknown"))
 
 
 def _target(reference: Any) -> str | list[str]:

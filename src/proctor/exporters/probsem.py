@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from ..runlog import RunLog, Sample
+from ..runlog import RunLog, Sample, SuiteDetails
 from ..scoring.logprob import Norm
 from ..scoring.suites import ContextResult, ScoreOptions, SuiteResult, context_result, suite_summary
 from ..textio import dumps_jsonl, write_json_atomic, write_text_atomic
@@ -80,7 +80,7 @@ def run_suites(log: RunLog) -> tuple[list[SuiteResult], ScoreOptions]:
     """A suite run's samples (first epoch) grouped back into one result per (prompt, suite), contexts in
     order, with the options they were scored with; a run that did not score suites is refused."""
     samples = [s for s in log.samples if s.epoch == 0]
-    if not samples or any(s.details.kind != "suite" for s in samples):
+    if not samples or not all(isinstance(s.details, SuiteDetails) for s in samples):
         raise InputError.at(log.path, "not a suite run: probsem's outputs come from `proctor score` (or `proctor "
                             "run --mode logprob` on suites)")
     groups: dict[tuple[str, str], list[ContextResult]] = {}
@@ -92,10 +92,11 @@ def run_suites(log: RunLog) -> tuple[list[SuiteResult], ScoreOptions]:
 
 
 def _options(sample: Sample) -> ScoreOptions:
+    """The normalisation, softmax temperature and join a suite sample was scored with."""
     d = sample.details
-    join = d.get("join") or "newline"
-    return ScoreOptions(norm=Norm(d.get("norm") or "sum"), temperature=float(d.get("temperature") or 1.0),
-                        join="space" if join == "space" else "newline")
+    assert isinstance(d, SuiteDetails)  # run_suites checked every sample
+    return ScoreOptions(norm=Norm(d.norm or "sum"), temperature=1.0 if d.temperature is None else d.temperature,
+                        join="space" if d.join == "space" else "newline")
 
 
 def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
