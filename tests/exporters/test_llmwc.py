@@ -59,3 +59,17 @@ def test_runs_of_two_benchmarks_are_refused(tmp_path: Path, mixed_run: Path) -> 
     with pytest.raises(InputError, match="holds one benchmark"):
         export([run, mixed_run], "llmwc", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_proctors_llmwc_reader_reads_the_export_back_item_by_item(tmp_path: Path) -> None:
+    """`proctor import` (llm-wc's files validated by pydantic models of them) gives back each item's outcome."""
+    from proctor.runlog import read_run
+
+    run = _mmlu_run(tmp_path, "run", "scripted:random")
+    export([run], "llmwc", tmp_path / "llmwc")
+    assert main(["import", str(tmp_path / "llmwc"), "--store", str(tmp_path / "s.sqlite"),
+                 "--runs-root", str(tmp_path / "imported")]) == 0
+    (back_dir,) = (tmp_path / "imported" / "imported").iterdir()
+    ours, back = read_run(run), read_run(back_dir)
+    assert {s.item_id: s.outcome for s in back.samples} == {s.item_id: s.outcome for s in ours.samples}
+    assert {s.item_id: s.extracted for s in back.samples} == {s.item_id: s.extracted for s in ours.samples}
