@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from .errors import ProctorError
-from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model
-from .models.registry import require
+from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, run_cost, sample_cost
 from .progress import expect
 from .provenance import git_sha, host_info, utc_now
@@ -155,11 +154,8 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
 def _check_before_start(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> None:
     """Refuse, before anything runs, what cannot work."""
     _check_data(task, model.name, scorer, config)
-    why = {Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
-           Capability.GENERATE: "a generation run asks the model for answers"}
-    require(model, scorer.capability, why[scorer.capability])
-    if config.judge is not None and scorer.capability is Capability.GENERATE:
-        require(config.judge, Capability.GENERATE, "the judge grades answers by generating a verdict")
+    if config.judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
+        require(config.judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 
 
 @dataclass(frozen=True)

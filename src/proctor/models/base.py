@@ -136,12 +136,30 @@ class Model(Protocol):
         ...
 
     async def probe(self, needed: Iterable[Capability]) -> None:
-        """Raise CapabilityError before a run starts when the model cannot do what it needs."""
+        """The capability check, called once before a run starts: raise CapabilityError when the model cannot
+        do what the run needs. It starts with `require` (the declared capabilities); a backend that must ask
+        its server (an echo+logprobs request, the served context window) asks it after."""
         ...
 
     async def aclose(self) -> None:
         """Release connections or memory; the runner calls it at the end of every run."""
         ...
+
+
+_WHAT_IT_TAKES = {
+    Capability.GENERATE: "a generation run or a judge asks the model for text",
+    Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
+}
+
+
+def require(model: Model, needed: Iterable[Capability]) -> None:
+    """The static part of `Model.probe`, with nothing started and nothing sent: raise CapabilityError when
+    the model's declared `capabilities` lack what is needed (the runner checks a judge with it too)."""
+    missing = [c for c in Capability if c in set(needed) - model.capabilities]
+    if missing:
+        have = ", ".join(sorted(c.value for c in model.capabilities)) or "nothing"
+        why = "; ".join(_WHAT_IT_TAKES[c] for c in missing)
+        raise CapabilityError(f"{model.name} cannot {', '.join(c.value for c in missing)} ({why}); it supports: {have}")
 
 
 class ModelBase:
@@ -165,13 +183,8 @@ class ModelBase:
         return {"spec": self.name}
 
     async def probe(self, needed: Iterable[Capability]) -> None:
-        """Raise CapabilityError, before a run starts, when the model cannot do what the run needs.
-
-        The default checks the declared `capabilities`; backends that must ask a server override it."""
-        missing = sorted(c.value for c in set(needed) - self.capabilities)
-        if missing:
-            have = ", ".join(sorted(c.value for c in self.capabilities)) or "nothing"
-            raise CapabilityError(f"{self.name} cannot {', '.join(missing)}; it supports: {have}")
+        """The declared `capabilities` (`require`); backends that must ask a server extend it."""
+        require(self, needed)
 
     async def aclose(self) -> None:
         """Release connections or memory; optional."""
