@@ -53,7 +53,6 @@ from .tasks import Task
 
 Mode = Literal["generate", "logprob"]
 DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
-DEFAULT_MAX_ERROR_RATE = 0.1  # a run with more errored samples than this exits non-zero
 FAIL_FAST_AFTER = 8  # when the first N answers all failed, stop: the failure hits every request
 
 
