@@ -199,9 +199,10 @@ def builtin_name(block: BenchmarkBlock) -> str:
     name = block.name.strip().lower().replace("_", "-")
     if name == "gpqa":
         name = f"gpqa-{(block.subset or 'main').strip().lower()}"
-    known = {"mmlu-pro", "aime-2025", "gpqa-main", "gpqa-diamond", "gpqa-extended", "gpqa-experts"}
-    if name not in known:
-        raise InputError.at("benchmark.name", f"{block.name!r}: proctor runs {', '.join(sorted(known))}")
+    from .benchmarks.registry import BUILTINS  # the one list of built-in benchmarks
+
+    if name not in BUILTINS:
+        raise InputError.at("benchmark.name", f"{block.name!r}: proctor runs {', '.join(sorted(BUILTINS))}")
     return name
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError, ProctorError
+from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
 from ..llmwc import (
     ID_COLUMNS,
     ROWS,
@@ -192,7 +192,7 @@ class ConfigRunOptions:
     max_tokens: int | None = None
     prices: Path | None = None
     max_cost: str | None = None
-    max_error_rate: float = 0.1
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     http: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 

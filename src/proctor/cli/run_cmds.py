@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ProctorError
+from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from . import options
 from .options import (
     ENABLE_THINKING_HELP,
@@ -21,7 +21,6 @@ from .options import (
     with_model_options,
 )
 
-DEFAULT_MAX_ERROR_RATE = 0.1  # proctor.runner's; not imported from there, so `--help` stays fast
 DEFAULT_MAX_TOKENS = 1024  # when neither --max-tokens nor the benchmark gives a budget
 
 if TYPE_CHECKING:

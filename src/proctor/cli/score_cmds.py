@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError, ProctorError
+from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
 from . import options
 from .options import with_model_options
 
@@ -100,7 +100,7 @@ def score(
     no_cache: options.NoCache = False,
     no_history: options.NoHistory = False,
     progress: options.ShowProgress = None,
-    max_error_rate: options.MaxErrorRate = 0.1,
+    max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
     model_options: options.ModelOptions | None = None,
 ) -> None:
     """Score every context x query pair of probsem test suites by log-probability.

@@ -21,8 +21,6 @@ from ..safepath import distinct_components
 from ..textio import write_json_atomic, write_text_atomic
 from ._common import dataset_name, model_name, overall_accuracy
 
-GPQA_NAMES = ("gpqa-main", "gpqa-diamond", "gpqa-extended", "gpqa-experts")
-
 
 def tally(samples: Sequence[Sample]) -> dict[str, int]:
     """correct / incorrect / errors / unscored / total, adding up (partial credit counts as incorrect)."""
@@ -75,7 +73,7 @@ def upstream_rows(log: RunLog) -> dict[str, dict[str, Any]]:
 
     ds = log.manifest.dataset
     name, data_file = str(ds.get("name") or ""), ds.get("data_file")
-    if name not in (*ID_COLUMNS, *GPQA_NAMES) or not data_file or not Path(data_file).is_file():
+    if name not in (*ID_COLUMNS, *_gpqa_names()) or not data_file or not Path(data_file).is_file():
         return {}
     if ds.get("data_file_sha256") not in (None, file_sha256(data_file)):
         return {}
@@ -178,3 +176,10 @@ def write_results_dir(root: Path, config: LlmwcConfig, runs: Sequence[tuple[Mode
         written += write_model_dir(root, dir_name, summary(log, entry.name, entry.api_base, params,
                                                            config.benchmark.seed), result_rows(log, upstream_rows(log)))
     return written
+
+
+def _gpqa_names() -> tuple[str, ...]:
+    """The GPQA subsets, from the one list of built-in benchmarks."""
+    from ..benchmarks.registry import BUILTINS
+
+    return tuple(name for name in BUILTINS if name.startswith("gpqa-"))

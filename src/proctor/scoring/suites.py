@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
-from ..models.registry import require
 from ..records import ContextCase, Item, Prompt, TestSuite
 from ..runlog import Outcome, Sample, SuiteDetails
 from ..stats import calibration, wilson_interval
@@ -112,7 +111,7 @@ async def score_suites(
     from ..runner import score_chunk
     from ..tasks import Task
 
-    require(model, Capability.LOGLIKELIHOOD, "scoring test suites needs log-probabilities")
+    await model.probe([Capability.LOGLIKELIHOOD])
     names = [s.name for s in suites]
     if len(set(names)) != len(names):
         raise ProctorError(f"suite names repeat in {names}: each suite of a prompt needs its own name")
