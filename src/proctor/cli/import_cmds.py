@@ -20,7 +20,7 @@ an llm-wc results directory):
 
   proctor import out/lm/EleutherAI__pythia-70m/results_2026-01-01T00-00-00.json
   proctor import logs/2026-01-01T00-00-00_gpqa_abc.eval --name openai:gpt-4o
-  proctor import out/lm --item-id 'mmlu-pro.{question_id}' --dataset mmlu-pro
+  proctor import out/lm --item-id identifier --dataset demo
   proctor import results/mmlu_pro
 
 Item ids decide which items `compare` pairs: see docs/import.md.
@@ -37,9 +37,9 @@ def import_runs(
     dataset: Annotated[str | None, typer.Option(
         "--dataset", "-d", metavar="NAME", help="Dataset name to record (default: the task's name).")] = None,
     item_id: Annotated[str | None, typer.Option(
-        "--item-id", metavar="TEMPLATE",
-        help="Item id from the sample's fields, e.g. '{identifier}' or 'mmlu-pro.{question_id}' "
-             "(default: lm-eval '{doc_id}', Inspect '{id}').")] = None,
+        "--item-id", metavar="FIELD",
+        help="The sample's field that names its item, e.g. identifier or question_id, or a template over the "
+             "fields (docs/import.md) (default: doc_id for lm-eval, id for Inspect).")] = None,
     metric: Annotated[str | None, typer.Option(
         "--metric", metavar="NAME", help="The per-sample score: an lm-eval metric (acc, acc_norm, exact_match,flexible-extract) "
                                          "or an Inspect scorer (default: the task's first).")] = None,

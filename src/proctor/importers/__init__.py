@@ -21,8 +21,8 @@ READERS: dict[str, Reader] = {lmeval.HARNESS: lmeval.read, inspect.HARNESS: insp
 
 
 def is_llmwc_results(path: Path) -> bool:
-    """An llm-wc results directory (`run.json` and `models/`): `proctor.cli.llmwc_cmds.import_results` reads it."""
-    return (path / "run.json").is_file() and (path / "models").is_dir()
+    """An llm-wc results directory (`run.json`, `models/<name>/`): `proctor.cli.llmwc_cmds.import_results` reads it."""
+    return path.is_dir() and (path / "run.json").is_file()
 
 
 def expand(paths: Sequence[str | Path]) -> list[Path]:

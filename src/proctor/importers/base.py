@@ -28,7 +28,7 @@ class ImportOptions(BaseModel):
 
     name: str | None = None  # the model name to record (default: the harness's own)
     dataset: str | None = None  # the dataset name to record (default: the task's name)
-    item_id: str | None = None  # a template over the sample's fields, e.g. "{doc_id}" or "mmlu-pro.{question_id}"
+    item_id: str | None = None  # a field ("doc_id") or a template over the fields ("mmlu-pro.{question_id}")
     metric: str | None = None  # which of the harness's per-sample metrics is the score
     command: list[str] | None = None  # the command line that asked for the import
 
@@ -77,6 +77,13 @@ def iso_time(value: Any) -> str | None:
 
 
 _PLAIN_FIELD = frozenset(string.ascii_letters + string.digits + "_-")
+
+
+def item_template(given: str | None, default: str) -> str:
+    """The `--item-id` template: a bare field name (`question_id`) is that field alone (`{question_id}`)."""
+    if not given:
+        return default
+    return given if "{" in given or "}" in given else f"{{{given}}}"
 
 
 def check_item_template(template: str, where: str | Path) -> list[str]:

@@ -21,6 +21,7 @@ from .base import (
     import_run_id,
     iso_time,
     item_id_from,
+    item_template,
     new_manifest,
     outcome_of,
     unit_score,
@@ -51,7 +52,7 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
     scorer = opts.metric or _first_scorer(log)
     if scorer is None:
         raise InputError.at(path, "no sample in the Inspect log was scored: nothing to import")
-    template = opts.item_id or DEFAULT_ITEM_ID
+    template = item_template(opts.item_id, DEFAULT_ITEM_ID)
     dataset_name = opts.dataset or log.eval.task
     samples = [_sample(s, scorer, template, dataset_name, path) for s in log.samples]
     check_unique_ids(samples, template, path)

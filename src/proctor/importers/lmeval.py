@@ -26,6 +26,7 @@ from .base import (
     import_run_id,
     iso_time,
     item_id_from,
+    item_template,
     new_manifest,
     outcome_of,
     unit_score,
@@ -97,7 +98,7 @@ def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, 
         raise InputError.at(samples_path, f"no samples with filter {filter_name!r} (filters here: {', '.join(filters)})")
     config = data["configs"][task]
     mode = "logprob" if config.get("output_type") in _LOGPROB_TYPES else "generate"
-    template = opts.item_id or DEFAULT_ITEM_ID
+    template = item_template(opts.item_id, DEFAULT_ITEM_ID)
     model = _model(data, opts)
     dataset_name = opts.dataset or task
     samples = [_sample(line, r, task, metric, mode, template, dataset_name, samples_path) for line, r in chosen]

@@ -1,0 +1,135 @@
+"""Real lm-eval and Inspect output for the importer tests (fixtures and helpers), made by those harnesses themselves on a tiny synthetic item file.
+
+lm-eval: `simple_evaluate` with its offline `dummy` model (random log-likelihoods) on a local custom task
+reading the items file, saved with its own `EvaluationTracker`. Inspect: `inspect_ai.eval` with the offline
+`mockllm/model` (scripted replies) on a dataset read by Inspect's own `json_dataset` from the same file.
+Nothing is downloaded. Both are in the dev extra; without them the tests skip, except under CI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+LETTERS = "ABCD"
+N_ITEMS = 8
+
+
+def items() -> list[dict[str, Any]]:
+    """Synthetic CommonEval choice items: proctor runs them, lm-eval and Inspect read the same file."""
+    return [{"identifier": f"demo.{i}", "modality": "choiceof4", "prompt": f"Which number is {i} plus one?",
+             "response": LETTERS[i % 4], "category": "alpha" if i < N_ITEMS // 2 else "beta",
+             "choices": {L: str(i + 1 + (k - i % 4)) for k, L in enumerate(LETTERS)}}
+            for i in range(N_ITEMS)]
+
+
+def needs(module: str) -> None:
+    if importlib.util.find_spec(module) is None and not os.environ.get("CI"):
+        pytest.skip(f"{module} is not installed (pip install -e '.[dev]'); under CI this test must run")
+
+
+TASK_YAML = """task: demo_mc
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+  cache_dir: {cache}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{prompt}}}}\\nAnswer:"
+doc_to_choice: "{{{{[choices.A, choices.B, choices.C, choices.D]}}}}"
+doc_to_target: "{{{{['A', 'B', 'C', 'D'].index(response)}}}}"
+metric_list:
+  - metric: acc
+  - metric: acc_norm
+"""
+
+
+def inspect_log(items_file: Path, log_dir: Path, wrong: Collection[str], fail: Collection[str] = (),
+                epochs: int = 2) -> Path:
+    """An Inspect log of `mockllm/model` answering every item right, but those in `wrong` (B or C) and those
+    in `fail` (the model raises: Inspect records the sample's error)."""
+    needs("inspect_ai")
+    from inspect_ai import Task
+    from inspect_ai import eval as run_eval
+    from inspect_ai.dataset import FieldSpec, json_dataset
+    from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import exact
+    from inspect_ai.solver import generate
+
+    by_prompt = {row["prompt"]: row for row in items()}
+
+    def reply(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig) -> ModelOutput:
+        row = by_prompt[messages[-1].text]
+        if row["identifier"] in fail:
+            raise RuntimeError(f"scripted failure on {row['identifier']}")
+        answer = row["response"] if row["identifier"] not in wrong else ("C" if row["response"] == "B" else "B")
+        out = ModelOutput.from_content(model="mockllm/model", content=answer)
+        out.usage = ModelUsage(input_tokens=7, output_tokens=1, total_tokens=8)  # else mockllm counts with tiktoken
+        return out
+
+    dataset = json_dataset(str(items_file), FieldSpec(id="identifier", input="prompt", target="response",
+                                                      metadata=["category"]))
+    task = Task(dataset=dataset, solver=generate(), scorer=exact(), name="demo_mc")
+    (log,) = run_eval(task, model=get_model("mockllm/model", custom_outputs=reply), log_dir=str(log_dir),
+                  display="none", epochs=epochs, fail_on_error=False, log_format="eval")
+    assert log.location
+    return Path(log.location)
+
+
+@pytest.fixture(scope="session")
+def items_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("items") / "demo.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in items()))
+    return path
+
+
+def write_lmeval_results(items_file: str, root: str) -> None:
+    """Run lm-eval's `dummy` model on the items and save its results as lm-eval does (`root/out/...`)."""
+    from lm_eval import simple_evaluate
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
+
+    tasks = Path(root) / "tasks"
+    tasks.mkdir()
+    (tasks / "demo_mc.yaml").write_text(TASK_YAML.format(data=items_file, cache=Path(root) / "hf-cache"))
+    results = simple_evaluate(model="dummy", tasks=["demo_mc"], log_samples=True, random_seed=0,
+                              task_manager=TaskManager(include_path=str(tasks), include_defaults=False))
+    assert results is not None
+    samples = results.pop("samples")
+    tracker = EvaluationTracker(output_path=str(Path(root) / "out"))
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for task in results["configs"]:
+        tracker.save_results_samples(task_name=task, samples=samples[task])
+
+
+@pytest.fixture(scope="session")
+def lmeval_results(items_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """lm-eval's `results_<date>.json`, its `samples_demo_mc_<date>.jsonl` beside it.
+
+    Made in a fresh process: the hub's offline switches are read when `huggingface_hub` is first imported,
+    and lm-eval seeds the global random generators."""
+    needs("lm_eval")
+    root = tmp_path_factory.mktemp("lmeval")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(root / "hf-home"),
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    code = f"from import_sources import write_lmeval_results; write_lmeval_results({str(items_file)!r}, {str(root)!r})"
+    done = subprocess.run([sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (found,) = (root / "out").rglob("results_*.json")
+    return found
+
+
+@pytest.fixture(scope="session")
+def inspect_eval(items_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An Inspect `.eval` log: two epochs, items demo.1 and demo.6 answered wrongly."""
+    return inspect_log(items_file, tmp_path_factory.mktemp("inspect"), wrong={"demo.1", "demo.6"})
