@@ -63,7 +63,7 @@ def inspect_log(items_file: Path, log_dir: Path, wrong: Collection[str], fail: C
     from inspect_ai import eval as run_eval
     from inspect_ai.dataset import FieldSpec, json_dataset
     from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
-    from inspect_ai.scorer import exact
+    from inspect_ai.scorer import includes
     from inspect_ai.solver import generate
 
     by_prompt = {row["prompt"]: row for row in items()}
@@ -79,7 +79,7 @@ def inspect_log(items_file: Path, log_dir: Path, wrong: Collection[str], fail: C
 
     dataset = json_dataset(str(items_file), FieldSpec(id="identifier", input="prompt", target="response",
                                                       metadata=["category"]))
-    task = Task(dataset=dataset, solver=generate(), scorer=exact(), name="demo_mc")
+    task = Task(dataset=dataset, solver=generate(), scorer=includes(), name="demo_mc")
     (log,) = run_eval(task, model=get_model("mockllm/model", custom_outputs=reply), log_dir=str(log_dir),
                   display="none", epochs=epochs, fail_on_error=False, log_format="eval")
     assert log.location
