@@ -55,10 +55,11 @@ def test_score_values_read_as_inspect_defines_them(value: object, expected: tupl
     assert score_value(value) == expected
 
 
-def test_a_missing_scorer_is_refused(inspect_eval: Path) -> None:
-    run = read_all([inspect_eval], ImportOptions(metric="model_graded_qa"))[0]
-    assert all(s.outcome is Outcome.ERROR for s in run.samples)  # none scored by it: no accuracy is invented
-    assert "not scored by 'model_graded_qa'" in (run.samples[0].error or "")
+def test_a_scorer_the_log_does_not_have_is_refused(inspect_eval: Path) -> None:
+    with pytest.raises(InputError) as e:
+        read_all([inspect_eval], ImportOptions(metric="model_graded_qa"))
+    assert str(e.value) == (f"{inspect_eval}: no sample was scored by 'model_graded_qa' (scorers here: includes); "
+                            "choose one with --metric")
 
 
 def test_without_inspect_ai_the_message_says_what_to_install(inspect_eval: Path,

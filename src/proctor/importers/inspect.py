@@ -49,9 +49,13 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
     log = _read_log(path)
     if not log.samples:
         raise InputError.at(path, "the Inspect log holds no samples (written with --no-log-samples?): nothing to pair")
-    scorer = opts.metric or _first_scorer(log)
+    scorers = list(dict.fromkeys(name for s in log.samples for name in (s.scores or {})))
+    scorer = opts.metric or _first_scorer(log, scorers)
     if scorer is None:
         raise InputError.at(path, "no sample in the Inspect log was scored: nothing to import")
+    if scorer not in scorers:
+        raise InputError.at(path, f"no sample was scored by {scorer!r} (scorers here: {', '.join(scorers)}); "
+                                  "choose one with --metric")
     template = item_template(opts.item_id, DEFAULT_ITEM_ID)
     dataset_name = opts.dataset or log.eval.task
     samples = [_sample(s, scorer, template, dataset_name, path) for s in log.samples]
@@ -87,10 +91,9 @@ def _read_log(path: Path) -> EvalLog:
         raise InputError.at(path, f"not a readable Inspect log: {first}") from None
 
 
-def _first_scorer(log: EvalLog) -> str | None:
+def _first_scorer(log: EvalLog, carried: list[str]) -> str | None:
     """The task's first scorer (Inspect lists them in order), else the first one any sample carries."""
     declared = [s.name for s in log.eval.scorers or []]
-    carried = [name for s in log.samples or [] for name in (s.scores or {})]
     return next((n for n in declared if n in carried), carried[0] if carried else None)
 
 
