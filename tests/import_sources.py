@@ -93,28 +93,57 @@ def items_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+GEN_TASK_YAML = """task: demo_gen
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+  cache_dir: {cache}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{prompt}}}}\\nAnswer:"
+doc_to_target: "{{{{'lol' if identifier[-1] in '02468' else response}}}}"
+generation_kwargs:
+  until: ["\\n"]
+metric_list:
+  - metric: exact_match
+filter_list:
+  - name: strict
+    filter:
+      - function: regex
+        regex_pattern: "([A-D])"
+      - function: take_first
+  - name: first
+    filter:
+      - function: take_first
+"""
+"""A generation task with two filters: lm-eval's dummy model always says "lol", the target of even items is
+"lol" (an exact match under the `first` filter), and the `strict` filter finds no letter in it (no match)."""
+
+
 def write_lmeval_results(items_file: str, root: str) -> None:
-    """Run lm-eval's `dummy` model on the items and save its results as lm-eval does (`root/out/...`)."""
+    """Run lm-eval's `dummy` model on the items, each task saved as lm-eval does under `root/<task>/`."""
     from lm_eval import simple_evaluate
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
 
     tasks = Path(root) / "tasks"
     tasks.mkdir()
-    (tasks / "demo_mc.yaml").write_text(TASK_YAML.format(data=items_file, cache=Path(root) / "hf-cache"))
-    results = simple_evaluate(model="dummy", tasks=["demo_mc"], log_samples=True, random_seed=0,
-                              task_manager=TaskManager(include_path=str(tasks), include_defaults=False))
-    assert results is not None
-    samples = results.pop("samples")
-    tracker = EvaluationTracker(output_path=str(Path(root) / "out"))
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for task in results["configs"]:
-        tracker.save_results_samples(task_name=task, samples=samples[task])
+    for name, yaml in (("demo_mc", TASK_YAML), ("demo_gen", GEN_TASK_YAML)):
+        (tasks / f"{name}.yaml").write_text(yaml.format(data=items_file, cache=Path(root) / "hf-cache"))
+    manager = TaskManager(include_path=str(tasks), include_defaults=False)
+    for name in ("demo_mc", "demo_gen"):
+        results = simple_evaluate(model="dummy", tasks=[name], log_samples=True, random_seed=0, task_manager=manager)
+        assert results is not None
+        samples = results.pop("samples")
+        tracker = EvaluationTracker(output_path=str(Path(root) / name))
+        tracker.save_results_aggregated(results=results, samples=samples)
+        tracker.save_results_samples(task_name=name, samples=samples[name])
 
 
 @pytest.fixture(scope="session")
-def lmeval_results(items_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """lm-eval's `results_<date>.json`, its `samples_demo_mc_<date>.jsonl` beside it.
+def lmeval_root(items_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """lm-eval's output for two tasks, each `<task>/<model>/results_<date>.json` with its samples file beside it.
 
     Made in a fresh process: the hub's offline switches are read when `huggingface_hub` is first imported,
     and lm-eval seeds the global random generators."""
@@ -123,9 +152,23 @@ def lmeval_results(items_file: Path, tmp_path_factory: pytest.TempPathFactory) -
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(root / "hf-home"),
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     code = f"from import_sources import write_lmeval_results; write_lmeval_results({str(items_file)!r}, {str(root)!r})"
-    done = subprocess.run([sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    (found,) = (root / "out").rglob("results_*.json")
+    return root
+
+
+@pytest.fixture(scope="session")
+def lmeval_results(lmeval_root: Path) -> Path:
+    """A multiple-choice task's `results_<date>.json` (acc, acc_norm), its `samples_demo_mc_<date>.jsonl` beside it."""
+    (found,) = (lmeval_root / "demo_mc").rglob("results_*.json")
+    return found
+
+
+@pytest.fixture(scope="session")
+def lmeval_gen_results(lmeval_root: Path) -> Path:
+    """A generation task's `results_<date>.json` (exact_match under two filters) and its samples."""
+    (found,) = (lmeval_root / "demo_gen").rglob("results_*.json")
     return found
 
 

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from import_sources import N_ITEMS, inspect_eval, items_file, lmeval_results
+from import_sources import N_ITEMS, inspect_eval, items_file, lmeval_results, lmeval_root
 
 from proctor.cli import main
 from proctor.runlog import read_run
 
-__all__ = ["inspect_eval", "items_file", "lmeval_results"]  # fixtures, shared with tests/importers
+__all__ = ["inspect_eval", "items_file", "lmeval_results", "lmeval_root"]  # fixtures, shared with tests/importers
 
 
 def _proctor_run(items: Path, tmp_path: Path, store: Path) -> Path:

@@ -38,6 +38,7 @@ def test_each_sample_becomes_a_proctor_sample_scored_by_lm_evals_metric(lmeval_r
         assert s.score == theirs[s.item_id]["acc"]
         assert s.outcome is (Outcome.CORRECT if s.score == 1.0 else Outcome.WRONG)
         assert s.prompt.startswith("Which number is") and s.mode == "logprob"
+        assert s.extracted in theirs[s.item_id]["doc"]["choices"].values()  # type: ignore[union-attr]
     stated = json.loads(lmeval_results.read_text())["results"]["demo_mc"]["acc,none"]
     assert back.results is not None and back.results.overall["accuracy"] == pytest.approx(stated)
     origin = back.manifest.imported_from or {}
@@ -101,3 +102,19 @@ def test_a_results_file_without_its_samples_is_refused(lmeval_results: Path, tmp
         read_all([results], ImportOptions())
     assert str(e.value).startswith(f"{results}: no samples file for task 'demo_mc'")
     assert "re-run lm-eval with --log_samples" in str(e.value)
+
+
+def test_a_generation_task_is_scored_under_the_filter_asked_for(lmeval_gen_results: Path) -> None:
+    stated = json.loads(lmeval_gen_results.read_text())["results"]["demo_gen"]
+    default, first = (read_all([lmeval_gen_results], ImportOptions(metric=m))[0] for m in (None, "exact_match,first"))
+    for run, key in ((default, "exact_match,strict"), (first, "exact_match,first")):  # default: the first filter
+        assert len(run.samples) == N_ITEMS and run.manifest.mode == "generate"
+        accuracy = sum(s.score or 0.0 for s in run.samples) / N_ITEMS
+        assert accuracy == pytest.approx(stated[key])
+        assert (run.manifest.imported_from or {})["filter"] == key.split(",")[1]
+    assert stated["exact_match,first"] == 0.5 and stated["exact_match,strict"] == 0.0  # the filters differ
+    assert {s.raw_output for s in default.samples} == {s.raw_output for s in first.samples} == {"lol"}
+    assert {s.extracted for s in first.samples} == {"lol"}
+    assert {s.extracted for s in default.samples} == {"[invalid]"}  # what the strict filter read
+    assert default.samples[0].extraction_rule == "lm-eval filter strict"
+    assert default.manifest.run_id != first.manifest.run_id

@@ -9,7 +9,6 @@ task's first metric and the first filter in the file); it must lie in [0, 1] (ac
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +172,7 @@ def _sample(line: int, row: LmEvalSample, task: str, metric: str, mode: str, tem
     return Sample(
         sample_id=f"{item_id}#0", item_id=item_id, epoch=0, dataset=dataset,
         category=category if isinstance(category, str) else None, mode=mode, prompt=_context(row.arguments),
-        reference=_plain(row.target), raw_output=_output(row, mode), score=score, outcome=outcome_of(score),
+        reference=_plain(row.target), score=score, outcome=outcome_of(score), **_answer(row, mode),
     )
 
 
@@ -191,21 +190,30 @@ def _context(arguments: Any) -> str:
     return args[0][0] if args and args[0] and isinstance(args[0][0], str) else ""
 
 
-def _output(row: LmEvalSample, mode: str) -> str | None:
-    """The generated text, or for a log-likelihood task the continuation with the highest log-likelihood."""
-    resps = row.filtered_resps if isinstance(row.filtered_resps, list) else []
+def _answer(row: LmEvalSample, mode: str) -> dict[str, Any]:
+    """What the model said and what lm-eval read from it: for a generation the raw text and the filter's
+    answer; for a log-likelihood task the continuation with the highest log-likelihood (argmax, as lm-eval's acc)."""
     if mode == "generate":
-        first = resps[0] if resps else None
-        return first if isinstance(first, str) else (json.dumps(first) if first is not None else None)
+        raw = _first_text(row.resps)
+        return {"raw_output": raw, "extracted": _first_text(row.filtered_resps),
+                "extraction_rule": f"lm-eval filter {row.filter}"}
+    resps = row.filtered_resps if isinstance(row.filtered_resps, list) else []
     try:
         logprobs = [float(r[0]) for r in resps]
     except (TypeError, ValueError, IndexError):
-        return None
+        return {}
     args = _arguments(row.arguments)
     best = max(range(len(logprobs)), key=logprobs.__getitem__, default=None)
     if best is None or best >= len(args) or len(args[best]) < 2:
-        return None
-    return str(args[best][1])
+        return {}
+    return {"extracted": str(args[best][1]).strip(), "extraction_rule": "argmax-logprob"}
+
+
+def _first_text(value: Any) -> str | None:
+    """The first string in lm-eval's (possibly nested) list of responses."""
+    while isinstance(value, list) and value:
+        value = value[0]
+    return value if isinstance(value, str) else None
 
 
 def _plain(value: Any) -> Any:
