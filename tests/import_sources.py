@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -55,7 +55,7 @@ metric_list:
 
 
 def inspect_log(items_file: Path, log_dir: Path, wrong: Collection[str], fail: Collection[str] = (),
-                epochs: int = 2) -> Path:
+                epochs: int = 2, log_format: Literal["eval", "json"] = "eval") -> Path:
     """An Inspect log of `mockllm/model` answering every item right, but those in `wrong` (B or C) and those
     in `fail` (the model raises: Inspect records the sample's error)."""
     needs("inspect_ai")
@@ -81,7 +81,7 @@ def inspect_log(items_file: Path, log_dir: Path, wrong: Collection[str], fail: C
                                                       metadata=["category"]))
     task = Task(dataset=dataset, solver=generate(), scorer=includes(), name="demo_mc")
     (log,) = run_eval(task, model=get_model("mockllm/model", custom_outputs=reply), log_dir=str(log_dir),
-                  display="none", epochs=epochs, fail_on_error=False, log_format="eval")
+                  display="none", epochs=epochs, fail_on_error=False, log_format=log_format)
     assert log.location
     return Path(log.location)
 
