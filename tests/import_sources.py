@@ -37,15 +37,17 @@ def needs(module: str) -> None:
         pytest.skip(f"{module} is not installed (pip install -e '.[dev]'); under CI this test must run")
 
 
-TASK_YAML = """task: demo_mc
-dataset_path: json
+LOCAL_DATA_YAML = """dataset_path: json
 dataset_kwargs:
   data_files:
     test: {data}
   cache_dir: {cache}
 test_split: test
-output_type: multiple_choice
 doc_to_text: "{{{{prompt}}}}\\nAnswer:"
+"""
+"""The items file as an lm-eval task's local JSON dataset (the `{data}` file, cached under `{cache}`)."""
+
+TASK_YAML = "task: demo_mc\noutput_type: multiple_choice\n" + LOCAL_DATA_YAML + """\
 doc_to_choice: "{{{{[choices.A, choices.B, choices.C, choices.D]}}}}"
 doc_to_target: "{{{{['A', 'B', 'C', 'D'].index(response)}}}}"
 metric_list:
@@ -93,15 +95,7 @@ def items_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-GEN_TASK_YAML = """task: demo_gen
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-  cache_dir: {cache}
-test_split: test
-output_type: generate_until
-doc_to_text: "{{{{prompt}}}}\\nAnswer:"
+GEN_TASK_YAML = "task: demo_gen\noutput_type: generate_until\n" + LOCAL_DATA_YAML + """\
 doc_to_target: "{{{{'lol' if identifier[-1] in '02468' else response}}}}"
 generation_kwargs:
   until: ["\\n"]
