@@ -118,3 +118,14 @@ def test_a_generation_task_is_scored_under_the_filter_asked_for(lmeval_gen_resul
     assert {s.extracted for s in default.samples} == {"[invalid]"}  # what the strict filter read
     assert default.samples[0].extraction_rule == "lm-eval filter strict"
     assert default.manifest.run_id != first.manifest.run_id
+
+
+def test_provenance_of_the_wrong_type_is_left_out_never_a_traceback(lmeval_results: Path, tmp_path: Path) -> None:
+    results = _copy(lmeval_results, tmp_path / "copy")
+    data = json.loads(results.read_text())
+    data.update({"versions": [], "n-shot": 3, "task_hashes": "x", "config": [], "model_name": {"a": 1},
+                 "date": "soon", "lm_eval_version": ["0.4"], "results": {"demo_mc": 5}})
+    results.write_text(json.dumps(data))
+    (run,) = read_all([results], ImportOptions())
+    assert run.manifest.model["spec"] == "lm-eval" and run.manifest.dataset["content_hash"] is None
+    assert len(run.samples) == N_ITEMS  # the scores come from the samples file, which is intact

@@ -90,7 +90,7 @@ def samples_file(results_path: Path, task: str) -> Path:
 
 def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, opts: ImportOptions) -> ImportedRun:
     rows = _rows(samples_path)
-    metric, filter_name = _pick_metric(opts.metric, rows, data["results"].get(task), samples_path)
+    metric, filter_name = _pick_metric(opts.metric, rows, _per_task(data, "results", task), samples_path)
     chosen = [(line, r) for line, r in rows if r.filter == filter_name]
     if not chosen:
         filters = sorted({r.filter for _, r in rows})
@@ -104,17 +104,30 @@ def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, 
     check_unique_ids(samples, template, samples_path)
     run_id = import_run_id(HARNESS, [file_digest(path), file_digest(samples_path)], task, f"{metric},{filter_name}",
                            template, model["spec"], dataset_name)
-    hashes = data.get("task_hashes") or {}
     manifest = new_manifest(
         run_id=run_id, mode=mode, started_at=iso_time(data.get("date")), command=opts.command, model=model,
-        dataset={"name": dataset_name, "source": f"lm-eval task {task}", "content_hash": hashes.get(task),
-                 "n_items": len({s.item_id for s in samples}), "lm_eval_version": data.get("versions", {}).get(task)},
-        imported_from={"harness": HARNESS, "version": data.get("lm_eval_version"), "task": task,
+        dataset={"name": dataset_name, "source": f"lm-eval task {task}",
+                 "content_hash": _text(_per_task(data, "task_hashes", task)),
+                 "n_items": len({s.item_id for s in samples}), "task_version": _per_task(data, "versions", task)},
+        imported_from={"harness": HARNESS, "version": _text(data.get("lm_eval_version")), "task": task,
                        "metric": metric, "filter": filter_name, "item_id": template,
                        "files": {str(path): file_digest(path), str(samples_path): file_digest(samples_path)},
-                       "n_shot": (data.get("n-shot") or {}).get(task)},
+                       "n_shot": _per_task(data, "n-shot", task)},
     )
     return ImportedRun(source=path, manifest=manifest, samples=samples)
+
+
+def _per_task(data: dict[str, Any], key: str, task: str) -> Any:
+    """`data[key][task]` when lm-eval wrote a mapping there (it is only provenance: anything else is None)."""
+    table = data.get(key)
+    return table.get(task) if isinstance(table, dict) else None
+
+
+def _text(value: Any) -> str | None:
+    """A string or a number as text; anything else (a list, a mapping) as None."""
+    if isinstance(value, str):
+        return value or None
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _rows(path: Path) -> list[tuple[int, LmEvalSample]]:
@@ -137,8 +150,8 @@ def _pick_metric(given: str | None, rows: list[tuple[int, LmEvalSample]], task_r
     """(metric, filter): as given (`acc` or `acc,none`), else the task's first metric and the first filter seen."""
     name, _, filter_name = (given or "").partition(",")
     if not name:
-        listed = rows[0][1].metrics or [k.split(",")[0] for k in (task_results or {})
-                                        if k not in _NOT_METRICS and "_stderr" not in k]
+        keys = [k for k in task_results if isinstance(k, str)] if isinstance(task_results, dict) else []
+        listed = rows[0][1].metrics or [k.split(",")[0] for k in keys if k not in _NOT_METRICS and "_stderr" not in k]
         if not listed:
             raise InputError.at(where, "the samples name no metric: choose one with --metric")
         name = listed[0]
@@ -149,10 +162,10 @@ def _model(data: dict[str, Any], opts: ImportOptions) -> dict[str, Any]:
     """The model as lm-eval names it: `<model type>:<model_name>` (`hf:EleutherAI/pythia-70m`), or --name."""
     given = data.get("config")
     config: dict[str, Any] = given if isinstance(given, dict) else {}
-    kind, name = str(config.get("model") or "lm-eval"), data.get("model_name")
+    kind, name = _text(config.get("model")) or "lm-eval", _text(data.get("model_name"))
     spec = opts.name or (f"{kind}:{name}" if name else kind)
     return {"spec": spec, "name": spec, "harness": HARNESS, "lm_eval_model": kind,
-            "model_args": config.get("model_args"), "model_name": name}
+            "model_args": _text(config.get("model_args")), "model_name": name}
 
 
 def _sample(line: int, row: LmEvalSample, task: str, metric: str, mode: str, template: str, dataset: str,
