@@ -123,3 +123,19 @@ def test_llmwc_results_take_no_harness_options(tmp_path: Path, capsys: pytest.Ca
     assert main(["import", str(results), "--item-id", "question_id", "--store", str(tmp_path / "s.sqlite")]) == 2
     assert "an llm-wc results directory: --item-id apply only to lm-eval results and Inspect logs" in \
         capsys.readouterr().err
+
+
+def test_importing_again_replaces_the_same_run_and_no_history_records_nothing(
+        lmeval_results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store, runs = tmp_path / "history.sqlite", tmp_path / "runs"
+    for _ in range(2):
+        assert main(["import", str(lmeval_results), "--store", str(store), "--runs-root", str(runs)]) == 0
+    assert len(list(runs.iterdir())) == 1
+    capsys.readouterr()
+    assert main(["runs", "--store", str(store), "--json"]) == 0
+    (recorded,) = json.loads(capsys.readouterr().out)
+    assert recorded["model"] == "dummy" and recorded["dataset"] == "demo_mc" and recorded["n_scored"] == N_ITEMS
+    other = tmp_path / "other.sqlite"
+    assert main(["import", str(lmeval_results), "--no-history", "--store", str(other), "--runs-root",
+                 str(tmp_path / "runs2")]) == 0
+    assert not other.exists() and len(list((tmp_path / "runs2").iterdir())) == 1

@@ -75,3 +75,13 @@ def test_a_truncated_log_is_one_line(inspect_eval: Path, tmp_path: Path) -> None
     with pytest.raises(InputError) as e:
         read_all([bad], ImportOptions())
     assert str(e.value).startswith(f"{bad}: not a readable Inspect log: ") and "\n" not in str(e.value)
+
+
+def test_a_log_without_samples_is_refused(inspect_eval: Path, tmp_path: Path) -> None:
+    log = inspect_log_api.read_eval_log(str(inspect_eval))
+    log.samples = None  # as `inspect eval --no-log-samples` writes it
+    path = tmp_path / "no-samples.eval"
+    inspect_log_api.write_eval_log(log, str(path))
+    with pytest.raises(InputError) as e:
+        read_all([path], ImportOptions())
+    assert str(e.value) == f"{path}: the Inspect log holds no samples (written with --no-log-samples?): nothing to pair"
