@@ -129,3 +129,12 @@ def test_provenance_of_the_wrong_type_is_left_out_never_a_traceback(lmeval_resul
     (run,) = read_all([results], ImportOptions())
     assert run.manifest.model["spec"] == "lm-eval" and run.manifest.dataset["content_hash"] is None
     assert len(run.samples) == N_ITEMS  # the scores come from the samples file, which is intact
+
+
+def test_a_task_name_that_would_climb_out_is_refused(lmeval_results: Path, tmp_path: Path) -> None:
+    results = _copy(lmeval_results, tmp_path / "copy")
+    data = json.loads(results.read_text())
+    data["configs"] = {"../../etc/passwd": {}}
+    results.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"task name '../../etc/passwd' cannot name a samples file"):
+        read_all([results], ImportOptions())

@@ -75,11 +75,16 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
 
 def samples_file(results_path: Path, task: str) -> Path:
     """`samples_<task>_<date>.jsonl` beside `results_<date>.json` (the only one for the task, when dates differ)."""
+    from ..safepath import is_safe_component
+
     date = results_path.stem.removeprefix("results_")
-    exact = results_path.with_name(f"samples_{task}_{date}.jsonl")
+    name = f"samples_{task}_{date}.jsonl"
+    if not is_safe_component(name):
+        raise InputError.at(results_path, f"task name {task!r} cannot name a samples file")
+    exact = results_path.with_name(name)
     if exact.is_file():
         return exact
-    prefix = f"samples_{task}_"
+    prefix = f"samples_{task}_"  # then a date, which has no "_" before its "T" (so task `a` never takes `a_b`'s)
     near = sorted(p for p in results_path.parent.iterdir()
                   if p.name.startswith(prefix) and p.suffix == ".jsonl" and "_" not in p.name[len(prefix):].split("T")[0])
     if len(near) == 1:
@@ -102,8 +107,9 @@ def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, 
     dataset_name = opts.dataset or task
     samples = [_sample(line, r, task, metric, mode, template, dataset_name, samples_path) for line, r in chosen]
     check_unique_ids(samples, template, samples_path)
-    run_id = import_run_id(HARNESS, [file_digest(path), file_digest(samples_path)], task, f"{metric},{filter_name}",
-                           template, model["spec"], dataset_name)
+    files = {str(path): file_digest(path), str(samples_path): file_digest(samples_path)}
+    run_id = import_run_id(HARNESS, list(files.values()), task, f"{metric},{filter_name}", template, model["spec"],
+                           dataset_name)
     manifest = new_manifest(
         run_id=run_id, mode=mode, started_at=iso_time(data.get("date")), command=opts.command, model=model,
         dataset={"name": dataset_name, "source": f"lm-eval task {task}",
@@ -111,7 +117,7 @@ def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, 
                  "n_items": len({s.item_id for s in samples}), "task_version": _per_task(data, "versions", task)},
         imported_from={"harness": HARNESS, "version": _text(data.get("lm_eval_version")), "task": task,
                        "metric": metric, "filter": filter_name, "item_id": template,
-                       "files": {str(path): file_digest(path), str(samples_path): file_digest(samples_path)},
+                       "files": files,
                        "n_shot": _per_task(data, "n-shot", task)},
     )
     return ImportedRun(source=path, manifest=manifest, samples=samples)
