@@ -43,7 +43,9 @@ def import_runs(
     metric: Annotated[str | None, typer.Option(
         "--metric", metavar="NAME", help="The per-sample score: an lm-eval metric (acc, acc_norm, exact_match,flexible-extract) "
                                          "or an Inspect scorer (default: the task's first).")] = None,
-    runs_root: options.RunsRoot = Path("runs"),
+    runs_root: Annotated[Path, typer.Option(
+        "--runs-root", metavar="DIR",
+        help="Where the run directories go: DIR/<dataset>__<model>__<run id> (llm-wc's under DIR/imported/).")] = Path("runs"),
     store: options.Store = None,
     no_history: options.NoHistory = False,
 ) -> None:
