@@ -31,7 +31,6 @@ from ..llmwc import (
     read_config,
     read_layout_file,
     request_params,
-    write_results_dir,
 )
 from ..redact import redact, redact_url
 from ..safepath import safe_component
@@ -240,7 +239,9 @@ def run_config(config_path: Path, given: ConfigRunOptions) -> int:
         line = accuracy_line(log.results) if log.results is not None else "no results"
         typer.echo(plain(f"{entry.name} on {task.name}: {line}  → {log.path}"))  # names from the config
         status = max(status, error_status(log, given.max_error_rate))
-    write_results_dir(root, config, runs, task, stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
+    from ..exporters.llmwc import write_results_dir  # the user asked for llm-wc's layout
+
+    write_results_dir(root, config, runs, stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
     typer.echo(plain(f"llm-wc results: {root}"))
     return status
 

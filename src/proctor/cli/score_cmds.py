@@ -111,9 +111,10 @@ def score(
     results.json, summary.json) that `proctor report`, `runs`, `history` and `compare` read into a run
     directory under `--out` (default: under `--runs-root`).
     """
+    from ..exporters.probsem import write_probsem_outputs  # the user asked for probsem's files
     from ..models.registry import get_model
     from ..runner import RunConfig, evaluate, finish_done_run, plan_run
-    from ..scoring.suites import suite_results, write_probsem_outputs
+    from ..scoring.suites import suite_results
     from .run_cmds import finish, say_resume
 
     temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")
