@@ -139,3 +139,19 @@ def test_importing_again_replaces_the_same_run_and_no_history_records_nothing(
     assert main(["import", str(lmeval_results), "--no-history", "--store", str(other), "--runs-root",
                  str(tmp_path / "runs2")]) == 0
     assert not other.exists() and len(list((tmp_path / "runs2").iterdir())) == 1
+
+
+def test_a_run_exported_to_inspect_imports_back_sample_for_sample(
+        items_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("inspect_ai")
+    store, ours = tmp_path / "history.sqlite", tmp_path / "ours"
+    assert main(["run", str(items_file), "--model", "scripted:random", "--epochs", "2", "-o", str(ours),
+                 "--store", str(store)]) == 0
+    assert main(["export", str(ours), "--to", "inspect", "-o", str(tmp_path / "exported")]) == 0
+    back = _import(tmp_path, store, str(tmp_path / "exported"))
+    original = {(s.item_id, s.epoch): (s.outcome, s.score) for s in read_run(ours).samples}
+    assert {(s.item_id, s.epoch): (s.outcome, s.score) for s in read_run(back).samples} == original
+    capsys.readouterr()
+    assert main(["compare", str(ours), str(back), "--store", str(store), "--json"]) == 0
+    overall = json.loads(capsys.readouterr().out)["overall"]
+    assert overall["n"] == N_ITEMS and overall["b10"] == overall["b01"] == 0 and overall["diff"] == 0
