@@ -65,7 +65,7 @@ def _register() -> None:
         data_cmds,
         export_cmds,
         history_cmds,
-        llmwc_cmds,
+        import_cmds,
         merge_cmds,
         prompt_cmds,
         report_cmds,
@@ -74,7 +74,7 @@ def _register() -> None:
     )
 
     for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, merge_cmds, prompt_cmds, history_cmds,
-                   report_cmds, export_cmds, llmwc_cmds):
+                   import_cmds, report_cmds, export_cmds):
         module.register(app)
     for info in app.registered_commands:  # plain metavars in every command's help (proctor.cli.help)
         info.cls = ProctorCommand

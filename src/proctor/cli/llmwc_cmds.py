@@ -358,13 +358,6 @@ def write_imported(model: ImportedModel, store: Any) -> Any:
     return finalize_run(model.out, store)
 
 
-IMPORT_EXAMPLES = """Example (an llm-wc config's run, then its results into the history):
-
-  proctor run --config config/mmlu_pro.yaml --data-file test.parquet -o results/mmlu_pro
-  proctor import results/mmlu_pro
-"""
-
-
 def import_results(
     results_dir: Annotated[Path, typer.Argument(
         metavar="RESULTS_DIR", show_default=False, help="An llm-wc results directory (run.json, models/<name>/).")],
@@ -406,9 +399,4 @@ def _check_summary(model: ImportedModel, log: Any) -> None:
              "(errors and unanswered rows are counted apart here)")
 
 
-def register(app: typer.Typer) -> None:
-    """Add this module's commands to `app`."""
-    app.command("import", epilog=IMPORT_EXAMPLES)(import_results)
-
-
-__all__ = ["ProctorError", "import_results", "register", "run_config"]
+__all__ = ["ProctorError", "import_results", "run_config"]
