@@ -60,3 +60,10 @@ def test_the_same_run_twice_is_refused_not_overwritten(mixed_run: Path, tmp_path
     with pytest.raises(InputError, match="the same run as another one given"):
         exporters.export([mixed_run, copy], fmt, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_an_unwritable_destination_is_a_clear_error(mixed_run: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(InputError, match=r"file/out: cannot write here"):
+        exporters.export([mixed_run], "llmwc", blocker / "out")

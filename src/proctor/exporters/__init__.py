@@ -60,8 +60,11 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
     logs = [read_run(d) for d in expand_run_dirs(run_dirs)]
     if not logs:
         raise InputError.at("RUN", "no run directories given")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as e:
+        raise InputError.at(target, f"cannot write here: {e.strerror or e}") from e
     try:
         written = exporter(logs, staging)
         staging.replace(target)  # an empty `out` is replaced whole; nothing else exists there
