@@ -261,8 +261,8 @@ def dataset_path(log: RunLog) -> str | None:
 
 def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any], seed: int | None) -> dict[str, Any]:
     """llm-wc's `summary.json` for one model (the base URL with any credential masked)."""
-    overall = log.results.overall if log.results is not None else {}
-    return {"accuracy": overall.get("accuracy"), **tally(log.samples), "model": name,
+    accuracy = log.results.overall.accuracy if log.results is not None else None
+    return {"accuracy": accuracy, **tally(log.samples), "model": name,
             "api_base": redact_url(api_base) if api_base else api_base, "request_params": params, "seed": seed,
             "dataset_path": dataset_path(log), "strict_parsing": False}
 
