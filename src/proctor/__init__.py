@@ -7,6 +7,7 @@ The public API re-exports the records, the model seam and the entry points; heav
 from __future__ import annotations
 
 from .errors import CapabilityError, InputError, ProctorError
+from .metrics import Metric
 from .models.base import (
     Capability,
     GenerateRequest,
@@ -49,6 +50,7 @@ __all__ = [
     "LoglikelihoodRequest",
     "Manifest",
     "Message",
+    "Metric",
     "Modality",
     "Model",
     "Outcome",

@@ -28,6 +28,5 @@ class TextOverlap:
         carried = [s for s in samples if s.scored and isinstance(s.details.get(self.measure), int | float)]
         if not carried:
             return None
-        got = accuracy_ci([float(s.details[self.measure]) for s in carried],
-                          [f"{s.dataset}\x1f{s.item_id}" for s in carried], seed=context.seed)
-        return got
+        return accuracy_ci([float(s.details[self.measure]) for s in carried],
+                           [f"{s.dataset}\x1f{s.item_id}" for s in carried], seed=context.seed)

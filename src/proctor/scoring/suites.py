@@ -224,14 +224,18 @@ class SuiteScorer:
         return _scored(ctx, suite.queries, self.options)
 
 
+def _verdict(c: ContextResult) -> tuple[Outcome, float | None]:
+    """A context's outcome and score: an error, unscored (no expected answer), else right (1) or wrong (0)."""
+    if c.error is not None:
+        return Outcome.ERROR, None
+    if c.correct is None:
+        return Outcome.UNSCORED, None
+    return (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
+
+
 def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scored:
     """One context's verdict as the runner records it (the probsem rows are kept for the CSV/JSONL)."""
-    if c.error is not None:
-        outcome, score = Outcome.ERROR, None
-    elif c.correct is None:
-        outcome, score = Outcome.UNSCORED, None
-    else:
-        outcome, score = (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
+    outcome, score = _verdict(c)
     details: dict[str, Any] = {
         "queries": queries, "expected": c.expected, "context": c.case_text, "text": c.text,
         "index": c.index, "logprobs": {q["query"]: q["logprob"] for q in c.queries},
@@ -270,12 +274,7 @@ class SuiteSummary(BaseModel):
 
 def _context_sample(c: ContextResult) -> Sample:
     """A context as the run log's sample of it, with what the metrics read (outcome, score, distribution)."""
-    if c.error is not None:
-        outcome, score = Outcome.ERROR, None
-    elif c.correct is None:
-        outcome, score = Outcome.UNSCORED, None
-    else:
-        outcome, score = (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
+    outcome, score = _verdict(c)
     details = SuiteDetails(expected=c.expected, index=c.index, tie_indexes=c.ties,
                            distribution=c.probabilities if c.error is None else None)
     return Sample(sample_id=f"{c.index}#0", item_id=str(c.index), outcome=outcome, score=score, details=details)
