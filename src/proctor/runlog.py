@@ -335,11 +335,12 @@ class Cost(BaseModel):
     judge_unpriced_calls: int | None = None
 
 
-class Results(_Log):
+class Results(BaseModel):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
     Every block is typed; the built-in metrics fill the named fields and metrics registered beside them
-    (`proctor.metrics.register`) land in `metrics`. `errors` counts each distinct error message."""
+    (`proctor.metrics.register`) land in `metrics`. `errors` counts each distinct error message. A key this
+    version does not know is not kept (results are recomputed from the samples, never edited)."""
 
     schema_version: int = RESULTS_SCHEMA_VERSION
     overall: MetricBlock = Field(default_factory=MetricBlock)
