@@ -97,8 +97,29 @@ def test_the_registry_refuses_duplicates_settings_and_non_metrics() -> None:
 
     with pytest.raises(ValueError, match="setting"):
         register(Bad())
+
+    class NeedsNothingThere(MedianOutputTokens):
+        name = "colour"
+        needs = frozenset({"colour"})
+
+    with pytest.raises(ValueError, match="colour: not Sample fields"):
+        register(NeedsNothingThere())
     assert "Metric" in proctor.__all__ and proctor.Metric is Metric
     assert isinstance(MedianOutputTokens(), proctor.Metric)
+
+
+def test_register_decorates_a_class() -> None:
+    @register
+    class SampleCount:
+        name, label, needs = "sample_count", "samples", frozenset({"sample_id"})
+
+        def compute(self, samples: object, context: object) -> MetricValue:
+            return MetricValue(value=float(len(samples)), n=len(samples), method="count")  # type: ignore[arg-type]
+
+    try:
+        assert isinstance(SampleCount, type) and summarize([_sample(0, 1), _sample(1, 2)]).metrics["sample_count"].value == 2
+    finally:
+        unregister("sample_count")
 
 
 def test_a_metric_beyond_the_builtins_must_return_a_metric_value() -> None:

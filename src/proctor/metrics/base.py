@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, overload, runtime_checkable
 
 from ..runlog import (
     Calibration,
@@ -68,8 +68,11 @@ def _load_builtins() -> None:
 
 
 def _add(metric: Metric) -> None:
-    if not isinstance(metric, Metric):
+    if isinstance(metric, type) or not isinstance(metric, Metric):
         raise TypeError(f"{metric!r} is not a Metric (name, label, needs, compute)")
+    unknown = set(metric.needs) - set(Sample.model_fields)
+    if unknown:
+        raise ValueError(f"metric {metric.name!r} needs {', '.join(sorted(unknown))}: not Sample fields")
     if any(m.name == metric.name for m in _registered):
         raise ValueError(f"a metric named {metric.name!r} is already registered")
     if metric.name in {"schema_version", "metrics", "truncated_as", "extract", "no_answer", "errors"}:
@@ -77,11 +80,19 @@ def _add(metric: Metric) -> None:
     _registered.append(metric)
 
 
-def register(metric: M) -> M:
-    """Register a metric (an instance) so that every summary computes it; returns it, so it can decorate a
-    module-level instance or be called with one. A name already registered is refused."""
+@overload
+def register(metric: type[M]) -> type[M]: ...
+
+
+@overload
+def register(metric: M) -> M: ...
+
+
+def register(metric: M | type[M]) -> M | type[M]:
+    """Register a metric so that every summary computes it: an instance, or a class (as a decorator; it is
+    instantiated with no arguments). Returns what it was given. A name already registered is refused."""
     _load_builtins()
-    _add(metric)
+    _add(metric() if isinstance(metric, type) else metric)
     return metric
 
 
