@@ -49,17 +49,24 @@ class _Details(_Log):
     """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
     `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
 
+    def _value(self, key: str) -> Any:
+        """A field's value, else an extra key's (None when unset); without pydantic's slower attribute fallback."""
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        return (self.__pydantic_extra__ or {}).get(key)
+
     def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, None)
+        value = self._value(key)
         return default if value is None else value
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and getattr(self, key, None) is not None
+        return isinstance(key, str) and self._value(key) is not None
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self:
+        value = self._value(key)
+        if value is None:
             raise KeyError(key)
-        return getattr(self, key)
+        return value
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
