@@ -383,8 +383,12 @@ class Results(BaseModel):
         return sum(self.errors.values())
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of results.json."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """The JSON shape of results.json: an absent block is left out; inside a block a number that could not be
+        computed is null (`"accuracy": null`), and a cost without a judge has no judge keys."""
+        data = self.model_dump(mode="json")
+        if data["cost"] is not None:
+            data["cost"] = {k: v for k, v in data["cost"].items() if v is not None or not k.startswith("judge")}
+        return {k: v for k, v in data.items() if v is not None}
 
 
 def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
