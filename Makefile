@@ -31,6 +31,9 @@ endif
 
 $(DEV): $(RUNTIME)
 	$(BIN)/pip install -q -e ".[dev]"
+	# every-eval-ever (the eee extra) declares Python >= 3.12; on 3.11 its models and checker import with what dev has
+	$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' || \
+		$(BIN)/pip install -q --no-deps --ignore-requires-python "every-eval-ever==0.3.0"
 	touch $(DEV)
 
 setup: $(RUNTIME)

@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import proctor
 
 
@@ -15,6 +17,20 @@ def test_import_is_light() -> None:
     code = "import sys, proctor; bad=[m for m in ('torch','transformers','datasets') if m in sys.modules]; print(bad)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_run_entry_points_are_exported_and_load_on_first_use() -> None:
+    """`evaluate`, `Task`, `RunConfig`, `Scorer` are public; `import proctor` alone does not import the runner."""
+    code = ("import sys, proctor; before = 'proctor.runner' in sys.modules; "
+            "from proctor import RunConfig, Scorer, Task, evaluate; "
+            "from proctor.runner import RunConfig as R, evaluate as e; from proctor.tasks import Task as T; "
+            "from proctor.scoring.base import Scorer as S; "
+            "print(before, (RunConfig, Scorer, Task, evaluate) == (R, S, T, e), 'evaluate' in dir(proctor))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True", "True"]
+    assert {"evaluate", "Task", "RunConfig", "Scorer"} <= set(proctor.__all__)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        proctor.no_such_name  # noqa: B018
 
 
 def test_cli_commands_are_registered_once() -> None:

@@ -6,40 +6,28 @@ keys or concurrency), the request kind and the full request with its generation 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from .models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest, Model
+from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest, Model, ModelWrapper
 from .store import Store, request_key
 
 _Req = TypeVar("_Req", GenerateRequest, LoglikelihoodRequest)
 _Resp = TypeVar("_Resp", Generation, Loglikelihood)
 
 
-class CachedModel:
+class CachedModel(ModelWrapper):
     """Wraps any Model; same protocol, same results, fewer calls."""
 
     def __init__(self, inner: Model, store: Store) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.store = store
-        self.name = inner.name
-        self.capabilities: frozenset[Capability] = inner.capabilities
-        self.preferred_chunk_size = inner.preferred_chunk_size
         self._identity = inner.identity()
         self.hits = 0
         self.misses = 0
 
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
     def identity(self) -> dict[str, Any]:
         return self._identity
-
-    async def probe(self, needed: Iterable[Capability]) -> None:
-        await self.inner.probe(needed)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
     async def _through_cache(
         self, requests: Sequence[_Req], call: Callable[[list[_Req]], Awaitable[list[_Resp]]]

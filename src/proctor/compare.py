@@ -53,6 +53,7 @@ def compare_scores(a: RunScores, b: RunScores, n_boot: int = 2000, seed: int = 0
     if not shared:
         raise ProctorError(
             f"runs {a.run.run_id[:12]} and {b.run.run_id[:12]} share no scored items: nothing to compare"
+            + _item_id_hint(a, b)
         )
     sa = np.array([a.items[i].score for i in shared])
     sb = np.array([b.items[i].score for i in shared])
@@ -73,6 +74,19 @@ def compare_scores(a: RunScores, b: RunScores, n_boot: int = 2000, seed: int = 0
         only_in_a=sorted(a.items.keys() - b.items.keys()),
         only_in_b=sorted(b.items.keys() - a.items.keys()),
     )
+
+
+def _item_id_hint(a: RunScores, b: RunScores) -> str:
+    """A few item ids of each run, so ids of different forms (`demo.0` and `0`) show at a glance."""
+    if not a.items or not b.items:
+        return ""
+
+    def few(items: dict[str, object]) -> str:
+        ids = sorted(items)
+        return ", ".join(ids[:3]) + (", …" if len(ids) > 3 else "")
+
+    return (f"\n  A's item ids: {few(dict(a.items))}\n  B's item ids: {few(dict(b.items))}\n"
+            "  (an imported run's item ids come from `proctor import --item-id FIELD`: docs/import.md)")
 
 
 def compare_runs(

@@ -21,6 +21,9 @@ class Problem:
         return f"{where}: {what}"
 
 
+DEFAULT_MAX_ERROR_RATE = 0.1  # a run with a larger share of errored samples exits 1 (--max-error-rate)
+
+
 class ProctorError(Exception):
     """Base class for errors proctor reports without a traceback (exit code 2)."""
 

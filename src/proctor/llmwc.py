@@ -1,13 +1,11 @@
-"""llm-wc's layout, both ways: its configs run, its results written and imported.
+"""llm-wc's configs and results layout: its configs read and run, its results directories imported
+(`proctor.exporters.llmwc` writes them).
 
 A config (`config/<benchmark>.yaml`) has a `benchmark` block (name, output_dir, seed, limit_subjects,
 limit_per_subject, dataset_path, subset, split, prompt_type, cot_examples_path, hf_token_env) and a
 `models` list (name, api_base, api_key or api_key_env, request_overrides). A results directory is
 `<output_dir>_<stamp>/run.json` plus `models/<name>/summary.json` and `models/<name>/results.json` (the
 upstream question rows plus `pred` and `model_outputs`).
-
-Counts always add up: `total = correct + incorrect + errors + unscored`; `accuracy` is proctor's (errors
-are not answers). API keys are never written: `api_key` is always null in what proctor writes.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -29,14 +26,12 @@ from pydantic import (
 )
 
 from .errors import InputError, Problem
-from .redact import redact, redact_url
-from .runlog import Outcome, RunLog, Sample
+from .redact import redact_url
 from .safepath import distinct_components
-from .textio import read_text, write_json_atomic, write_text_atomic
+from .textio import read_text
 
 if TYPE_CHECKING:
     from .scoring.extract import AnswerRule
-    from .tasks import Task
 
 # llm-wc's request defaults (its run.json `request_defaults`); `seed` is the benchmark's seed
 REQUEST_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "top_p": 0.95, "max_tokens": 32768,
@@ -204,9 +199,10 @@ def builtin_name(block: BenchmarkBlock) -> str:
     name = block.name.strip().lower().replace("_", "-")
     if name == "gpqa":
         name = f"gpqa-{(block.subset or 'main').strip().lower()}"
-    known = {"mmlu-pro", "aime-2025", "gpqa-main", "gpqa-diamond", "gpqa-extended", "gpqa-experts"}
-    if name not in known:
-        raise InputError.at("benchmark.name", f"{block.name!r}: proctor runs {', '.join(sorted(known))}")
+    from .benchmarks.registry import BUILTINS  # the one list of built-in benchmarks
+
+    if name not in BUILTINS:
+        raise InputError.at("benchmark.name", f"{block.name!r}: proctor runs {', '.join(sorted(BUILTINS))}")
     return name
 
 
@@ -233,140 +229,6 @@ def llmwc_rule(benchmark: str) -> AnswerRule:
 def request_params(config: LlmwcConfig, entry: ModelEntry) -> dict[str, Any]:
     """llm-wc's request parameters for one model: its defaults, the config's, the model's overrides."""
     return {**resolved_defaults(config), **entry.request_overrides.given()}
-
-
-# ---------------------------------------------------------------- writing the layout
-
-
-def tally(samples: Sequence[Sample]) -> dict[str, int]:
-    """correct / incorrect / errors / unscored / total, adding up (partial credit counts as incorrect)."""
-    counts = {"correct": 0, "incorrect": 0, "errors": 0, "unscored": 0}
-    for s in samples:
-        if s.outcome is Outcome.CORRECT:
-            counts["correct"] += 1
-        elif s.outcome is Outcome.ERROR:
-            counts["errors"] += 1
-        elif s.outcome is Outcome.UNSCORED:
-            counts["unscored"] += 1
-        else:
-            counts["incorrect"] += 1
-    return {**counts, "total": len(samples)}
-
-
-def dataset_path(log: RunLog) -> str | None:
-    """The data file when one was used, else the hub repository."""
-    ds = log.manifest.dataset
-    return ds.get("data_file") or ds.get("source") or ds.get("path")
-
-
-def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any], seed: int | None) -> dict[str, Any]:
-    """llm-wc's `summary.json` for one model (the base URL with any credential masked)."""
-    accuracy = log.results.overall.accuracy if log.results is not None else None
-    return {"accuracy": accuracy, **tally(log.samples), "model": name,
-            "api_base": redact_url(api_base) if api_base else api_base, "request_params": params, "seed": seed,
-            "dataset_path": dataset_path(log), "strict_parsing": False}
-
-
-def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per question (first epoch): the upstream row, `pred` and `model_outputs` (and `error`)."""
-    rows = []
-    for s in log.samples:
-        if s.epoch != 0:
-            continue
-        row = dict(upstream.get(s.item_id) or {"id": s.item_id, "answer": s.reference, "category": s.category})
-        row["pred"] = s.extracted if s.outcome is not Outcome.ERROR else None
-        row["model_outputs"] = s.raw_output or ""
-        if s.error:
-            row["error"] = s.error
-        rows.append(row)
-    return rows
-
-
-def upstream_rows(task: Task) -> dict[str, dict[str, Any]]:
-    """item id → the upstream row it came from (read again from the data file), else the item as JSON."""
-    from .benchmarks.hub import read_rows
-
-    by_original = {str(it.metadata.get("question.original_id", it.identifier)): it.identifier for it in task.items}
-    data_file = task.source.get("data_file")
-    out: dict[str, dict[str, Any]] = {it.identifier: it.to_json() for it in task.items}
-    if data_file and Path(data_file).exists() and task.name in (*ID_COLUMNS, *_gpqa_names()):
-        column = ID_COLUMNS.get(task.name, "Record ID")
-        rows, _ = read_rows(data_file)
-        for row in rows:
-            key = str(row.get(column, "")).strip()
-            if key in by_original:
-                out[by_original[key]] = {k: _jsonable(v) for k, v in row.items()}
-    return out
-
-
-def _gpqa_names() -> tuple[str, ...]:
-    return ("gpqa-main", "gpqa-diamond", "gpqa-extended", "gpqa-experts")
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "tolist"):
-        return _jsonable(value.tolist())
-    return str(value)
-
-
-def write_model_dir(root: Path, dir_name: str, entry_summary: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
-    d = root / "models" / dir_name
-    write_json_atomic(d / "summary.json", redact(entry_summary))
-    write_json_atomic(d / "results.json", rows)
-    return d
-
-
-def write_llmwc_layout(log: RunLog, task: Task | None = None) -> None:
-    """llm-wc's `run.json` and `models/<name>/{summary,results}.json` inside one proctor run directory."""
-    m = log.manifest
-    model = m.model
-    name = str(model.get("model") or model.get("spec", "model")).split(":", 1)[-1]
-    api_base = model.get("base_url") or (model.get("base_urls") or [None])[0]
-    params: dict[str, Any] = {k: v for k, v in m.generation.items() if k != "stop" or v}
-    run = {
-        "benchmark": {"name": m.dataset.get("name"), "output_dir": str(log.path), "seed": m.choice_order_seed,
-                      "limit_subjects": None, "limit_per_subject": m.dataset.get("limit_per_category"),
-                      "dataset_path": dataset_path(log), "prompt_kind": m.prompt_kind, "strict_parsing": False},
-        "request_defaults": params,
-        "models": [{"name": name, "api_base": api_base, "api_key": None, "api_key_env": model.get("api_key_env")}],
-        "started_at": m.started_at,
-    }
-    write_json_atomic(log.path / "run.json", redact(run))
-    upstream = upstream_rows(task) if task is not None else {}
-    write_model_dir(log.path, model_dir(name), summary(log, name, api_base, params, m.choice_order_seed),
-                    result_rows(log, upstream))
-
-
-def resolved_run(root: Path, config: LlmwcConfig, entries: Sequence[ModelEntry], data_path: str | None
-                 ) -> dict[str, Any]:
-    """The run as llm-wc saves it (its `config.yaml`; `run.json` adds `started_at`): the benchmark block with
-    the time-stamped `output_dir`, every request default, every key of each model run (keys never)."""
-    block = config.benchmark.model_dump(exclude_none=False)
-    block["output_dir"] = str(root)
-    if data_path is not None:
-        block["dataset_path"] = data_path
-    run = {"benchmark": block, "request_defaults": resolved_defaults(config),
-           "models": [entry.public() for entry in entries]}
-    return dict(redact(run))
-
-
-def write_results_dir(root: Path, config: LlmwcConfig, runs: Sequence[tuple[ModelEntry, str, RunLog]], task: Task,
-                      started_at: str) -> None:
-    """A whole llm-wc results directory for a config run: run.json, config.yaml (keys removed), models/."""
-    run = resolved_run(root, config, [entry for entry, _, _ in runs], dataset_path(runs[0][2]) if runs else None)
-    write_text_atomic(root / "config.yaml", yaml.safe_dump(run, sort_keys=False, allow_unicode=True))
-    write_json_atomic(root / "run.json", {**run, "started_at": started_at})
-    upstream = upstream_rows(task)
-    for entry, dir_name, log in runs:
-        params = request_params(config, entry)
-        write_model_dir(root, dir_name, summary(log, entry.name, entry.api_base, params, config.benchmark.seed),
-                        result_rows(log, upstream))
 
 
 # ---------------------------------------------------------------- reading a results directory (import)

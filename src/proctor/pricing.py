@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, ProctorError
-from .models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest, Model
+from .models.base import (
+    GenerateRequest,
+    Generation,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    Model,
+    ModelWrapper,
+)
 from .runlog import Cost
 
 MILLION = Decimal(1_000_000)
@@ -484,7 +491,7 @@ class _Estimate:
     worst: Decimal  # the worst case reserved
 
 
-class GuardedModel:
+class GuardedModel(ModelWrapper):
     """Wraps a Model so that no request is sent that could cross `guard.limit`.
 
     At most `concurrency` requests are in flight; each one's worst case (`prompt_tokens_bound` input tokens,
@@ -495,35 +502,16 @@ class GuardedModel:
 
     def __init__(self, inner: Model, guard: CostGuard, concurrency: int, price: Price, role: str = "model",
                  then: GuardedModel | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.then = then  # the judge that grades these answers: room for one of its calls is left free
         self.largest_worst = Decimal(0)  # the largest worst case of one request so far
         self.guard = guard
         self.price = price
         self.role = role
-        self.name = inner.name
-        self.capabilities = inner.capabilities
-        self.preferred_chunk_size = inner.preferred_chunk_size
         self._slots = asyncio.Semaphore(max(1, concurrency))
         self._count = token_counter(inner)
         self.input_ratio = Decimal(1)  # the most a server billed per estimated prompt token (never below 1)
         self.output_ratio = Decimal(1)  # the most it billed per allowed output token
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    async def probe(self, needed: Iterable[Capability]) -> None:
-        await self.inner.probe(needed)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    @property
-    def in_flight_limit(self) -> int | None:
-        return getattr(self.inner, "in_flight_limit", None)
 
     def _estimate(self, request: GenerateRequest) -> _Estimate:
         max_out = request.settings.max_tokens

@@ -244,6 +244,7 @@ class Manifest(_Log):
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
+    imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
 
 
 class MetricValue(BaseModel):

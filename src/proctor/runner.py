@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from .errors import ProctorError
-from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model
-from .models.registry import require
+from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost
 from .progress import expect
 from .provenance import git_sha, host_info, utc_now
@@ -53,7 +52,6 @@ from .tasks import Task
 
 Mode = Literal["generate", "logprob"]
 DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
-DEFAULT_MAX_ERROR_RATE = 0.1  # a run with more errored samples than this exits non-zero
 FAIL_FAST_AFTER = 8  # when the first N answers all failed, stop: the failure hits every request
 
 
@@ -154,11 +152,8 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
 def _check_before_start(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> None:
     """Refuse, before anything runs, what cannot work."""
     _check_data(task, model.name, scorer, config)
-    why = {Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
-           Capability.GENERATE: "a generation run asks the model for answers"}
-    require(model, scorer.capability, why[scorer.capability])
-    if config.judge is not None and scorer.capability is Capability.GENERATE:
-        require(config.judge, Capability.GENERATE, "the judge grades answers by generating a verdict")
+    if config.judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
+        require(config.judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 
 
 @dataclass(frozen=True)
@@ -225,18 +220,19 @@ CHARS_PER_TOKEN_UPPER_BOUND = 10  # no tokenizer at hand: a prompt has at least 
 def _check_context(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> None:
     """Refuse a generation run whose longest prompt + --max-tokens cannot fit the model's context window,
     when the backend knows it (a server's max_model_len, an hf model's max_length)."""
-    window = getattr(model, "context_length", None) or getattr(model, "max_length", None)
+    window = model.context_length
     max_tokens = config.settings.max_tokens
-    if scorer.capability is not Capability.GENERATE or not isinstance(window, int) or max_tokens is None:
+    if scorer.capability is not Capability.GENERATE or window is None or max_tokens is None:
         return
-    exact = getattr(model, "prompt_tokens", None)  # the model's own tokenizer and chat template (hf)
     lengths = []
+    sure = True  # every length counted by the model's own tokenizer and chat template (hf)
     for item in task.items:
         for request in scorer.requests(task, item, 0):
             if isinstance(request, GenerateRequest):
+                exact = model.prompt_tokens(request)
+                sure = sure and exact is not None
                 text = "".join(m.content for m in request.messages)
-                lengths.append(int(exact(request)) if callable(exact) else len(text) // CHARS_PER_TOKEN_UPPER_BOUND)
-    sure = callable(exact)
+                lengths.append(exact if exact is not None else len(text) // CHARS_PER_TOKEN_UPPER_BOUND)
     longest = max(lengths, default=0)
     if sure and longest >= window:
         over = sum(n >= window for n in lengths)
@@ -475,8 +471,8 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
             finished = _priced(answered, config)
             append_samples(run_dir / SAMPLES, finished)
             by_id.update((s.sample_id, s) for s in finished)
-            bar.cache_hits = done + getattr(model, "hits", 0)
-            bar.in_flight = _in_flight_limit(model)
+            bar.cache_hits = done + _cache_hits(model)
+            bar.in_flight = model.in_flight_limit
             errors = sum(s.outcome is Outcome.ERROR for s in finished)
             bar.finish(handle, len(finished) - errors, errors)
             tally.add(finished)
@@ -494,24 +490,15 @@ def _chunk_size(model: Model, scorer: Scorer, config: RunConfig) -> int:
     each finished batch is logged at once), else the model's `preferred_chunk_size`."""
     if config.chunk_size:
         return int(config.chunk_size)
-    if scorer.capability is Capability.GENERATE:
-        inner: Any = model
-        while inner is not None:  # through the cache and cost wrappers
-            size = getattr(inner, "generation_chunk_size", None)
-            if isinstance(size, int) and size > 0:
-                return size
-            inner = getattr(inner, "inner", None)
-    return int(getattr(model, "preferred_chunk_size", None) or DEFAULT_CHUNK_SIZE)
+    size = model.generation_chunk_size if scorer.capability is Capability.GENERATE else None  # through wrappers
+    return size or model.preferred_chunk_size or DEFAULT_CHUNK_SIZE
 
 
-def _in_flight_limit(model: Model) -> int | None:
-    """The adaptive in-flight limit of an HTTP backend, through the cache and cost wrappers; None otherwise."""
-    while model is not None:
-        limit = getattr(model, "in_flight_limit", None)
-        if isinstance(limit, int):
-            return limit
-        model = getattr(model, "inner", None)  # type: ignore[assignment]
-    return None
+def _cache_hits(model: Model) -> int:
+    """Answers the request cache gave this session (0 without the cache)."""
+    from .cache import CachedModel
+
+    return model.hits if isinstance(model, CachedModel) else 0
 
 
 def _priced(samples: Sequence[Sample], config: RunConfig) -> list[Sample]:
@@ -547,7 +534,7 @@ def _guarded(model: Model, guard: CostGuard | None, price: Price | None, role: s
     `then`, its guarded judge, keeps room for one judge call free before an answer is asked for."""
     if guard is None or price is None:
         return model
-    concurrency = int(getattr(model, "in_flight_limit", None) or getattr(model, "preferred_chunk_size", 1) or 1)
+    concurrency = model.in_flight_limit or model.preferred_chunk_size or 1
     return GuardedModel(model, guard, concurrency, price, role, then if isinstance(then, GuardedModel) else None)
 
 
@@ -559,7 +546,7 @@ async def evaluate_async(task: Task, model: Model, config: RunConfig | None = No
     try:
         scorer = build_scorer(task, config, config.judge)
         _check_before_start(task, model, scorer, config)
-        _engine_log_in_run_dir(model, config.out_dir or default_run_dir(task, model, scorer, config))
+        model.set_log_dir(config.out_dir or default_run_dir(task, model, scorer, config))  # vllm: its engine.log
         await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
         _check_context(task, model, scorer, config)
         with hold_run_dir(config.out_dir or default_run_dir(task, model, scorer, config)):  # one writer per dir
@@ -570,13 +557,6 @@ async def evaluate_async(task: Task, model: Model, config: RunConfig | None = No
             await config.judge.aclose()
 
 
-def _engine_log_in_run_dir(model: Model, run_dir: Path) -> None:
-    """A model that starts its own server (vllm:) writes the server's log into the run directory."""
-    set_log_dir = getattr(model, "set_log_dir", None)
-    if callable(set_log_dir):
-        set_log_dir(run_dir)
-
-
 async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> RunLog:
     session_start = time.monotonic()
     run_id = run_identity_hash(task, model, scorer, config)
@@ -585,9 +565,7 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig)
     manifest.shard = str(config.shard) if config.shard is not None else None
     store = _open_store(config)  # a damaged store stops the run before its directory is touched
     done = _open_run_dir(run_dir, manifest)
-    use_run_dir = getattr(model, "use_run_dir", None)
-    if callable(use_run_dir):  # a batch-API model keeps its batch ids in the run directory
-        use_run_dir(run_dir)
+    model.use_run_dir(run_dir)  # a batch-API model keeps its batch ids in the run directory
     guard = _cost_guard(done, config)  # one budget: the model's and the judge's requests
     judge = None
     if config.judge is not None and scorer.kind == "judge":
@@ -604,7 +582,7 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig)
     from .progress import Progress
 
     with Progress(len(plan) + len(done), enabled=config.progress, description=task.name,
-                  in_flight=_in_flight_limit(model)) as bar:
+                  in_flight=model.in_flight_limit) as bar:
         bar.advance(len(done), cache_hit=True)
         by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, config, bar, len(done))
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors

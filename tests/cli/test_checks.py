@@ -93,3 +93,16 @@ def test_data_file_may_be_a_directory_of_split_files(tmp_path: Path) -> None:
         readable_file(tmp_path, "--data-file")
     with pytest.raises(ProctorError, match="not a regular file"):
         readable_file(Path("/dev/null"), "--data-file", allow_dir=True)
+
+
+def test_schemes_are_the_backend_registrys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One list: a backend registered in `proctor.models.registry` passes the CLI's early check, with no second list."""
+    from proctor.models import registry
+
+    assert registry.SCHEMES == tuple(registry.BACKENDS)
+    with pytest.raises(ProctorError, match="unknown scheme 'mybackend'"):
+        model_spec("mybackend:m")
+    monkeypatch.setattr(registry, "SCHEMES", (*registry.SCHEMES, "mybackend"))
+    model_spec("mybackend:m")
+    with pytest.raises(ProctorError, match="SCHEME one of hf, openai, anthropic, vllm, scripted, mybackend"):
+        model_spec("mybackend")

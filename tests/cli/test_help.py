@@ -23,6 +23,11 @@ NOT_RUN = {
     "proctor run --config config/mmlu_pro.yaml --data-file test.parquet -o results/mmlu_pro":
         "an llm-wc config and upstream file of the user's (none is bundled); tests/integration/test_llmwc.py runs that path",
     "proctor import results/mmlu_pro": "the results directory of the example above",
+    "proctor import out/lm/EleutherAI__pythia-70m/results_2026-01-01T00-00-00.json":
+        "lm-eval's output (none is bundled); tests/cli/test_import_cmds.py imports real lm-eval output",
+    "proctor import logs/2026-01-01T00-00-00_gpqa_abc.eval --name openai:gpt-4o":
+        "an Inspect log (none is bundled); tests/cli/test_import_cmds.py imports real Inspect logs",
+    "proctor import out/lm --item-id identifier --dataset demo": "lm-eval's output folder (none is bundled)",
 }
 PYTHON_TYPES = re.compile(r"<(?:list|dict|tuple|str|int|float|bool|path|Path)\b[^>]*>|list\[|\{[a-z_]+\}|NoneType")
 

@@ -56,9 +56,12 @@ def test_benchmark_end_to_end(cli: Any, tmp_path: Path, server: LocalServer, dat
         assert overall["n_scored"] == sum(s["outcome"] in ("correct", "wrong") for s in got.values())
         assert results["by_category"] and sum(c["n"] for c in results["by_category"].values()) == overall["n"]
 
-        run_json = json.loads((run_dir / "run.json").read_text())
+        assert not (run_dir / "run.json").exists() and not (run_dir / "models").exists()  # proctor's log only
+        exported = run_dir.parent / f"{run_dir.name}-llmwc"
+        assert cli("export", run_dir, "--to", "llmwc", "-o", exported).code == 0
+        run_json = json.loads((exported / "run.json").read_text())
         assert run_json["benchmark"]["name"] == dataset
-        (model_dir,) = (run_dir / "models").iterdir()
+        (model_dir,) = (exported / "models").iterdir()
         summary = json.loads((model_dir / "summary.json").read_text())
         assert summary["total"] == overall["n"]
         assert summary["correct"] == sum(s["outcome"] == "correct" for s in got.values())

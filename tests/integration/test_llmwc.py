@@ -127,15 +127,17 @@ def test_bad_config_is_a_clear_error(cli: Any, tmp_path: Path) -> None:
     assert f"{path}:7: models[1].name: required field is missing" in res.err
 
 
-def test_every_run_writes_per_question_results_and_names_its_data_file(cli: Any, tmp_path: Path,
-                                                                         server: LocalServer) -> None:
+def test_every_exported_run_has_per_question_results_and_names_its_data_file(cli: Any, tmp_path: Path,
+                                                                              server: LocalServer) -> None:
     """`models/<name>/results.json` was missing; `dataset_path` named the hub repo under --data-file."""
     server.configure(fault_rate=0.3)
-    out = tmp_path / "run"
+    run = tmp_path / "run"
     res = cli("run", "mmlu-pro", "--data-file", MMLU_PRO, "--model", "openai:tiny", "--base-url", server.base_url,
-              "--limit-per-category", "2", "--max-retries", "0", "-o", out, "--store", tmp_path / "s.sqlite",
+              "--limit-per-category", "2", "--max-retries", "0", "-o", run, "--store", tmp_path / "s.sqlite",
               "--no-progress", "--max-error-rate", "1")
     assert res.code == 0, res.err
+    out = tmp_path / "llmwc"
+    assert cli("export", run, "--to", "llmwc", "-o", out).code == 0
     summary = json.loads((out / "models" / "tiny" / "summary.json").read_text())
     rows = json.loads((out / "models" / "tiny" / "results.json").read_text())
     assert summary["dataset_path"] == str(MMLU_PRO.resolve())
@@ -246,7 +248,7 @@ def test_model_names_never_collide_nor_climb(cli: Any, tmp_path: Path, server: L
               "--limit", "2", "-o", out, "--store", tmp_path / "s.sqlite", "--no-progress", "--max-error-rate", "1")
     assert res.code == 0, res.err
     assert "overall" in json.loads((out / "results.json").read_text())  # proctor's own, not llm-wc's rows
-    assert len(list((out / "models").iterdir())) == 1
+    assert not (out / "models").exists()  # a plain run writes proctor's log only (`proctor export --to llmwc`)
 
 
 def test_names_from_the_config_never_reach_the_terminal_raw(cli: Any, tmp_path: Path, server: LocalServer) -> None:

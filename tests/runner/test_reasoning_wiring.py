@@ -16,7 +16,6 @@ from proctor.models.registry import get_model
 from proctor.pricing import CostGuard, CostLimitReached, GuardedModel, Price
 from proctor.progress import Progress
 from proctor.runlog import Outcome, Sample
-from proctor.runner import _in_flight_limit
 from proctor.stats import summarize
 
 
@@ -95,7 +94,7 @@ def test_guarded_model_never_sends_a_request_that_could_cross_the_limit() -> Non
 def test_progress_shows_the_in_flight_limit_through_wrappers() -> None:
     http = get_model("openai:m", base_url="http://127.0.0.1:9/v1", concurrency=7)
     guarded = GuardedModel(http, CostGuard(Decimal(1)), 7, Price(Decimal(1), Decimal(1)))
-    assert _in_flight_limit(guarded) == 7 and _in_flight_limit(_Counting()) is None
+    assert guarded.in_flight_limit == 7 and _Counting().in_flight_limit is None
     bar = Progress(3, enabled=False, in_flight=7)
     assert bar._limit_text() == "≤7 in flight"
     assert Progress(3, enabled=False)._limit_text() == ""

@@ -15,7 +15,8 @@ from proctor.models.base import (
     ModelBase,
 )
 from proctor.records import Item
-from proctor.runlog import Outcome
+from proctor.runlog import JudgeDetails, Outcome
+from proctor.scoring.base import Scored
 from proctor.scoring.judge import (
     RUBRIC,
     cohens_kappa,
@@ -24,7 +25,6 @@ from proctor.scoring.judge import (
     judge_prompt,
     parse_grade,
 )
-from proctor.scoring.scorers import Score
 from proctor.scoring.text_metrics import bleu, overlap_metrics, rouge_l, rouge_n, token_f1
 
 
@@ -126,13 +126,13 @@ async def test_judge_items_batched_grades_and_errors() -> None:
         Outcome.NO_ANSWER,
     ]
     assert [s.score for s in scores] == [1.0, 0.5, 0.0, None, None, 0.0]
-    assert scores[0].details["judge_reasoning"] == "Same meaning."
-    assert scores[0].details["judge_grade"] == "CORRECT"
-    assert scores[0].details["token_f1"] == pytest.approx(1.0)
-    assert scores[3].details["judge_error"].endswith("replied without a parseable GRADE line")
-    assert scores[3].details["judge_raw"] == "I think this is fine."
-    assert "500" in scores[4].details["judge_error"]
-    assert all(s.rule == "judge" for s in scores[:5])
+    assert scores[0].details.judge_reasoning == "Same meaning."
+    assert scores[0].details.judge_grade == "CORRECT"
+    assert scores[0].details.token_f1 == pytest.approx(1.0)
+    assert scores[3].details.judge_error.endswith("replied without a parseable GRADE line")
+    assert scores[3].details.judge_raw == "I think this is fine."
+    assert "500" in scores[4].details.judge_error
+    assert all(s.extraction_rule == "judge" for s in scores[:5])
     assert judge.requests[0].messages[0].role == "system"
     assert judge.requests[0].settings.temperature == 0.0
 
@@ -161,8 +161,8 @@ def test_judge_agreement_rate_and_kappa() -> None:
 
 
 def test_judge_agreement_accepts_scores_and_bools() -> None:
-    s_ok = Score(Outcome.CORRECT, 1.0, "A", "judge")
-    s_no = Score(Outcome.NO_ANSWER, 0.0, None, "none")
+    s_ok = Scored(Outcome.CORRECT, JudgeDetails(), score=1.0, extracted="A", extraction_rule="judge")
+    s_no = Scored(Outcome.NO_ANSWER, JudgeDetails(), score=0.0, extraction_rule="none")
     res = judge_agreement([(s_ok, True), (s_no, False), (s_ok, False)])
     assert res.n == 3 and res.agreement == pytest.approx(2 / 3)
 

@@ -7,16 +7,17 @@ from typing import Any
 import pytest
 
 from proctor.records import GradedAnswer, Item, Modality
-from proctor.runlog import GenerationDetails, Outcome
+from proctor.runlog import Outcome
+from proctor.scoring.base import Scored
 from proctor.scoring.extract import ANSWER_RULES
-from proctor.scoring.scorers import Score, is_numeric_item, outcome_for, reference_of, score_item
+from proctor.scoring.scorers import is_numeric_item, outcome_for, reference_of, score_item
 
 
 def item(modality: str, response: Any, prompt: str = "Question?", **kw: Any) -> Item:
     return Item(identifier="t.1", modality=modality, prompt=prompt, response=response, **kw)
 
 
-def check(s: Score, outcome: Outcome, score: float | None, extracted: str | None = None) -> None:
+def check(s: Scored, outcome: Outcome, score: float | None, extracted: str | None = None) -> None:
     assert s.outcome is outcome
     assert s.score == score
     if extracted is not None:
@@ -61,14 +62,14 @@ def test_choice_ten_options_and_rejection() -> None:
     check(score_item(it, "The answer is (C)"), Outcome.WRONG, 0.0, "C")
     s = score_item(it, "The answer is (K)")
     check(s, Outcome.NO_ANSWER, 0.0)
-    assert s.extracted is None and s.rule == "none" and s.details["rejected"] == "K"
+    assert s.extracted is None and s.extraction_rule == "none" and s.details.rejected == "K"
 
 
 def test_choice_four_records_rule() -> None:
     s = score_item(item("choiceof4", "B"), "**Answer: B**")
     check(s, Outcome.CORRECT, 1.0, "B")
-    assert s.rule == "answer_label"
-    assert s.details["accepted"] == ["B"]
+    assert s.extraction_rule == "answer_label"
+    assert s.details.accepted == ["B"]
 
 
 def test_choice_graded_credit() -> None:
@@ -129,7 +130,7 @@ def test_aime_numeric(text: str, outcome: Outcome, extracted: str | None) -> Non
     assert is_numeric_item(it)
     s = score_item(it, text)
     assert s.outcome is outcome and s.extracted == extracted
-    assert s.details["compare"] == "numeric"
+    assert s.details.compare == "numeric"
 
 
 def test_numeric_with_leading_zero_reference() -> None:
@@ -145,8 +146,8 @@ def test_prose_needs_judge(modality: str) -> None:
     it = item(modality, "Love is patient and kind.")
     s = score_item(it, "Love is kind and patient.")
     assert s.needs_judge and s.outcome is Outcome.UNSCORED and s.score is None
-    assert s.details["token_f1"] == pytest.approx(1.0)
-    assert 0 < s.details["rouge2"] < 1
+    assert s.details.token_f1 == pytest.approx(1.0)
+    assert 0 < s.details.rouge2 < 1
     empty = score_item(it, "   ")
     assert empty.outcome is Outcome.NO_ANSWER and not empty.needs_judge
 
@@ -191,8 +192,8 @@ def test_reference_rule_scores_by_default_and_keeps_both_readings() -> None:
     it = item("choiceof10", "C", choices=_choices(10))
     s = score_item(it, RAMBLE, TIGER)
     check(s, Outcome.CORRECT, 1.0, "C")
-    assert s.rule == "answer_is_first" and s.ambiguous is True
-    readings = GenerationDetails.model_validate(s.details).readings
+    assert s.extraction_rule == "answer_is_first" and s.ambiguous is True
+    readings = s.details.readings
     assert readings is not None and readings.scored_by == "reference"
     assert (readings.reference.reader, readings.reference.answer) == ("tiger-lab-mmlu-pro", "C")
     assert (readings.robust.reader, readings.robust.answer, readings.robust.rule) == ("proctor", "B", "answer_is")
@@ -202,7 +203,7 @@ def test_extract_robust_scores_by_proctors_reader() -> None:
     it = item("choiceof10", "C", choices=_choices(10))
     s = score_item(it, RAMBLE, TIGER, extract="robust")
     check(s, Outcome.WRONG, 0.0, "B")
-    assert s.ambiguous is True and s.details["readings"]["scored_by"] == "robust"
+    assert s.ambiguous is True and s.details.readings.scored_by == "robust"
 
 
 def test_readings_that_agree_are_not_ambiguous_and_no_rule_means_one_reader() -> None:
@@ -210,7 +211,7 @@ def test_readings_that_agree_are_not_ambiguous_and_no_rule_means_one_reader() ->
     assert score_item(it, "The answer is (A)", TIGER).ambiguous is False
     assert score_item(it, "nothing here", TIGER).ambiguous is False  # neither found one
     plain = score_item(it, RAMBLE)
-    assert plain.ambiguous is None and "readings" not in plain.details
+    assert plain.ambiguous is None and plain.details.readings is None
 
 
 def test_reference_letter_outside_the_options_is_wrong_as_upstream_scores_it() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from proctor.errors import CapabilityError, InputError
+from proctor.exporters.probsem import csv_text
 from proctor.formats.suites import read_prompt, read_prompt_dir, read_suite, write_prompt, write_suite
 from proctor.models.base import Capability, Loglikelihood, LoglikelihoodRequest, ModelBase
 from proctor.records import ContextCase, Item, Modality, Prompt, TestSuite
@@ -19,7 +20,6 @@ from proctor.runlog import RESULTS_SCHEMA_VERSION, Outcome, read_run
 from proctor.scoring.choice_logprob import choice_requests, score_choices
 from proctor.scoring.suites import (
     ScoreOptions,
-    csv_text,
     full_text,
     score_suites,
     split_sample,

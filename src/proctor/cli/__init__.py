@@ -63,8 +63,9 @@ def _register() -> None:
     from . import (
         bench_data_cmds,
         data_cmds,
+        export_cmds,
         history_cmds,
-        llmwc_cmds,
+        import_cmds,
         merge_cmds,
         prompt_cmds,
         report_cmds,
@@ -73,7 +74,7 @@ def _register() -> None:
     )
 
     for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, merge_cmds, prompt_cmds, history_cmds,
-                   report_cmds, llmwc_cmds):
+                   import_cmds, report_cmds, export_cmds):
         module.register(app)
     for info in app.registered_commands:  # plain metavars in every command's help (proctor.cli.help)
         info.cls = ProctorCommand

@@ -20,7 +20,6 @@ from ..errors import ProctorError
 # MMLU-Pro's TIGER-Lab scripts (tiger-api, tiger-local), GPQA's own variants (zero_shot_cot, five_shot_pool)
 PROMPT_KINDS = ("zero_shot", "chain_of_thought", "five_shot", "tiger-api", "tiger-local", "zero_shot_cot",
                 "five_shot_pool")
-MODEL_SCHEMES = ("hf", "openai", "anthropic", "vllm", "scripted")
 
 
 def at_least(value: float | None, low: float, option: str) -> None:
@@ -85,13 +84,16 @@ def readable_file(path: Path | None, option: str, *, allow_dir: bool = False) ->
 
 
 def model_spec(spec: str, option: str = "--model") -> None:
-    """SCHEME:NAME with a known scheme; an `hf:` path that does not exist says so before transformers loads."""
+    """SCHEME:NAME with a scheme the backend registry knows (`proctor.models.registry.SCHEMES`, imported without a
+    backend); an `hf:` path that does not exist says so before transformers loads."""
+    from ..models.registry import SCHEMES
+
     scheme, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise ProctorError(f"{option} {spec!r} must look like SCHEME:NAME, with SCHEME one of {', '.join(MODEL_SCHEMES)}"
-                           + _spec_hint(spec))
-    if scheme not in MODEL_SCHEMES:
-        raise ProctorError(f"{option} {spec!r}: unknown scheme {scheme!r}{_did_you_mean(scheme, MODEL_SCHEMES)}")
+        raise ProctorError(f"{option} {spec!r} must look like SCHEME:NAME, with SCHEME one of {', '.join(SCHEMES)}"
+                           + _spec_hint(spec, SCHEMES))
+    if scheme not in SCHEMES:
+        raise ProctorError(f"{option} {spec!r}: unknown scheme {scheme!r}{_did_you_mean(scheme, SCHEMES)}")
     if scheme == "hf":
         hf_location(rest, option)
 
@@ -99,10 +101,10 @@ def model_spec(spec: str, option: str = "--model") -> None:
 VENDOR_PREFIXES = {"gpt-": "openai", "o1": "openai", "o3": "openai", "o4": "openai", "claude": "anthropic"}
 
 
-def _spec_hint(spec: str) -> str:
+def _spec_hint(spec: str, schemes: Sequence[str]) -> str:
     """` (did you mean openai:gpt-4o?)` for `gpt-4o`, `openai/gpt-4o`, `anthropic/claude-…`; else ``."""
     head, slash, tail = spec.partition("/")
-    if slash and head.lower() in MODEL_SCHEMES and tail:
+    if slash and head.lower() in schemes and tail:
         return f" (did you mean {head.lower()}:{tail}?)"
     for prefix, scheme in VENDOR_PREFIXES.items():
         if spec.lower().startswith(prefix):

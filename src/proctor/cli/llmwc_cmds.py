@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError, ProctorError
+from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
 from ..llmwc import (
     ID_COLUMNS,
     ROWS,
@@ -31,7 +31,6 @@ from ..llmwc import (
     read_config,
     read_layout_file,
     request_params,
-    write_results_dir,
 )
 from ..redact import redact, redact_url
 from ..runlog import MetricBlock
@@ -194,7 +193,7 @@ class ConfigRunOptions:
     max_tokens: int | None = None
     prices: Path | None = None
     max_cost: str | None = None
-    max_error_rate: float = 0.1
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     http: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -241,7 +240,9 @@ def run_config(config_path: Path, given: ConfigRunOptions) -> int:
         line = accuracy_line(log.results) if log.results is not None else "no results"
         typer.echo(plain(f"{entry.name} on {task.name}: {line}  → {log.path}"))  # names from the config
         status = max(status, error_status(log, given.max_error_rate))
-    write_results_dir(root, config, runs, task, stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
+    from ..exporters.llmwc import write_results_dir  # the user asked for llm-wc's layout
+
+    write_results_dir(root, config, runs, stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
     typer.echo(plain(f"llm-wc results: {root}"))
     return status
 
@@ -358,13 +359,6 @@ def write_imported(model: ImportedModel, store: Any) -> Any:
     return finalize_run(model.out, store)
 
 
-IMPORT_EXAMPLES = """Example (an llm-wc config's run, then its results into the history):
-
-  proctor run --config config/mmlu_pro.yaml --data-file test.parquet -o results/mmlu_pro
-  proctor import results/mmlu_pro
-"""
-
-
 def import_results(
     results_dir: Annotated[Path, typer.Argument(
         metavar="RESULTS_DIR", show_default=False, help="An llm-wc results directory (run.json, models/<name>/).")],
@@ -406,9 +400,4 @@ def _check_summary(model: ImportedModel, log: Any) -> None:
              "(errors and unanswered rows are counted apart here)")
 
 
-def register(app: typer.Typer) -> None:
-    """Add this module's commands to `app`."""
-    app.command("import", epilog=IMPORT_EXAMPLES)(import_results)
-
-
-__all__ = ["ProctorError", "import_results", "register", "run_config"]
+__all__ = ["ProctorError", "import_results", "run_config"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ProctorError
+from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from . import options
 from .options import (
     ENABLE_THINKING_HELP,
@@ -21,7 +21,6 @@ from .options import (
     with_model_options,
 )
 
-DEFAULT_MAX_ERROR_RATE = 0.1  # proctor.runner's; not imported from there, so `--help` stays fast
 DEFAULT_MAX_TOKENS = 1024  # when neither --max-tokens nor the benchmark gives a budget
 
 if TYPE_CHECKING:
@@ -292,7 +291,6 @@ def _run_tasks(tasks: list[Task], models: _Models, config: RunConfig, out: Path 
     """Evaluate each task (its own run directory under `out` when there are several); the worst exit status.
 
     Every task is checked and its resume state found before the first model loads."""
-    from ..llmwc import write_llmwc_layout
     from ..models.vllm_engine import kept_running
     from ..pricing import token_counter
     from ..prompts import bind_tokenizer, kind_settings
@@ -324,7 +322,6 @@ def _run_tasks(tasks: list[Task], models: _Models, config: RunConfig, out: Path 
                 bind_tokenizer(task.prompts, token_counter(the_model))
                 log = evaluate(task, the_model, replace(task_config, judge=the_judge))
             if log.results is not None:
-                write_llmwc_layout(log, task)
                 print_results(log)
                 typer.echo(plain(f"{task.name}: {accuracy_line(log.results)}  → {log.path}"))  # names from data
             status = max(status, error_status(log, max_error_rate))

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError, ProctorError
+from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
 from . import options
 from .options import with_model_options
 
@@ -100,7 +100,7 @@ def score(
     no_cache: options.NoCache = False,
     no_history: options.NoHistory = False,
     progress: options.ShowProgress = None,
-    max_error_rate: options.MaxErrorRate = 0.1,
+    max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
     model_options: options.ModelOptions | None = None,
 ) -> None:
     """Score every context x query pair of probsem test suites by log-probability.
@@ -111,9 +111,10 @@ def score(
     results.json, summary.json) that `proctor report`, `runs`, `history` and `compare` read into a run
     directory under `--out` (default: under `--runs-root`).
     """
+    from ..exporters.probsem import write_probsem_outputs  # the user asked for probsem's files
     from ..models.registry import get_model
     from ..runner import RunConfig, evaluate, finish_done_run, plan_run
-    from ..scoring.suites import suite_results, write_probsem_outputs
+    from ..scoring.suites import suite_results
     from .run_cmds import finish, say_resume
 
     temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")

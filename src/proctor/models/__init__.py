@@ -10,8 +10,9 @@ from .base import (
     Message,
     Model,
     ModelBase,
+    require,
 )
-from .registry import get_model, require
+from .registry import get_model
 
 __all__ = [
     "Capability",

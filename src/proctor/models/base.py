@@ -121,6 +121,7 @@ class Model(Protocol):
     name: str  # the spec string it was built from, e.g. "hf:gpt2"
     capabilities: frozenset[Capability]
     preferred_chunk_size: int  # items the runner hands over per call: 1 makes every answer durable at once
+    context_length: int | None  # the context window in tokens, when known (hf's max_length; a server's after probe)
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]: ...
 
@@ -136,12 +137,55 @@ class Model(Protocol):
         ...
 
     async def probe(self, needed: Iterable[Capability]) -> None:
-        """Raise CapabilityError before a run starts when the model cannot do what it needs."""
+        """The capability check, called once before a run starts: raise CapabilityError when the model cannot
+        do what the run needs. It starts with `require` (the declared capabilities); a backend that must ask
+        its server (an echo+logprobs request, the served context window) asks it after."""
         ...
 
     async def aclose(self) -> None:
         """Release connections or memory; the runner calls it at the end of every run."""
         ...
+
+    # Optional hooks: `ModelBase` gives every one a default that does nothing or knows nothing.
+
+    @property
+    def generation_chunk_size(self) -> int | None:
+        """Items per runner call in a generation run, for a local backend that batches (each batch is logged as
+        soon as it is done); None: `preferred_chunk_size`."""
+        ...
+
+    @property
+    def in_flight_limit(self) -> int | None:
+        """Requests an HTTP backend allows in flight now (lowered after 429s); None for other backends."""
+        ...
+
+    def prompt_tokens(self, request: GenerateRequest) -> int | None:
+        """The exact token count of `request`'s prompt (own tokenizer and chat template); None when unknown."""
+        ...
+
+    def set_log_dir(self, run_dir: Path) -> None:
+        """Before `probe`: where a model that starts its own server (vllm:) writes the server's log."""
+        ...
+
+    def use_run_dir(self, run_dir: Path) -> None:
+        """Once the run directory is open: where a batch-API model keeps its batch state (a killed run resumes)."""
+        ...
+
+
+_WHAT_IT_TAKES = {
+    Capability.GENERATE: "a generation run or a judge asks the model for text",
+    Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
+}
+
+
+def require(model: Model, needed: Iterable[Capability]) -> None:
+    """The static part of `Model.probe`, with nothing started and nothing sent: raise CapabilityError when
+    the model's declared `capabilities` lack what is needed (the runner checks a judge with it too)."""
+    missing = [c for c in Capability if c in set(needed) - model.capabilities]
+    if missing:
+        have = ", ".join(sorted(c.value for c in model.capabilities)) or "nothing"
+        why = "; ".join(_WHAT_IT_TAKES[c] for c in missing)
+        raise CapabilityError(f"{model.name} cannot {', '.join(c.value for c in missing)} ({why}); it supports: {have}")
 
 
 class ModelBase:
@@ -150,6 +194,7 @@ class ModelBase:
     name: str = "model"
     capabilities: frozenset[Capability] = frozenset()
     preferred_chunk_size: int = 256  # requests the runner hands over per call (local backends batch them)
+    context_length: int | None = None
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         raise NotImplementedError(f"{self.name} cannot generate text")
@@ -165,16 +210,76 @@ class ModelBase:
         return {"spec": self.name}
 
     async def probe(self, needed: Iterable[Capability]) -> None:
-        """Raise CapabilityError, before a run starts, when the model cannot do what the run needs.
-
-        The default checks the declared `capabilities`; backends that must ask a server override it."""
-        missing = sorted(c.value for c in set(needed) - self.capabilities)
-        if missing:
-            have = ", ".join(sorted(c.value for c in self.capabilities)) or "nothing"
-            raise CapabilityError(f"{self.name} cannot {', '.join(missing)}; it supports: {have}")
+        """The declared `capabilities` (`require`); backends that must ask a server extend it."""
+        require(self, needed)
 
     async def aclose(self) -> None:
         """Release connections or memory; optional."""
+
+    @property
+    def generation_chunk_size(self) -> int | None:
+        return None
+
+    @property
+    def in_flight_limit(self) -> int | None:
+        return None
+
+    def prompt_tokens(self, request: GenerateRequest) -> int | None:
+        return None
+
+    def set_log_dir(self, run_dir: Path) -> None:
+        """Nothing to log: the model starts no server."""
+
+    def use_run_dir(self, run_dir: Path) -> None:
+        """Nothing to keep: the model has no state of its own between runs."""
+
+
+class ModelWrapper(ModelBase):
+    """A model around another (the request cache, the `--max-cost` guard): the same protocol, with everything
+    but what the wrapper changes passed through to `inner`."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.capabilities = inner.capabilities
+        self.preferred_chunk_size = inner.preferred_chunk_size
+        self.context_length = inner.context_length
+
+    async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        return await self.inner.generate(requests)
+
+    async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        return await self.inner.loglikelihood(requests)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    async def probe(self, needed: Iterable[Capability]) -> None:
+        await self.inner.probe(needed)
+        self.context_length = self.inner.context_length  # learnt by the probe (a server's max_model_len)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    @property
+    def generation_chunk_size(self) -> int | None:
+        return self.inner.generation_chunk_size
+
+    @property
+    def in_flight_limit(self) -> int | None:
+        return self.inner.in_flight_limit
+
+    def prompt_tokens(self, request: GenerateRequest) -> int | None:
+        return self.inner.prompt_tokens(request)
+
+    def set_log_dir(self, run_dir: Path) -> None:
+        self.inner.set_log_dir(run_dir)
+
+    def use_run_dir(self, run_dir: Path) -> None:
+        self.inner.use_run_dir(run_dir)
 
 
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".msgpack", ".h5")

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import CapabilityError, ProctorError
-from .base import Capability, Model
+from ..errors import ProctorError
+from .base import Model
 
 
 class BackendOptions(BaseModel):
@@ -197,9 +197,3 @@ def get_model(spec: str, **options: Any) -> Model:
     model: Model = backend.load(batch)(rest, **kwargs)
     return model
 
-
-def require(model: Model, needed: Capability, why: str) -> None:
-    """Refuse, before a run starts, a model that cannot do what the run needs."""
-    if needed not in model.capabilities:
-        have = ", ".join(sorted(c.value for c in model.capabilities)) or "nothing"
-        raise CapabilityError(f"{model.name} cannot {needed.value} ({why}); it supports: {have}")

@@ -42,6 +42,7 @@ from .base import (
     Loglikelihood,
     LoglikelihoodRequest,
     ModelBase,
+    require,
     weights_fingerprint,
 )
 
@@ -366,6 +367,9 @@ class VLLMModel(ModelBase):
 
     # ------------------------------------------------------------------ the model seam, through openai:
     async def probe(self, needed: Iterable[Capability]) -> None:
+        """`require` before the engine starts (minutes of GPU time), then the served model's own probe."""
+        needed = set(needed)
+        require(self, needed)
         await self.start()
         await self.inner.probe(needed)
         self.context_length = self.inner.context_length

@@ -42,20 +42,33 @@ class Answered:
         return next((a.error for a in self.answers if a.error is not None), None)
 
 
+JUDGE_PENDING = "judge_pending"  # the extraction rule of a prose answer left for the LLM judge
+
+
 @dataclass(frozen=True)
 class Scored:
-    """A scorer's verdict on one sample: the `Sample` fields that depend on the answers."""
+    """The one verdict type: a rule's or a judge's verdict on one answer, and a scorer's on one sample (the
+    `Sample` fields that depend on the answers; the prompt, raw output and usage are set by the scorer)."""
 
     outcome: Outcome
     details: SampleDetails  # typed by the scorer's kind
-    score: float | None = None
+    score: float | None = None  # credit in [0, 1]; None when unscored or errored
     extracted: str | None = None
     extraction_rule: str | None = None
-    ambiguous: bool | None = None  # the reference rule and proctor's reader disagree
+    ambiguous: bool | None = None  # the reference rule and proctor's reader disagree (None: one reader)
     error: str | None = None
     prompt: list[dict[str, str]] | str = ""
     raw_output: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)  # input/output tokens, latency, finish reason…
+
+    @property
+    def correct(self) -> bool:
+        return self.outcome is Outcome.CORRECT
+
+    @property
+    def needs_judge(self) -> bool:
+        """A prose answer no rule can score: UNSCORED until the LLM judge grades it."""
+        return self.extraction_rule == JUDGE_PENDING
 
 
 class Scorer(Protocol):

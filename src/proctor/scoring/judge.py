@@ -14,14 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..models.base import GenerateRequest, GenerationSettings, Message, Model
+from ..models.base import GenerateRequest, Generation, GenerationSettings, Message, Model
 from ..pricing import CostLimitReached
 from ..records import Item
 from ..runlog import SCORED_OUTCOMES as SCORED
 from ..runlog import JudgeAgreement, JudgeDetails, Outcome
 from .base import Answered, Scored
 from .extract import split_reasoning
-from .scorers import GenerationScorer, Score
+from .scorers import GenerationScorer
 
 if TYPE_CHECKING:
     from ..tasks import Task
@@ -124,33 +124,42 @@ def _reasoning(text: str) -> str:
 
 def grade_to_score(
     item: Item, answer: str, judge_text: str | None, error: str | None, judge_name: str
-) -> Score:
-    """Turn one judge reply into a Score (errors and unparseable replies are ERROR, not wrong)."""
+) -> Scored:
+    """Turn one judge reply into a verdict (errors and unparseable replies are ERROR, not wrong)."""
     refs = [g.answer for g in item.accepted if g.credit > 0]
     details: dict[str, Any] = {"judge_model": judge_name, "judge_version": JUDGE_VERSION}
     details.update(overlap_metrics(answer, refs))
     extracted = answer.strip() or None
     if extracted is None:
-        return Score(Outcome.NO_ANSWER, 0.0, None, "none", details)
+        return _judge_verdict(Outcome.NO_ANSWER, 0.0, None, "none", details)
     if error is not None:  # judge_error becomes the sample's error: say that it was the judge that failed
-        failed = {"judge_error": f"judge {judge_name} could not grade the answer: {error}"}
-        return Score(Outcome.ERROR, None, extracted, "judge", details | failed)
+        return _judge_failed(extracted, details, f"judge {judge_name} could not grade the answer: {error}")
     details["judge_raw"] = judge_text or ""
     grade = parse_grade(judge_text or "")
     if grade is None:
-        failed = {"judge_error": f"judge {judge_name} replied without a parseable GRADE line"}
-        return Score(Outcome.ERROR, None, extracted, "judge", details | failed)
+        return _judge_failed(extracted, details, f"judge {judge_name} replied without a parseable GRADE line")
     credit = GRADES[grade]
     details |= {"judge_grade": grade, "judge_reasoning": _reasoning(judge_text or "")}
     outcome = Outcome.CORRECT if credit == 1.0 else Outcome.PARTIAL if credit > 0 else Outcome.WRONG
-    return Score(outcome, credit, extracted, "judge", details)
+    return _judge_verdict(outcome, credit, extracted, "judge", details)
+
+
+def _judge_verdict(outcome: Outcome, credit: float | None, extracted: str | None, rule: str,
+                   details: dict[str, Any], error: str | None = None) -> Scored:
+    return Scored(outcome, JudgeDetails.model_validate(details), score=credit, extracted=extracted,
+                  extraction_rule=rule, error=error)
+
+
+def _judge_failed(extracted: str, details: dict[str, Any], message: str) -> Scored:
+    """The judge could not grade: an ERROR (retried by a re-run) whose error says the judge failed."""
+    return _judge_verdict(Outcome.ERROR, None, extracted, "judge", details | {"judge_error": message}, message)
 
 
 async def judge_items(
     judge_model: Model,
     pairs: Sequence[tuple[Item, str]],
     settings: GenerationSettings = JUDGE_SETTINGS,
-) -> list[Score]:
+) -> list[Scored]:
     """Grade every (item, answer text) pair with one batched `generate` call on the judge model.
 
     Empty answers are NO_ANSWER without asking the judge.
@@ -166,19 +175,23 @@ async def judge_items(
             f"judge {judge_model.name} returned {len(gens)} generations for {len(todo)} requests"
         )
     by_index = dict(zip(todo, gens))
-    out: list[Score] = []
+    out: list[Scored] = []
     for i, (item, answer) in enumerate(pairs):
         gen = by_index.get(i)
         text, error = (gen.text, gen.error) if gen is not None else (None, None)
-        score = grade_to_score(item, answer, text, error, judge_model.name)
+        verdict = grade_to_score(item, answer, text, error, judge_model.name)
         if gen is not None:  # the judge was asked: what it billed goes on the run's bill
-            score.details["judge_usage"] = {"input_tokens": gen.input_tokens, "output_tokens": gen.output_tokens}
-            if gen.error is not None and gen.input_tokens is None and gen.output_tokens is None:
-                score.details["judge_usage"]["failed"] = 1  # a failed call that reported no usage was not billed
-        if gen is not None and gen.reasoning:
-            score.details["judge_thinking"] = gen.reasoning
-        out.append(score)
+            verdict = replace(verdict, details=verdict.details.model_copy(update=_judge_call(gen)))
+        out.append(verdict)
     return out
+
+
+def _judge_call(gen: Generation) -> dict[str, Any]:
+    """What one judge call billed (`judge_usage`) and thought (`judge_thinking`), for the verdict's details."""
+    usage: dict[str, int | None] = {"input_tokens": gen.input_tokens, "output_tokens": gen.output_tokens}
+    if gen.error is not None and gen.input_tokens is None and gen.output_tokens is None:
+        usage["failed"] = 1  # a failed call that reported no usage was not billed
+    return {"judge_usage": usage} | ({"judge_thinking": gen.reasoning} if gen.reasoning else {})
 
 
 # ---------------------------------------------------------------- the Scorer (proctor.runner)
@@ -203,7 +216,7 @@ class JudgeScorer(GenerationScorer):
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         verdicts = await super().score(task, batch)
-        to_judge = [i for i, v in enumerate(verdicts) if v.extraction_rule == "judge_pending"]
+        to_judge = [i for i, v in enumerate(verdicts) if v.needs_judge]
         to_check = [
             i for i, (a, v) in enumerate(zip(batch, verdicts, strict=True))
             if a.item.identifier in self.agreement_ids and a.epoch == 0 and v.outcome in SCORED
@@ -218,11 +231,10 @@ class JudgeScorer(GenerationScorer):
         except CostLimitReached:  # the answers are paid for and kept (errors: a re-run judges them); the run stops
             return [_not_judged(v, self.judge.name) if i in to_judge else v for i, v in enumerate(verdicts)]
         for i, g in zip(to_judge, graded[: len(to_judge)], strict=True):
-            error = g.details.get("judge_error") if g.outcome is Outcome.ERROR else None
             verdicts[i] = replace(verdicts[i], outcome=g.outcome, score=g.score, extracted=g.extracted,
-                                  extraction_rule=g.rule, details=JudgeDetails.model_validate(g.details), error=error)
+                                  extraction_rule=g.extraction_rule, details=g.details, error=g.error)
         for i, g in zip(to_check, graded[len(to_judge) :], strict=True):
-            check = {"outcome": g.outcome.value, "score": g.score, "details": dict(g.details)}
+            check = {"outcome": g.outcome.value, "score": g.score, "details": g.details.as_dict()}
             verdicts[i] = replace(verdicts[i], details=verdicts[i].details.model_copy(update={"judge_check": check}))
         return verdicts
 
@@ -247,14 +259,14 @@ def _not_judged(verdict: Scored, judge_name: str) -> Scored:
 
 # ---------------------------------------------------------------- judge agreement
 
-_Verdict = Score | Outcome | bool
+_Verdict = Scored | Outcome | bool
 
 
 def _label(v: _Verdict) -> str | None:
     """correct / partial / wrong, or None when the verdict is not a grade (error, unscored)."""
     if isinstance(v, bool):
         return "correct" if v else "wrong"
-    outcome = v.outcome if isinstance(v, Score) else v
+    outcome = v.outcome if isinstance(v, Scored) else v
     if outcome is Outcome.CORRECT:
         return "correct"
     if outcome is Outcome.PARTIAL:
@@ -280,7 +292,7 @@ def cohens_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
 def judge_agreement(pairs: Iterable[tuple[_Verdict, _Verdict]]) -> JudgeAgreement:
     """How often the judge agrees with exact-match scoring on items that have exact answers.
 
-    `pairs` holds (judge verdict, exact-match verdict) as Scores, Outcomes or booleans (True =
+    `pairs` holds (judge verdict, exact-match verdict) as `Scored`s, Outcomes or booleans (True =
     correct). Pairs where either side is an error or unscored are skipped and counted.
     """
     judge: list[str] = []

@@ -1,12 +1,12 @@
-"""A scorer for every Item modality: model text in, `Score` out (outcome, credit, extraction audit).
+"""A scorer for every Item modality: model text in, `Scored` out (outcome, credit, extraction audit).
 
 * boolean / ternary / choiceofN — the extracted closed answer must equal an accepted response.
 * cloze / single-value — normalized match against ANY accepted response; when every accepted
   response is a number (AIME) the comparison is numeric (`\\boxed{011}` equals 11).
 * Graded responses (`list[GradedAnswer]`) earn the best credit among the matching answers;
   0 < credit < 1 is PARTIAL.
-* short-prose / long-prose — cannot be scored by rule: the Score is UNSCORED with
-  `needs_judge=True` and lexical overlap in `details`; `proctor.scoring.judge` grades them.
+* short-prose / long-prose — cannot be scored by rule: the verdict is UNSCORED with
+  `needs_judge` true and lexical overlap in `details`; `proctor.scoring.judge` grades them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..models.base import Capability, GenerateRequest, Generation, GenerationSet
 from ..reasoning import answer_text
 from ..records import GradedAnswer, Item, Modality
 from ..runlog import GenerationDetails, Outcome, Reading, Readings
-from .base import Answered, Request, Scored, usage_of
+from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
 from .extract import (
     REFERENCE,
     ROBUST,
@@ -41,23 +41,6 @@ if TYPE_CHECKING:
     from ..tasks import Task
 
 
-@dataclass(frozen=True)
-class Score:
-    """The verdict on one answer."""
-
-    outcome: Outcome
-    score: float | None  # credit in [0, 1]; None when unscored or errored
-    extracted: str | None
-    rule: str
-    details: dict[str, Any] = field(default_factory=dict)
-    needs_judge: bool = False
-    ambiguous: bool | None = None  # the reference rule and proctor's reader disagree (None: one reader)
-
-    @property
-    def correct(self) -> bool:
-        return self.outcome is Outcome.CORRECT
-
-
 def outcome_for(credit: float) -> Outcome:
     """CORRECT at full credit, PARTIAL strictly between 0 and 1, else WRONG."""
     if credit >= 1.0:
@@ -67,17 +50,23 @@ def outcome_for(credit: float) -> Outcome:
 
 def _graded(
     ex: Extraction, accepted: list[GradedAnswer], matches: Callable[[str, str], bool], **details: Any
-) -> Score:
+) -> Scored:
     info: dict[str, Any] = {"accepted": [g.answer for g in accepted], **details}
     if ex.rejected is not None:
         info["rejected"] = ex.rejected
     if ex.answer is None:
-        return Score(Outcome.NO_ANSWER, 0.0, None, ex.rule, info)
+        return _rule_verdict(Outcome.NO_ANSWER, 0.0, None, ex.rule, info)
     credits = [g.credit for g in accepted if matches(ex.answer, g.answer)]
     credit = max(credits, default=0.0)
     if credits:
         info["matched_credit"] = credit
-    return Score(outcome_for(credit), credit, ex.answer, ex.rule, info)
+    return _rule_verdict(outcome_for(credit), credit, ex.answer, ex.rule, info)
+
+
+def _rule_verdict(outcome: Outcome, credit: float | None, extracted: str | None, rule: str,
+                  details: dict[str, Any]) -> Scored:
+    return Scored(outcome, GenerationDetails.model_validate(details), score=credit, extracted=extracted,
+                  extraction_rule=rule)
 
 
 def _same_letter(got: str, ref: str) -> bool:
@@ -102,40 +91,40 @@ def is_numeric_item(item: Item) -> bool:
     return all(parse_number(g.answer) is not None for g in item.accepted)
 
 
-def score_choice(item: Item, text: str) -> Score:
+def score_choice(item: Item, text: str) -> Scored:
     letters = item.modality.letters
     return _graded(extract_choice(text, letters), item.accepted, _same_letter, letters=letters)
 
 
-def score_boolean(item: Item, text: str) -> Score:
+def score_boolean(item: Item, text: str) -> Scored:
     return _graded(extract_boolean(text), item.accepted, _same_closed)
 
 
-def score_ternary(item: Item, text: str) -> Score:
+def score_ternary(item: Item, text: str) -> Scored:
     return _graded(extract_ternary(text), item.accepted, _same_closed)
 
 
-def score_short(item: Item, text: str) -> Score:
+def score_short(item: Item, text: str) -> Scored:
     """cloze / single-value: numeric when the references are numbers, else normalized text."""
     if is_numeric_item(item):
         return _graded(extract_number(text), item.accepted, _same_number, compare="numeric")
     return _graded(extract_short(text), item.accepted, _same_text, compare="normalized")
 
 
-def score_prose(item: Item, text: str) -> Score:
+def score_prose(item: Item, text: str) -> Scored:
     """short-prose / long-prose: marked for the judge, with lexical overlap against the references."""
     refs = [g.answer for g in item.accepted if g.credit > 0]
     answer = text.strip()
     details: dict[str, Any] = {"accepted": refs, **overlap_metrics(answer, refs)}
     if not answer:
-        return Score(Outcome.NO_ANSWER, 0.0, None, "none", details)
-    return Score(Outcome.UNSCORED, None, answer, "judge_pending", details, needs_judge=True)
+        return _rule_verdict(Outcome.NO_ANSWER, 0.0, None, "none", details)
+    return _rule_verdict(Outcome.UNSCORED, None, answer, JUDGE_PENDING, details)
 
 
-def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: str = REFERENCE) -> Score:
+def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: str = REFERENCE) -> Scored:
     """Score the model's raw text for one item, by the item's modality.
 
-    With the benchmark's reference `rule`, both readers run: the Score keeps both readings, is `ambiguous`
+    With the benchmark's reference `rule`, both readers run: the verdict keeps both readings, is `ambiguous`
     where they disagree (another answer, or the same one scored otherwise), and is the reference rule's
     verdict unless `extract` is "robust"."""
     robust = score_robust(item, text)
@@ -143,13 +132,13 @@ def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: s
         return robust
     reference = _score_reference(item, text, rule)
     readings = Readings(
-        reference=Reading(reader=rule.name, rule=reference.rule, answer=reference.extracted),
-        robust=Reading(reader="proctor", rule=robust.rule, answer=robust.extracted),
+        reference=Reading(reader=rule.name, rule=reference.extraction_rule or "none", answer=reference.extracted),
+        robust=Reading(reader="proctor", rule=robust.extraction_rule or "none", answer=robust.extracted),
         scored_by="robust" if extract == ROBUST else "reference",
     )
     chosen = robust if extract == ROBUST else reference
     disagree = reference.score != robust.score or not _same_reading(reference.extracted, robust.extracted)
-    return replace(chosen, details={**chosen.details, "readings": readings.model_dump()}, ambiguous=disagree)
+    return replace(chosen, details=chosen.details.model_copy(update={"readings": readings}), ambiguous=disagree)
 
 
 def _applies(rule: AnswerRule, item: Item) -> bool:
@@ -159,7 +148,7 @@ def _applies(rule: AnswerRule, item: Item) -> bool:
     return item.modality in (Modality.CLOZE, Modality.SINGLE_VALUE) and is_numeric_item(item)
 
 
-def _score_reference(item: Item, text: str, rule: AnswerRule) -> Score:
+def _score_reference(item: Item, text: str, rule: AnswerRule) -> Scored:
     ex = rule.read(text)
     if item.modality.is_choice:
         letters = item.modality.letters
@@ -177,7 +166,7 @@ def _same_reading(a: str | None, b: str | None) -> bool:
     return x is not None and x == y
 
 
-def score_robust(item: Item, text: str) -> Score:
+def score_robust(item: Item, text: str) -> Scored:
     """proctor's own reader (`proctor.scoring.extract`), by the item's modality."""
     m = item.modality
     if m.is_choice:
@@ -228,9 +217,7 @@ def generation_verdict(
     final = answer_text(answer)
     if final is None:  # cut off: nothing is extracted from the middle of a thought
         return Scored(Outcome.TRUNCATED, GenerationDetails(), score=0.0, extraction_rule="truncated", **common)
-    s = score_item(item, final, rule, extract)
-    return Scored(s.outcome, GenerationDetails.model_validate(s.details), score=s.score, extracted=s.extracted,
-                  extraction_rule=s.rule, ambiguous=s.ambiguous, **common)
+    return replace(score_item(item, final, rule, extract), **common)
 
 
 @dataclass(frozen=True)

@@ -11,27 +11,22 @@ query is scored after the BOS token only).
 Each context is one item (`proctor.formats.convert.suite_to_items`) scored by `SuiteScorer` through
 the one run path (`proctor.runner.evaluate`): `proctor score` and `proctor run --mode logprob` on the
 same suites score the same text and log the same samples. `suite_results` turns a run's samples back
-into probsem's per-suite results, which `write_probsem_outputs` writes as CSV + JSONL + summary.json.
+into probsem's per-suite results, which `proctor.exporters.probsem` writes as CSV + JSONL + summary.json.
 The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats`'s.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
-from ..models.registry import require
 from ..records import ContextCase, Item, Prompt, TestSuite
 from ..runlog import Outcome, Sample, SuiteDetails
-from ..textio import dumps_jsonl, write_json_atomic, write_text_atomic
 from .base import Answered, Request, Scored
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
 
@@ -117,7 +112,7 @@ async def score_suites(
     from ..runner import score_chunk
     from ..tasks import Task
 
-    require(model, Capability.LOGLIKELIHOOD, "scoring test suites needs log-probabilities")
+    await model.probe([Capability.LOGLIKELIHOOD])
     names = [s.name for s in suites]
     if len(set(names)) != len(names):
         raise ProctorError(f"suite names repeat in {names}: each suite of a prompt needs its own name")
@@ -296,52 +291,6 @@ def suite_summary(contexts: Sequence[ContextResult]) -> SuiteSummary:
     )
 
 
-# ---------------------------------------------------------------- outputs
-def csv_text(result: SuiteResult) -> str:
-    """probsem-compatible table: text, query, logp (the normalized, tempered score), score (probability)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["text", "query", "logp", "score"])
-    for c in result.contexts:
-        for q in c.queries:
-            w.writerow([c.text, q["query"], _num(q["score"]), _num(q["probability"])])
-    return buf.getvalue()
-
-
-def _num(x: float | None) -> str:
-    return "" if x is None else repr(float(x))
-
-
-def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOptions,
-                  model: str | None = None) -> dict[str, Path]:
-    """Write `<P>_<T>_<model>_results.csv` and `.jsonl` atomically (probsem's naming, so several models
-    accumulate in one directory; `proctor.formats.suites.results_stem`); return their paths."""
-    from ..formats.suites import results_stem
-
-    d = Path(out_dir)
-    stem = results_stem(result.prompt, result.suite, model)
-    csv_path, jsonl_path = d / f"{stem}.csv", d / f"{stem}.jsonl"
-    write_text_atomic(csv_path, csv_text(result))
-    rows = [
-        {"prompt": result.prompt, "suite": result.suite, "norm": options.norm.value,
-         "temperature": options.temperature, "join": options.join, **c.as_dict()}
-        for c in result.contexts
-    ]
-    write_text_atomic(jsonl_path, dumps_jsonl(rows))
-    return {"csv": csv_path, "jsonl": jsonl_path}
-
-
-def write_summary(out_dir: str | Path, results: list[SuiteResult]) -> Path:
-    """`summary.json`: each suite's summary and the pooled one."""
-    path = Path(out_dir) / "summary.json"
-    pooled = suite_summary([c for r in results for c in r.contexts])
-    write_json_atomic(path, {
-        "suites": {f"{r.prompt}_{r.suite}": r.summary.model_dump(mode="json") for r in results},
-        "overall": pooled.model_dump(mode="json"),
-    })
-    return path
-
-
 # ---------------------------------------------------------------- from a run log back to probsem's outputs
 def context_result(sample: Sample) -> ContextResult:
     """One suite sample of a run log as probsem's context result (the rows the CSV/JSONL show)."""
@@ -365,18 +314,6 @@ def suite_results(items: Sequence[Item], samples: Sequence[Sample]) -> list[Suit
             key = (str(item.metadata[_META + "prompt"]), str(item.metadata.get(_META + "name", "")))
             groups.setdefault(key, []).append(context_result(sample))
     return [SuiteResult(p, t, ctxs, suite_summary(ctxs)) for (p, t), ctxs in groups.items()]
-
-
-def write_probsem_outputs(out_dir: str | Path, run_dir: str | Path, model_slug: str, results: Sequence[SuiteResult],
-                          options: ScoreOptions) -> list[Path]:
-    """probsem's files: per suite a CSV and a JSONL in `out_dir`, named with the model as probsem names them
-    (so several models' files accumulate there), and summary.json beside the run log in `run_dir`; return
-    their paths. `model_slug` names the model (`proctor.formats` decides the naming)."""
-    written: list[Path] = []
-    for r in results:
-        written += write_outputs(out_dir, r, options, model_slug).values()
-    written.append(write_summary(run_dir, list(results)))
-    return written
 
 
 def join_template_hash(join: Join) -> str:

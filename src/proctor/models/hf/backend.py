@@ -63,6 +63,7 @@ class HFModel(GenerationMixin, ModelBase):
         cfg = self.model.config.get_text_config(decoder=True)
         limit = max_length or getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         self.max_length: int = int(limit or 2048)
+        self.context_length = self.max_length  # the runner refuses prompts that cannot fit before asking
         sliding = getattr(cfg, "sliding_window", None) is not None and "sliding_attention" in (
             getattr(cfg, "layer_types", None) or ["sliding_attention"]
         )

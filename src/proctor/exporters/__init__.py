@@ -1,0 +1,74 @@
+"""Exporters: a proctor run log written in another tool's format (`proctor export RUN… --to FORMAT -o DIR`).
+
+The core writes only proctor's run log (manifest.json, samples.jsonl, results.json). Every other layout is
+an exporter: one module per format with `export(logs, out) -> written paths`, named in `FORMATS`. An export
+is written into a fresh folder beside `out` and renamed into place, so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..runlog import RunLog
+
+
+class Exporter(Protocol):
+    def __call__(self, logs: Sequence[RunLog], out: Path) -> list[Path]: ...
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str  # the `--to` value
+    module: str  # proctor.exporters.<module>, imported only when asked for
+    blurb: str
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format("llmwc", "llmwc", "llm-wc's results directory: run.json, models/<name>/{summary,results}.json"),
+    Format("probsem", "probsem", "probsem's per-suite CSV + JSONL and summary.json (suite runs)"),
+    Format("inspect", "inspect_eval", "an Inspect eval log (.eval) that `inspect view` opens (extra: inspect)"),
+    Format("eee", "eee", "Every Eval Ever: data/<benchmark>/<developer>/<model>/<uuid>.json + _samples.jsonl"),
+)}
+
+
+def get_exporter(name: str) -> Exporter:
+    """The `export` function of format `name`; an unknown name is `--to: …` (exit 2)."""
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        raise InputError.at("--to", f"{name!r}: not a format (proctor exports to {', '.join(FORMATS)})")
+    exporter: Exporter = importlib.import_module(f"{__name__}.{fmt.module}").export
+    return exporter
+
+
+def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Path]:
+    """Read the runs, write them as `to` into the new folder `out` (all or nothing); the paths written."""
+    from ..runlog import expand_run_dirs, read_run
+
+    exporter = get_exporter(to)
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InputError.at(target, "exists and is not an empty folder: export writes a new one (choose another -o)")
+    logs = [read_run(d) for d in expand_run_dirs(run_dirs)]
+    if not logs:
+        raise InputError.at("RUN", "no run directories given")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as e:
+        raise InputError.at(target, f"cannot write here: {e.strerror or e}") from e
+    try:
+        written = exporter(logs, staging)
+        staging.replace(target)  # an empty `out` is replaced whole; nothing else exists there
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [target / p.relative_to(staging) for p in written]

@@ -1,0 +1,62 @@
+"""`proctor export` as a user meets it: one line per written folder, bad input `path: what is wrong`, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proctor.cli import main
+from proctor.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.stats import summarize
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    d = tmp_path / "run"
+    d.mkdir()
+    samples = [Sample(sample_id=f"q{i}#0", item_id=f"q{i}", dataset="tiny", reference="A", extracted="A",
+                      raw_output="A", score=float(i % 2), outcome=Outcome.CORRECT if i % 2 else Outcome.WRONG)
+               for i in range(4)]
+    write_manifest(d, Manifest(run_id="r", proctor_version="0.3.0", dataset={"name": "tiny"},
+                               model={"spec": "openai:m"}, mode="generate", started_at="2026-01-01T00:00:00+00:00"))
+    (d / SAMPLES).write_text("".join(s.model_dump_json() + "\n" for s in samples))
+    write_results(d, summarize(samples))
+    return d
+
+
+def test_export_says_what_it_wrote(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "llmwc"
+    assert main(["export", str(run), "--to", "llmwc", "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote 3 llmwc files to {out}"
+    assert json.loads((out / "models" / "m" / "summary.json").read_text())["accuracy"] == 0.5
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--to", "html"], "--to: 'html': not a format (proctor exports to llmwc, probsem, inspect, eee)"),
+    (["--to", "probsem"], "not a suite run"),
+])
+def test_bad_input_is_one_line_and_exit_2(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          argv: list[str], message: str) -> None:
+    out = tmp_path / "out"
+    assert main(["export", str(run), *argv, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and not out.exists()
+
+
+def test_not_a_run_and_a_used_folder_are_refused(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", str(tmp_path / "nope"), "--to", "llmwc", "-o", str(tmp_path / "out")]) == 2
+    assert f"{tmp_path / 'nope'}: not a run directory (no manifest.json)" in capsys.readouterr().err
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "keep.txt").write_text("mine")
+    assert main(["export", str(run), "--to", "llmwc", "-o", str(used)]) == 2
+    assert f"{used}: exists and is not an empty folder" in capsys.readouterr().err
+    assert [p.name for p in used.iterdir()] == ["keep.txt"]
+
+
+def test_a_run_that_did_not_finish_is_refused(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (run / "results.json").unlink()
+    assert main(["export", str(run), "--to", "llmwc", "-o", str(tmp_path / "out")]) == 2
+    assert "no results.json: the run did not finish" in capsys.readouterr().err

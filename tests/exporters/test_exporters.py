@@ -1,0 +1,69 @@
+"""The registry and the all-or-nothing write every exporter goes through."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from proctor import exporters
+from proctor.errors import InputError
+from proctor.runlog import RunLog
+
+
+def test_every_format_names_a_module_with_an_export_function() -> None:
+    for name in exporters.FORMATS:
+        assert callable(exporters.get_exporter(name))
+    with pytest.raises(InputError, match="'html': not a format"):
+        exporters.get_exporter("html")
+
+
+def test_a_failing_exporter_leaves_nothing_behind(mixed_run: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def half(logs: Sequence[RunLog], out: Path) -> list[Path]:
+        (out / "first.json").write_text("{}")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(exporters, "get_exporter", lambda name: half)
+    with pytest.raises(OSError):
+        exporters.export([mixed_run], "llmwc", tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed"]  # neither out nor its staging folder
+
+
+def test_an_empty_folder_is_filled_and_a_used_one_refused(mixed_run: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    written = exporters.export([mixed_run], "inspect" if _has("inspect_ai") else "llmwc", empty)
+    assert written and all(p.is_file() and p.parent.is_relative_to(empty) for p in written)
+    with pytest.raises(InputError, match="not an empty folder"):
+        exporters.export([mixed_run], "llmwc", empty)
+
+
+def test_folders_of_runs_are_expanded(mixed_run: Path, tmp_path: Path) -> None:
+    written = exporters.export([tmp_path], "llmwc", tmp_path.parent / f"{tmp_path.name}-out")
+    assert [p.name for p in written] == ["run.json", "summary.json", "results.json"]
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize("fmt", ["inspect", "eee"])
+def test_the_same_run_twice_is_refused_not_overwritten(mixed_run: Path, tmp_path: Path, fmt: str) -> None:
+    pytest.importorskip("inspect_ai" if fmt == "inspect" else "every_eval_ever")
+    copy = tmp_path / "copy"
+    shutil.copytree(mixed_run, copy)
+    with pytest.raises(InputError, match="the same run as another one given"):
+        exporters.export([mixed_run, copy], fmt, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unwritable_destination_is_a_clear_error(mixed_run: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(InputError, match=r"file/out: cannot write here"):
+        exporters.export([mixed_run], "llmwc", blocker / "out")

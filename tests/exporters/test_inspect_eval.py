@@ -1,0 +1,73 @@
+"""`--to inspect`: read back with inspect_ai's own reader, the log holds the run's samples, scores and accuracy."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from proctor.cli import main
+from proctor.exporters import export
+from proctor.exporters._common import overall_accuracy
+from proctor.runlog import read_run
+
+pytest.importorskip("inspect_ai")
+from inspect_ai.log import read_eval_log
+
+
+def _read_back(run: Path, out: Path):  # type: ignore[no-untyped-def]
+    (path,) = export([run], "inspect", out)
+    assert path.suffix == ".eval" and path.parent == out
+    return read_eval_log(str(path))
+
+
+def test_a_scripted_run_reads_back_with_its_samples_scores_and_accuracy(scripted_run: Path, tmp_path: Path) -> None:
+    log = read_run(scripted_run)
+    back = _read_back(scripted_run, tmp_path / "inspect")
+    assert back.status == "success" and back.eval.model == "scripted/random,seed=3"
+    assert back.eval.task == "multiple-choice" and back.eval.dataset.samples == 16
+    assert back.samples is not None and len(back.samples) == len(log.samples) == 16
+    ours = {s.item_id: s for s in log.samples}
+    for sample in back.samples:
+        mine = ours[str(sample.id)]
+        assert sample.scores is not None and sample.scores["proctor"].value == mine.score
+        assert sample.scores["proctor"].answer == mine.extracted
+        assert sample.target == mine.reference and sample.output.completion == mine.raw_output
+        assert sample.epoch == 1
+    assert back.results is not None
+    (score,) = back.results.scores
+    assert score.metrics["accuracy"].value == pytest.approx(sum(s.score or 0 for s in log.samples) / 16)
+    assert score.metrics["accuracy"].value == pytest.approx(overall_accuracy(log).accuracy)
+    assert score.metrics["ci_low"].value == pytest.approx(overall_accuracy(log).ci_low)
+    assert score.metrics["stderr"].value > 0 and score.scored_samples == 16
+    assert back.eval.model_generate_config.max_tokens == 1024
+    assert back.eval.metadata is not None and back.eval.metadata["proctor"]["run_id"] == log.manifest.run_id
+
+
+def test_errors_and_unscored_samples_carry_no_score(mixed_run: Path, tmp_path: Path) -> None:
+    """An error is the sample's error and no score; accuracy is over the scored samples only (partial 0.5)."""
+    back = _read_back(mixed_run, tmp_path / "inspect")
+    assert back.samples is not None and len(back.samples) == 8
+    by_id = {str(s.id): s for s in back.samples}
+    err, unscored, partial = by_id["mix.4"], by_id["mix.5"], by_id["mix.3"]
+    assert err.error is not None and err.error.message == "HTTP 500 after 4 retries" and not err.scores
+    assert not unscored.scores and unscored.error is None
+    assert partial.scores is not None and partial.scores["proctor"].value == 0.5
+    assert [m.role for m in by_id["mix.0"].messages] == ["system", "user", "assistant"]
+    assert "Let me think." in str(by_id["mix.0"].output.message.content)
+    assert back.eval.model == "openai/Qwen/Qwen3-8B" and back.eval.model_base_url == "http://127.0.0.1:8000/v1"
+    assert back.results is not None
+    (score,) = back.results.scores
+    scored = [s.scores["proctor"].value for s in back.samples if s.scores]
+    assert len(scored) == 6 == score.scored_samples and score.unscored_samples == 2
+    assert score.metrics["accuracy"].value == pytest.approx(sum(scored) / 6)  # type: ignore[arg-type]
+
+
+def test_without_inspect_ai_the_command_says_what_to_install(
+        mixed_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # `import inspect_ai` raises ImportError
+    out = tmp_path / "inspect"
+    assert main(["export", str(mixed_run), "--to", "inspect", "-o", str(out)]) == 2
+    assert "pip install 'proctor-eval[inspect]'" in capsys.readouterr().err
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["mixed"]  # nothing half-written

@@ -1,0 +1,34 @@
+"""The Scorer seam's records: what was asked and answered for one item, and the one verdict type."""
+
+from __future__ import annotations
+
+from proctor.models.base import Generation, Loglikelihood, LoglikelihoodRequest
+from proctor.records import Item
+from proctor.runlog import GenerationDetails, Outcome
+from proctor.scoring.base import JUDGE_PENDING, Answered, Scored, usage_of
+
+
+def _item() -> Item:
+    return Item(identifier="q1", modality="choiceof4", prompt="?", choices={"A": "a", "B": "b", "C": "c", "D": "d"}, response="B")
+
+
+def test_an_answered_item_is_an_error_when_any_answer_failed() -> None:
+    reqs = [LoglikelihoodRequest("c", " a"), LoglikelihoodRequest("c", " b")]
+    ok = Answered(_item(), 0, reqs, [Loglikelihood(-1.0), Loglikelihood(-2.0)])
+    failed = Answered(_item(), 0, reqs, [Loglikelihood(-1.0), Loglikelihood(error="timeout")])
+    assert ok.error is None and failed.error == "timeout"
+
+
+def test_usage_of_one_generation_and_of_log_likelihoods() -> None:
+    gen = Generation(text="B", finish_reason="stop", input_tokens=12, output_tokens=3, latency_s=0.5)
+    assert usage_of([gen]) == {"input_tokens": 12, "output_tokens": 3, "latency_s": 0.5, "finish_reason": "stop",
+                               "reasoning": None}
+    assert usage_of([Loglikelihood(n_tokens=4), Loglikelihood(n_tokens=5)]) == {"input_tokens": 9}
+    assert usage_of([Loglikelihood(error="x")]) == {"input_tokens": None}
+
+
+def test_the_verdict_says_correct_and_whether_a_judge_must_grade_it() -> None:
+    right = Scored(Outcome.CORRECT, GenerationDetails(), score=1.0, extracted="B", extraction_rule="answer_is")
+    pending = Scored(Outcome.UNSCORED, GenerationDetails(), extracted="some prose", extraction_rule=JUDGE_PENDING)
+    assert right.correct and not right.needs_judge
+    assert pending.needs_judge and not pending.correct and pending.score is None
