@@ -159,5 +159,20 @@ def test_a_results_block_of_the_wrong_type_is_one_line(tmp_path: Path) -> None:
     from proctor.runlog import RESULTS, read_results
 
     (tmp_path / RESULTS).write_text(json.dumps({**SCHEMA_2, "overall": {"n": "many"}}))
-    with pytest.raises(InputError, match="bad results"):
+    with pytest.raises(InputError, match="bad results") as caught:
         read_results(tmp_path)
+    assert "\n" not in str(caught.value) and "overall.n:" in str(caught.value), caught.value
+
+
+def test_a_damaged_manifest_or_sample_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    from proctor.errors import InputError
+    from proctor.runlog import MANIFEST, SAMPLES, iter_samples, read_manifest
+
+    (tmp_path / MANIFEST).write_text("{}")
+    with pytest.raises(InputError) as caught:
+        read_manifest(tmp_path)
+    assert str(caught.value) == f"{tmp_path / MANIFEST}: bad manifest: run_id: Field required (+5 more)"
+    (tmp_path / SAMPLES).write_text("garbage\n")
+    with pytest.raises(InputError) as caught:
+        list(iter_samples(tmp_path / SAMPLES))
+    assert str(caught.value).startswith(f"{tmp_path / SAMPLES}:1: bad sample: Invalid JSON") and "\n" not in str(caught.value)
