@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from proctor.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.runlog import SAMPLES, Manifest, Outcome, Results, Sample, write_manifest, write_results
 
 
 def _metrics(scores: list[float], n_errors: int = 0) -> dict[str, Any]:
@@ -70,11 +70,11 @@ def write_run(
                 modality=modality, score=s, outcome=outcome, error="boom" if s is None else None,
             ).model_dump_json() + "\n")
     (d / SAMPLES).write_text("".join(lines), encoding="utf-8")  # append_samples' format, without an fsync per line
-    write_results(d, {
+    write_results(d, Results.model_validate({
         "overall": _metrics(overall, n_errors),
         "by_category": {c: _metrics(v) for c, v in sorted(by_cat.items())},
         "by_modality": {modality: _metrics(overall)},
-    })
+    }))
     return d
 
 

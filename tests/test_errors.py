@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 
-from proctor.errors import DEFAULT_MAX_ERROR_RATE, InputError, Problem
+import pydantic
+
+from proctor.errors import DEFAULT_MAX_ERROR_RATE, InputError, Problem, first_problem
 
 
 def test_problem_reads_path_line_field_message() -> None:
@@ -21,3 +23,15 @@ def test_every_command_defaults_to_the_one_max_error_rate() -> None:
     for command in (run_cmds.run, score_cmds.score):
         assert inspect.signature(command).parameters["max_error_rate"].default == DEFAULT_MAX_ERROR_RATE
     assert llmwc_cmds.ConfigRunOptions.__dataclass_fields__["max_error_rate"].default == DEFAULT_MAX_ERROR_RATE
+
+
+def test_first_problem_is_one_line_with_the_field_and_a_count() -> None:
+    class Row(pydantic.BaseModel):
+        a: int
+        b: int
+
+    try:
+        Row.model_validate({"a": "x"})
+    except pydantic.ValidationError as e:
+        assert first_problem(e) == ("a", "Input should be a valid integer, unable to parse string as an integer (+1 more)")
+    assert first_problem(ValueError("no JSON\nsecond line")) == (None, "no JSON")

@@ -32,6 +32,7 @@ from proctor.pricing import (
     sample_cost,
     token_counter,
 )
+from proctor.runlog import Cost
 
 TABLE = """\
 currency: USD
@@ -88,7 +89,7 @@ def test_unknown_usage_is_never_free() -> None:
     summary = run_cost(Price(Decimal(1), Decimal(1)), [(10, 10), (None, 5), (3, None)], correct=1)
     assert (summary.priced, summary.unpriced) == (1, 2)
     assert summary.per_correct is None  # a per-answer price over a partial total would mislead
-    assert summary.as_dict()["unpriced_samples"] == 2
+    assert summary.as_cost().unpriced_samples == 2
     assert run_cost(Price(Decimal(1), Decimal(1)), [(10, 10)], correct=0).per_correct is None
 
 
@@ -163,15 +164,15 @@ def test_token_bound_is_bytes_plus_chat_overhead_or_the_tokenizer() -> None:
 
 def test_money_too_large_to_round_is_shown_not_raised() -> None:
     assert format_money(Decimal("1e30")) == "$1E+30"
-    assert cost_line({"total": "1e40", "currency": "USD", "priced_samples": 1, "per_correct": None}).startswith(
-        "cost: $1E+40")
+    big = Cost(total=Decimal("1e40"), model=Decimal("1e40"), priced_samples=1)
+    assert cost_line(big).startswith("cost: $1E+40")
 
 
 def test_recorded_amounts_and_currencies_are_shown_safely() -> None:
     assert format_amount("12.345", "EUR") == "12.35 EUR" and format_amount("NaN") == "NaN"
     assert format_amount("\x1b[31mboom") == "\\x1b[31mboom" and format_amount("1", "\x1b]8;;x") == "1.00 \\x1b]8;;x"
-    assert cost_line({"total": "1", "currency": "\x1b[2J", "priced_samples": 1, "per_correct": None}).startswith(
-        "cost: 1.00 \\x1b[2J")
+    hostile = Cost(total=Decimal(1), model=Decimal(1), currency="\x1b[2J", priced_samples=1)
+    assert cost_line(hostile).startswith("cost: 1.00 \\x1b[2J")
 
 
 def test_cost_line_breaks_out_the_judge() -> None:
@@ -179,10 +180,10 @@ def test_cost_line_breaks_out_the_judge() -> None:
                        judge_price=Price(Decimal(3), Decimal(0)), judge_usages=[(1_000_000, 5), (None, None)])
     assert (summary.model, summary.judge, summary.total) == (Decimal(1), Decimal(3), Decimal(4))
     assert summary.per_correct is None  # one judge call reported no usage
-    line = cost_line(summary.as_dict())
+    line = cost_line(summary.as_cost())
     assert "cost: $4.00" in line and "model $1.00, judge $3.00 (1 calls)" in line and "1 judge calls not priced" in line
     unpriced_judge = run_cost(Price(Decimal(1), Decimal(2)), [], correct=0, judge_usages=[(1, 1)])
-    assert unpriced_judge.as_dict()["judge_unpriced_calls"] == 1
+    assert unpriced_judge.as_cost().judge_unpriced_calls == 1
 
 
 # -- hostile price tables (issue 22 item 11): one line, exit 2, before anything is recorded ----------------

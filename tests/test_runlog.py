@@ -121,3 +121,58 @@ def test_expand_run_dirs_opens_folders_of_runs(tmp_path: Path) -> None:
     (tmp_path / "one" / "inner" / MANIFEST).write_text("{}")
     got = expand_run_dirs([tmp_path / "one", tmp_path / "many", tmp_path / "missing"])
     assert got == [tmp_path / "one", tmp_path / "many" / "a", tmp_path / "many" / "b", tmp_path / "missing"]
+
+
+SCHEMA_2 = {  # results.json as proctor wrote it before `metrics` (schema 2), an empty epochs block included
+    "schema_version": 2,
+    "overall": {"n": 3, "n_scored": 2, "n_errors": 1, "n_unscored": 0, "n_no_answer": 0, "accuracy": 0.5,
+                "ci_low": 0.09, "ci_high": 0.91, "ci_method": "wilson", "no_answer_rate": 0.0,
+                "input_tokens": 30, "output_tokens": 12, "latency_s_mean": None},
+    "by_category": {"math": {"n": 3, "n_scored": 2, "accuracy": 0.5, "ci_low": 0.09, "ci_high": 0.91}},
+    "macro_accuracy": 0.5, "epochs": {}, "truncated_as": "wrong",
+    "cost": {"total": "0.25", "per_sample": "0.125", "per_correct": None, "correct": 1, "priced_samples": 2,
+             "unpriced_samples": 0, "currency": "USD", "model": "0.25"},
+    "errors": {"HTTP 500": 1},
+}
+
+
+def test_schema_2_results_read_as_typed_blocks(tmp_path: Path) -> None:
+    """Old run directories still load: a schema 2 results.json is migrated on read, its numbers kept."""
+    from decimal import Decimal
+
+    from proctor.runlog import RESULTS, RESULTS_SCHEMA_VERSION, read_results, write_results
+
+    (tmp_path / RESULTS).write_text(json.dumps(SCHEMA_2))
+    res = read_results(tmp_path)
+    assert res is not None and res.schema_version == RESULTS_SCHEMA_VERSION == 3
+    assert (res.overall.accuracy, res.overall.ci_method, res.overall.n_truncated) == (0.5, "wilson", 0)
+    assert res.by_category["math"].n_scored == 2 and res.epochs is None and res.metrics == {}
+    assert res.cost is not None and res.cost.total == Decimal("0.25") and res.cost.per_correct is None
+    write_results(tmp_path, res)  # rewritten in schema 3: the same numbers, as exact decimal text
+    again = json.loads((tmp_path / RESULTS).read_text())
+    assert again["schema_version"] == 3 and again["cost"]["total"] == "0.25" and again["overall"]["ci_high"] == 0.91
+    assert again["errors"] == {"HTTP 500": 1} and "epochs" not in again
+
+
+def test_a_results_block_of_the_wrong_type_is_one_line(tmp_path: Path) -> None:
+    from proctor.errors import InputError
+    from proctor.runlog import RESULTS, read_results
+
+    (tmp_path / RESULTS).write_text(json.dumps({**SCHEMA_2, "overall": {"n": "many"}}))
+    with pytest.raises(InputError, match="bad results") as caught:
+        read_results(tmp_path)
+    assert "\n" not in str(caught.value) and "overall.n:" in str(caught.value), caught.value
+
+
+def test_a_damaged_manifest_or_sample_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    from proctor.errors import InputError
+    from proctor.runlog import MANIFEST, SAMPLES, iter_samples, read_manifest
+
+    (tmp_path / MANIFEST).write_text("{}")
+    with pytest.raises(InputError) as caught:
+        read_manifest(tmp_path)
+    assert str(caught.value) == f"{tmp_path / MANIFEST}: bad manifest: run_id: Field required (+5 more)"
+    (tmp_path / SAMPLES).write_text("garbage\n")
+    with pytest.raises(InputError) as caught:
+        list(iter_samples(tmp_path / SAMPLES))
+    assert str(caught.value).startswith(f"{tmp_path / SAMPLES}:1: bad sample: Invalid JSON") and "\n" not in str(caught.value)

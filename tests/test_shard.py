@@ -57,7 +57,7 @@ def test_three_shards_merged_equal_the_unsharded_run(tmp_path: Path, capsys: pyt
     assert _samples(tmp_path / "merged") == _samples(tmp_path / "full")
     assert full.results is not None and merged.results is not None
     for key in ("accuracy", "ci_low", "ci_high", "n_scored"):
-        assert merged.results.overall[key] == full.results.overall[key]
+        assert getattr(merged.results.overall, key) == getattr(full.results.overall, key)
     assert merged.results.model_dump(exclude={"computed_at"}) == full.results.model_dump(exclude={"computed_at"})
     assert merged.manifest.run_id == full.manifest.run_id and merged.manifest.merged_from is not None
 

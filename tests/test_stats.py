@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from proctor.coverage import difficulty_band
+from proctor.metrics.epochs import epoch_spread
 from proctor.runlog import Outcome, Sample
 from proctor.stats import (
     accuracy_ci,
@@ -16,8 +18,6 @@ from proctor.stats import (
     binom_cdf,
     bootstrap_ci,
     calibration,
-    difficulty_band,
-    epochs_summary,
     pass_at_k,
     selection_adjusted,
     summarize,
@@ -36,14 +36,14 @@ def test_wilson_hand_computed() -> None:
 
 
 def test_accuracy_ci_methods() -> None:
-    assert accuracy_ci([1, 0, 1, 1])["ci_method"] == "wilson"
+    assert accuracy_ci([1, 0, 1, 1]).method == "wilson"
     graded = accuracy_ci([1, 0.5, 0, 1, 0.5])
-    assert graded["ci_method"] == "bootstrap" and graded["ci_low"] <= graded["accuracy"] <= graded["ci_high"]
+    assert graded.method == "bootstrap" and graded.ci_low <= graded.value <= graded.ci_high
     clustered = accuracy_ci([1, 0, 1, 1], clusters=["a", "a", "b", "b"])
-    assert clustered["ci_method"] == "clustered_wilson"
+    assert clustered.method == "clustered_wilson"
     graded_clustered = accuracy_ci([1, 0.5, 1, 1], clusters=["a", "a", "b", "b"])
-    assert graded_clustered["ci_method"] == "cluster_bootstrap"
-    assert accuracy_ci([])["accuracy"] is None
+    assert graded_clustered.method == "cluster_bootstrap"
+    assert accuracy_ci([]).value is None
 
 
 SEVEN = [f"item{i}" for i in range(7)]
@@ -53,11 +53,11 @@ SEVEN = [f"item{i}" for i in range(7)]
 def test_zero_of_seven_items_keeps_its_interval_over_epochs(epochs: int) -> None:
     """Issue 11: 0 of 7 items over several epochs reported [0.000, 0.000]; one epoch reports [0.0, 35.4]."""
     r = accuracy_ci([0.0] * 7 * epochs, SEVEN * epochs)
-    assert (r["accuracy"], r["ci_low"]) == (0.0, 0.0)
-    assert r["ci_high"] == pytest.approx(0.3543, abs=1e-4)
-    assert r["ci_high"] == pytest.approx(wilson_interval(0, 7)[1])
+    assert (r.value, r.ci_low) == (0.0, 0.0)
+    assert r.ci_high == pytest.approx(0.3543, abs=1e-4)
+    assert r.ci_high == pytest.approx(wilson_interval(0, 7)[1])
     every = accuracy_ci([1.0] * 7 * epochs, SEVEN * epochs)  # all correct: the mirror image
-    assert every["ci_low"] == pytest.approx(1 - 0.3543, abs=1e-4) and every["ci_high"] == 1.0
+    assert every.ci_low == pytest.approx(1 - 0.3543, abs=1e-4) and every.ci_high == 1.0
 
 
 def test_identical_epochs_add_no_information() -> None:
@@ -67,8 +67,8 @@ def test_identical_epochs_add_no_information() -> None:
     one = accuracy_ci(once)
     for k in (2, 4, 8):
         r = accuracy_ci(once * k, items * k)
-        assert r["ci_method"] == "clustered_wilson"
-        assert (r["ci_low"], r["ci_high"]) == pytest.approx((one["ci_low"], one["ci_high"]))
+        assert r.method == "clustered_wilson"
+        assert (r.ci_low, r.ci_high) == pytest.approx((one.ci_low, one.ci_high))
 
 
 def test_independent_epochs_narrow_the_interval_but_never_below_iid() -> None:
@@ -81,14 +81,14 @@ def test_independent_epochs_narrow_the_interval_but_never_below_iid() -> None:
     r = accuracy_ci(list(scores), items)
     iid_lo, iid_hi = wilson_interval(float(scores.sum()), scores.size)
     one_lo, one_hi = wilson_interval(float(scores.mean()) * 40, 40)
-    width = r["ci_high"] - r["ci_low"]
+    width = r.ci_high - r.ci_low
     assert iid_hi - iid_lo - 1e-12 <= width <= one_hi - one_lo + 1e-12
-    assert r["ci_low"] < r["accuracy"] < r["ci_high"]
+    assert r.ci_low < r.value < r.ci_high
 
 
 def test_one_item_many_epochs_says_little_about_items() -> None:
     r = accuracy_ci([1.0, 0.0, 1.0, 1.0], ["only"] * 4)
-    assert (r["ci_low"], r["ci_high"]) == pytest.approx(wilson_interval(0.75, 1))
+    assert (r.ci_low, r.ci_high) == pytest.approx(wilson_interval(0.75, 1))
 
 
 def test_clustered_standard_error_hand_computed() -> None:
@@ -112,10 +112,10 @@ def test_item_means_give_the_interval_of_the_samples() -> None:
     want = accuracy_ci(scores, items)
     means = [np.mean(scores[i::3]) for i in range(3)]
     got = item_means_ci(means, [3, 3, 3])
-    assert (got["ci_low"], got["ci_high"], got["ci_method"]) == (want["ci_low"], want["ci_high"], want["ci_method"])
-    assert item_means_ci([0.0] * 7, [4] * 7)["ci_high"] == pytest.approx(0.3543, abs=1e-4)
+    assert (got.ci_low, got.ci_high, got.method) == (want.ci_low, want.ci_high, want.method)
+    assert item_means_ci([0.0] * 7, [4] * 7).ci_high == pytest.approx(0.3543, abs=1e-4)
     graded = item_means_ci([0.25, 0.5, 1.0], [1, 1, 1])
-    assert graded["ci_method"] == "bootstrap"
+    assert graded.method == "bootstrap"
 
 
 def test_bootstrap_ci_is_deterministic_and_covers_mean() -> None:
@@ -142,23 +142,23 @@ def test_binom_cdf_known_values() -> None:
 def test_calibration_tiny_example() -> None:
     dists = [[0.8, 0.2], [0.6, 0.4], [0.3, 0.7]]
     r = calibration(dists, [0, 1, 1])
-    assert r["brier"] == pytest.approx((0.08 + 0.72 + 0.18) / 3)
+    assert r.brier == pytest.approx((0.08 + 0.72 + 0.18) / 3)
     # confidence .8 (right), .6 (wrong), .7 (right), each alone in its bin
-    assert r["ece"] == pytest.approx((0.2 + 0.6 + 0.3) / 3)
-    assert r["log_loss"] == pytest.approx(-(math.log(0.8) + math.log(0.4) + math.log(0.7)) / 3)
-    assert len(r["bins"]) == 10 and sum(b["n"] for b in r["bins"]) == 3
-    assert r["bins"][6] == {"lo": 0.6, "hi": 0.7, "n": 1, "confidence": 0.6, "accuracy": 0.0}
+    assert r.ece == pytest.approx((0.2 + 0.6 + 0.3) / 3)
+    assert r.log_loss == pytest.approx(-(math.log(0.8) + math.log(0.4) + math.log(0.7)) / 3)
+    assert len(r.bins) == 10 and sum(b.n for b in r.bins) == 3
+    assert r.bins[6].model_dump() == {"lo": 0.6, "hi": 0.7, "n": 1, "confidence": 0.6, "accuracy": 0.0}
 
 
 def test_calibration_tie_at_max_is_not_correct() -> None:
-    assert calibration([[0.5, 0.5]], [0])["bins"][5]["accuracy"] == 0.0
+    assert calibration([[0.5, 0.5]], [0]).bins[5].accuracy == 0.0
 
 
 def test_binary_calibration() -> None:
     r = binary_calibration([0.9, 0.9, 0.2], [1, 0, 0])
-    assert r["brier"] == pytest.approx((0.01 + 0.81 + 0.04) / 3)
+    assert r.brier == pytest.approx((0.01 + 0.81 + 0.04) / 3)
     # bin .9: conf .9 acc .5; bin .2: conf .2 acc 0 → (2·.4 + .2)/3
-    assert r["ece"] == pytest.approx((2 * 0.4 + 0.2) / 3)
+    assert r.ece == pytest.approx((2 * 0.4 + 0.2) / 3)
 
 
 def test_difficulty_bands() -> None:
@@ -229,31 +229,35 @@ def test_summarize_schema_and_values() -> None:
         sample("q6", Outcome.UNSCORED, None, category="bio", modality="single-value"),
     ]
     r = summarize(samples)
-    assert set(r) == {
+    written = r.as_dict()  # the JSON shape of results.json
+    assert set(written) == {
+        "schema_version",
         "overall",
         "by_category",
         "by_subcategory",
         "by_modality",
         "by_difficulty",
         "macro_accuracy",
+        "metrics",
         "truncated_as",
         "no_answer",
-        "extract",
+        "errors",
     }
-    o = r["overall"]
-    assert set(o) == METRIC_KEYS
-    assert (o["n"], o["n_scored"], o["n_errors"], o["n_unscored"], o["n_no_answer"]) == (6, 4, 1, 1, 1)
-    assert o["accuracy"] == 0.5 and o["ci_method"] == "wilson"  # the error is not a wrong answer
-    assert o["no_answer_rate"] == 0.25
-    assert (o["input_tokens"], o["output_tokens"], o["latency_s_mean"]) == (20, 10, 2.0)
-    assert r["by_category"]["math"]["accuracy"] == 0.5
-    assert r["by_category"]["bio"]["accuracy"] == 0.5
-    assert r["macro_accuracy"] == 0.5
-    assert list(r["by_subcategory"]) == ["alg"]
-    assert set(r["by_modality"]) == {"choiceof4", "single-value"}
-    assert set(r["by_difficulty"]) == {"0.0-0.2", "0.4-0.6", "0.8-1.0", "unknown"}
-    assert all(set(m) == METRIC_KEYS for m in r["by_category"].values())
-    json.dumps(r, allow_nan=False)  # results.json must be strict JSON
+    assert written["errors"] == {"HTTP 500": 1} and written["metrics"] == {}
+    o = r.overall
+    assert set(o.model_dump()) == METRIC_KEYS
+    assert (o.n, o.n_scored, o.n_errors, o.n_unscored, o.n_no_answer) == (6, 4, 1, 1, 1)
+    assert o.accuracy == 0.5 and o.ci_method == "wilson"  # the error is not a wrong answer
+    assert o.no_answer_rate == 0.25
+    assert (o.input_tokens, o.output_tokens, o.latency_s_mean) == (20, 10, 2.0)
+    assert r.by_category["math"].accuracy == 0.5
+    assert r.by_category["bio"].accuracy == 0.5
+    assert r.macro_accuracy == 0.5
+    assert list(r.by_subcategory) == ["alg"]
+    assert set(r.by_modality) == {"choiceof4", "single-value"}
+    assert set(r.by_difficulty) == {"0.0-0.2", "0.4-0.6", "0.8-1.0", "unknown"}
+    assert all(set(m.model_dump()) == METRIC_KEYS for m in r.by_category.values())
+    json.dumps(written, allow_nan=False)  # results.json must be strict JSON
 
 
 def test_no_answer_guess_credits_one_over_k_deterministically() -> None:
@@ -263,11 +267,11 @@ def test_no_answer_guess_credits_one_over_k_deterministically() -> None:
         sample("c", N, 0.0, modality="single-value"),  # an open answer has no finite options: no credit
         sample("d", C, 1.0, modality="choiceof4"),
     ]
-    assert summarize(samples)["overall"]["accuracy"] == 0.25  # default: unanswered is wrong
+    assert summarize(samples).overall.accuracy == 0.25  # default: unanswered is wrong
     guessed = summarize(samples, no_answer="guess")
-    assert guessed["no_answer"] == "guess"
-    assert guessed["overall"]["accuracy"] == pytest.approx((0.25 + 0.1 + 0 + 1) / 4)
-    assert guessed["overall"]["n_no_answer"] == 3 and guessed["overall"]["ci_method"] == "bootstrap"
+    assert guessed.no_answer == "guess"
+    assert guessed.overall.accuracy == pytest.approx((0.25 + 0.1 + 0 + 1) / 4)
+    assert guessed.overall.n_no_answer == 3 and guessed.overall.ci_method == "bootstrap"
     assert summarize(samples, no_answer="guess") == guessed  # no random draw
     with pytest.raises(ValueError, match="wrong or guess"):
         summarize(samples, no_answer="random")
@@ -281,20 +285,20 @@ def test_ambiguous_rate_counts_only_samples_both_readers_read() -> None:
         sample("d", E, None, error="HTTP 500", category="y"),  # never read: not in the denominator
     ]
     r = summarize(samples, extract="robust")
-    assert (r["overall"]["n_ambiguous"], r["overall"]["ambiguous_rate"]) == (1, pytest.approx(1 / 3))
-    assert r["by_category"]["y"]["ambiguous_rate"] == 0.0 and r["extract"] == "robust"
-    assert summarize([sample("e", C, 1.0)])["overall"]["ambiguous_rate"] is None
+    assert (r.overall.n_ambiguous, r.overall.ambiguous_rate) == (1, pytest.approx(1 / 3))
+    assert r.by_category["y"].ambiguous_rate == 0.0 and r.extract == "robust"
+    assert summarize([sample("e", C, 1.0)]).overall.ambiguous_rate is None
 
 
 def test_summarize_macro_differs_from_micro() -> None:
     samples = [sample(f"a{i}", C, 1.0, category="a") for i in range(3)] + [sample("b0", W, 0.0, category="b")]
     r = summarize(samples)
-    assert r["overall"]["accuracy"] == 0.75 and r["macro_accuracy"] == 0.5
+    assert r.overall.accuracy == 0.75 and r.macro_accuracy == 0.5
 
 
 def test_summarize_graded_uses_bootstrap() -> None:
     r = summarize([sample("a", P, 0.5), sample("b", C, 1.0), sample("c", W, 0.0)])
-    assert r["overall"]["ci_method"] == "bootstrap" and r["overall"]["accuracy"] == 0.5
+    assert r.overall.ci_method == "bootstrap" and r.overall.accuracy == 0.5
 
 
 def test_summarize_epochs() -> None:
@@ -302,12 +306,12 @@ def test_summarize_epochs() -> None:
     samples = [sample("x", C if e < 2 else W, 1.0 if e < 2 else 0.0, epoch=e) for e in range(3)]
     samples += [sample("y", W, 0.0, epoch=e) for e in range(3)]
     r = summarize(samples)
-    assert r["epochs"] == {"k": 3, "mean_at_k": pytest.approx(1 / 3), "pass_at_k": 0.5,
+    assert r.epochs is not None and r.epochs.model_dump() == {"k": 3, "mean_at_k": pytest.approx(1 / 3), "pass_at_k": 0.5,
                            "item_sd_mean": pytest.approx(0.5 * 0.5773502691896258),
                            "items_by_correct": {"0": 1, "1": 0, "2": 1, "3": 0}}
-    assert r["overall"]["ci_method"] == "clustered_wilson"
-    assert epochs_summary(samples[:3] + samples[3:4]) is not None
-    assert epochs_summary([sample("x", C, 1.0)]) is None
+    assert r.overall.ci_method == "clustered_wilson"
+    assert epoch_spread(samples[:3] + samples[3:4]) is not None
+    assert epoch_spread([sample("x", C, 1.0)]) is None
 
 
 def test_summarize_calibration_and_acc_norm() -> None:
@@ -336,17 +340,17 @@ def test_summarize_calibration_and_acc_norm() -> None:
         sample("s4", E, None, mode="logprob"),
     ]
     r = summarize(samples)
-    assert r["calibration"]["brier"] == pytest.approx((0.08 + 0.72 + 0.18) / 3)
-    assert set(r["calibration"]) >= {"brier", "ece", "log_loss", "bins"}
-    assert r["acc_norm"]["accuracy"] == pytest.approx(2 / 3) and r["acc_norm"]["n_errors"] == 1
-    assert set(r["acc_norm"]) == METRIC_KEYS
+    assert r.calibration.brier == pytest.approx((0.08 + 0.72 + 0.18) / 3)
+    assert r.calibration is not None and len(r.calibration.bins) == 10
+    assert r.acc_norm.accuracy == pytest.approx(2 / 3) and r.acc_norm.n_errors == 1
+    assert r.acc_norm is not None and set(r.acc_norm.model_dump()) == METRIC_KEYS
 
 
 def test_summarize_binary_calibration_from_p_correct() -> None:
     r = summarize(
         [sample("a", C, 1.0, details={"p_correct": 0.9}), sample("b", W, 0.0, details={"p_correct": 0.9})]
     )
-    assert r["calibration"]["brier"] == pytest.approx((0.01 + 0.81) / 2)
+    assert r.calibration.brier == pytest.approx((0.01 + 0.81) / 2)
 
 
 def test_winner_curse_null_simulation() -> None:

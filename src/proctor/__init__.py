@@ -37,6 +37,7 @@ from .records import (
 from .runlog import Manifest, Outcome, RunLog, Sample, read_run
 
 if TYPE_CHECKING:
+    from .metrics import Metric
     from .runner import RunConfig, evaluate
     from .scoring.base import Scorer
     from .tasks import Task
@@ -49,7 +50,7 @@ _LAZY = {
     "Scorer": ".scoring.base",
     "Task": ".tasks",
     "evaluate": ".runner",
-    # "Metric": the metrics' protocol, once it exists
+    "Metric": ".metrics",
 }
 
 
@@ -82,6 +83,7 @@ __all__ = [
     "LoglikelihoodRequest",
     "Manifest",
     "Message",
+    "Metric",
     "Modality",
     "Model",
     "Outcome",

@@ -21,6 +21,19 @@ class Problem:
         return f"{where}: {what}"
 
 
+def first_problem(exc: ValueError) -> tuple[str | None, str]:
+    """(field path, message) of a pydantic ValidationError's first problem, `+N more` when there are others;
+    any other ValueError (bad JSON) as (None, its text's first line)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    found = errors()
+    first = found[0]
+    field = ".".join(str(p) for p in first["loc"]) or None
+    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+    return field, f"{first['msg']}{more}"
+
+
 DEFAULT_MAX_ERROR_RATE = 0.1  # a run with a larger share of errored samples exits 1 (--max-error-rate)
 
 

@@ -69,7 +69,8 @@ def _on_items(r: RunScores, items: Sequence[str]) -> RunScores:
 def _mean_ci(x: np.ndarray, epochs: list[int], n_boot: int, seed: int) -> tuple[float, float]:
     """95% CI of the mean score over items: results.json's interval (clustered over epochs, Wilson for 0/1)."""
     r = stats.item_means_ci(x, epochs, n_boot=n_boot, seed=seed)
-    return float(r["ci_low"]), float(r["ci_high"])
+    assert r.ci_low is not None and r.ci_high is not None  # items were scored: an interval exists
+    return r.ci_low, r.ci_high
 
 
 def leaderboard_from_scores(

@@ -40,6 +40,7 @@ from .models.base import (
     Model,
     ModelWrapper,
 )
+from .runlog import Cost
 
 MILLION = Decimal(1_000_000)
 CENT = Decimal("0.01")
@@ -72,23 +73,21 @@ def sample_cost(price: Price, input_tokens: int | None, output_tokens: int | Non
     return (price.input * input_tokens + price.output * output_tokens) / MILLION
 
 
-def cost_line(cost: dict[str, Any]) -> str:
+def cost_line(cost: Cost) -> str:
     """results.json's cost block in one line: `cost: $1.23 ($0.41 per correct answer, 3 priced samples)`,
     the model's and the judge's share when a judge graded; samples that reported no usage are said apart."""
-    currency = cost.get("currency", "USD")
 
-    def money(key: str) -> str:
-        return format_amount(cost[key], currency)
+    def money(amount: Decimal | None) -> str:
+        return format_amount(amount, cost.currency)
 
-    per = cost.get("per_correct")
-    per_text = f"{money('per_correct')} per correct answer" if per is not None else "per correct answer: n/a"
-    unpriced = cost.get("unpriced_samples") or 0
-    tail = f"; {unpriced} samples reported no usage and are not counted" if unpriced else ""
-    if cost.get("judge") is not None:
-        tail = f"; model {money('model')}, judge {money('judge')} ({cost.get('judge_priced_calls', 0)} calls)" + tail
-        if cost.get("judge_unpriced_calls"):
-            tail += f"; {cost['judge_unpriced_calls']} judge calls not priced (no usage, or no price for the judge)"
-    return f"cost: {money('total')} ({per_text}, {cost.get('priced_samples', 0)} priced samples){tail}"
+    per = cost.per_correct
+    per_text = f"{money(per)} per correct answer" if per is not None else "per correct answer: n/a"
+    tail = f"; {cost.unpriced_samples} samples reported no usage and are not counted" if cost.unpriced_samples else ""
+    if cost.judge is not None:
+        tail = f"; model {money(cost.model)}, judge {money(cost.judge)} ({cost.judge_priced_calls or 0} calls)" + tail
+        if cost.judge_unpriced_calls:
+            tail += f"; {cost.judge_unpriced_calls} judge calls not priced (no usage, or no price for the judge)"
+    return f"cost: {money(cost.total)} ({per_text}, {cost.priced_samples} priced samples){tail}"
 
 
 def format_money(amount: Decimal | None, currency: str = "USD") -> str:
@@ -141,16 +140,14 @@ class CostSummary:
             return None
         return self.total / self.correct
 
-    def as_dict(self) -> dict[str, object]:
-        per = self.per_correct
-        out: dict[str, object] = {
-            "total": str(self.total), "currency": self.currency, "priced_samples": self.priced,
-            "unpriced_samples": self.unpriced, "correct": self.correct, "per_correct": None if per is None else str(per),
-            "model": str(self.model)}
-        if self.judge is not None:
-            out |= {"judge": str(self.judge), "judge_priced_calls": self.judge_priced,
-                    "judge_unpriced_calls": self.judge_unpriced}
-        return out
+    def as_cost(self) -> Cost:
+        """results.json's `cost` block."""
+        judged = self.judge is not None
+        return Cost(total=self.total, currency=self.currency, priced_samples=self.priced,
+                    unpriced_samples=self.unpriced, correct=self.correct, per_correct=self.per_correct,
+                    per_sample=self.total / self.priced if self.priced else None, model=self.model,
+                    judge=self.judge, judge_priced_calls=self.judge_priced if judged else None,
+                    judge_unpriced_calls=self.judge_unpriced if judged else None)
 
 
 Usage = tuple[int | None, int | None]

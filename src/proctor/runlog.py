@@ -12,18 +12,19 @@ import json
 import logging
 import os
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from .errors import InputError, ProctorError
+from .errors import InputError, ProctorError, first_problem
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 RUNLOG_VERSION = 2  # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop)
-RESULTS_SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 3  # 2: no `metrics` block (read as 3 by Results._migrate)
 log = logging.getLogger("proctor.runlog")
 
 
@@ -44,26 +45,28 @@ class _Log(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class _Keyed(_Log):
-    """A run-log record that extra keys are kept in; `get`, `in` and `[]` read fields and extras alike
-    (an unset field reads as absent), for code that treats the JSON as a mapping."""
+class _Details(_Log):
+    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
+    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
+
+    def _value(self, key: str) -> Any:
+        """A field's value, else an extra key's (None when unset); without pydantic's slower attribute fallback."""
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        return (self.__pydantic_extra__ or {}).get(key)
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, None)
+        value = self._value(key)
         return default if value is None else value
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and getattr(self, key, None) is not None
+        return isinstance(key, str) and self._value(key) is not None
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self:
+        value = self._value(key)
+        if value is None:
             raise KeyError(key)
-        return getattr(self, key)
-
-
-class _Details(_Keyed):
-    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
-    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
+        return value
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
@@ -244,36 +247,149 @@ class Manifest(_Log):
     imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
 
 
-class Results(_Keyed):
+class MetricValue(BaseModel):
+    """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float | None = None  # None: nothing to compute it from (nothing scored)
+    n: int = 0  # the samples (or items) it was computed over
+    ci_low: float | None = None
+    ci_high: float | None = None
+    method: str | None = None  # "wilson", "clustered_wilson", "bootstrap", "cluster_bootstrap", "mean", "median"…
+
+
+class MetricBlock(BaseModel):
+    """results.json's METRICS: accuracy with its interval and the counts behind it, for one group of samples."""
+
+    n: int = 0  # samples
+    n_scored: int = 0
+    n_errors: int = 0
+    n_unscored: int = 0
+    n_no_answer: int = 0
+    accuracy: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    no_answer_rate: float | None = None
+    n_truncated: int = 0
+    truncated_rate: float | None = None  # of the samples the model answered (not errors)
+    n_ambiguous: int = 0  # the reference rule and proctor's reader disagree
+    ambiguous_rate: float | None = None  # of the samples both read (None: none)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s_mean: float | None = None
+
+    @property
+    def estimate(self) -> MetricValue:
+        """The accuracy as a `MetricValue`."""
+        return MetricValue(value=self.accuracy, n=self.n_scored, ci_low=self.ci_low, ci_high=self.ci_high,
+                           method=self.ci_method)
+
+
+class EpochSpread(BaseModel):
+    """mean@k, pass@k and the per-item spread over items answered in k epochs."""
+
+    k: int
+    mean_at_k: float | None = None
+    pass_at_k: float | None = None
+    item_sd_mean: float | None = None  # mean sd of an item's scores over its epochs
+    items_by_correct: dict[str, int] = Field(default_factory=dict)  # items fully correct in c of k epochs
+
+
+class CalibrationBin(BaseModel):
+    """One equal-width confidence bin: its bounds, count, mean confidence and accuracy (None when empty)."""
+
+    lo: float
+    hi: float
+    n: int
+    confidence: float | None = None
+    accuracy: float | None = None
+
+
+class Calibration(BaseModel):
+    """Brier score, expected calibration error and mean log-loss, with the reliability bins."""
+
+    brier: float
+    ece: float
+    log_loss: float
+    n: int = 0
+    bins: list[CalibrationBin] = Field(default_factory=list)
+
+
+class JudgeAgreement(BaseModel):
+    """How often the judge agreed with exact-match scoring on items checked both ways."""
+
+    n: int = 0
+    n_skipped: int = 0
+    agreement: float | None = None
+    kappa: float | None = None
+    confusion: dict[str, int] = Field(default_factory=dict)  # "judge/exact": count
+
+
+class Cost(BaseModel):
+    """The run's cost at the manifest's prices (`proctor.pricing.CostSummary`): exact decimals."""
+
+    total: Decimal
+    currency: str = "USD"
+    priced_samples: int = 0
+    unpriced_samples: int = 0
+    correct: int = 0
+    per_correct: Decimal | None = None  # None: nothing correct, or some requests could not be priced
+    per_sample: Decimal | None = None
+    model: Decimal
+    judge: Decimal | None = None  # None: no judge
+    judge_priced_calls: int | None = None
+    judge_unpriced_calls: int | None = None
+
+
+class Results(BaseModel):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
-    The metric blocks are `proctor.stats.summarize`'s; `errors` counts each distinct error message."""
+    Every block is typed; the built-in metrics fill the named fields and metrics registered beside them
+    (`proctor.metrics.register`) land in `metrics`. `errors` counts each distinct error message. A key this
+    version does not know is not kept (results are recomputed from the samples, never edited)."""
 
     schema_version: int = RESULTS_SCHEMA_VERSION
-    overall: dict[str, Any] = Field(default_factory=dict)
-    by_category: dict[str, Any] = Field(default_factory=dict)
-    by_subcategory: dict[str, Any] = Field(default_factory=dict)
-    by_modality: dict[str, Any] = Field(default_factory=dict)
-    by_difficulty: dict[str, Any] = Field(default_factory=dict)
+    overall: MetricBlock = Field(default_factory=MetricBlock)
+    by_category: dict[str, MetricBlock] = Field(default_factory=dict)
+    by_subcategory: dict[str, MetricBlock] = Field(default_factory=dict)
+    by_modality: dict[str, MetricBlock] = Field(default_factory=dict)
+    by_difficulty: dict[str, MetricBlock] = Field(default_factory=dict)
     macro_accuracy: float | None = None
-    epochs: dict[str, Any] | None = None
-    calibration: dict[str, Any] | None = None
-    acc_norm: dict[str, Any] | None = None
-    judge_agreement: dict[str, Any] | None = None
+    epochs: EpochSpread | None = None
+    calibration: Calibration | None = None
+    acc_norm: MetricBlock | None = None
+    judge_agreement: JudgeAgreement | None = None
+    metrics: dict[str, MetricValue] = Field(default_factory=dict)  # registered metrics beyond the built-ins
     truncated_as: str | None = None  # how accuracy counted truncated samples: "wrong" or "excluded"
     extract: str | None = None  # which reading scored: "reference" or "robust"
     no_answer: str | None = None  # how accuracy counted unanswered samples: "wrong" or "guess" (1/k)
-    cost: dict[str, Any] | None = None  # proctor.pricing.CostSummary.as_dict() when prices are known
+    cost: Cost | None = None  # proctor.pricing.CostSummary's numbers when prices are known
     errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Schema 1 and 2 files read as schema 3: an empty optional block (`{}`) is an absent one, and the
+        version moves on (a file is rewritten in the new shape; schema 3 added `metrics`)."""
+        if not isinstance(data, dict) or int(data.get("schema_version") or RESULTS_SCHEMA_VERSION) >= 3:
+            return data
+        optional = ("epochs", "calibration", "acc_norm", "judge_agreement", "cost")
+        return {**{k: v for k, v in data.items() if not (k in optional and v == {})},
+                "schema_version": RESULTS_SCHEMA_VERSION}
 
     @property
     def n_errors(self) -> int:
         return sum(self.errors.values())
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of results.json."""
-        return self.model_dump(mode="json", exclude_none=True)
-
+        """The JSON shape of results.json: an absent block is left out; inside a block a number that could not be
+        computed is null (`"accuracy": null`), and a cost without a judge has no judge keys."""
+        data = self.model_dump(mode="json")
+        if data["cost"] is not None:
+            data["cost"] = {k: v for k, v in data["cost"].items() if v is not None or not k.startswith("judge")}
+        return {k: v for k, v in data.items() if v is not None}
 
 
 def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
@@ -373,7 +489,13 @@ def iter_samples(path: Path) -> Iterator[Sample]:
         try:
             yield Sample.model_validate_json(line)
         except ValueError as e:  # pydantic's ValidationError (bad JSON, bad UTF-8 included) is a ValueError
-            raise InputError.at(path, f"bad sample: {e}", lineno) from None
+            raise InputError.at(path, f"bad sample: {_brief(e)}", lineno) from None
+
+
+def _brief(exc: ValueError) -> str:
+    """A bad record's first problem on one line: `field: message (+N more)`."""
+    field, message = first_problem(exc)
+    return f"{field}: {message}" if field else message
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
@@ -383,10 +505,9 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     write_json_atomic(run_dir / MANIFEST, redact(manifest.model_dump(mode="json")))
 
 
-def write_results(run_dir: Path, results: Results | dict[str, Any]) -> None:
-    """Write results.json from the one `Results` model (a mapping is validated into it first)."""
-    typed = results if isinstance(results, Results) else Results.model_validate(results)
-    write_json_atomic(run_dir / RESULTS, typed.as_dict())
+def write_results(run_dir: Path, results: Results) -> None:
+    """Write results.json from the one `Results` model."""
+    write_json_atomic(run_dir / RESULTS, results.as_dict())
 
 
 def read_results(run_dir: str | Path) -> Results | None:
@@ -397,13 +518,13 @@ def read_results(run_dir: str | Path) -> Results | None:
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as e:
-        raise InputError.at(path, f"bad results: {e}") from None
+        raise InputError.at(path, f"bad results: {_brief(e)}") from None
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError.at(path, "written by proctor 0.1; re-run the same command to rewrite it")
     try:
         return Results.model_validate(data)
     except ValueError as e:
-        raise InputError.at(path, f"bad results: {e}") from None
+        raise InputError.at(path, f"bad results: {_brief(e)}") from None
 
 
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
@@ -424,7 +545,7 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     try:
         return Manifest.model_validate(json.loads(read_text(mpath)))
     except (json.JSONDecodeError, ValueError) as e:
-        raise InputError.at(mpath, f"bad manifest: {e}") from None
+        raise InputError.at(mpath, f"bad manifest: {_brief(e)}") from None
 
 
 def read_run(run_dir: str | Path) -> RunLog:

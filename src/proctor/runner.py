@@ -27,7 +27,7 @@ from typing import Any, Literal, cast
 
 from .errors import ProctorError
 from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
-from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, run_cost, sample_cost
+from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost
 from .progress import expect
 from .provenance import git_sha, host_info, utc_now
 from .records import Item
@@ -40,7 +40,6 @@ from .runlog import (
     RunLog,
     Sample,
     append_samples,
-    error_counts,
     iter_samples,
     read_manifest,
     read_run,
@@ -617,47 +616,14 @@ def _items_of(task: Task, config: RunConfig) -> list[Item]:
     return [item for item in task.items if shard is None or shard.holds(item.identifier)]
 
 
-def _judge_agreement(samples: Sequence[Sample]) -> dict[str, Any] | None:
-    """How often the judge agreed with exact-match scoring on the items checked both ways."""
-    pairs = [
-        (Outcome(s.details["judge_check"]["outcome"]), s.outcome) for s in samples if "judge_check" in s.details
-    ]
-    if not pairs:
-        return None
-    from .scoring.judge import judge_agreement
-
-    return judge_agreement(pairs)
-
-
-def _cost(log: RunLog) -> dict[str, Any] | None:
-    """Cost of the run with the manifest's prices: total (the model's and the judge's), per correct answer;
-    errors with no usage are not billed."""
-    if log.manifest.price is None:
-        return None
-    from .scoring.judge import judge_usages
-
-    billed = [s for s in log.samples
-              if not (s.outcome is Outcome.ERROR and s.input_tokens is None and s.output_tokens is None)]
-    correct = sum(s.outcome is Outcome.CORRECT for s in log.samples)
-    judged = log.manifest.judge is not None
-    judge_price = Price.from_dict(log.manifest.judge_price) if log.manifest.judge_price else None
-    summary = run_cost(Price.from_dict(log.manifest.price), [(s.input_tokens, s.output_tokens) for s in billed],
-                       correct, judge_price=judge_price,
-                       judge_usages=[u for s in log.samples for u in judge_usages(s.details)] if judged else None)
-    return {**summary.as_dict(), "per_sample": str(summary.total / summary.priced) if summary.priced else None}
-
-
 def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     """Compute results.json from the samples (of a run directory, or already in memory), stamp the
     manifest as finished, and record the run in the history store."""
     from .stats import summarize
 
     log = run if isinstance(run, RunLog) else read_run(run)
-    results = Results.model_validate(
-        {**summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
-                     extract=log.manifest.extract), "cost": _cost(log),
-         "judge_agreement": _judge_agreement(log.samples), "errors": error_counts(log.samples)}
-    )
+    results = summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
+                        extract=log.manifest.extract, manifest=log.manifest)
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
     write_manifest(log.path, log.manifest)
@@ -676,10 +642,9 @@ def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLo
 
 def accuracy_line(results: Results) -> str:
     o = results.overall
-    acc = o.get("accuracy")
-    if acc is None or (isinstance(acc, float) and math.isnan(acc)):
+    if o.accuracy is None or math.isnan(o.accuracy):
         return "accuracy: n/a (nothing scored)"
-    return f"accuracy {acc:.3f} [{o.get('ci_low', 0):.3f}, {o.get('ci_high', 0):.3f}] n={o.get('n_scored')}"
+    return f"accuracy {o.accuracy:.3f} [{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}] n={o.n_scored}"
 
 
 __all__ = ["RunConfig", "RunState", "accuracy_line", "default_run_dir", "error_groups", "error_kinds", "evaluate", "evaluate_async",

@@ -3,7 +3,8 @@
 * `accuracy_ci` — Wilson interval for 0/1 scores, bootstrap percentile for graded scores; when items were
   answered several times (epochs) the item is the unit: Wilson at the clustered effective sample size
   (Miller 2024) for 0/1 scores, cluster (item) bootstrap for graded ones; `ci_method` says which.
-* `summarize` — results.json (docs/runlog.md) from run-log samples; errors are never accuracy.
+* `summarize` — results.json (docs/runlog.md): the registered metrics (`proctor.metrics`) over run-log samples;
+  errors are never accuracy.
 * calibration — Brier, ECE (equal-width bins, bins returned for plotting), mean log-loss.
 * paired comparisons — `binom_cdf` for McNemar's exact test; the comparison itself is `proctor.comparison`'s.
 * winner's curse — `selection_adjusted`: the top model's observed score and a selection-adjusted one.
@@ -12,14 +13,13 @@
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .coverage import difficulty_band
-from .runlog import Outcome, Sample
+from .runlog import Calibration, CalibrationBin, Manifest, MetricValue, Outcome, Results, Sample, error_counts
 
 Z95 = 1.959963984540054
 DEFAULT_BOOT = 2000
@@ -113,8 +113,8 @@ def _clustered_wilson(s: np.ndarray, clusters: Sequence[str]) -> tuple[float, fl
 
 def accuracy_ci(
     scores: Sequence[float], clusters: Sequence[str] | None = None, n_boot: int = DEFAULT_BOOT, seed: int = 0
-) -> dict[str, Any]:
-    """Mean score with a 95% interval; `ci_method` says which.
+) -> MetricValue:
+    """Mean score with a 95% interval; `method` says which.
 
     * 0/1 scores, one per item → `wilson`.
     * 0/1 scores, several per item (`clusters` repeats, e.g. epochs) → `clustered_wilson`: Wilson at the
@@ -126,7 +126,7 @@ def accuracy_ci(
     """
     s = np.asarray(scores, dtype=float)
     if s.size == 0:
-        return {"accuracy": None, "ci_low": None, "ci_high": None, "ci_method": None}
+        return MetricValue()
     acc = float(s.mean())
     binary = bool(np.isin(s, (0.0, 1.0)).all())
     repeated = clusters is not None and len(set(clusters)) < len(clusters)
@@ -144,7 +144,7 @@ def accuracy_ci(
     else:
         lo, hi = bootstrap_ci(s, n_boot, seed)
         method = "bootstrap"
-    return {"accuracy": acc, "ci_low": float(lo), "ci_high": float(hi), "ci_method": method}
+    return MetricValue(value=acc, n=int(s.size), ci_low=float(lo), ci_high=float(hi), method=method)
 
 
 def _cluster_bootstrap(s: np.ndarray, clusters: Sequence[str], n_boot: int, seed: int) -> tuple[float, float]:
@@ -161,7 +161,7 @@ def _cluster_bootstrap(s: np.ndarray, clusters: Sequence[str], n_boot: int, seed
 
 def item_means_ci(
     means: Sequence[float] | np.ndarray, epochs: Sequence[int], n_boot: int = DEFAULT_BOOT, seed: int = 0
-) -> dict[str, Any]:
+) -> MetricValue:
     """`accuracy_ci` from per-item mean scores and their epoch counts (what the history store keeps).
 
     Each item's scores are rebuilt from its mean: round(mean × k) ones and the rest zeros when that is an
@@ -186,54 +186,6 @@ def item_means_ci(
 # ---------------------------------------------------------------- results.json
 
 
-def metrics(samples: Sequence[Sample], seed: int = 0) -> dict[str, Any]:
-    """The METRICS block of results.json for a group of samples."""
-    scored = [s for s in samples if s.scored and s.score is not None]
-    n_no_answer = sum(s.outcome is Outcome.NO_ANSWER for s in samples)
-    n_truncated = sum(s.outcome is Outcome.TRUNCATED for s in samples)
-    n_answered = sum(s.outcome is not Outcome.ERROR for s in samples)
-    acc = accuracy_ci(
-        [s.score for s in scored if s.score is not None],
-        [f"{s.dataset}\x1f{s.item_id}" for s in scored],
-        seed=seed,
-    )
-    latencies = [s.latency_s for s in samples if s.latency_s is not None]
-    read_twice = [s for s in samples if s.ambiguous is not None]
-    n_ambiguous = sum(bool(s.ambiguous) for s in read_twice)
-    return {
-        "n": len(samples),
-        "n_scored": len(scored),
-        "n_errors": sum(s.outcome is Outcome.ERROR for s in samples),
-        "n_unscored": sum(s.outcome is Outcome.UNSCORED for s in samples),
-        "n_no_answer": n_no_answer,
-        **acc,
-        "no_answer_rate": n_no_answer / len(scored) if scored else None,
-        "n_truncated": n_truncated,
-        "truncated_rate": n_truncated / n_answered if n_answered else None,  # of the samples the model answered
-        "n_ambiguous": n_ambiguous,  # the reference rule and proctor's reader disagree
-        "ambiguous_rate": n_ambiguous / len(read_twice) if read_twice else None,  # of the samples both read
-        "input_tokens": sum(s.input_tokens or 0 for s in samples),
-        "output_tokens": sum(s.output_tokens or 0 for s in samples),
-        "latency_s_mean": float(np.mean(latencies)) if latencies else None,
-    }
-
-
-def breakdown(samples: Sequence[Sample], by: str, seed: int = 0) -> dict[str, Any]:
-    """METRICS per group: `by` is a Sample field (category, subcategory, modality) or `difficulty` (bands)."""
-    if by == "difficulty":
-        return _grouped(samples, lambda s: difficulty_band(s.difficulty), seed)
-    return _grouped(samples, lambda s: getattr(s, by), seed)
-
-
-def _grouped(samples: Sequence[Sample], key: Callable[[Sample], str | None], seed: int) -> dict[str, Any]:
-    groups: dict[str, list[Sample]] = defaultdict(list)
-    for s in samples:
-        k = key(s)
-        if k is not None:
-            groups[k].append(s)
-    return {k: metrics(v, seed) for k, v in sorted(groups.items())}
-
-
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k) for n samples with c correct."""
     if not 0 < k <= n or not 0 <= c <= n:
@@ -241,67 +193,6 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
-def epochs_summary(samples: Sequence[Sample]) -> dict[str, Any] | None:
-    """mean@k and pass@k over items answered in several epochs (None for a single epoch).
-
-    k is the number of epochs. An item with fewer scored epochs (errors) uses its own n as k.
-    A sample counts as a pass when fully correct.
-    """
-    k = len({s.epoch for s in samples})
-    if k <= 1:
-        return None
-    per_item: dict[str, list[float]] = defaultdict(list)
-    for s in samples:
-        if s.scored and s.score is not None:
-            per_item[f"{s.dataset}\x1f{s.item_id}"].append(s.score)
-    if not per_item:
-        return {"k": k, "mean_at_k": None, "pass_at_k": None}
-    means = [float(np.mean(v)) for v in per_item.values()]
-    passes = [pass_at_k(len(v), sum(x >= 1.0 for x in v), min(k, len(v))) for v in per_item.values()]
-    sds = [float(np.std(v, ddof=1)) for v in per_item.values() if len(v) > 1]
-    by_correct = Counter(sum(x >= 1.0 for x in v) for v in per_item.values())
-    return {"k": k, "mean_at_k": float(np.mean(means)), "pass_at_k": float(np.mean(passes)),
-            # the per-item spread: mean sd of an item's scores over its epochs, and how many items were
-            # fully correct in 0, 1, …, k epochs (an item answered fewer times counts by its own correct ones)
-            "item_sd_mean": float(np.mean(sds)) if sds else None,
-            "items_by_correct": {str(c): by_correct.get(c, 0) for c in range(k + 1)}}
-
-
-def _calibration_inputs(
-    samples: Sequence[Sample],
-) -> tuple[list[np.ndarray], list[int], list[float], list[int]]:
-    """Split samples into distribution cases (probs, expected index) and binary p_correct cases."""
-    dists: list[np.ndarray] = []
-    expected: list[int] = []
-    p_bin: list[float] = []
-    y_bin: list[int] = []
-    for s in samples:
-        if not s.scored:
-            continue
-        d = s.details
-        exp = d.get("expected", s.reference)
-        if "distribution" in d and isinstance(exp, int) and not isinstance(exp, bool) and exp >= 0:
-            dists.append(np.asarray(d["distribution"], dtype=float))
-            expected.append(exp)
-        elif "p_correct" in d:
-            p_bin.append(float(d["p_correct"]))
-            y_bin.append(int(s.outcome is Outcome.CORRECT))
-    return dists, expected, p_bin, y_bin
-
-
-ACC_NORM = "acc_norm_correct"
-
-
-def _as_acc_norm(s: Sample) -> Sample:
-    """The sample re-scored by its per-character-normalized choice (log-likelihood multiple choice)."""
-    if ACC_NORM not in s.details or not s.scored:
-        return s
-    ok = bool(s.details[ACC_NORM])
-    return s.model_copy(
-        update={"score": 1.0 if ok else 0.0, "outcome": Outcome.CORRECT if ok else Outcome.WRONG}
-    )
 
 
 def apply_truncated_as(samples: Sequence[Sample], truncated_as: str) -> list[Sample]:
@@ -335,44 +226,24 @@ def apply_no_answer(samples: Sequence[Sample], no_answer: str) -> list[Sample]:
 
 def summarize(
     samples: Sequence[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
-    extract: str | None = None,
-) -> dict[str, Any]:
-    """results.json from samples (see docs/runlog.md): overall, breakdowns, epochs, calibration, acc_norm.
-    Truncated samples count as wrong, or leave accuracy with `truncated_as="excluded"` (rates kept either way);
-    unanswered ones count as wrong, or as the expected value of a guess with `no_answer="guess"`."""
+    extract: str | None = None, manifest: Manifest | None = None,
+) -> Results:
+    """results.json from samples (see docs/runlog.md): every registered metric (`proctor.metrics`) over them,
+    and each distinct error with its count. Truncated samples count as wrong, or leave accuracy with
+    `truncated_as="excluded"` (rates kept either way); unanswered ones count as wrong, or as the expected value
+    of a guess with `no_answer="guess"`. `manifest` gives the metrics that need it their prices and judge."""
+    from .metrics import RunContext, compute_metrics
+
     samples = apply_no_answer(apply_truncated_as(samples, truncated_as), no_answer)
-    by_category = breakdown(samples, "category", seed)
-    cat_acc = [m["accuracy"] for m in by_category.values() if m["accuracy"] is not None]
-    out: dict[str, Any] = {
-        "overall": metrics(samples, seed),
-        "by_category": by_category,
-        "by_subcategory": breakdown(samples, "subcategory", seed),
-        "by_modality": breakdown(samples, "modality", seed),
-        "by_difficulty": breakdown(samples, "difficulty", seed),
-        "macro_accuracy": float(np.mean(cat_acc)) if cat_acc else None,
-        "truncated_as": truncated_as,
-        "no_answer": no_answer,
-        "extract": extract,
-    }
-    ep = epochs_summary(samples)
-    if ep is not None:
-        out["epochs"] = ep
-    dists, expected, p_bin, y_bin = _calibration_inputs(samples)
-    if dists:
-        out["calibration"] = calibration(dists, expected)
-    elif p_bin:
-        out["calibration"] = binary_calibration(p_bin, y_bin)
-    if any(ACC_NORM in s.details for s in samples):
-        out["acc_norm"] = metrics(
-            [_as_acc_norm(s) for s in samples if ACC_NORM in s.details or not s.scored], seed
-        )
-    return out
+    builtin, extra = compute_metrics(samples, RunContext(manifest=manifest, seed=seed))
+    return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
+                                   "no_answer": no_answer, "extract": extract, "errors": error_counts(samples)})
 
 
 # ---------------------------------------------------------------- calibration
 
 
-def reliability_bins(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10) -> list[dict[str, Any]]:
+def reliability_bins(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10) -> list[CalibrationBin]:
     """Equal-width bins over [0, 1] (the last bin includes 1.0): count, mean confidence, accuracy."""
     conf = np.asarray(confidence, dtype=float)
     corr = np.asarray(correct, dtype=float)
@@ -381,24 +252,18 @@ def reliability_bins(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 
     for b in range(n_bins):
         mask = idx == b
         n = int(mask.sum())
-        bins.append(
-            {
-                "lo": b / n_bins,
-                "hi": (b + 1) / n_bins,
-                "n": n,
-                "confidence": float(conf[mask].mean()) if n else None,
-                "accuracy": float(corr[mask].mean()) if n else None,
-            }
-        )
+        bins.append(CalibrationBin(lo=b / n_bins, hi=(b + 1) / n_bins, n=n,
+                                   confidence=float(conf[mask].mean()) if n else None,
+                                   accuracy=float(corr[mask].mean()) if n else None))
     return bins
 
 
-def expected_calibration_error(bins: Sequence[Mapping[str, Any]]) -> float:
+def expected_calibration_error(bins: Sequence[CalibrationBin]) -> float:
     """ECE = Σ_b (n_b / N) · |accuracy_b − confidence_b| over non-empty bins."""
-    total = sum(b["n"] for b in bins)
+    total = sum(b.n for b in bins)
     if total == 0:
         return 0.0
-    return float(sum(b["n"] / total * abs(b["accuracy"] - b["confidence"]) for b in bins if b["n"]))
+    return float(sum(b.n / total * abs((b.accuracy or 0.0) - (b.confidence or 0.0)) for b in bins if b.n))
 
 
 _EPS = 1e-15
@@ -406,7 +271,7 @@ _EPS = 1e-15
 
 def calibration(
     distributions: Sequence[Sequence[float] | np.ndarray], expected: Sequence[int], n_bins: int = 10
-) -> dict[str, Any]:
+) -> Calibration:
     """Calibration of distributions over options with a known correct index.
 
     brier: multi-class Brier score Σ_j (p_j − y_j)², averaged; ece: confidence = max p_j against
@@ -425,18 +290,13 @@ def calibration(
         conf.append(float(top))
         corr.append(float(p[e] == top and int((p == top).sum()) == 1))
     bins = reliability_bins(np.array(conf), np.array(corr), n_bins)
-    return {
-        "brier": float(np.mean(briers)),
-        "ece": expected_calibration_error(bins),
-        "log_loss": float(np.mean(losses)),
-        "n": len(briers),
-        "bins": bins,
-    }
+    return Calibration(brier=float(np.mean(briers)), ece=expected_calibration_error(bins),
+                       log_loss=float(np.mean(losses)), n=len(briers), bins=bins)
 
 
 def binary_calibration(
     p_correct: Sequence[float], correct: Sequence[int | bool], n_bins: int = 10
-) -> dict[str, Any]:
+) -> Calibration:
     """Calibration of stated probabilities that an answer is correct (binary events)."""
     p = np.clip(np.asarray(p_correct, dtype=float), 0.0, 1.0)
     y = np.asarray(correct, dtype=float)
@@ -444,13 +304,8 @@ def binary_calibration(
         raise ValueError("binary_calibration needs equal, non-empty p_correct and correct")
     pc = np.clip(p, _EPS, 1 - _EPS)
     bins = reliability_bins(p, y, n_bins)
-    return {
-        "brier": float(((p - y) ** 2).mean()),
-        "ece": expected_calibration_error(bins),
-        "log_loss": float(-(y * np.log(pc) + (1 - y) * np.log(1 - pc)).mean()),
-        "n": int(p.size),
-        "bins": bins,
-    }
+    return Calibration(brier=float(((p - y) ** 2).mean()), ece=expected_calibration_error(bins),
+                       log_loss=float(-(y * np.log(pc) + (1 - y) * np.log(1 - pc)).mean()), n=int(p.size), bins=bins)
 
 
 # ---------------------------------------------------------------- paired comparisons

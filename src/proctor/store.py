@@ -31,7 +31,7 @@ from typing import Any, Self, TypeVar
 
 from .errors import InputError
 from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
-from .runlog import SCORED_OUTCOMES, RunLog, Sample, read_run
+from .runlog import SCORED_OUTCOMES, MetricBlock, RunLog, Sample, read_run
 from .runsetting import run_setting
 
 STORE_ENV = "PROCTOR_STORE"
@@ -223,10 +223,8 @@ def _num(x: Any) -> float | None:
     return float(x) if isinstance(x, int | float) and not math.isnan(x) else None
 
 
-def _group(m: Mapping[str, Any]) -> GroupMetrics:
-    n = m.get("n_scored")
-    return GroupMetrics(int(n) if isinstance(n, int) else None, _num(m.get("accuracy")), _num(m.get("ci_low")),
-                        _num(m.get("ci_high")))
+def _group(m: MetricBlock) -> GroupMetrics:
+    return GroupMetrics(m.n_scored, _num(m.accuracy), _num(m.ci_low), _num(m.ci_high))
 
 
 def record_from_log(log: RunLog) -> RunRecord:
@@ -234,9 +232,8 @@ def record_from_log(log: RunLog) -> RunRecord:
     man = log.manifest
     ds, model = man.dataset, man.model
     res = log.results
-    overall = _group(res.overall if res else {})
-    n_err = res.overall.get("n_errors") if res else None
-    cost = (res.cost if res else None) or {}
+    overall = _group(res.overall) if res else GroupMetrics(None, None, None, None)
+    cost = res.cost if res else None
     return RunRecord(
         run_id=man.run_id,
         path=str(log.path.resolve()),
@@ -251,14 +248,14 @@ def record_from_log(log: RunLog) -> RunRecord:
         started_at=man.started_at,
         finished_at=man.finished_at,
         n_scored=overall.n_scored,
-        n_errors=int(n_err) if isinstance(n_err, int) else None,
+        n_errors=res.overall.n_errors if res else None,
         accuracy=overall.accuracy,
         ci_low=overall.ci_low,
         ci_high=overall.ci_high,
-        cost=cost.get("total"),
-        cost_per_correct=cost.get("per_correct"),
-        currency=cost.get("currency"),
-        truncated_rate=res.overall.get("truncated_rate") if res else None,
+        cost=str(cost.total) if cost else None,
+        cost_per_correct=str(cost.per_correct) if cost and cost.per_correct is not None else None,
+        currency=cost.currency if cost else None,
+        truncated_rate=res.overall.truncated_rate if res else None,
         by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
         by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
         setting=run_setting(man.model_dump(mode="json")),

@@ -58,16 +58,17 @@ def test_seed_example_subprocess_writes_both_outputs(tiny_model_dir: Path, tmp_p
     assert b0.modality == "choiceof4" and a0.modality == "choiceof2"
     assert {a0.outcome, a1.outcome} <= {Outcome.CORRECT, Outcome.WRONG}
     assert a0.extracted in ("True", "False") and a0.prompt.endswith("The correct answer is:\n")
-    res = log.results or {}
-    assert res["overall"]["n_scored"] == 2 and res["overall"]["n_unscored"] == 1
-    assert res["overall"]["accuracy"] == summary["suites"]["test_A"]["accuracy"]
-    assert res["calibration"]["n"] == 2 and res["calibration"]["brier"] == pytest.approx(summary["overall"]["brier"])
-    assert res["calibration"]["ece"] == pytest.approx(summary["overall"]["ece"])
+    res = log.results
+    assert res is not None and res.calibration is not None
+    assert res.overall.n_scored == 2 and res.overall.n_unscored == 1
+    assert res.overall.accuracy == summary["suites"]["test_A"]["accuracy"]
+    assert res.calibration.n == 2 and res.calibration.brier == pytest.approx(summary["overall"]["brier"])
+    assert res.calibration.ece == pytest.approx(summary["overall"]["ece"])
     with Store(tmp_path / "store.sqlite") as st:
         (rec,) = st.list_runs()
     assert rec.run_id == log.manifest.run_id and rec.mode == "logprob" and rec.dataset == "test"
-    assert rec.accuracy == res["overall"]["accuracy"] and set(rec.by_category) == {"test"}
-    assert set(res["by_subcategory"]) == {"A", "B"}  # one row per suite
+    assert rec.accuracy == res.overall.accuracy and set(rec.by_category) == {"test"}
+    assert set(res.by_subcategory) == {"A", "B"}  # one row per suite
     # the report shows the reliability diagram and the distribution per context
     html = tmp_path / "x.html"
     assert main(["report", str(out), "-o", str(html), "--store", str(tmp_path / "store.sqlite")]) == 0

@@ -29,7 +29,7 @@ def test_every_sample_of_every_epoch_is_scored_as_inspect_scored_it(inspect_eval
     wrong = {s.item_id for s in log.samples if s.outcome is Outcome.WRONG}
     assert wrong == {"demo.1", "demo.6"}
     stated = theirs.results.scores[0].metrics["accuracy"].value  # type: ignore[union-attr]
-    assert log.results is not None and log.results.overall["accuracy"] == pytest.approx(stated)
+    assert log.results is not None and log.results.overall.accuracy == pytest.approx(stated)
     assert log.manifest.epochs == 2 and log.manifest.model["spec"] == "mockllm/model"
     assert (log.manifest.imported_from or {})["metric"] == "includes"
     assert {s.category for s in log.samples} == {"alpha", "beta"}
@@ -42,8 +42,8 @@ def test_a_sample_inspect_could_not_finish_is_an_error_never_a_wrong_answer(item
     assert len(failed) == 1 and failed[0].outcome is Outcome.ERROR and failed[0].score is None
     assert "scripted failure on demo.3" in (failed[0].error or "")
     log = write_run(run, run_dir_for(run, tmp_path / "runs"))
-    assert log.results is not None and log.results.overall["n_scored"] == N_ITEMS - 1
-    assert log.results.overall["accuracy"] == 1.0
+    assert log.results is not None and log.results.overall.n_scored == N_ITEMS - 1
+    assert log.results.overall.accuracy == 1.0
 
 
 @pytest.mark.parametrize(("value", "expected"), [

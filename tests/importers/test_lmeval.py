@@ -40,7 +40,7 @@ def test_each_sample_becomes_a_proctor_sample_scored_by_lm_evals_metric(lmeval_r
         assert s.prompt.startswith("Which number is") and s.mode == "logprob"
         assert s.extracted in theirs[s.item_id]["doc"]["choices"].values()  # type: ignore[union-attr]
     stated = json.loads(lmeval_results.read_text())["results"]["demo_mc"]["acc,none"]
-    assert back.results is not None and back.results.overall["accuracy"] == pytest.approx(stated)
+    assert back.results is not None and back.results.overall.accuracy == pytest.approx(stated)
     origin = back.manifest.imported_from or {}
     assert origin["harness"] == "lm-eval" and origin["metric"] == "acc" and origin["filter"] == "none"
     assert set(origin["files"]) == {str(lmeval_results), str(samples_file(lmeval_results, "demo_mc"))}
@@ -52,7 +52,7 @@ def test_metric_item_ids_and_names_are_chosen(lmeval_results: Path, tmp_path: Pa
     (run,) = read_all([lmeval_results], opts)
     log = write_run(run, run_dir_for(run, tmp_path))
     stated = json.loads(lmeval_results.read_text())["results"]["demo_mc"]["acc_norm,none"]
-    assert log.results is not None and log.results.overall["accuracy"] == pytest.approx(stated)
+    assert log.results is not None and log.results.overall.accuracy == pytest.approx(stated)
     assert sorted(s.item_id for s in log.samples) == sorted(f"demo.{i}" for i in range(N_ITEMS))
     assert {s.category for s in log.samples} == {"alpha", "beta"}  # the doc's own category
     assert log.manifest.model["spec"] == "hf:tiny" and log.manifest.dataset["name"] == "demo"

@@ -22,7 +22,7 @@ def test_hf_generation_run(cli: Any, tmp_path: Path, tiny_model_dir: Path) -> No
             "--no-progress")
     assert r.code == 0, r.err
     log = read_run(tmp_path / "run")
-    assert log.results is not None and len(log.samples) == log.results["overall"]["n"] > 0
+    assert log.results is not None and len(log.samples) == log.results.overall.n > 0
     assert all(s.outcome is not Outcome.ERROR for s in log.samples)
     first = log.samples[0]
     assert first.raw_output is not None and first.extraction_rule  # "none" is a rule too: audited, not an error

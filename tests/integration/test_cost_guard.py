@@ -85,14 +85,14 @@ def test_cost_block_breaks_out_the_judge(cli: Any, inflating: LocalServer, tmp_p
     cost = log.results.cost if log.results else None
     assert cost is not None and log.manifest.judge_price is not None
     billed = _billed(inflating.stats())
-    assert Decimal(cost["total"]) == billed == Decimal(cost["model"]) + Decimal(cost["judge"])
-    assert cost["judge_priced_calls"] == 24 and Decimal(cost["judge"]) > Decimal(cost["model"])
-    assert sum(Decimal(s.judge_cost or 0) for s in log.samples) == Decimal(cost["judge"])
-    assert f"model ${Decimal(cost['model']):.2f}, judge ${Decimal(cost['judge']):.2f} (24 calls)" in r.out
+    assert cost.total == billed == cost.model + cost.judge
+    assert cost.judge_priced_calls == 24 and cost.judge > cost.model
+    assert sum(Decimal(s.judge_cost or 0) for s in log.samples) == cost.judge
+    assert f"model ${cost.model:.2f}, judge ${cost.judge:.2f} (24 calls)" in r.out
     report = cli("report", tmp_path / "run", "-o", tmp_path / "report.html")
     assert report.code == 0, report.err
     html = (tmp_path / "report.html").read_text()
-    assert f"model ${Decimal(cost['model']):.2f} · judge ${Decimal(cost['judge']):.2f}" in html
+    assert f"model ${cost.model:.2f} · judge ${cost.judge:.2f}" in html
 
 
 def test_max_cost_with_a_judge_of_unknown_price_is_refused(cli: Any, inflating: LocalServer, tmp_path: Path) -> None:

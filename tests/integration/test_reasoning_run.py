@@ -68,9 +68,9 @@ def test_truncation_is_its_own_outcome_counted_wrong_by_default(cli: Any, srv: L
     assert all(s.extracted is None and s.score == 0.0 for s in log.samples)
     res = log.results
     assert res is not None and res.truncated_as == "wrong"
-    assert (res.overall["n_truncated"], res.overall["truncated_rate"], res.overall["n_scored"]) == (4, 1.0, 4)
-    assert res.overall["accuracy"] == 0.0
-    assert all(m["n_truncated"] == 1 and m["truncated_rate"] == 1.0 for m in res.by_category.values())
+    assert (res.overall.n_truncated, res.overall.truncated_rate, res.overall.n_scored) == (4, 1.0, 4)
+    assert res.overall.accuracy == 0.0
+    assert all(m.n_truncated == 1 and m.truncated_rate == 1.0 for m in res.by_category.values())
     assert "truncated: 4 answers (100.0%)" in r.out and "counted as wrong" in r.out
 
 
@@ -80,7 +80,7 @@ def test_truncated_as_excluded_leaves_accuracy(cli: Any, srv: LocalServer, tmp_p
     assert r.code == 1  # nothing scored: every answer is truncated and excluded
     res = read_run(tmp_path / "ex").results
     assert res is not None and res.truncated_as == "excluded"
-    assert (res.overall["n_truncated"], res.overall["n_scored"], res.overall["accuracy"]) == (4, 0, None)
+    assert (res.overall.n_truncated, res.overall.n_scored, res.overall.accuracy) == (4, 0, None)
     assert "counted as excluded" in r.out
     r = _run(cli, srv, tmp_path, "--truncated-as", "nonsense", out="bad")
     assert r.code == 2 and "--truncated-as must be wrong or excluded" in r.err
@@ -108,8 +108,8 @@ def test_cost_to_the_cent_in_results_console_history_and_report(cli: Any, srv: L
     n_out = sum(s.output_tokens or 0 for s in log.samples)
     expected = (Decimal("1.10") * n_in + Decimal("4.40") * n_out) / 1_000_000
     cost = log.results.cost if log.results else None
-    assert cost is not None and Decimal(cost["total"]) == expected and cost["correct"] == 1
-    assert Decimal(cost["per_correct"]) == expected  # one correct answer (item 1: 64)
+    assert cost is not None and cost.total == expected and cost.correct == 1
+    assert cost.per_correct == expected  # one correct answer (item 1: 64)
     assert sum(Decimal(s.cost or "0") for s in log.samples) == expected
     assert log.manifest.price == {"input_per_million": "1.10", "output_per_million": "4.40", "currency": "USD",
                                   "source": "command line"}
@@ -138,7 +138,7 @@ def test_price_table_file_and_unknown_model(cli: Any, srv: LocalServer, tmp_path
     log = read_run(tmp_path / "run")
     tokens = sum((s.input_tokens or 0) + (s.output_tokens or 0) for s in log.samples)
     assert log.results is not None and log.results.cost is not None
-    assert Decimal(log.results.cost["total"]) == tokens  # a dollar a token
+    assert log.results.cost.total == tokens  # a dollar a token
     prices.write_text("models:\n  anthropic:x:\n    input: 1\n    output: 2\n")
     r = _run(cli, srv, tmp_path, "--prices", prices, out="unknown")
     assert r.code == 2 and "no price for openai:proctor-test" in r.err
@@ -157,7 +157,7 @@ def test_max_cost_stops_cleanly_and_a_resume_continues(cli: Any, srv: LocalServe
     assert r.code == 0, r.err
     assert chat_requests(srv) == sent + 1  # only the item not yet answered
     log = read_run(tmp_path / "run")
-    assert log.results is not None and log.results.cost is not None and Decimal(log.results.cost["total"]) == 20
+    assert log.results is not None and log.results.cost is not None and log.results.cost.total == 20
     r = _run(cli, srv, tmp_path, "--max-cost", "5", out="no-price")
     assert r.code == 2 and "--max-cost needs the price" in r.err
 
@@ -224,8 +224,8 @@ def test_epochs_give_mean_pass_and_the_per_item_spread(cli: Any, srv: LocalServe
     assert r.code == 0, r.err
     res = read_run(tmp_path / "run").results
     assert res is not None and res.epochs is not None
-    assert res.epochs["items_by_correct"] == {"0": 1, "1": 0, "2": 0, "3": 1} and res.epochs["item_sd_mean"] == 0.0
-    assert (res.epochs["mean_at_k"], res.epochs["pass_at_k"]) == (0.5, 0.5)
+    assert res.epochs.items_by_correct == {"0": 1, "1": 0, "2": 0, "3": 1} and res.epochs.item_sd_mean == 0.0
+    assert (res.epochs.mean_at_k, res.epochs.pass_at_k) == (0.5, 0.5)
     assert "3 epochs: mean@3 0.500, pass@3 0.500, per-item spread (sd) 0.000" in r.out
     assert cli("report", tmp_path / "run", "--format", "md", "-o", tmp_path / "r.md").code == 0
     assert "items right in 0…3 epochs: 1 / 0 / 0 / 1" in (tmp_path / "r.md").read_text()

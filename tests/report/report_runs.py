@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from proctor.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.runlog import SAMPLES, Manifest, Outcome, Results, Sample, write_manifest, write_results
 
 PAYLOAD = '<script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=2">'
 WORDS = [f"{a}{b}" for a in ("re", "con", "pro", "ex", "in", "sub", "trans", "de", "per", "ob") for b in (
@@ -54,8 +54,8 @@ def write_run(
     path = d / SAMPLES
     with open(path, "w", encoding="utf-8") as f:  # one write instead of an fsync per line: tests stay fast
         f.write("".join(s.model_dump_json() + "\n" for s in samples))
-    if results is not None:
-        write_results(d, results)
+    if results is not None:  # a mapping is results.json as some proctor wrote it (blocks may be missing)
+        write_results(d, results if isinstance(results, Results) else Results.model_validate(results))
     return d
 
 
@@ -149,11 +149,12 @@ def prob_samples(n: int, seed: int) -> list[Sample]:
 @pytest.fixture
 def runs(tmp_path: Path) -> list[Path]:
     """Two generation runs (one with results.json, one without) and a probability run."""
-    from proctor.stats import breakdown, metrics
+    from proctor.metrics.accuracy import breakdown, group_block
 
     a = gen_samples(240, seed=1, skill=0.85)
     b = gen_samples(240, seed=2, skill=0.6)
-    res_a = {"overall": metrics(a), "by_category": breakdown(a, "category"), "by_difficulty": breakdown(a, "difficulty")}
+    res_a = {"overall": group_block(a), "by_category": breakdown(a, "category"),
+             "by_difficulty": breakdown(a, "difficulty")}
     ra = write_run(tmp_path, "run-a", model="openai:model-a", samples=a, results=res_a)
     rb = write_run(tmp_path, "run-b", model="hf:model-b", samples=b, started_at="2025-05-02T09:00:00+00:00",
                    finished_at="2025-05-02T11:14:05+00:00")
@@ -203,10 +204,9 @@ def judged_samples(n_items: int, epochs: int, seed: int) -> list[Sample]:
 @pytest.fixture
 def judged_run(tmp_path: Path) -> Path:
     """A 3-epoch judged run whose results.json holds epochs and judge_agreement as the runner writes them."""
-    from proctor.report.data import judge_agreement_block
     from proctor.stats import summarize
 
     ss = judged_samples(30, epochs=3, seed=5)
     results = summarize(ss)
-    results["judge_agreement"] = judge_agreement_block(ss)
+    assert results.judge_agreement is not None  # the judge checks are counted as the runner counts them
     return write_run(tmp_path, "run-j", model="openai:judged", samples=ss, results=results, dataset="judged")

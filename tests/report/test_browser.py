@@ -252,7 +252,6 @@ def layout_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prompt and settings; a 3-epoch judged run (every optional headline column); a suite run; 14 categories."""
     from report_runs import MMLU_PRO_LIKE, judged_samples, prob_samples
 
-    from proctor.report.data import judge_agreement_block
     from proctor.stats import summarize
 
     root = tmp_path_factory.mktemp("layout")
@@ -265,7 +264,7 @@ def layout_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     generation={"temperature": 0.7, "max_tokens": 2048}, finished_at="2025-05-01T12:14:05+00:00")
     lp = write_run(root, "lp", model=LONG_MODEL, samples=gen(3), dataset="mmlu-pro", mode="logprob", generation={})
     ss = judged_samples(30, epochs=3, seed=5)
-    results = {**summarize(ss), "judge_agreement": judge_agreement_block(ss)}
+    results = summarize(ss)  # judge agreement included, as the runner writes it
     judged = write_run(root, "judged", model="anthropic:claude-sonnet-4-5-20250929", samples=ss, results=results,
                        dataset="judged-prose", epochs=3)
     suite = write_run(root, "suite", model="hf:out/demo/tiny-model", samples=prob_samples(40, seed=3), mode="logprob",

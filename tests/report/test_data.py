@@ -9,27 +9,28 @@ from report_runs import gen_samples, prob_samples, write_run
 
 from proctor import stats
 from proctor.coverage import difficulty_band
+from proctor.metrics.accuracy import group_block
 from proctor.report import data
-from proctor.runlog import Outcome
+from proctor.runlog import EpochSpread, Outcome
 
 
 def test_wilson_matches_known_values() -> None:
     lo, hi = stats.wilson_interval(50, 100)
     assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
     assert stats.wilson_interval(0, 10)[0] == 0.0
-    assert stats.accuracy_ci([])["ci_low"] is None  # nothing scored: no interval, not a number
+    assert stats.accuracy_ci([]).ci_low is None  # nothing scored: no interval, not a number
 
 
 def test_metrics_keep_errors_out_of_accuracy() -> None:
-    """The report's fallback metrics are proctor.stats.metrics, the same function results.json uses."""
+    """The report's fallback metrics are proctor.metrics', the same functions results.json uses."""
     ss = gen_samples(200, seed=5, skill=0.7)
-    m = data.metrics(ss)
+    m = group_block(ss)
     errors = sum(s.outcome == Outcome.ERROR for s in ss)
     no_ans = sum(s.outcome == Outcome.NO_ANSWER for s in ss)
-    assert m["n"] == 200 and m["n_errors"] == errors > 0 and m["n_scored"] == 200 - errors
-    assert m["accuracy"] == pytest.approx(sum(s.score or 0 for s in ss) / (200 - errors))
-    assert m["no_answer_rate"] == pytest.approx(no_ans / (200 - errors))
-    assert m["ci_low"] < m["accuracy"] < m["ci_high"]
+    assert m.n == 200 and m.n_errors == errors > 0 and m.n_scored == 200 - errors
+    assert m.accuracy == pytest.approx(sum(s.score or 0 for s in ss) / (200 - errors))
+    assert m.no_answer_rate == pytest.approx(no_ans / (200 - errors))
+    assert m.ci_low is not None and m.ci_high is not None and m.ci_low < m.accuracy < m.ci_high
 
 
 @pytest.mark.parametrize(("d", "band"), [(0.0, "0.0-0.2"), (0.2, "0.2-0.4"), (0.99, "0.8-1.0"), (1.0, "0.8-1.0"), (None, "unknown")])
@@ -40,10 +41,11 @@ def test_difficulty_bands(d: float | None, band: str) -> None:
 def test_summary_uses_results_json_and_falls_back_per_block(runs: list[Path]) -> None:
     rep = data.load(runs, history=[])
     a, b, p = rep.runs
-    assert a.notes == ["by_modality"]  # run-a's results.json has every block but by_modality
+    # run-a's results.json has overall, by_category and by_difficulty: the rest come from the samples
+    assert a.notes == ["by_modality", "macro_accuracy"]
     assert set(b.notes) >= {"overall", "by_category", "by_difficulty"}
     assert a.duration_s == 200 and b.duration_s == 2 * 3600 + 14 * 60 + 5
-    assert p.overall["n_unscored"] == 5 and p.calibration is not None and p.calibration.n == 45
+    assert p.overall.n_unscored == 5 and p.calibration is not None and p.calibration.n == 45
 
 
 def test_calibration_is_perfect_for_a_confident_correct_model() -> None:
@@ -110,7 +112,7 @@ def test_store_history_is_used_when_present(runs: list[Path], tmp_path: Path) ->
 def test_a_run_without_results_or_samples_still_loads(tmp_path: Path) -> None:
     d = write_run(tmp_path, "empty", model="m", samples=[])
     rep = data.load([d], history=[])
-    assert rep.runs[0].overall["n"] == 0 and rep.runs[0].overall["accuracy"] is None
+    assert rep.runs[0].overall.n == 0 and rep.runs[0].overall.accuracy is None
 
 
 def test_a_finish_before_the_start_is_no_duration(tmp_path: Path) -> None:
@@ -126,15 +128,17 @@ def test_epochs_and_judge_agreement_come_from_results_or_samples(tmp_path: Path)
     checked = [s for s in ss if "judge_check" in s.details]
     agree = sum(s.details["judge_check"]["outcome"] == s.outcome for s in checked)
     written = {"k": 3, "mean_at_k": 0.25, "pass_at_k": 0.5}
-    with_res = write_run(tmp_path, "a", model="m", samples=ss, results={"overall": data.metrics(ss), "epochs": written})
+    with_res = write_run(tmp_path, "a", model="m", samples=ss, results={"overall": group_block(ss), "epochs": written})
     bare = write_run(tmp_path, "b", model="m", samples=ss)
     ra, rb = data.load([with_res, bare], history=[]).runs
-    assert ra.epochs == written and "epochs" not in ra.notes  # results.json wins
-    assert rb.epochs is not None and rb.epochs["k"] == 3 and 0 < rb.epochs["mean_at_k"] <= rb.epochs["pass_at_k"] <= 1
+    assert ra.epochs == EpochSpread(**written) and "epochs" not in ra.notes  # results.json wins
+    ep = rb.epochs
+    assert ep is not None and ep.k == 3 and ep.mean_at_k is not None and ep.pass_at_k is not None
+    assert 0 < ep.mean_at_k <= ep.pass_at_k <= 1
     for r in (ra, rb):  # neither results.json has judge_agreement: recomputed from the judge checks, and noted
         ja = r.judge_agreement
-        assert ja is not None and ja["n"] == len(checked) and ja["agreement"] == pytest.approx(agree / len(checked))
-        assert sum(ja["confusion"].values()) == len(checked) and "judge_agreement" in r.notes
+        assert ja is not None and ja.n == len(checked) and ja.agreement == pytest.approx(agree / len(checked))
+        assert sum(ja.confusion.values()) == len(checked) and "judge_agreement" in r.notes
     single = write_run(tmp_path, "c", model="m", samples=gen_samples(20, seed=1, skill=0.5))
     r = data.load([single], history=[]).runs[0]
     assert r.epochs is None and r.judge_agreement is None

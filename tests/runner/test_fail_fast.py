@@ -57,8 +57,9 @@ def test_error_summary_and_max_error_rate(server: object, tmp_path: Path, monkey
     assert main([*base, "-o", str(tmp_path / "a"), "--max-error-rate", "0"]) == 1  # 1 of 40 > 0
     err = capsys.readouterr().err
     assert "1 ×" in err and "HTTP 500" in err and "--max-error-rate" in err
-    results = proctor.read_run(tmp_path / "a").results or {}
-    assert sum(results["errors"].values()) == results["overall"]["n_errors"] == 1
+    results = proctor.read_run(tmp_path / "a").results
+    assert results is not None
+    assert sum(results.errors.values()) == results.overall.n_errors == 1
     assert main([*base, "-o", str(tmp_path / "a"), "--max-error-rate", "0.1"]) == 0  # the default: 1 of 40 is fine
 
 
@@ -84,7 +85,7 @@ def test_judge_failure_is_an_error_on_the_sample(tmp_path: Path) -> None:
     log = evaluate(Task("prose", items, ItemPromptBuilder()), Answering(), config)
     message = "judge fake:judge could not grade the answer: HTTP 401 from the judge"  # names who failed
     assert all(s.outcome is Outcome.ERROR and s.error == message for s in log.samples)
-    assert (log.results or {})["errors"] == {message: 3}
+    assert log.results is not None and log.results.errors == {message: 3}
 
 
 class Closing(Answering):

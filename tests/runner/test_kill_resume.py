@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("uvicorn")
 
 import proctor
+from proctor.runlog import MetricBlock
 from proctor.testing import serve
 
 from .conftest import make_items
@@ -66,11 +67,11 @@ def test_sigkill_then_resume(tmp_path: Path) -> None:
         clean = subprocess.run(_command(data, srv.base_url, tmp_path / "clean", tmp_path / "other.sqlite"),
                                env=env, capture_output=True, text=True, check=False)
         assert clean.returncode == 0, clean.stderr
-        def scores(o: dict[str, object]) -> dict[str, object]:
-            return {k: v for k, v in o.items() if not k.startswith("latency")}
+        def scores(o: MetricBlock) -> dict[str, object]:
+            return o.model_dump(exclude={"latency_s_mean"})
 
         clean_results = proctor.read_run(tmp_path / "clean").results
         assert clean_results is not None
-        assert scores(clean_results["overall"]) == scores(resumed.results["overall"])
-        assert clean_results["by_category"].keys() == resumed.results["by_category"].keys()
+        assert scores(clean_results.overall) == scores(resumed.results.overall)
+        assert clean_results.by_category.keys() == resumed.results.by_category.keys()
         assert "sk-test-not-a-secret" not in (out / "manifest.json").read_text()

@@ -52,8 +52,8 @@ def test_run_and_score_give_identical_numbers(tiny_model_dir: Path, tmp_path: Pa
     s_res, r_res = proctor.read_run(s_dir).results, proctor.read_run(tmp_path / "r").results
     assert s_res is not None and r_res is not None
     for key in ("n", "n_scored", "n_unscored", "accuracy", "ci_low", "ci_high"):
-        assert s_res["overall"][key] == r_res["overall"][key], key
-    assert s_res["calibration"] == r_res["calibration"]
+        assert getattr(s_res.overall, key) == getattr(r_res.overall, key), key
+    assert s_res.calibration == r_res.calibration
 
 
 def test_score_text_is_probsems(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -82,8 +82,9 @@ def test_all_unscored_suite_counts_nothing(tiny_model_dir: Path, tmp_path: Path)
                 "--no-progress", "--store", str(tmp_path / "st"), "--max-tokens", "4"]
         assert main(args) == 0, mode
         log = proctor.read_run(out)
-        overall = (log.results or {})["overall"]
-        assert overall["n_scored"] == 0 and overall["n_unscored"] == 3 and overall["accuracy"] is None, mode
-        assert overall["ci_low"] is None and overall["ci_high"] is None
+        assert log.results is not None
+        overall = log.results.overall
+        assert overall.n_scored == 0 and overall.n_unscored == 3 and overall.accuracy is None, mode
+        assert overall.ci_low is None and overall.ci_high is None
         assert all(s.outcome is Outcome.UNSCORED and s.score is None for s in log.samples)
     assert all("distribution" in s.details for s in proctor.read_run(tmp_path / "logprob").samples)

@@ -29,14 +29,14 @@ def test_truncated_counted_wrong_or_excluded() -> None:
                _sample(3, Outcome.TRUNCATED, 0.0), _sample(4, Outcome.TRUNCATED, 0.0, category="d"),
                _sample(5, Outcome.ERROR, None)]
     wrong = summarize(samples)
-    assert wrong["truncated_as"] == "wrong"
-    assert (wrong["overall"]["accuracy"], wrong["overall"]["n_scored"]) == (0.25, 4)
-    assert (wrong["overall"]["n_truncated"], wrong["overall"]["truncated_rate"]) == (2, 0.5)  # of 4 answered
+    assert wrong.truncated_as == "wrong"
+    assert (wrong.overall.accuracy, wrong.overall.n_scored) == (0.25, 4)
+    assert (wrong.overall.n_truncated, wrong.overall.truncated_rate) == (2, 0.5)  # of 4 answered
     excluded = summarize(samples, truncated_as="excluded")
-    assert excluded["truncated_as"] == "excluded"
-    assert (excluded["overall"]["accuracy"], excluded["overall"]["n_scored"]) == (0.5, 2)
-    assert excluded["overall"]["n_truncated"] == 2  # still reported
-    assert excluded["by_category"]["d"]["truncated_rate"] == 1.0 and excluded["by_category"]["d"]["n_scored"] == 0
+    assert excluded.truncated_as == "excluded"
+    assert (excluded.overall.accuracy, excluded.overall.n_scored) == (0.5, 2)
+    assert excluded.overall.n_truncated == 2  # still reported
+    assert excluded.by_category["d"].truncated_rate == 1.0 and excluded.by_category["d"].n_scored == 0
     with pytest.raises(ValueError):
         summarize(samples, truncated_as="maybe")
 
@@ -45,11 +45,11 @@ def test_epochs_report_the_per_item_spread() -> None:
     scores = {"q1": [1, 1, 1, 1], "q2": [1, 0, 0, 0], "q3": [0, 0, 0, 0]}
     samples = [_sample(int(q[1]), Outcome.CORRECT if x else Outcome.WRONG, float(x), epoch=e)
                for q, xs in scores.items() for e, x in enumerate(xs)]
-    ep = summarize(samples)["epochs"]
-    assert ep["k"] == 4 and ep["mean_at_k"] == pytest.approx((1 + 0.25 + 0) / 3)
-    assert ep["pass_at_k"] == pytest.approx(2 / 3)
-    assert ep["items_by_correct"] == {"0": 1, "1": 1, "2": 0, "3": 0, "4": 1}
-    assert ep["item_sd_mean"] == pytest.approx((0 + 0.5 + 0) / 3)
+    ep = summarize(samples).epochs
+    assert ep.k == 4 and ep.mean_at_k == pytest.approx((1 + 0.25 + 0) / 3)
+    assert ep.pass_at_k == pytest.approx(2 / 3)
+    assert ep.items_by_correct == {"0": 1, "1": 1, "2": 0, "3": 0, "4": 1}
+    assert ep.item_sd_mean == pytest.approx((0 + 0.5 + 0) / 3)
 
 
 class _Counting(ModelBase):

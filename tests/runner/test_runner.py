@@ -30,9 +30,9 @@ def test_generate_run_scores_and_logs(tmp_path: Path, task: Task, gold: dict[str
     # even items answer the gold letter; odd items answer A, which is gold for i % 4 == 0 only (none odd)
     expected = sum(1 for i in range(40) if i % 2 == 0) / 40
     assert log.results is not None
-    assert log.results["overall"]["accuracy"] == pytest.approx(expected)
-    assert log.results["overall"]["ci_low"] < expected < log.results["overall"]["ci_high"]
-    assert set(log.results["by_category"]) == {"math", "law"}
+    assert log.results.overall.accuracy == pytest.approx(expected)
+    assert log.results.overall.ci_low < expected < log.results.overall.ci_high
+    assert set(log.results.by_category) == {"math", "law"}
     s = log.samples[0]
     assert s.extraction_rule and s.extracted in "ABCD" and s.raw_output
     m = log.manifest
@@ -49,8 +49,8 @@ def test_errors_are_recorded_not_scored_and_retried(tmp_path: Path, task: Task, 
     errors = [s for s in log.samples if s.outcome is Outcome.ERROR]
     assert {s.item_id for s in errors} == {"q-3", "q-7"}
     assert all(s.score is None for s in errors)
-    assert log.results is not None and log.results["overall"]["n_errors"] == 2
-    assert log.results["overall"]["n_scored"] == 38
+    assert log.results is not None and log.results.overall.n_errors == 2
+    assert log.results.overall.n_scored == 38
     healthy = CountingModel(gold)
     log2 = evaluate(task, healthy, _config(tmp_path))
     assert healthy.requests == 2  # only the two errored samples are asked again
@@ -68,7 +68,7 @@ def test_crash_mid_run_resumes_without_repeating(tmp_path: Path, task: Task, gol
     assert resumed.requests == 40 - 16
     fresh = evaluate(task, CountingModel(gold), _config(tmp_path / "b", use_cache=False))
     assert log.results is not None and fresh.results is not None
-    assert log.results["overall"] == fresh.results["overall"]
+    assert log.results.overall == fresh.results.overall
 
 
 def test_second_run_is_answered_by_the_cache(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
@@ -84,7 +84,7 @@ def test_logprob_mode(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
     assert model.requests == 40 * 4
     # the fake prefers the shortest continuation: " beta" (B) and " alpha"/" gamma"/" delta" tie-free? B is shortest
     assert all(s.extracted == "B" for s in log.samples)
-    assert log.results is not None and "acc_norm" in log.results
+    assert log.results is not None and log.results.acc_norm is not None
     assert log.manifest.mode == "logprob"
 
 
@@ -124,9 +124,9 @@ def test_judge_agreement_is_reported(tmp_path: Path, task: Task, gold: dict[str,
     log = evaluate(task, CountingModel(gold), _config(tmp_path, judge=judge, judge_agreement=10))
     assert judge.requests == 10
     assert log.results is not None
-    agreement = log.results["judge_agreement"]
+    agreement = log.results.judge_agreement
     # items 0..9: the even ones are answered correctly, so an always-CORRECT judge agrees on half
-    assert agreement["n"] == 10 and agreement["agreement"] == pytest.approx(0.5)
+    assert agreement.n == 10 and agreement.agreement == pytest.approx(0.5)
     checked = [s for s in log.samples if "judge_check" in s.details]
     assert len(checked) == 10 and all(s.details["judge_check"]["outcome"] == "correct" for s in checked)
 

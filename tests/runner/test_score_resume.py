@@ -65,7 +65,7 @@ def test_killed_score_resumes_without_reasking(tiny_model_dir: Path, tmp_path: P
         # 4 requests per unfinished context at most (2 queries + 2 unconditional), + 1 capability probe
         assert _completions(srv) <= (N - finished) * 4 + 1
     log = proctor.read_run(the_run_dir(out))
-    assert len(log.samples) == N and (log.results or {})["overall"]["n_scored"] == N
+    assert len(log.samples) == N and log.results is not None and log.results.overall.n_scored == N
     stem = results_stem("p", "T", "openai:tiny")  # probsem's naming: prompt, suite, model
     assert (out / f"{stem}.csv").exists() and (out / f"{stem}.jsonl").exists()
 

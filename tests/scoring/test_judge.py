@@ -148,11 +148,11 @@ def test_judge_agreement_rate_and_kappa() -> None:
     judge = [c, c, w, w, c, w, c, w, Outcome.ERROR]
     exact = [c, c, w, w, w, w, c, c, c]
     res = judge_agreement(zip(judge, exact))
-    assert res["n"] == 8 and res["n_skipped"] == 1
-    assert res["agreement"] == pytest.approx(6 / 8)
+    assert res.n == 8 and res.n_skipped == 1
+    assert res.agreement == pytest.approx(6 / 8)
     # p_o = .75, p_e = (4*4 + 4*4)/64 = .5 → kappa = .5
-    assert res["kappa"] == pytest.approx(0.5)
-    assert res["confusion"] == {
+    assert res.kappa == pytest.approx(0.5)
+    assert res.confusion == {
         "correct/correct": 3,
         "correct/wrong": 1,
         "wrong/correct": 1,
@@ -164,7 +164,7 @@ def test_judge_agreement_accepts_scores_and_bools() -> None:
     s_ok = Scored(Outcome.CORRECT, JudgeDetails(), score=1.0, extracted="A", extraction_rule="judge")
     s_no = Scored(Outcome.NO_ANSWER, JudgeDetails(), score=0.0, extraction_rule="none")
     res = judge_agreement([(s_ok, True), (s_no, False), (s_ok, False)])
-    assert res["n"] == 3 and res["agreement"] == pytest.approx(2 / 3)
+    assert res.n == 3 and res.agreement == pytest.approx(2 / 3)
 
 
 def test_kappa_edge_cases() -> None:

@@ -33,6 +33,7 @@ from ..llmwc import (
     request_params,
 )
 from ..redact import redact, redact_url
+from ..runlog import MetricBlock
 from ..safepath import safe_component
 from ..tasks import Task
 from ..termsafe import plain
@@ -386,14 +387,14 @@ def import_results(
         for model in models:
             log = write_imported(model, st)
             _check_summary(model, log)
-            overall = log.results.overall if log.results is not None else {}
-            typer.echo(plain(f"imported {model.source.name}: {overall.get('n_scored')} scored, accuracy "
-                             f"{overall.get('accuracy')}  → {log.path} (run {log.manifest.run_id[:12]})"))
+            overall = log.results.overall if log.results is not None else MetricBlock()
+            typer.echo(plain(f"imported {model.source.name}: {overall.n_scored} scored, accuracy "
+                             f"{overall.accuracy}  → {log.path} (run {log.manifest.run_id[:12]})"))
 
 
 def _check_summary(model: ImportedModel, log: Any) -> None:
     stated = model.summary.accuracy if model.summary is not None else None
-    ours = log.results.overall.get("accuracy") if log.results is not None else None
+    ours = log.results.overall.accuracy if log.results is not None else None
     if isinstance(stated, (int, float)) and isinstance(ours, (int, float)) and abs(stated - ours) > 1e-9:
         note(f"{model.source / 'summary.json'}: accuracy {stated} there, {ours} recomputed from results.json "
              "(errors and unanswered rows are counted apart here)")

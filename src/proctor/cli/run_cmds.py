@@ -387,7 +387,7 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
     if log.results is None:
         return 1
     errors, overall = log.results.errors, log.results.overall
-    n, n_errors = int(overall.get("n") or 0), sum(errors.values())
+    n, n_errors = overall.n, sum(errors.values())
     if errors:
         from ..runner import error_groups
 
@@ -396,7 +396,7 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
         if len(groups) > 10:
             lines.append(f"… and {len(groups) - 10} other kinds of error (see {log.path}/samples.jsonl)")
         warning("\n".join([f"{log.path}: {n_errors} errored samples (a re-run retries them):", *lines]))
-    if not overall.get("n_scored") and not overall.get("n_unscored"):
+    if not overall.n_scored and not overall.n_unscored:
         error(f"{log.path}: nothing was scored")
         return 1
     if n and n_errors / n > max_error_rate:

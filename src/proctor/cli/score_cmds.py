@@ -149,9 +149,9 @@ def _print_table(model: str, norm: str, temp: float, results: list[Any]) -> None
         table.add_column(col, justify="left" if col == "suite" else "right")
     for r in results:
         s = r.summary
-        ci = "—" if s["accuracy"] is None else f"[{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
-        table.add_row(f"{r.prompt}_{r.suite}", str(s["n_contexts"]), str(s["n_scored"]), str(s["n_ties"]),
-                      _fmt(s["accuracy"]), ci, _fmt(s["brier"]), _fmt(s["ece"]), _fmt(s["log_loss"]))
+        ci = "—" if s.accuracy is None else f"[{s.ci_low or 0:.3f}, {s.ci_high or 0:.3f}]"
+        table.add_row(f"{r.prompt}_{r.suite}", str(s.n_contexts), str(s.n_scored), str(s.n_ties),
+                      _fmt(s.accuracy), ci, _fmt(s.brier), _fmt(s.ece), _fmt(s.log_loss))
     Console(width=None if sys.stdout.isatty() else 110).print(table)  # piped: not cut at 80 (as `run`)
 
 

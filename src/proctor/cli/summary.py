@@ -1,95 +1,99 @@
-"""Print a run's results as rich tables (overall + breakdowns)."""
+"""Print a run's results as rich tables (overall, breakdowns, and every registered metric beyond them)."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-from ..runlog import RunLog
+from ..runlog import MetricBlock, MetricValue, Results, RunLog
 from ..termsafe import rich_safe
 
 
-def _fmt(m: dict[str, Any]) -> tuple[str, str, str, str, str, str]:
-    acc = m.get("accuracy")
-    truncated = m.get("truncated_rate")
-    trunc = f"{truncated:.1%}" if truncated is not None else ""
-    if acc is None:
-        return ("n/a", "", str(m.get("n_scored", 0)), str(m.get("n_errors", 0)), "", trunc)
+def _fmt(m: MetricBlock) -> tuple[str, str, str, str, str, str]:
+    trunc = f"{m.truncated_rate:.1%}" if m.truncated_rate is not None else ""
+    if m.accuracy is None:
+        return ("n/a", "", str(m.n_scored), str(m.n_errors), "", trunc)
     return (
-        f"{acc:.3f}",
-        f"[{m.get('ci_low', 0):.3f}, {m.get('ci_high', 0):.3f}]",
-        str(m.get("n_scored", 0)),
-        str(m.get("n_errors", 0)),
-        f"{m.get('no_answer_rate', 0):.1%}",
+        f"{m.accuracy:.3f}",
+        f"[{m.ci_low or 0:.3f}, {m.ci_high or 0:.3f}]",
+        str(m.n_scored),
+        str(m.n_errors),
+        f"{m.no_answer_rate or 0:.1%}",
         trunc,
     )
+
+
+def _fmt_value(v: MetricValue) -> tuple[str, str, str, str, str, str]:
+    """A registered metric's row: its value, interval and n (the error and rate columns are accuracy's)."""
+    if v.value is None:
+        return ("n/a", "", str(v.n), "", "", "")
+    ci = f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None and v.ci_high is not None else ""
+    return (f"{v.value:.3f}", ci, str(v.n), "", "", "")
 
 
 def print_results(log: RunLog) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    results = log.results.as_dict() if log.results else {}
+    results = log.results or Results()
     console = Console(width=None if sys.stdout.isatty() else 110)
     title = rich_safe(f"{log.manifest.dataset.get('name')} · {log.manifest.model.get('spec')} · {log.manifest.mode}")
     table = Table(title=title, title_justify="left")
     for col in ("group", "accuracy", "95% CI", "scored", "errors", "no answer", "truncated"):
         table.add_column(col, justify="left" if col == "group" else "right")
-    table.add_row("overall", *_fmt(results.get("overall", {})), style="bold")
-    if "acc_norm" in results:
-        table.add_row("acc_norm (per char)", *_fmt(results["acc_norm"]))
-    for block in ("by_category", "by_modality", "by_difficulty"):
-        groups = results.get(block) or {}
+    table.add_row("overall", *_fmt(results.overall), style="bold")
+    if results.acc_norm is not None:
+        table.add_row("acc_norm (per char)", *_fmt(results.acc_norm))
+    for name, groups in (("category", results.by_category), ("modality", results.by_modality),
+                         ("difficulty", results.by_difficulty)):
         if len(groups) > 1:
-            for name, m in groups.items():
-                table.add_row(f"{block[3:]}: {rich_safe(name)}", *_fmt(m))  # names from data: never markup
-    if results.get("macro_accuracy") is not None:
-        table.add_row("macro (categories)", f"{results['macro_accuracy']:.3f}", "", "", "", "", "")
+            for group, m in groups.items():
+                table.add_row(f"{name}: {rich_safe(group)}", *_fmt(m))  # names from data: never markup
+    if results.macro_accuracy is not None:
+        table.add_row("macro (categories)", f"{results.macro_accuracy:.3f}", "", "", "", "", "")
+    for name, value in results.metrics.items():
+        table.add_row(rich_safe(name), *_fmt_value(value))
     console.print(table)
     for line in reasoning_lines(results):
         console.print(rich_safe(line))  # the cost line carries a currency name from a price file
-    agreement = results.get("judge_agreement")
-    if agreement and agreement.get("agreement") is not None:
-        kappa = agreement.get("kappa")
+    agreement = results.judge_agreement
+    if agreement is not None and agreement.agreement is not None:
+        kappa = agreement.kappa
         console.print(
-            f"judge agrees with exact match on {agreement['agreement']:.0%} of {agreement['n']} checked items"
+            f"judge agrees with exact match on {agreement.agreement:.0%} of {agreement.n} checked items"
             + (f" (Cohen's κ {kappa:.2f})" if kappa is not None else "")
         )
 
 
-def reasoning_lines(results: dict[str, Any]) -> list[str]:
+def reasoning_lines(results: Results) -> list[str]:
     """Truncation (and how accuracy counted it), repeats (mean@k, pass@k, spread) and cost, one line each."""
     lines = []
-    overall = results.get("overall", {})
-    n_truncated = overall.get("n_truncated") or 0
-    if n_truncated:
-        rate = overall.get("truncated_rate") or 0.0
-        lines.append(f"truncated: {n_truncated} answers ({rate:.1%}) hit the token limit or never closed their "
-                     f"thought; counted as {results.get('truncated_as', 'wrong')} (--truncated-as)")
+    overall = results.overall
+    if overall.n_truncated:
+        lines.append(f"truncated: {overall.n_truncated} answers ({overall.truncated_rate or 0.0:.1%}) hit the token "
+                     f"limit or never closed their thought; counted as {results.truncated_as or 'wrong'} "
+                     "(--truncated-as)")
     lines += answer_reading_lines(results)
-    ep = results.get("epochs")
-    if ep and ep.get("mean_at_k") is not None:
-        spread = ep.get("item_sd_mean")
-        lines.append(f"{ep['k']} epochs: mean@{ep['k']} {ep['mean_at_k']:.3f}, pass@{ep['k']} {ep['pass_at_k']:.3f}"
+    ep = results.epochs
+    if ep is not None and ep.mean_at_k is not None:
+        spread = ep.item_sd_mean
+        lines.append(f"{ep.k} epochs: mean@{ep.k} {ep.mean_at_k:.3f}, pass@{ep.k} {ep.pass_at_k or 0:.3f}"
                      + (f", per-item spread (sd) {spread:.3f}" if spread is not None else ""))
-    cost = results.get("cost")
-    if cost:
+    if results.cost is not None:
         from ..pricing import cost_line
 
-        lines.append(cost_line(cost))
+        lines.append(cost_line(results.cost))
     return lines
 
 
-
-def answer_reading_lines(results: dict[str, Any]) -> list[str]:
+def answer_reading_lines(results: Results) -> list[str]:
     """The ambiguous rate (reference rule vs proctor's reader) and how unanswered items were counted."""
-    overall = results.get("overall", {})
+    overall = results.overall
     lines = []
-    if overall.get("ambiguous_rate") is not None:
-        lines.append(f"ambiguous: {overall.get('n_ambiguous', 0)} answers ({overall['ambiguous_rate']:.1%}) read "
+    if overall.ambiguous_rate is not None:
+        lines.append(f"ambiguous: {overall.n_ambiguous} answers ({overall.ambiguous_rate:.1%}) read "
                      f"differently by the benchmark's reference rule and proctor's reader; scored by "
-                     f"{results.get('extract') or 'reference'} (--extract)")
-    if results.get("no_answer") == "guess" and overall.get("n_no_answer"):
-        lines.append(f"no answer: {overall['n_no_answer']} answers credited 1/k, the expected value of a guess "
+                     f"{results.extract or 'reference'} (--extract)")
+    if results.no_answer == "guess" and overall.n_no_answer:
+        lines.append(f"no answer: {overall.n_no_answer} answers credited 1/k, the expected value of a guess "
                      "(--no-answer guess)")
     return lines

@@ -8,36 +8,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..errors import InputError
-from ..runlog import RunLog, Sample
+from ..runlog import MetricBlock, RunLog, Sample
 
 
-@dataclass(frozen=True)
-class Overall:
-    """The run's headline: accuracy over the scored samples, its confidence interval and how it was made."""
-
-    accuracy: float | None
-    ci_low: float | None
-    ci_high: float | None
-    ci_method: str | None
-    n_scored: int  # the samples accuracy is over
-    n: int  # every sample, errors and unscored included
-
-
-def overall_accuracy(log: RunLog) -> Overall:
-    """results.json's overall accuracy block; a run without results.json is refused (it did not finish)."""
+def overall_accuracy(log: RunLog) -> MetricBlock:
+    """results.json's overall accuracy block (typed: accuracy, ci_low, ci_high, ci_method, n_scored, n); a run
+    without results.json is refused (it did not finish)."""
     if log.results is None:
         raise InputError.at(log.path, "no results.json: the run did not finish (re-run its command to finish it)")
-    o = log.results.overall
-    return Overall(accuracy=_float(o.get("accuracy")), ci_low=_float(o.get("ci_low")),
-                   ci_high=_float(o.get("ci_high")), ci_method=o.get("ci_method"),
-                   n_scored=int(o.get("n_scored") or 0), n=int(o.get("n") or len(log.samples)))
-
-
-def _float(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) else None
+    return log.results.overall
 
 
 def scored(samples: Sequence[Sample]) -> list[Sample]:

@@ -57,7 +57,8 @@ def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOption
 def write_summary(path: str | Path, results: Sequence[SuiteResult]) -> Path:
     """The summary file: each suite's summary and the pooled one."""
     pooled = suite_summary([c for r in results for c in r.contexts])
-    write_json_atomic(path, {"suites": {f"{r.prompt}_{r.suite}": r.summary for r in results}, "overall": pooled})
+    write_json_atomic(path, {"suites": {f"{r.prompt}_{r.suite}": r.summary.model_dump(mode="json") for r in results},
+                             "overall": pooled.model_dump(mode="json")})
     return Path(path)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import InputError, Problem
+from ..errors import InputError, Problem, first_problem
 from ..runlog import Sample
 from ..textio import iter_jsonl, load_json
 from .base import (
@@ -143,9 +143,8 @@ def _rows(path: Path) -> list[tuple[int, LmEvalSample]]:
         try:
             rows.append((line, LmEvalSample.model_validate(value)))
         except ValidationError as e:
-            first = e.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or None
-            problems.append(Problem(str(path), line, f"not an lm-eval sample: {first['msg']}", field))
+            field, message = first_problem(e)
+            problems.append(Problem(str(path), line, f"not an lm-eval sample: {message}", field))
     if problems:
         raise InputError(problems)
     return rows

@@ -16,15 +16,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..coverage import BANDS as COVERAGE_BANDS
-from ..runlog import Outcome, RunLog, Sample, read_run
-from ..stats import breakdown, metrics
+from ..runlog import Calibration as ResultsCalibration
+from ..runlog import (
+    Cost,
+    EpochSpread,
+    JudgeAgreement,
+    MetricBlock,
+    MetricValue,
+    Results,
+    RunLog,
+    Sample,
+    read_run,
+)
 
 if TYPE_CHECKING:
     from .comparisons import ComparisonSection
 
 logger = logging.getLogger("proctor.report")
 
-Metrics = dict[str, Any]
 BANDS = COVERAGE_BANDS[:5]  # the difficulty bands, without "unknown"
 
 
@@ -108,8 +117,8 @@ def calibration_view(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibrat
     if not scored:
         return None
     c = stats_calibration([d.probs for d in scored], [d.expected for d in scored if d.expected is not None], n_bins)
-    bins = [CalBin(b["lo"], b["hi"], b["n"], b["confidence"], b["accuracy"]) for b in c["bins"] if b["n"]]
-    return Calibration(c["n"], bins, c["brier"], c["ece"], c["log_loss"])
+    bins = [CalBin(b.lo, b.hi, b.n, b.confidence or 0.0, b.accuracy or 0.0) for b in c.bins if b.n]
+    return Calibration(c.n, bins, c.brier, c.ece, c.log_loss)
 
 
 # ---------------------------------------------------------------- coverage
@@ -216,21 +225,61 @@ class RunSummary:
     log: RunLog
     model: str
     dataset: str
-    overall: Metrics
-    by_category: dict[str, Metrics]
-    by_difficulty: dict[str, Metrics]
-    by_modality: dict[str, Metrics]
-    macro_accuracy: float | None
-    acc_norm: Metrics | None
+    results: Results  # results.json, with any block it lacks worked out from the samples (`notes` names them)
     duration_s: float | None
     dists: list[ContextDist]
-    calibration: Calibration | None
-    calibration_reported: Mapping[str, Any] | None
-    epochs: Mapping[str, Any] | None = None
-    judge_agreement: Mapping[str, Any] | None = None
+    calibration: Calibration | None  # the reliability plot's, from the distributions the samples carry
     notes: list[str] = field(default_factory=list)
-    truncated_as: str = "wrong"  # how accuracy counted truncated answers (stated in the report)
-    cost: Mapping[str, Any] | None = None  # results.json's cost block (prices known)
+
+    @property
+    def overall(self) -> MetricBlock:
+        return self.results.overall
+
+    @property
+    def by_category(self) -> dict[str, MetricBlock]:
+        return self.results.by_category
+
+    @property
+    def by_difficulty(self) -> dict[str, MetricBlock]:
+        return self.results.by_difficulty
+
+    @property
+    def by_modality(self) -> dict[str, MetricBlock]:
+        return self.results.by_modality
+
+    @property
+    def macro_accuracy(self) -> float | None:
+        return self.results.macro_accuracy
+
+    @property
+    def acc_norm(self) -> MetricBlock | None:
+        return self.results.acc_norm
+
+    @property
+    def epochs(self) -> EpochSpread | None:
+        return self.results.epochs
+
+    @property
+    def judge_agreement(self) -> JudgeAgreement | None:
+        return self.results.judge_agreement
+
+    @property
+    def cost(self) -> Cost | None:
+        return self.results.cost
+
+    @property
+    def calibration_reported(self) -> ResultsCalibration | None:
+        return self.results.calibration
+
+    @property
+    def metrics(self) -> dict[str, MetricValue]:
+        """The registered metrics beyond the built-ins (`proctor.metrics.register`)."""
+        return self.results.metrics
+
+    @property
+    def truncated_as(self) -> str:
+        """How accuracy counted truncated answers (stated in the report)."""
+        return self.results.truncated_as or self.log.manifest.truncated_as
 
     @property
     def label(self) -> str:
@@ -245,100 +294,77 @@ def _model_name(m: Mapping[str, Any]) -> str:
     return str(m.get("spec") or m.get("name") or m.get("id") or "?")
 
 
-def epochs_block(samples: Sequence[Sample]) -> Metrics | None:
-    """results.json's "epochs" ({k, mean_at_k, pass_at_k}) from samples; None for a single epoch."""
-    from ..stats import epochs_summary
-
-    return epochs_summary(samples)
-
-
-def judge_agreement_block(samples: Sequence[Sample]) -> Metrics | None:
-    """results.json's "judge_agreement" from the samples that carry a `judge_check`; None when none do."""
-    from ..scoring.judge import judge_agreement
-
-    pairs = []
-    for s in samples:
-        check = s.details.get("judge_check")
-        if isinstance(check, Mapping) and check.get("outcome") in {o.value for o in Outcome}:
-            pairs.append((Outcome(check["outcome"]), s.outcome))
-    return judge_agreement(pairs) if pairs else None
-
-
 VERDICTS = ("correct", "partial", "wrong")
 
 
-def confusion_matrix(confusion: Mapping[str, Any]) -> tuple[list[str], list[list[int]]]:
+def confusion_matrix(confusion: Mapping[str, int]) -> tuple[list[str], list[list[int]]]:
     """{"judge/exact": count} as (labels, rows): rows are the judge's verdicts, columns exact match's."""
     cells: dict[tuple[str, str], int] = {}
     for key, n in confusion.items():
         judge, _, exact = str(key).partition("/")
-        if isinstance(n, (int, float)) and exact:
+        if exact:
             cells[(judge, exact)] = cells.get((judge, exact), 0) + int(n)
     seen = {x for pair in cells for x in pair}
     labels = [v for v in VERDICTS if v in seen] + sorted(seen - set(VERDICTS))
     return labels, [[cells.get((j, e), 0) for e in labels] for j in labels]
 
 
-def _optional_block(res: Mapping[str, Any], key: str, samples: Sequence[Sample], compute: Any,
-                    notes: list[str]) -> Metrics | None:
-    """A results.json block that only some runs have: as written, else recomputed from samples (noted)."""
-    v = res.get(key)
-    if isinstance(v, dict) and v:
-        return v
-    got = compute(samples) if samples else None
-    if got is not None:
-        notes.append(key)
-    return got
+def _present(value: object) -> bool:
+    """A metric's value worth showing: not None, not an empty breakdown."""
+    return value is not None and value != {}
+
+
+def filled_results(log: RunLog) -> tuple[Results, list[str]]:
+    """results.json, with each metric block it lacks (an older proctor wrote it, or the run was interrupted
+    before it was written) worked out from the samples by the same registered metric; and those blocks' names."""
+    from ..metrics import RunContext, registered
+    from ..runlog import error_counts
+    from ..stats import apply_no_answer, apply_truncated_as
+
+    m = log.manifest
+    written = log.results or Results(truncated_as=m.truncated_as, no_answer=m.no_answer, extract=m.extract,
+                                     errors=error_counts(log.samples))
+    samples = apply_no_answer(apply_truncated_as(log.samples, written.truncated_as or m.truncated_as),
+                              written.no_answer or m.no_answer)
+    context = RunContext(manifest=m)
+    update: dict[str, Any] = {}
+    extra = dict(written.metrics)
+    notes: list[str] = []
+    for metric in registered() if samples else []:
+        builtin = metric.name in Results.model_fields
+        have = (getattr(written, metric.name) if metric.name in written.model_fields_set else None) if builtin \
+            else written.metrics.get(metric.name)
+        if _present(have):
+            continue
+        value = metric.compute(samples, context)
+        if not _present(value):
+            continue
+        notes.append(metric.name)
+        if builtin:
+            update[metric.name] = value
+        elif isinstance(value, MetricValue):
+            extra[metric.name] = value
+    return written.model_copy(update={**update, "metrics": extra}), notes
 
 
 def summarize_run(index: int, log: RunLog) -> RunSummary:
-    res: Mapping[str, Any] = log.results.as_dict() if log.results else {}
-    samples = log.samples
-    notes: list[str] = []
-
-    def block(key: str, compute: Any) -> Any:
-        v = res.get(key)
-        if isinstance(v, dict) and v:
-            return v
-        if samples:
-            notes.append(key)
-        return compute()
-
-    overall = block("overall", lambda: metrics(samples))
-    by_cat = block("by_category", lambda: breakdown(samples, "category"))
-    by_diff = block("by_difficulty", lambda: breakdown(samples, "difficulty"))
-    by_mod = block("by_modality", lambda: breakdown(samples, "modality"))
-    macro = res.get("macro_accuracy")
-    if not isinstance(macro, (int, float)):
-        accs = [m["accuracy"] for m in by_cat.values() if isinstance(m.get("accuracy"), (int, float))]
-        macro = sum(accs) / len(accs) if accs else None
+    results, notes = filled_results(log)
     m = log.manifest
     t0, t1 = parse_time(m.started_at), parse_time(m.finished_at)
     duration = m.elapsed_s  # time spent running, over every session of a resumed run
     if duration is None and t0 and t1 and t1 >= t0:  # older run logs: start to finish (a clock step is not one)
         duration = (t1 - t0).total_seconds()
-    dists = [d for d in (distribution(s) for s in samples) if d is not None]
-    cal_rep = res.get("calibration") if isinstance(res.get("calibration"), dict) else None
+    dists = [d for d in (distribution(s) for s in log.samples) if d is not None]
     return RunSummary(
         index=index,
         log=log,
         model=_model_name(m.model),
         dataset=str(m.dataset.get("name") or m.dataset.get("id") or "?"),
-        overall=overall,
-        by_category=by_cat,
-        by_difficulty=by_diff,
-        by_modality=by_mod,
-        macro_accuracy=macro,
-        acc_norm=res.get("acc_norm") if isinstance(res.get("acc_norm"), dict) else None,
+        results=results,
         duration_s=duration,
         dists=dists,
         calibration=calibration_view(dists),
-        calibration_reported=cal_rep,
-        epochs=_optional_block(res, "epochs", samples, epochs_block, notes),
-        judge_agreement=_optional_block(res, "judge_agreement", samples, judge_agreement_block, notes),
         notes=notes,
-        truncated_as=str(res.get("truncated_as") or m.truncated_as),
-        cost=res.get("cost") if isinstance(res.get("cost"), dict) else None,
     )
 
 
@@ -381,8 +407,7 @@ def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
 
 
 def _n_scored(r: RunSummary) -> int:
-    n = r.overall.get("n_scored")
-    return int(n) if isinstance(n, (int, float)) else sum(1 for s in r.log.samples if s.score is not None)
+    return r.overall.n_scored
 
 
 def load(
@@ -424,9 +449,9 @@ def load(
         seen = {p.started_at for p in pts}
         for r in runs:  # the runs in this report belong on their own history line
             t = parse_time(r.started_at)
-            if (r.model, r.dataset) == key and t and t not in seen and r.overall.get("accuracy") is not None:
-                o = r.overall
-                pts.append(HistoryPoint(t, o["accuracy"], o.get("ci_low"), o.get("ci_high"), r.log.manifest.run_id))
+            o = r.overall
+            if (r.model, r.dataset) == key and t and t not in seen and o.accuracy is not None:
+                pts.append(HistoryPoint(t, o.accuracy, o.ci_low, o.ci_high, r.log.manifest.run_id))
         pts.sort(key=lambda p: p.started_at.timestamp())
         if len(pts) >= 2:
             hist[key] = pts

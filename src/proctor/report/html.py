@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from ..comparison import p_cell, points
-from ..runlog import Sample
+from ..runlog import Cost, Sample
 from . import labels as run_labels
 from . import plots
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
@@ -179,12 +179,13 @@ def _fmt_num(x: Any, digits: int = 2) -> str:
     return f"{x:.{digits}f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 
-def _fmt_money(cost: Any, key: str = "total") -> str:
-    """An amount of a results.json cost block, to the cent ("n/a" when not given)."""
+def _fmt_money(cost: Cost | None, key: str = "total") -> str:
+    """An amount of a results.json cost block (`total`, `per_correct`, `model`, `judge`), to the cent
+    ("n/a" when not given)."""
     from ..pricing import format_amount
 
-    value = cost.get(key) if isinstance(cost, dict) else None
-    return "n/a" if value is None else format_amount(value, cost.get("currency", "USD"))
+    value = getattr(cost, key) if cost is not None else None
+    return "n/a" if cost is None or value is None else format_amount(value, cost.currency)
 
 
 def _env() -> Environment:
@@ -253,11 +254,11 @@ def render_html(data: ReportData) -> str:
         for k, pts in data.history.items()
     ]
     judge_runs = [
-        {"run": r, "ja": r.judge_agreement, "matrix": confusion_matrix(r.judge_agreement.get("confusion") or {})}
+        {"run": r, "ja": r.judge_agreement, "matrix": confusion_matrix(r.judge_agreement.confusion)}
         for r in runs
         if r.judge_agreement
     ]
-    ks = {r.epochs.get("k") for r in runs if r.epochs}
+    ks = {r.epochs.k for r in runs if r.epochs}
     script = _static("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     return _env().get_template("report.html.j2").render(
@@ -277,7 +278,8 @@ def render_html(data: ReportData) -> str:
         judge_runs=judge_runs,
         difficulty_chart=plots.difficulty_lines(diff_series) if has_difficulty else None,
         difficulty_chart_narrow=plots.difficulty_lines(diff_series, plots.NARROW_CHART) if has_difficulty else None,
-        unknown_difficulty=sum(r.by_difficulty.get("unknown", {}).get("n", 0) for r in runs),
+        unknown_difficulty=sum(m.n for r in runs if (m := r.by_difficulty.get("unknown")) is not None),
+        more_metrics=sorted({k for r in runs for k in r.metrics}),
         categories=cats,
         prob_runs=prob_runs,
         coverage=coverage,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from ..runlog import MetricBlock, MetricValue
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
 from .html import _fmt_duration, _fmt_int, run_names
 from .labels import facets, title
@@ -26,10 +27,18 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]
     return out
 
 
-def _acc_ci(m: Mapping[str, Any] | None) -> str:
-    if not m or m.get("accuracy") is None:
+def _acc_ci(m: MetricBlock | None) -> str:
+    if m is None or m.accuracy is None:
         return "—"
-    return f"{_pct(m['accuracy'])} [{_pct(m.get('ci_low'))}, {_pct(m.get('ci_high'))}] n={m.get('n_scored', m.get('n'))}"
+    return f"{_pct(m.accuracy)} [{_pct(m.ci_low)}, {_pct(m.ci_high)}] n={m.n_scored}"
+
+
+def _value_ci(v: MetricValue | None) -> str:
+    """A registered metric's value with its interval and n: `0.610 [0.520, 0.690] n=118`; — when there is none."""
+    if v is None or v.value is None:
+        return "—"
+    ci = f" [{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None and v.ci_high is not None else ""
+    return f"{v.value:.3f}{ci} n={v.n}"
 
 
 def _breakdown(title: str, keys: Sequence[str], runs: Sequence[RunSummary], attr: str) -> list[str]:
@@ -50,19 +59,17 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
     names = dict(zip((r.index for r in runs), run_names(runs)))
     for r in runs:
         if ep := r.epochs:
-            spread = ep.get("items_by_correct") or {}
-            out.append(f"- {_cell(names[r.index])}: mean@{ep.get('k')} {_pct(ep.get('mean_at_k'))}, "
-                       f"pass@{ep.get('k')} {_pct(ep.get('pass_at_k'))}"
-                       + (f"; per-item sd {_num(ep.get('item_sd_mean'))}; items right in 0…{ep.get('k')} epochs: "
+            spread = ep.items_by_correct
+            out.append(f"- {_cell(names[r.index])}: mean@{ep.k} {_pct(ep.mean_at_k)}, pass@{ep.k} {_pct(ep.pass_at_k)}"
+                       + (f"; per-item sd {_num(ep.item_sd_mean)}; items right in 0…{ep.k} epochs: "
                           + " / ".join(str(n) for n in spread.values()) if spread else ""))
         if ja := r.judge_agreement:
-            out.append(f"- {_cell(names[r.index])}: judge agrees with exact match on {_pct(ja.get('agreement'))} "
-                       f"of {_fmt_int(ja.get('n'))} items, Cohen's κ {_num(ja.get('kappa'))}"
-                       f" ({_fmt_int(ja.get('n_skipped', 0))} skipped)")
+            out.append(f"- {_cell(names[r.index])}: judge agrees with exact match on {_pct(ja.agreement)} "
+                       f"of {_fmt_int(ja.n)} items, Cohen's κ {_num(ja.kappa)} ({_fmt_int(ja.n_skipped)} skipped)")
     if out:
         out = [""] + out
     for r in runs:
-        labels, rows = confusion_matrix((r.judge_agreement or {}).get("confusion") or {})
+        labels, rows = confusion_matrix(r.judge_agreement.confusion if r.judge_agreement else {})
         if labels:
             out += ["", f"### Judge vs exact match: {_cell(names[r.index])}", ""]
             out += _table(["judge ↓ / exact →", *labels], [[lab, *map(str, row)] for lab, row in zip(labels, rows)],
@@ -78,25 +85,34 @@ def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
     out: list[str] = []
     for r in runs:
         o = r.overall
-        if o.get("n_truncated"):
-            cats = ", ".join(f"{_cell(c)} {_pct(m.get('truncated_rate'))}" for c, m in r.by_category.items()
-                             if m.get("n_truncated"))
-            out.append(f"- {_cell(names[r.index])}: {_pct(o.get('truncated_rate'))} of answers truncated "
-                       f"({_fmt_int(o.get('n_truncated'))}; token limit or unclosed thought), counted as "
+        if o.n_truncated:
+            cats = ", ".join(f"{_cell(c)} {_pct(m.truncated_rate)}" for c, m in r.by_category.items() if m.n_truncated)
+            out.append(f"- {_cell(names[r.index])}: {_pct(o.truncated_rate)} of answers truncated "
+                       f"({_fmt_int(o.n_truncated)}; token limit or unclosed thought), counted as "
                        f"{r.truncated_as} in accuracy" + (f"; by category: {cats}" if cats else ""))
         if r.cost:
-            out.append(f"- {_cell(names[r.index])}: {cost_line(dict(r.cost))}")
+            out.append(f"- {_cell(names[r.index])}: {cost_line(r.cost)}")
     return ["", "## Truncation and cost", "", *out] if out else []
 
 
 def _answer_reading(runs: Sequence[RunSummary]) -> list[str]:
     """Each run's ambiguous rate: answers its benchmark's reference rule and proctor's reader read apart."""
     names = dict(zip((r.index for r in runs), run_names(runs)))
-    out = [f"- {_cell(names[r.index])}: {_pct(r.overall.get('ambiguous_rate'))} of answers ambiguous "
-           f"({_fmt_int(r.overall.get('n_ambiguous'))}; the benchmark's reference rule and proctor's reader disagree), "
+    out = [f"- {_cell(names[r.index])}: {_pct(r.overall.ambiguous_rate)} of answers ambiguous "
+           f"({_fmt_int(r.overall.n_ambiguous)}; the benchmark's reference rule and proctor's reader disagree), "
            f"scored by {r.log.manifest.extract or 'reference'}"
-           for r in runs if r.overall.get("ambiguous_rate") is not None]
+           for r in runs if r.overall.ambiguous_rate is not None]
     return ["", "## Answer reading", "", *out] if out else []
+
+
+def _more_metrics(runs: Sequence[RunSummary]) -> list[str]:
+    """The registered metrics beyond the built-ins (`results.json`'s `metrics`), one row each."""
+    names = sorted({k for r in runs for k in r.metrics})
+    rows = [[_cell(k)] + [_value_ci(r.metrics.get(k)) for r in runs] for k in names]
+    if not rows:
+        return []
+    return ["", "## More metrics", ""] + _table(["Metric", *(_cell(n) for n in run_names(runs))], rows,
+                                               set(range(1, len(runs) + 1)))
 
 
 def _notices(data: ReportData) -> list[str]:
@@ -141,13 +157,13 @@ def render_markdown(data: ReportData) -> str:
             _cell(r.model),
             _cell(r.dataset),
             *(_cell(fs.get(k, "—")) for k in ("mode", "prompt", "settings")),
-            f"{_fmt_int(o.get('n_scored'))} / {_fmt_int(o.get('n'))}",
-            _pct(o.get("accuracy")),
-            f"[{_pct(o.get('ci_low'))}, {_pct(o.get('ci_high'))}]",
+            f"{_fmt_int(o.n_scored)} / {_fmt_int(o.n)}",
+            _pct(o.accuracy),
+            f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]",
             _pct(r.macro_accuracy),
-            _fmt_int(o.get("n_errors", 0)),
-            f"{_pct(o.get('no_answer_rate'))} ({_fmt_int(o.get('n_no_answer', 0))})",
-            f"{_fmt_int(o.get('input_tokens'))} / {_fmt_int(o.get('output_tokens'))}",
+            _fmt_int(o.n_errors),
+            f"{_pct(o.no_answer_rate)} ({_fmt_int(o.n_no_answer)})",
+            f"{_fmt_int(o.input_tokens)} / {_fmt_int(o.output_tokens)}",
             _fmt_duration(r.duration_s),
         ])
     counted = " / ".join(sorted({r.truncated_as for r in runs})) or "wrong"
@@ -160,6 +176,7 @@ def render_markdown(data: ReportData) -> str:
     out += _epochs_and_judge(runs)
     out += _truncation_and_cost(runs)
     out += _answer_reading(runs)
+    out += _more_metrics(runs)
     cats = sorted({c for r in runs for c in r.by_category})
     out += _breakdown("Accuracy by category", cats, runs, "by_category")
     bands = [b for b in (*BANDS, "unknown") if any(b in r.by_difficulty for r in runs)]

@@ -11,6 +11,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from ..runlog import MetricBlock
 from .data import BANDS, Calibration, ContextDist, CoverageRow, HistoryPoint
 
 N_COLOURS = 12  # run colours (report.css --c0 … --c11), distinct for up to 12 runs
@@ -52,11 +53,8 @@ def _whisker_v(x: float, y0: float, y1: float, cap: float = 3.5) -> str:
     )
 
 
-def _tip(m: Mapping[str, Any], who: str) -> str:
-    return (
-        f"<title>{escape(who)}: {_pct(m.get('accuracy'))} "
-        f"[{_pct(m.get('ci_low'))}, {_pct(m.get('ci_high'))}], n={m.get('n_scored', m.get('n', '?'))}</title>"
-    )
+def _tip(m: MetricBlock, who: str) -> str:
+    return f"<title>{escape(who)}: {_pct(m.accuracy)} [{_pct(m.ci_low)}, {_pct(m.ci_high)}], n={m.n_scored}</title>"
 
 
 def legend(labels: Sequence[str], colours: Sequence[int] | None = None) -> Markup:
@@ -77,27 +75,26 @@ def _hb_axis() -> str:
     return f'<div class="hb-axis" aria-hidden="true"><span></span><div class="hb-ticks">{ticks}</div><span></span></div>'
 
 
-def _hb_line(m: Mapping[str, Any] | None, who: str, colour: int) -> str:
+def _hb_line(m: MetricBlock | None, who: str, colour: int) -> str:
     """One run's bar within a category: accuracy bar, CI whisker, value; or why there is none."""
-    if not m:
+    if m is None:
         return '<div class="hb-line"><div class="hb-track"></div><span class="hb-val">—</span></div>'
-    if m.get("accuracy") is None:
+    if m.accuracy is None:
         return (f'<div class="hb-line"><div class="hb-track"><span class="hb-none">no scored samples '
-                f'(n={escape(m.get("n", 0))})</span></div><span class="hb-val">—</span></div>')
-    acc = float(m["accuracy"])
-    tip = escape(f"{who}: {_pct(acc)} [{_pct(m.get('ci_low'))}, {_pct(m.get('ci_high'))}], "
-                 f"n={m.get('n_scored', m.get('n', '?'))}")
+                f'(n={m.n})</span></div><span class="hb-val">—</span></div>')
+    acc = m.accuracy
+    tip = escape(f"{who}: {_pct(acc)} [{_pct(m.ci_low)}, {_pct(m.ci_high)}], n={m.n_scored}")
     err = ""
-    lo, hi = m.get("ci_low"), m.get("ci_high")
+    lo, hi = m.ci_low, m.ci_high
     if lo is not None and hi is not None:
-        err = f'<i class="hb-err" style="left:{_pos(float(lo))};width:{_pos(float(hi) - float(lo))}"></i>'
+        err = f'<i class="hb-err" style="left:{_pos(lo)};width:{_pos(hi - lo)}"></i>'
     return (f'<div class="hb-line" title="{tip}"><div class="hb-track"><i class="hb-bar s{colour % N_COLOURS}" '
             f'style="width:{_pos(acc)}"></i>{err}</div><span class="hb-val">{_pct(acc)}</span></div>')
 
 
 def category_bars(
     rows: Sequence[str],
-    series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]],
+    series: Sequence[tuple[str, Mapping[str, MetricBlock]]],
     colours: Sequence[int] | None = None,
 ) -> Markup:
     """Horizontal bars in HTML (they take the full width and keep the page's font size at any width): one
@@ -121,7 +118,7 @@ def _vaxes(out: list[str], x0: float, x1: float, y_of: Any, ticks: Sequence[floa
 NARROW_CHART = 340.0  # fits a phone's section (390 px screen) at full size, so it neither shrinks nor scrolls
 
 
-def difficulty_lines(series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]], width: float = 640.0) -> Markup:
+def difficulty_lines(series: Sequence[tuple[str, Mapping[str, MetricBlock]]], width: float = 640.0) -> Markup:
     """Accuracy per difficulty band (x) for each run, with 95% CI whiskers, drawn `width` px wide."""
     w, h, l, r, t, b = width, 280.0, 48.0, 16.0, 14.0, 40.0
     pw, ph = w - l - r, h - t - b
@@ -142,18 +139,17 @@ def difficulty_lines(series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]
         pts = []
         for i, bnd in enumerate(BANDS):
             m = data.get(bnd)
-            if not m or m.get("accuracy") is None:
+            if m is None or m.accuracy is None:
                 continue
-            x, y = l + (i + 0.5) * step + dx, y_of(float(m["accuracy"]))
+            x, y = l + (i + 0.5) * step + dx, y_of(m.accuracy)
             pts.append((x, y, m))
         c = f"s{j % N_COLOURS}"
         if len(pts) > 1:
             d = "M" + "L".join(f"{_f(x)} {_f(y)}" for x, y, _ in pts)
             out.append(f'<path class="line {c}" d="{d}"/>')
         for x, y, m in pts:
-            lo, hi = m.get("ci_low"), m.get("ci_high")
-            if lo is not None and hi is not None:
-                out.append(_whisker_v(x, y_of(float(hi)), y_of(float(lo))))
+            if m.ci_low is not None and m.ci_high is not None:
+                out.append(_whisker_v(x, y_of(m.ci_high), y_of(m.ci_low)))
             out.append(f'<circle class="dot {c}" cx="{_f(x)}" cy="{_f(y)}" r="4">{_tip(m, who)}</circle>')
     return _svg(w, h, out, "accuracy by item difficulty")
 

@@ -18,7 +18,7 @@ from ..models.base import GenerateRequest, Generation, GenerationSettings, Messa
 from ..pricing import CostLimitReached
 from ..records import Item
 from ..runlog import SCORED_OUTCOMES as SCORED
-from ..runlog import JudgeDetails, Outcome
+from ..runlog import JudgeAgreement, JudgeDetails, Outcome
 from .base import Answered, Scored
 from .extract import split_reasoning
 from .scorers import GenerationScorer
@@ -289,7 +289,7 @@ def cohens_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
     return (p_obs - p_exp) / (1.0 - p_exp)
 
 
-def judge_agreement(pairs: Iterable[tuple[_Verdict, _Verdict]]) -> dict[str, Any]:
+def judge_agreement(pairs: Iterable[tuple[_Verdict, _Verdict]]) -> JudgeAgreement:
     """How often the judge agrees with exact-match scoring on items that have exact answers.
 
     `pairs` holds (judge verdict, exact-match verdict) as `Scored`s, Outcomes or booleans (True =
@@ -308,10 +308,5 @@ def judge_agreement(pairs: Iterable[tuple[_Verdict, _Verdict]]) -> dict[str, Any
     n = len(judge)
     agree = sum(x == y for x, y in zip(judge, exact))
     confusion: dict[str, int] = Counter(f"{x}/{y}" for x, y in zip(judge, exact))
-    return {
-        "n": n,
-        "n_skipped": skipped,
-        "agreement": agree / n if n else None,
-        "kappa": cohens_kappa(judge, exact),
-        "confusion": dict(sorted(confusion.items())),  # "judge/exact": count
-    }
+    return JudgeAgreement(n=n, n_skipped=skipped, agreement=agree / n if n else None,
+                          kappa=cohens_kappa(judge, exact), confusion=dict(sorted(confusion.items())))

@@ -21,11 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import BaseModel
+
 from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
 from ..records import ContextCase, Item, Prompt, TestSuite
 from ..runlog import Outcome, Sample, SuiteDetails
-from ..stats import calibration, wilson_interval
 from .base import Answered, Request, Scored
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
 
@@ -80,7 +81,7 @@ class SuiteResult:
     prompt: str
     suite: str
     contexts: list[ContextResult]
-    summary: dict[str, Any]
+    summary: SuiteSummary
 
 
 def split_sample(prompt: Prompt, suite: TestSuite, case: ContextCase, query: str, join: Join = "newline") -> LoglikelihoodRequest:
@@ -218,14 +219,18 @@ class SuiteScorer:
         return _scored(ctx, suite.queries, self.options)
 
 
+def _verdict(c: ContextResult) -> tuple[Outcome, float | None]:
+    """A context's outcome and score: an error, unscored (no expected answer), else right (1) or wrong (0)."""
+    if c.error is not None:
+        return Outcome.ERROR, None
+    if c.correct is None:
+        return Outcome.UNSCORED, None
+    return (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
+
+
 def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scored:
     """One context's verdict as the runner records it (the probsem rows are kept for the CSV/JSONL)."""
-    if c.error is not None:
-        outcome, score = Outcome.ERROR, None
-    elif c.correct is None:
-        outcome, score = Outcome.UNSCORED, None
-    else:
-        outcome, score = (Outcome.CORRECT, 1.0) if c.correct else (Outcome.WRONG, 0.0)
+    outcome, score = _verdict(c)
     details: dict[str, Any] = {
         "queries": queries, "expected": c.expected, "context": c.case_text, "text": c.text,
         "index": c.index, "logprobs": {q["query"]: q["logprob"] for q in c.queries},
@@ -244,27 +249,46 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
 
 
 # ---------------------------------------------------------------- summary.json metrics
-def suite_summary(contexts: list[ContextResult]) -> dict[str, Any]:
-    """Accuracy (95% Wilson CI), ties, Brier, ECE and mean log-loss over contexts with expected >= 0.
+class SuiteSummary(BaseModel):
+    """summary.json's numbers for a suite (or all of them): accuracy with its 95% interval, ties, calibration."""
 
-    Brier, ECE and log-loss are `proctor.stats.calibration`'s (the numbers results.json reports).
-    """
-    scored = [c for c in contexts if c.correct is not None]
-    n_correct = sum(bool(c.correct) for c in scored)
-    lo, hi = wilson_interval(n_correct, len(scored)) if scored else (None, None)
-    out: dict[str, Any] = {
-        "n_contexts": len(contexts), "n_scored": len(scored),
-        "n_unscored": sum(1 for c in contexts if c.expected < 0 and c.error is None),
-        "n_errors": sum(1 for c in contexts if c.error is not None),
-        "n_correct": n_correct, "n_ties": sum(1 for c in contexts if c.ties),
-        "accuracy": n_correct / len(scored) if scored else None,
-        "ci_low": lo, "ci_high": hi, "ci_method": "wilson",
-        "brier": None, "ece": None, "log_loss": None,
-    }
-    if scored:
-        cal = calibration([c.probabilities for c in scored], [c.expected for c in scored])
-        out.update(brier=cal["brier"], ece=cal["ece"], log_loss=cal["log_loss"])
-    return out
+    n_contexts: int
+    n_scored: int
+    n_unscored: int
+    n_errors: int
+    n_correct: int
+    n_ties: int
+    accuracy: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    brier: float | None = None
+    ece: float | None = None
+    log_loss: float | None = None
+
+
+def _context_sample(c: ContextResult) -> Sample:
+    """A context as the run log's sample of it, with what the metrics read (outcome, score, distribution)."""
+    outcome, score = _verdict(c)
+    details = SuiteDetails(expected=c.expected, index=c.index, tie_indexes=c.ties,
+                           distribution=c.probabilities if c.error is None else None)
+    return Sample(sample_id=f"{c.index}#0", item_id=str(c.index), outcome=outcome, score=score, details=details)
+
+
+def suite_summary(contexts: Sequence[ContextResult]) -> SuiteSummary:
+    """Accuracy (95% Wilson CI), ties, Brier, ECE and mean log-loss over contexts with expected >= 0: the
+    metrics results.json reports (`proctor.metrics`: accuracy and calibration), over the same samples."""
+    from ..metrics.accuracy import group_block
+    from ..metrics.calibration import calibration_of
+
+    samples = [_context_sample(c) for c in contexts]
+    block, cal = group_block(samples), calibration_of(samples)
+    return SuiteSummary(
+        n_contexts=block.n, n_scored=block.n_scored, n_unscored=block.n_unscored, n_errors=block.n_errors,
+        n_correct=sum(s.outcome is Outcome.CORRECT for s in samples), n_ties=sum(1 for c in contexts if c.ties),
+        accuracy=block.accuracy, ci_low=block.ci_low, ci_high=block.ci_high, ci_method=block.ci_method,
+        brier=cal.brier if cal else None, ece=cal.ece if cal else None, log_loss=cal.log_loss if cal else None,
+    )
 
 
 # ---------------------------------------------------------------- from a run log back to probsem's outputs

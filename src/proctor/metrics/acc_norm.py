@@ -1,0 +1,30 @@
+"""acc_norm: log-likelihood multiple choice re-scored by the per-character-normalised choice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..runlog import MetricBlock, Outcome, Sample
+from .accuracy import group_block
+from .base import RunContext
+
+ACC_NORM = "acc_norm_correct"
+
+
+def as_acc_norm(s: Sample) -> Sample:
+    """The sample re-scored by its per-character-normalized choice."""
+    if ACC_NORM not in s.details or not s.scored:
+        return s
+    ok = bool(s.details[ACC_NORM])
+    return s.model_copy(update={"score": 1.0 if ok else 0.0, "outcome": Outcome.CORRECT if ok else Outcome.WRONG})
+
+
+class AccNorm:
+    name = "acc_norm"
+    label = "acc_norm (per char)"
+    needs = frozenset({"details", "score", "outcome"})
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock | None:
+        if not any(ACC_NORM in s.details for s in samples):
+            return None
+        return group_block([as_acc_norm(s) for s in samples if ACC_NORM in s.details or not s.scored], context.seed)

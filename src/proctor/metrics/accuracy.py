@@ -1,0 +1,102 @@
+"""Accuracy with its 95% interval and the counts behind it (METRICS), overall and per group.
+
+The one place accuracy is computed: `group_block` for a group of samples; `mean_score` for the bare mean.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..coverage import difficulty_band
+from ..runlog import MetricBlock, Outcome, Sample
+from ..stats import accuracy_ci
+from .base import RunContext
+
+
+def scored_scores(samples: Sequence[Sample]) -> list[float]:
+    """The scores that count: scored samples with a score (errors and unscored samples never do)."""
+    return [s.score for s in samples if s.scored and s.score is not None]
+
+
+def mean_score(samples: Sequence[Sample]) -> float | None:
+    """Accuracy without its interval: the mean of the scores that count (None when nothing was scored)."""
+    scores = scored_scores(samples)
+    return float(np.mean(scores)) if scores else None
+
+
+def group_block(samples: Sequence[Sample], seed: int = 0) -> MetricBlock:
+    """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval)."""
+    scored = [s for s in samples if s.scored and s.score is not None]
+    n_no_answer = sum(s.outcome is Outcome.NO_ANSWER for s in samples)
+    n_truncated = sum(s.outcome is Outcome.TRUNCATED for s in samples)
+    n_answered = sum(s.outcome is not Outcome.ERROR for s in samples)
+    acc = accuracy_ci(scored_scores(scored), [f"{s.dataset}\x1f{s.item_id}" for s in scored], seed=seed)
+    latencies = [s.latency_s for s in samples if s.latency_s is not None]
+    read_twice = [s for s in samples if s.ambiguous is not None]
+    n_ambiguous = sum(bool(s.ambiguous) for s in read_twice)
+    return MetricBlock(
+        n=len(samples), n_scored=len(scored), n_errors=sum(s.outcome is Outcome.ERROR for s in samples),
+        n_unscored=sum(s.outcome is Outcome.UNSCORED for s in samples), n_no_answer=n_no_answer,
+        accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high, ci_method=acc.method,
+        no_answer_rate=n_no_answer / len(scored) if scored else None,
+        n_truncated=n_truncated, truncated_rate=n_truncated / n_answered if n_answered else None,
+        n_ambiguous=n_ambiguous, ambiguous_rate=n_ambiguous / len(read_twice) if read_twice else None,
+        input_tokens=sum(s.input_tokens or 0 for s in samples), output_tokens=sum(s.output_tokens or 0 for s in samples),
+        latency_s_mean=float(np.mean(latencies)) if latencies else None,
+    )
+
+
+GROUP_KEYS: dict[str, Callable[[Sample], str | None]] = {
+    "category": lambda s: s.category,
+    "subcategory": lambda s: s.subcategory,
+    "modality": lambda s: s.modality,
+    "difficulty": lambda s: difficulty_band(s.difficulty),
+}
+
+
+def groups(samples: Sequence[Sample], by: str) -> dict[str, list[Sample]]:
+    """Samples per group, sorted by group name: `by` is category, subcategory, modality or difficulty (bands);
+    samples with no group are left out."""
+    key = GROUP_KEYS[by]
+    out: dict[str, list[Sample]] = defaultdict(list)
+    for s in samples:
+        k = key(s)
+        if k is not None:
+            out[k].append(s)
+    return dict(sorted(out.items()))
+
+
+def breakdown(samples: Sequence[Sample], by: str, seed: int = 0) -> dict[str, MetricBlock]:
+    """METRICS per group (see `groups`)."""
+    return {k: group_block(v, seed) for k, v in groups(samples, by).items()}
+
+
+class Accuracy:
+    """Accuracy over every sample: results.json's `overall`."""
+
+    name = "overall"
+    label = "overall"
+    needs = frozenset({"score", "outcome", "item_id", "dataset", "input_tokens", "output_tokens", "latency_s",
+                       "ambiguous"})
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock:
+        return group_block(samples, context.seed)
+
+
+class Breakdown:
+    """Accuracy per group: results.json's `by_category`, `by_subcategory`, `by_modality`, `by_difficulty`."""
+
+    needs = Accuracy.needs | {"category", "subcategory", "modality", "difficulty"}
+
+    def __init__(self, by: str) -> None:
+        if by not in GROUP_KEYS:
+            raise ValueError(f"no breakdown by {by!r}; one of {', '.join(GROUP_KEYS)}")
+        self.by = by
+        self.name = f"by_{by}"
+        self.label = by
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> dict[str, MetricBlock]:
+        return breakdown(samples, self.by, context.seed)

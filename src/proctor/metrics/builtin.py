@@ -1,0 +1,19 @@
+"""The built-in metrics, in the order summarize runs them (and results.json lists them)."""
+
+from __future__ import annotations
+
+from .acc_norm import AccNorm
+from .accuracy import Accuracy, Breakdown
+from .base import Metric
+from .calibration import CalibrationMetric
+from .cost import CostMetric
+from .epochs import Epochs
+from .judge_agreement import JudgeAgreementMetric
+from .macro_accuracy import MacroAccuracy
+from .text_overlap import MEASURES, TextOverlap
+
+BUILTIN: list[Metric] = [
+    Accuracy(), Breakdown("category"), Breakdown("subcategory"), Breakdown("modality"), Breakdown("difficulty"),
+    MacroAccuracy(), Epochs(), CalibrationMetric(), AccNorm(), JudgeAgreementMetric(), CostMetric(),
+    *(TextOverlap(m) for m in MEASURES),
+]

@@ -1,0 +1,47 @@
+"""mean@k and pass@k over items answered in several epochs, with the per-item spread."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..runlog import EpochSpread, Sample
+from ..stats import pass_at_k
+from .base import RunContext
+
+
+def epoch_spread(samples: Sequence[Sample]) -> EpochSpread | None:
+    """mean@k and pass@k over items answered in several epochs (None for a single epoch).
+
+    k is the number of epochs. An item with fewer scored epochs (errors) uses its own n as k.
+    A sample counts as a pass when fully correct.
+    """
+    k = len({s.epoch for s in samples})
+    if k <= 1:
+        return None
+    per_item: dict[str, list[float]] = defaultdict(list)
+    for s in samples:
+        if s.scored and s.score is not None:
+            per_item[f"{s.dataset}\x1f{s.item_id}"].append(s.score)
+    if not per_item:
+        return EpochSpread(k=k)
+    means = [float(np.mean(v)) for v in per_item.values()]
+    passes = [pass_at_k(len(v), sum(x >= 1.0 for x in v), min(k, len(v))) for v in per_item.values()]
+    sds = [float(np.std(v, ddof=1)) for v in per_item.values() if len(v) > 1]
+    by_correct = Counter(sum(x >= 1.0 for x in v) for v in per_item.values())
+    # the per-item spread: mean sd of an item's scores over its epochs, and how many items were fully
+    # correct in 0, 1, …, k epochs (an item answered fewer times counts by its own correct ones)
+    return EpochSpread(k=k, mean_at_k=float(np.mean(means)), pass_at_k=float(np.mean(passes)),
+                       item_sd_mean=float(np.mean(sds)) if sds else None,
+                       items_by_correct={str(c): by_correct.get(c, 0) for c in range(k + 1)})
+
+
+class Epochs:
+    name = "epochs"
+    label = "mean@k / pass@k"
+    needs = frozenset({"score", "outcome", "item_id", "dataset", "epoch"})
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> EpochSpread | None:
+        return epoch_spread(samples)

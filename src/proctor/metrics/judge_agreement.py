@@ -1,0 +1,31 @@
+"""Judge agreement: how often the LLM judge agreed with exact-match scoring on items checked both ways."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..runlog import JudgeAgreement, Outcome, Sample
+from .base import RunContext
+
+_OUTCOMES = frozenset(o.value for o in Outcome)
+
+
+def agreement_of(samples: Sequence[Sample]) -> JudgeAgreement | None:
+    """Over the samples that carry a `judge_check` (`--judge-agreement N`); None when none do."""
+    from ..scoring.judge import judge_agreement
+
+    pairs = []
+    for s in samples:
+        check = s.details.get("judge_check")
+        if isinstance(check, dict) and check.get("outcome") in _OUTCOMES:
+            pairs.append((Outcome(check["outcome"]), s.outcome))
+    return judge_agreement(pairs) if pairs else None
+
+
+class JudgeAgreementMetric:
+    name = "judge_agreement"
+    label = "judge agreement"
+    needs = frozenset({"details", "outcome"})
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> JudgeAgreement | None:
+        return agreement_of(samples)

@@ -1,0 +1,32 @@
+"""Text overlap: the mean token F1, ROUGE-1/2/L and BLEU of free-text answers against their references
+(`proctor.scoring.text_metrics`, per sample in `details`), with a bootstrap 95% interval."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..runlog import MetricValue, Sample
+from ..stats import accuracy_ci
+from .base import RunContext
+
+MEASURES = ("token_f1", "rouge1", "rouge2", "rougeL", "bleu")
+
+
+class TextOverlap:
+    """One overlap measure's mean over the scored samples that carry it (None when none do)."""
+
+    needs = frozenset({"details", "outcome", "item_id", "dataset"})
+
+    def __init__(self, measure: str) -> None:
+        if measure not in MEASURES:
+            raise ValueError(f"no text overlap measure {measure!r}; one of {', '.join(MEASURES)}")
+        self.measure = measure
+        self.name = measure
+        self.label = measure
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
+        carried = [s for s in samples if s.scored and isinstance(s.details.get(self.measure), int | float)]
+        if not carried:
+            return None
+        return accuracy_ci([float(s.details[self.measure]) for s in carried],
+                           [f"{s.dataset}\x1f{s.item_id}" for s in carried], seed=context.seed)

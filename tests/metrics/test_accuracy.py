@@ -1,0 +1,51 @@
+"""Accuracy is computed in one place: `group_block` gives results.json, the report's fallback and probsem's
+summary.json the same numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from proctor.metrics import RunContext
+from proctor.metrics.accuracy import Breakdown, breakdown, group_block, mean_score
+from proctor.metrics.macro_accuracy import MacroAccuracy
+from proctor.runlog import Outcome, Sample
+from proctor.scoring.suites import ContextResult, suite_summary
+from proctor.stats import summarize, wilson_interval
+
+
+def _s(i: int, outcome: Outcome, score: float | None, category: str | None = None) -> Sample:
+    return Sample(sample_id=f"q{i}#0", item_id=f"q{i}", outcome=outcome, score=score, category=category)
+
+
+SAMPLES = [_s(0, Outcome.CORRECT, 1.0, "a"), _s(1, Outcome.WRONG, 0.0, "a"), _s(2, Outcome.CORRECT, 1.0, "a"),
+           _s(3, Outcome.WRONG, 0.0, "b"), _s(4, Outcome.ERROR, None, "b"), _s(5, Outcome.UNSCORED, None)]
+
+
+def test_group_block_counts_errors_apart() -> None:
+    m = group_block(SAMPLES)
+    assert (m.n, m.n_scored, m.n_errors, m.n_unscored) == (6, 4, 1, 1)
+    assert m.accuracy == mean_score(SAMPLES) == 0.5 and m.ci_method == "wilson"
+    assert (m.ci_low, m.ci_high) == pytest.approx(wilson_interval(2, 4))
+    assert m.estimate.value == m.accuracy and m.estimate.n == 4
+    assert group_block([]).accuracy is None and mean_score([]) is None
+
+
+def test_breakdowns_and_macro() -> None:
+    by_cat = breakdown(SAMPLES, "category")
+    assert list(by_cat) == ["a", "b"] and by_cat["a"].accuracy == pytest.approx(2 / 3) and by_cat["b"].accuracy == 0.0
+    assert Breakdown("category").compute(SAMPLES, RunContext()) == by_cat
+    assert MacroAccuracy().compute(SAMPLES, RunContext()) == pytest.approx((2 / 3 + 0.0) / 2)
+    results = summarize(SAMPLES)
+    assert results.overall == group_block(SAMPLES) and results.by_category == by_cat
+    with pytest.raises(ValueError, match="no breakdown by"):
+        Breakdown("colour")
+
+
+def test_probsem_summary_uses_the_same_accuracy() -> None:
+    contexts = [ContextResult(i, f"t{i}", expected, [{"probability": 0.6}, {"probability": 0.4}],
+                              correct=None if expected < 0 else ok)
+                for i, (expected, ok) in enumerate([(0, True), (1, False), (0, True), (-1, None)])]
+    s = suite_summary(contexts)
+    assert (s.n_contexts, s.n_scored, s.n_unscored, s.n_correct) == (4, 3, 1, 2)
+    assert s.accuracy == pytest.approx(2 / 3) and (s.ci_low, s.ci_high) == pytest.approx(wilson_interval(2, 3))
+    assert s.brier is not None and s.ece is not None and s.log_loss is not None

@@ -1,0 +1,31 @@
+"""Cost: the run's cost at the manifest's prices, exact decimals; none without a price."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from proctor.metrics.cost import run_cost_of
+from proctor.pricing import Price
+from proctor.runlog import Manifest, Outcome, Sample
+from proctor.stats import summarize
+
+
+def _manifest(price: Price | None) -> Manifest:
+    return Manifest(run_id="r", proctor_version="test", dataset={"name": "d"}, model={"spec": "m"}, mode="generate",
+                    started_at="2026-01-01T00:00:00+00:00", price=price.as_dict() if price else None)
+
+
+def test_cost_per_sample_and_per_correct_answer() -> None:
+    samples = [Sample(sample_id="a#0", item_id="a", outcome=Outcome.CORRECT, score=1.0, input_tokens=1_000_000,
+                      output_tokens=0),
+               Sample(sample_id="b#0", item_id="b", outcome=Outcome.WRONG, score=0.0, input_tokens=0,
+                      output_tokens=1_000_000),
+               Sample(sample_id="c#0", item_id="c", outcome=Outcome.ERROR, error="HTTP 500")]  # no usage: not billed
+    manifest = _manifest(Price(Decimal("1.5"), Decimal(3)))
+    cost = run_cost_of(samples, manifest)
+    assert cost is not None and (cost.total, cost.model, cost.judge) == (Decimal("4.5"), Decimal("4.5"), None)
+    assert (cost.priced_samples, cost.unpriced_samples, cost.correct) == (2, 0, 1)
+    assert (cost.per_sample, cost.per_correct) == (Decimal("2.25"), Decimal("4.5"))
+    results = summarize(samples, manifest=manifest)
+    assert results.cost == cost and results.as_dict()["cost"]["total"] == "4.5"
+    assert run_cost_of(samples, _manifest(None)) is None and summarize(samples).cost is None

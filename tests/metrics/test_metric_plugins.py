@@ -1,0 +1,137 @@
+"""Metrics as plugins (#24 item 2): a metric written in one module and registered shows in results.json, the
+console summary and the report; the registry refuses what is not a metric."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from median_output_tokens import MedianOutputTokens
+
+import proctor
+from proctor.cli import main
+from proctor.metrics import Metric, register, registered, unregister
+from proctor.runlog import MetricValue, Outcome, Sample, read_run
+from proctor.stats import summarize
+
+DEMO = Path(__file__).parents[2] / "examples" / "questions" / "demo.json"
+
+
+@pytest.fixture
+def median_tokens() -> Iterator[Metric]:
+    metric = register(MedianOutputTokens())
+    yield metric
+    unregister(metric.name)
+
+
+def _sample(i: int, tokens: int | None, outcome: Outcome = Outcome.CORRECT) -> Sample:
+    return Sample(sample_id=f"q{i}#0", item_id=f"q{i}", outcome=outcome, score=None if outcome is Outcome.ERROR else 1.0,
+                  output_tokens=tokens)
+
+
+def test_a_registered_metric_is_summarized(median_tokens: Metric) -> None:
+    samples = [_sample(0, 3), _sample(1, 9), _sample(2, 5), _sample(3, None, Outcome.ERROR)]
+    got = summarize(samples).metrics["median_output_tokens"]
+    assert got == MetricValue(value=5.0, n=3, method="median")
+    assert "median_output_tokens" not in summarize([_sample(0, None, Outcome.ERROR)]).metrics  # nothing: left out
+
+
+def test_a_new_metric_shows_in_results_console_and_report(
+    median_tokens: Metric, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    code = main(["run", str(DEMO), "--model", "scripted:first", "-o", str(run_dir), "--store",
+                 str(tmp_path / "s.sqlite"), "--no-progress"])
+    console = capsys.readouterr().out
+    assert code == 0, console
+    log = read_run(run_dir)
+    tokens = sorted(s.output_tokens for s in log.samples if s.output_tokens is not None)
+    written = json.loads((run_dir / "results.json").read_text())["metrics"]["median_output_tokens"]
+    assert written["value"] == pytest.approx(float(tokens[len(tokens) // 2] if len(tokens) % 2 else
+                                                   (tokens[len(tokens) // 2 - 1] + tokens[len(tokens) // 2]) / 2))
+    assert written["n"] == len(tokens) and written["method"] == "median"
+    row = next(line for line in console.splitlines() if "median_output_tokens" in line)
+    assert f"{written['value']:.3f}" in row and str(len(tokens)) in row
+    html, md = tmp_path / "report.html", tmp_path / "report.md"
+    assert main(["report", str(run_dir), "-o", str(html)]) == 0
+    assert main(["report", str(run_dir), "-o", str(md)]) == 0
+    page = html.read_text()
+    assert 'id="more-metrics"' in page and "<code>median_output_tokens</code>" in page
+    assert f"{written['value']:.3f}" in page
+    assert "## More metrics" in md.read_text() and f"{written['value']:.3f}" in md.read_text()
+
+
+def test_a_run_written_before_the_metric_gets_it_in_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Results are a pure function of the samples: a metric registered later is worked out for an older run."""
+    run_dir = tmp_path / "run"
+    assert main(["run", str(DEMO), "--model", "scripted:first", "-o", str(run_dir), "--store",
+                 str(tmp_path / "s.sqlite"), "--no-progress"]) == 0
+    assert "median_output_tokens" not in json.loads((run_dir / "results.json").read_text())["metrics"]
+    register(MedianOutputTokens())
+    try:
+        from proctor.report.data import load
+
+        (run,) = load([run_dir], history=[]).runs
+        assert "median_output_tokens" in run.metrics and "median_output_tokens" in run.notes
+    finally:
+        unregister("median_output_tokens")
+
+
+def test_the_registry_refuses_duplicates_settings_and_non_metrics() -> None:
+    assert [m.name for m in registered()][:2] == ["overall", "by_category"]
+    register(MedianOutputTokens())
+    try:
+        with pytest.raises(ValueError, match="already registered"):
+            register(MedianOutputTokens())
+        with pytest.raises(ValueError, match="already registered"):
+            register(MedianOutputTokens.__new__(type("Overall", (MedianOutputTokens,), {"name": "overall"})))
+    finally:
+        unregister("median_output_tokens")
+    with pytest.raises(TypeError, match="not a Metric"):
+        register(object())  # type: ignore[type-var]
+
+    class Bad(MedianOutputTokens):
+        name = "errors"
+
+    with pytest.raises(ValueError, match="setting"):
+        register(Bad())
+
+    class NeedsNothingThere(MedianOutputTokens):
+        name = "colour"
+        needs = frozenset({"colour"})
+
+    with pytest.raises(ValueError, match="colour: not Sample fields"):
+        register(NeedsNothingThere())
+    assert "Metric" in proctor.__all__ and proctor.Metric is Metric
+    assert isinstance(MedianOutputTokens(), proctor.Metric)
+
+
+def test_register_decorates_a_class() -> None:
+    @register
+    class SampleCount:
+        name, label, needs = "sample_count", "samples", frozenset({"sample_id"})
+
+        def compute(self, samples: object, context: object) -> MetricValue:
+            return MetricValue(value=float(len(samples)), n=len(samples), method="count")  # type: ignore[arg-type]
+
+    try:
+        assert isinstance(SampleCount, type) and summarize([_sample(0, 1), _sample(1, 2)]).metrics["sample_count"].value == 2
+    finally:
+        unregister("sample_count")
+
+
+def test_a_metric_beyond_the_builtins_must_return_a_metric_value() -> None:
+    class Wrong(MedianOutputTokens):
+        name = "not_a_value"
+
+        def compute(self, samples: object, context: object) -> float:  # type: ignore[override]
+            return 1.0
+
+    register(Wrong())
+    try:
+        with pytest.raises(TypeError, match="returns a MetricValue"):
+            summarize([_sample(0, 1)])
+    finally:
+        unregister("not_a_value")
