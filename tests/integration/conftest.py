@@ -18,6 +18,7 @@ from proctor.cli import main
 pytest.importorskip("uvicorn")
 
 from proctor.testing import LocalServer, serve
+from proctor.testing.server import FAULT_KINDS
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
 MMLU_PRO = UPSTREAM / "mmlu_pro" / "test-00000-of-00001.parquet"
@@ -71,7 +72,7 @@ def random_server() -> Iterator[LocalServer]:
 @pytest.fixture
 def server(random_server: LocalServer) -> LocalServer:
     """The shared server with default settings and zeroed counters."""
-    random_server.configure(fault_rate=0.0, latency=0.0, responder="random")
+    random_server.configure(fault_rate=0.0, faults=FAULT_KINDS, latency=0.0, responder="random")
     return random_server
 
 

@@ -15,6 +15,7 @@ from proctor.testing import LocalServer
 from .conftest import MMLU_PRO, latest
 
 SECRETS = ("sk-env-secret-0001", "literal-secret-0002")
+QUICK_FAULTS = ("429", "500", "garbage")  # the server's fault kinds less "hang" (tests/integration/test_faults_and_sharing.py)
 
 
 def _config(tmp_path: Path, srv: LocalServer) -> Path:
@@ -44,7 +45,8 @@ def _run(cli: Any, tmp_path: Path, srv: LocalServer, monkeypatch: pytest.MonkeyP
 
 def test_config_runs_every_model_and_writes_llmwc_layout(cli: Any, tmp_path: Path, server: LocalServer,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    server.configure(fault_rate=0.25)  # some requests fail: errors are counted apart, never as answers
+    # some requests fail: errors are counted apart, never as answers (no hangs: each would wait out the 120 s timeout)
+    server.configure(fault_rate=0.25, faults=QUICK_FAULTS)
     root = _run(cli, tmp_path, server, monkeypatch)
     run = json.loads((root / "run.json").read_text())
     assert [m["name"] for m in run["models"]] == ["tiny:a", "tiny:b"]
@@ -130,7 +132,7 @@ def test_bad_config_is_a_clear_error(cli: Any, tmp_path: Path) -> None:
 def test_every_exported_run_has_per_question_results_and_names_its_data_file(cli: Any, tmp_path: Path,
                                                                               server: LocalServer) -> None:
     """`models/<name>/results.json` was missing; `dataset_path` named the hub repo under --data-file."""
-    server.configure(fault_rate=0.3)
+    server.configure(fault_rate=0.3, faults=QUICK_FAULTS)
     run = tmp_path / "run"
     res = cli("run", "mmlu-pro", "--data-file", MMLU_PRO, "--model", "openai:tiny", "--base-url", server.base_url,
               "--limit-per-category", "2", "--max-retries", "0", "-o", run, "--store", tmp_path / "s.sqlite",
