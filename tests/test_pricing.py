@@ -246,7 +246,11 @@ class _Billing(ModelBase):
     preferred_chunk_size = 1
 
     def __init__(self, factor: int = 1, output: int = 4, tokenizer: bool = False) -> None:
-        self.factor, self.output, self.has_tokenizer = factor, output, tokenizer
+        self.factor, self.output, self._tokenizer = factor, output, tokenizer
+
+    @property
+    def has_tokenizer(self) -> bool:
+        return self._tokenizer
 
     def count_prompt_tokens(self, text: str) -> int:
         return len(text)

@@ -387,10 +387,7 @@ def prompt_tokens_bound(request: GenerateRequest, count: TokenCounter | None = N
 def token_counter(model: Model) -> TokenCounter | None:
     """The model's tokenizer as a counter (`count_prompt_tokens`, offered by the `hf:` backend and by
     `openai:` with `tokenizer=DIR`); None when proctor has no tokenizer for it."""
-    count = getattr(model, "count_prompt_tokens", None)
-    if not callable(count) or not getattr(model, "has_tokenizer", False):
-        return None
-    return lambda text: int(count(text))
+    return model.count_prompt_tokens if model.has_tokenizer else None
 
 
 class CostGuard:

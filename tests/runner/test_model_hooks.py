@@ -66,3 +66,29 @@ def test_exact_prompt_counts_refuse_a_prompt_longer_than_the_context(tmp_path: P
     fits = LocalModel({it.identifier: str(it.response) for it in items}, window=400)
     with pytest.raises(ProctorError, match=r"the longest prompt \(30\d tokens\) \+ --max-tokens 200 exceeds"):
         evaluate(Task("t", items, LetterPrompts()), fits, _config(tmp_path, max_tokens=200))
+
+
+def test_the_tokenizer_hook_reaches_token_counter_through_the_cache_and_the_cost_guard(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    from proctor.cache import CachedModel
+    from proctor.models.base import ModelBase
+    from proctor.pricing import CostGuard, GuardedModel, Price, token_counter
+    from proctor.store import Store
+
+    class Tokenized(LocalModel):
+        @property
+        def has_tokenizer(self) -> bool:
+            return True
+
+        def count_prompt_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    inner = Tokenized({})
+    guarded = GuardedModel(inner, CostGuard(Decimal(1)), concurrency=1, price=Price(Decimal(1), Decimal(1)))
+    cached = CachedModel(guarded, Store(tmp_path / "cache.sqlite"))
+    count = token_counter(cached)
+    assert count is not None and count("three words here") == 3
+    assert token_counter(LocalModel({})) is None  # no tokenizer: proctor does not guess one
+    with pytest.raises(NotImplementedError, match="no tokenizer"):
+        ModelBase().count_prompt_tokens("x")

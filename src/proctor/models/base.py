@@ -163,6 +163,15 @@ class Model(Protocol):
         """The exact token count of `request`'s prompt (own tokenizer and chat template); None when unknown."""
         ...
 
+    @property
+    def has_tokenizer(self) -> bool:
+        """Whether `count_prompt_tokens` counts with the model's own tokenizer (hf:, openai: with tokenizer=DIR)."""
+        ...
+
+    def count_prompt_tokens(self, text: str) -> int:
+        """Tokens of `text` by the model's own tokenizer (only when `has_tokenizer`; see proctor.pricing.token_counter)."""
+        ...
+
     def set_log_dir(self, run_dir: Path) -> None:
         """Before `probe`: where a model that starts its own server (vllm:) writes the server's log."""
         ...
@@ -227,6 +236,13 @@ class ModelBase:
     def prompt_tokens(self, request: GenerateRequest) -> int | None:
         return None
 
+    @property
+    def has_tokenizer(self) -> bool:
+        return False
+
+    def count_prompt_tokens(self, text: str) -> int:
+        raise NotImplementedError(f"{self.name} has no tokenizer proctor can count with")
+
     def set_log_dir(self, run_dir: Path) -> None:
         """Nothing to log: the model starts no server."""
 
@@ -274,6 +290,13 @@ class ModelWrapper(ModelBase):
 
     def prompt_tokens(self, request: GenerateRequest) -> int | None:
         return self.inner.prompt_tokens(request)
+
+    @property
+    def has_tokenizer(self) -> bool:
+        return self.inner.has_tokenizer
+
+    def count_prompt_tokens(self, text: str) -> int:
+        return self.inner.count_prompt_tokens(text)
 
     def set_log_dir(self, run_dir: Path) -> None:
         self.inner.set_log_dir(run_dir)

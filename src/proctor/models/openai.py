@@ -82,9 +82,9 @@ class OpenAIModel(HTTPModel):
         return self._splitter is not None
 
     def count_prompt_tokens(self, text: str) -> int:
-        """Tokens of `text` by the served model's tokenizer (`tokenizer=DIR`); its UTF-8 bytes without one."""
+        """Tokens of `text` by the served model's tokenizer (`tokenizer=DIR`)."""
         if self._splitter is None:
-            return len(text.encode("utf-8", "surrogatepass"))
+            raise NotImplementedError(f"{self.name}: no tokenizer=DIR, nothing to count with")
         return len(self._splitter.encode(text))
 
     def _headers(self, explicit_key: str | None) -> dict[str, str]:

@@ -98,7 +98,10 @@ class HFModel(GenerationMixin, ModelBase):
         except (ValueError, TypeError, KeyError, TemplateError):
             return 0
 
-    has_tokenizer = True  # `count_prompt_tokens` is exact (proctor.pricing.token_counter)
+    @property
+    def has_tokenizer(self) -> bool:
+        """`count_prompt_tokens` is exact: the model's own tokenizer (proctor.pricing.token_counter)."""
+        return True
 
     def count_prompt_tokens(self, text: str) -> int:
         """Tokens of `text` by the model's own tokenizer, its special prefix included."""
