@@ -6,7 +6,7 @@ import inspect
 
 import pydantic
 
-from proctor.errors import DEFAULT_MAX_ERROR_RATE, InputError, Problem, first_problem
+from proctor.errors import DEFAULT_MAX_ERROR_RATE, InputError, Problem, brief, first_problem
 
 
 def test_problem_reads_path_line_field_message() -> None:
@@ -33,5 +33,7 @@ def test_first_problem_is_one_line_with_the_field_and_a_count() -> None:
     try:
         Row.model_validate({"a": "x"})
     except pydantic.ValidationError as e:
-        assert first_problem(e) == ("a", "Input should be a valid integer, unable to parse string as an integer (+1 more)")
-    assert first_problem(ValueError("no JSON\nsecond line")) == (None, "no JSON")
+        assert first_problem(e) == ("a", "Input should be a valid integer, unable to parse string as an integer", 2)
+        assert brief(e) == "a: Input should be a valid integer, unable to parse string as an integer (+1 more)"
+    assert first_problem(ValueError("no JSON\nsecond line")) == (None, "no JSON", 1)
+    assert brief(ValueError("no JSON\nsecond line")) == "no JSON"

@@ -21,17 +21,22 @@ class Problem:
         return f"{where}: {what}"
 
 
-def first_problem(exc: ValueError) -> tuple[str | None, str]:
-    """(field path, message) of a pydantic ValidationError's first problem, `+N more` when there are others;
-    any other ValueError (bad JSON) as (None, its text's first line)."""
+def first_problem(exc: ValueError) -> tuple[str | None, str, int]:
+    """(field path, message, how many problems) of a pydantic ValidationError's first problem; any other
+    ValueError (bad JSON) as (None, its text's first line, 1)."""
     errors = getattr(exc, "errors", None)
     if not callable(errors):
-        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    found = errors()
+        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 1
+    found = errors(include_url=False)
     first = found[0]
-    field = ".".join(str(p) for p in first["loc"]) or None
-    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-    return field, f"{first['msg']}{more}"
+    return ".".join(str(p) for p in first["loc"]) or None, first["msg"], len(found)
+
+
+def brief(exc: ValueError) -> str:
+    """A bad record's first problem on one line: `field: message (+N more)`."""
+    field, message, count = first_problem(exc)
+    more = f" (+{count - 1} more)" if count > 1 else ""
+    return f"{field}: {message}{more}" if field else f"{message}{more}"
 
 
 DEFAULT_MAX_ERROR_RATE = 0.1  # a run with a larger share of errored samples exits 1 (--max-error-rate)

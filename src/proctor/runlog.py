@@ -19,7 +19,7 @@ from typing import Annotated, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from .errors import InputError, ProctorError, first_problem
+from .errors import InputError, ProctorError, brief
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
@@ -489,13 +489,7 @@ def iter_samples(path: Path) -> Iterator[Sample]:
         try:
             yield Sample.model_validate_json(line)
         except ValueError as e:  # pydantic's ValidationError (bad JSON, bad UTF-8 included) is a ValueError
-            raise InputError.at(path, f"bad sample: {_brief(e)}", lineno) from None
-
-
-def _brief(exc: ValueError) -> str:
-    """A bad record's first problem on one line: `field: message (+N more)`."""
-    field, message = first_problem(exc)
-    return f"{field}: {message}" if field else message
+            raise InputError.at(path, f"bad sample: {brief(e)}", lineno) from None
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
@@ -518,13 +512,13 @@ def read_results(run_dir: str | Path) -> Results | None:
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as e:
-        raise InputError.at(path, f"bad results: {_brief(e)}") from None
+        raise InputError.at(path, f"bad results: {brief(e)}") from None
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError.at(path, "written by proctor 0.1; re-run the same command to rewrite it")
     try:
         return Results.model_validate(data)
     except ValueError as e:
-        raise InputError.at(path, f"bad results: {_brief(e)}") from None
+        raise InputError.at(path, f"bad results: {brief(e)}") from None
 
 
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
@@ -545,7 +539,7 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     try:
         return Manifest.model_validate(json.loads(read_text(mpath)))
     except (json.JSONDecodeError, ValueError) as e:
-        raise InputError.at(mpath, f"bad manifest: {_brief(e)}") from None
+        raise InputError.at(mpath, f"bad manifest: {brief(e)}") from None
 
 
 def read_run(run_dir: str | Path) -> RunLog:

@@ -143,7 +143,7 @@ def _rows(path: Path) -> list[tuple[int, LmEvalSample]]:
         try:
             rows.append((line, LmEvalSample.model_validate(value)))
         except ValidationError as e:
-            field, message = first_problem(e)
+            field, message, _ = first_problem(e)
             problems.append(Problem(str(path), line, f"not an lm-eval sample: {message}", field))
     if problems:
         raise InputError(problems)

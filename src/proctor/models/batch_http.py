@@ -28,7 +28,7 @@ import aiohttp
 import yarl
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
-from ..errors import ProctorError
+from ..errors import ProctorError, first_problem
 from ..limits import _env_int
 from ..redact import redact_text, redact_url
 from ._http import RETRY_STATUSES, RequestFailed, RetryPolicy, max_body_bytes, new_session, parse_retry_after
@@ -71,9 +71,8 @@ def parse_status(model: type[M], data: object, what: str, status: str) -> M:
 
 def shape_problem(e: ValidationError) -> str:
     """The first problem of a validation error, short: `id: Field required`."""
-    first = e.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in first["loc"]) or "the reply"
-    return f"{where}: {first['msg']}"[:200]
+    where, message, _ = first_problem(e)
+    return f"{where or 'the reply'}: {message}"[:200]
 
 
 def max_batch_bytes() -> int:

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import first_problem
 from .base import Generation
 
 _STRICT = ConfigDict(extra="ignore", strict=True, frozen=True)
@@ -97,9 +98,8 @@ def _validate(kind: type[BaseModel], data: Any) -> Any:
     try:
         return kind.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "body"
-        raise InvalidReply(f"invalid reply: {where}: {first['msg']} ({e.error_count()} problem(s))") from None
+        where, message, count = first_problem(e)
+        raise InvalidReply(f"invalid reply: {where or 'body'}: {message} ({count} problem(s))") from None
     except RecursionError:
         raise InvalidReply("invalid reply: nested too deeply") from None
 
