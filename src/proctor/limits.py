@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,15 +88,12 @@ def yaml_load_located(text: str, path: str | Path) -> tuple[Any, Callable[[Seque
     node = yaml_compose(text, path)
     if node is None:
         return None, lambda loc: None
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_document(node), lambda loc: _yaml_line(node, loc)
-    except RecursionError:
-        raise InputError.at(path, f"YAML nested too deeply (limit {MAX_YAML_DEPTH})") from None
-    except yaml.YAMLError as e:
-        raise _malformed(path, e) from None
-    finally:
-        loader.dispose()
+    with _yaml_refusals(path):
+        loader = yaml.SafeLoader("")
+        try:
+            return loader.construct_document(node), lambda loc: _yaml_line(node, loc)
+        finally:
+            loader.dispose()
 
 
 def _yaml_line(root: Any, loc: Sequence[int | str]) -> int | None:
@@ -120,21 +118,28 @@ def yaml_compose(text: str, path: str | Path) -> Any:
     None for an empty document."""
     import yaml
 
-    try:
+    with _yaml_refusals(path):
         loader = yaml.SafeLoader(text)  # the reader refuses control characters already here
-    except yaml.YAMLError as e:
-        raise _malformed(path, e) from None
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _check_yaml_graph(node, path)
+            return node
+        finally:
+            loader.dispose()
+
+
+@contextmanager
+def _yaml_refusals(path: str | Path) -> Iterator[None]:
+    """PyYAML's errors and a stack overflow while reading `path` as `InputError`s."""
+    import yaml
+
     try:
-        node = loader.get_single_node()
-        if node is not None:
-            _check_yaml_graph(node, path)
-        return node
+        yield
     except RecursionError:
         raise InputError.at(path, f"YAML nested too deeply (limit {MAX_YAML_DEPTH})") from None
     except yaml.YAMLError as e:
         raise _malformed(path, e) from None
-    finally:
-        loader.dispose()
 
 
 def _malformed(path: str | Path, e: Exception) -> InputError:
