@@ -143,8 +143,9 @@ def _rows(path: Path) -> list[tuple[int, LmEvalSample]]:
         try:
             rows.append((line, LmEvalSample.model_validate(value)))
         except ValidationError as e:
-            field, message, _ = first_problem(e)
-            problems.append(Problem(str(path), line, f"not an lm-eval sample: {message}", field))
+            field, message, count = first_problem(e)
+            more = f" (+{count - 1} more)" if count > 1 else ""
+            problems.append(Problem(str(path), line, f"not an lm-eval sample: {message}{more}", field))
     if problems:
         raise InputError(problems)
     return rows
