@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 
 from ..errors import InputError
+from ..metrics.accuracy import scored_scores
 from ..runlog import MetricBlock, RunLog, Sample
 
 
@@ -21,14 +22,9 @@ def overall_accuracy(log: RunLog) -> MetricBlock:
     return log.results.overall
 
 
-def scored(samples: Sequence[Sample]) -> list[Sample]:
-    """The samples accuracy counts (scored, with a score): errors and unscored ones are never among them."""
-    return [s for s in samples if s.scored and s.score is not None]
-
-
 def stderr(samples: Sequence[Sample]) -> float | None:
     """Standard error of the mean score over the scored samples (sample standard deviation / √n), None under 2."""
-    values = [s.score for s in scored(samples) if s.score is not None]
+    values = scored_scores(samples)
     n = len(values)
     if n < 2:
         return None

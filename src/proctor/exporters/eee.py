@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, ProctorError
+from ..metrics.accuracy import counted
 from ..runlog import Outcome, RunLog, Sample
 from ..textio import dumps_jsonl, write_text_atomic
-from ._common import dataset_name, model_name, model_spec, overall_accuracy, scored, stderr
+from ._common import dataset_name, model_name, model_spec, overall_accuracy, stderr
 
 _LOCAL = ("hf", "vllm", "scripted")  # backends whose weights proctor runs itself
 INSTALL = ("pip install 'proctor-eval[eee]' (Python 3.12+), or on 3.11: "
@@ -157,7 +158,7 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
 
 def _counts(samples: Sequence[Sample]) -> dict[str, int]:
     """How many samples there are, how many accuracy is over, how many errored, how many have no score else."""
-    n_scored, n_errors = len(scored(samples)), sum(s.outcome is Outcome.ERROR for s in samples)
+    n_scored, n_errors = len(counted(samples)), sum(s.outcome is Outcome.ERROR for s in samples)
     return {"n_samples": len(samples), "n_scored": n_scored, "n_errors": n_errors,
             "n_unscored": len(samples) - n_scored - n_errors}
 
@@ -187,7 +188,7 @@ def instance_rows(log: RunLog, model_id: str) -> list[dict[str, Any]]:
     from every_eval_ever.converters import SCHEMA_VERSION
 
     rows = []
-    for s in sorted(scored(log.samples), key=lambda s: (s.item_id, s.epoch)):
+    for s in sorted(counted(log.samples), key=lambda s: (s.item_id, s.epoch)):
         row: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id(log, model_id), "model_id": model_id,
             "evaluation_name": dataset_name(log), "evaluation_result_id": f"{dataset_name(log)}/accuracy",

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, ProctorError
+from ..metrics.accuracy import counted
 from ..runlog import Outcome, RunLog, Sample
 from ..safepath import safe_component
-from ._common import dataset_name, model_spec, overall_accuracy, scored, stderr
+from ._common import dataset_name, model_spec, overall_accuracy, stderr
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample, EvalSpec
@@ -66,7 +67,7 @@ def eval_log(log: RunLog) -> EvalLog:
         extra = {"stderr": stderr(log.samples), "ci_low": overall.ci_low, "ci_high": overall.ci_high}
         metrics = {name: EvalMetric(name=name, value=value)
                    for name, value in {"accuracy": overall.accuracy, **extra}.items() if value is not None}
-    n_scored = len(scored(log.samples))
+    n_scored = len(counted(log.samples))
     score = EvalScore(name=SCORER, scorer=str(m.scorer.get("scorer") or m.mode), scored_samples=n_scored,
                       unscored_samples=len(log.samples) - n_scored, metrics=metrics,
                       reducer="mean" if m.epochs > 1 else None,

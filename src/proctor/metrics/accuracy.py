@@ -16,9 +16,14 @@ from ..stats import accuracy_ci
 from .base import RunContext
 
 
+def counted(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples accuracy counts: scored, with a score (errors and unscored samples never are)."""
+    return [s for s in samples if s.scored and s.score is not None]
+
+
 def scored_scores(samples: Sequence[Sample]) -> list[float]:
-    """The scores that count: scored samples with a score (errors and unscored samples never do)."""
-    return [s.score for s in samples if s.scored and s.score is not None]
+    """The scores that count (`counted`)."""
+    return [s.score for s in counted(samples) if s.score is not None]
 
 
 def mean_score(samples: Sequence[Sample]) -> float | None:
@@ -29,7 +34,7 @@ def mean_score(samples: Sequence[Sample]) -> float | None:
 
 def group_block(samples: Sequence[Sample], seed: int = 0) -> MetricBlock:
     """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval)."""
-    scored = [s for s in samples if s.scored and s.score is not None]
+    scored = counted(samples)
     n_no_answer = sum(s.outcome is Outcome.NO_ANSWER for s in samples)
     n_truncated = sum(s.outcome is Outcome.TRUNCATED for s in samples)
     n_answered = sum(s.outcome is not Outcome.ERROR for s in samples)
