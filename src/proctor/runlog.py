@@ -192,7 +192,7 @@ class Sample(_Log):
     extracted: str | None = None
     extraction_rule: str | None = None  # which rule found the answer ("none" when none did)
     ambiguous: bool | None = None  # the reference rule and proctor's reader disagree (None: only one read it)
-    score: float | None = None  # in [0, 1]; None when unscored or errored
+    score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None  # None when unscored or errored
     outcome: Outcome
     error: str | None = None
     input_tokens: int | None = None

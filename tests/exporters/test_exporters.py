@@ -67,3 +67,16 @@ def test_an_unwritable_destination_is_a_clear_error(mixed_run: Path, tmp_path: P
     blocker.write_text("")
     with pytest.raises(InputError, match=r"file/out: cannot write here"):
         exporters.export([mixed_run], "llmwc", blocker / "out")
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-0.5", "7.5"])
+def test_a_hand_edited_score_outside_0_1_is_refused_with_its_line(mixed_run: Path, tmp_path: Path, bad: str) -> None:
+    """A NaN score would be written into EEE's samples file as the non-JSON `NaN`; 7.5 would count as accuracy."""
+    samples = mixed_run / "samples.jsonl"
+    lines = samples.read_text().splitlines()
+    lines[0] = lines[0].replace('"score":1.0', f'"score":{bad}')
+    assert bad in lines[0]
+    samples.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"samples.jsonl:1: .*score"):
+        exporters.export([mixed_run], "llmwc", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
