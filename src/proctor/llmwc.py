@@ -28,7 +28,7 @@ from pydantic import (
 from .errors import InputError, Problem
 from .redact import redact_url
 from .safepath import distinct_components
-from .textio import read_text
+from .textio import lone_surrogate, read_text
 
 if TYPE_CHECKING:
     from .scoring.extract import AnswerRule
@@ -287,26 +287,6 @@ class ResultRow(BaseModel):
 
 
 ROWS = TypeAdapter(list[ResultRow])
-
-
-def lone_surrogate(value: Any, loc: tuple[int | str, ...] = ()) -> tuple[int | str, ...] | None:
-    """Where in JSON-like `value` a string holds a lone surrogate (not Unicode, cannot be written), else None."""
-    if isinstance(value, str):
-        return loc if _SURROGATE.search(value) else None
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found = lone_surrogate(k, (*loc, "<key>")) or lone_surrogate(v, (*loc, str(k)))
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for i, v in enumerate(value):
-            found = lone_surrogate(v, (*loc, i))
-            if found is not None:
-                return found
-    return None
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def read_layout_file(path: Path, model: type[BaseModel] | TypeAdapter[Any]) -> Any:

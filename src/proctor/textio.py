@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -86,6 +87,36 @@ def parse_json(text: str, path: str | Path, line: int | None = None) -> Any:
         raise InputError.at(path, "JSON nested too deeply", line) from None
     except ValueError as e:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
         raise InputError.at(path, f"unreadable JSON: {e}", line) from None
+
+
+def lone_surrogate(value: Any, loc: tuple[int | str, ...] = ()) -> tuple[int | str, ...] | None:
+    """Where in JSON-like `value` a string holds a lone surrogate (not Unicode, cannot be written), else None."""
+    if isinstance(value, str):
+        return loc if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = lone_surrogate(k, (*loc, "<key>")) or lone_surrogate(v, (*loc, str(k)))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = lone_surrogate(v, (*loc, i))
+            if found is not None:
+                return found
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def refuse_lone_surrogate(value: Any, path: str | Path, line: int | None = None) -> None:
+    """An `InputError` at `path:line` naming where parsed JSON `value` holds a lone surrogate (JSON may escape
+    one; no UTF-8 file can hold it, so the run written from it would fail half-way)."""
+    bad = lone_surrogate(value)
+    if bad is not None:
+        where = ".".join(map(str, bad))
+        raise InputError.at(path, f"text with a lone surrogate (\\ud800-\\udfff escape) at {where}: not valid Unicode",
+                            line)
 
 
 def iter_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, Any]]:

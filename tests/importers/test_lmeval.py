@@ -138,3 +138,24 @@ def test_a_task_name_that_would_climb_out_is_refused(lmeval_results: Path, tmp_p
     results.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"task name '../../etc/passwd' cannot name a samples file"):
         read_all([results], ImportOptions())
+
+
+def test_text_with_a_lone_surrogate_is_refused_with_its_line(lmeval_results: Path, tmp_path: Path) -> None:
+    """JSON may escape a lone surrogate (\\ud800) that no UTF-8 file can hold: it was read, then writing the run
+    raised a serialization traceback."""
+    results = _copy(lmeval_results, tmp_path / "copy")
+    samples = samples_file(results, "demo_mc")
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    rows[1]["doc"]["identifier"] = "demo\udc00"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match=rf"{samples}:2: .*lone surrogate"):
+        read_all([results], ImportOptions(item_id="identifier"))
+
+
+def test_a_results_file_with_a_lone_surrogate_is_refused(lmeval_results: Path, tmp_path: Path) -> None:
+    results = _copy(lmeval_results, tmp_path / "copy")
+    data = json.loads(results.read_text())
+    data["model_name"] = "m\udc00"
+    results.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=rf"{results}: .*lone surrogate .* at model_name:"):
+        read_all([results], ImportOptions())

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, Problem, first_problem
 from ..runlog import Sample
-from ..textio import iter_jsonl, load_json
+from ..textio import iter_jsonl, load_json, refuse_lone_surrogate
 from .base import (
     ImportedRun,
     ImportOptions,
@@ -64,6 +64,7 @@ def looks_like(data: Any) -> bool:
 def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
     """Every task of one results file, each with its samples file found beside it."""
     data = load_json(path)
+    refuse_lone_surrogate(data, path)
     if not looks_like(data):
         raise InputError.at(path, "not an lm-eval results file (no 'results' and 'configs')")
     tasks = [t for t, c in data["configs"].items() if isinstance(c, dict)]
@@ -141,7 +142,10 @@ def _rows(path: Path) -> list[tuple[int, LmEvalSample]]:
     rows: list[tuple[int, LmEvalSample]] = []
     for line, value in iter_jsonl(path, problems):
         try:
+            refuse_lone_surrogate(value, path, line)
             rows.append((line, LmEvalSample.model_validate(value)))
+        except InputError as e:
+            problems.extend(e.problems)
         except ValidationError as e:
             field, message, count = first_problem(e)
             more = f" (+{count - 1} more)" if count > 1 else ""
