@@ -72,6 +72,16 @@ def redact_url(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
 
 
+def url_secrets(url: str) -> list[str]:
+    """The literal values `redact_url` would hide in `url`'s query (`?key=…`, `?api-key=…`): to register, so a
+    server that echoes its request line (a relative path, no scheme) cannot put them into a message."""
+    try:
+        pairs = urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True)
+    except ValueError:
+        return []
+    return [v for k, v in pairs if _is_secret(k) and v]
+
+
 def redact_text(text: str) -> str:
     """Free text with every URL redacted and bearer tokens, `sk-…` keys and registered secrets masked."""
     text = redact_secrets(text)
@@ -116,4 +126,5 @@ def split_credentials(urls: Sequence[str]) -> tuple[list[str], str | None]:
     return clean, next(iter(keys), None)
 
 
-__all__ = ["MASK", "redact", "redact_secrets", "redact_text", "redact_url", "register_secret", "split_credentials"]
+__all__ = ["MASK", "redact", "redact_secrets", "redact_text", "redact_url", "register_secret", "split_credentials",
+           "url_secrets"]

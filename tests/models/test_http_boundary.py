@@ -94,6 +94,20 @@ def test_key_in_base_url_is_sent_and_never_written(tmp_path: Path, monkeypatch: 
         assert b"SECRETKEY42" not in f.read_bytes(), f
 
 
+def test_a_key_only_in_the_base_urls_query_is_masked_when_the_server_echoes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`?key=…` (Gemini, Azure's `api-key`) is a credential too: a server that echoes its request line in an
+    error body must not put it into the error records."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with hostile_server() as srv:
+        srv.status, srv.body = 500, b'{"error": "no route POST /v1/chat/completions?key=QUERYSECRET77"}'
+        _run(tmp_path, srv.base_url + "?key=QUERYSECRET77")
+    errors = [s["error"] for s in _samples(tmp_path)]
+    assert errors and all(isinstance(e, str) and "HTTP 500" in e for e in errors)
+    for f in [p for p in tmp_path.rglob("*") if p.is_file()]:
+        assert b"QUERYSECRET77" not in f.read_bytes(), f
+
+
 def test_command_line_key_is_redacted_in_manifest_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
 

@@ -28,7 +28,7 @@ import yarl
 
 from .. import progress
 from ..errors import ProctorError
-from ..redact import redact_text, redact_url, register_secret, split_credentials
+from ..redact import redact_text, redact_url, register_secret, split_credentials, url_secrets
 from ._aimd import AdaptiveLimit
 from .base import ModelBase
 from .replies import InvalidReply
@@ -414,6 +414,8 @@ class HTTPModel(ModelBase):
         for name, value in headers.items():
             if name.lower() in CREDENTIAL_HEADERS:
                 register_secret(value.removeprefix("Bearer "))  # masked wherever a server echoes it back
+        for secret in (s for u in urls for s in url_secrets(u)):
+            register_secret(secret)  # a key in the base URL's query, the same way
         policy = RetryPolicy(max_retries=max_retries, timeout=timeout, backoff_base=backoff_base)
         self.http = HTTPBackend(urls, headers, concurrency=concurrency, policy=policy, seed=seed)
 
