@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from .errors import InputError, ProctorError, brief
 from .textio import read_bytes, read_text, write_json_atomic
@@ -209,6 +209,20 @@ class Sample(_Log):
         return self.outcome in SCORED_OUTCOMES
 
 
+def _iso_time(value: str) -> str:
+    """`value` unchanged if it is an ISO 8601 time (what proctor writes), else a ValueError saying so."""
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 time") from None
+    return value
+
+
+IsoTime = Annotated[str, AfterValidator(_iso_time)]
+
+
 class Manifest(_Log):
     """Provenance: everything that produced the run."""
 
@@ -239,8 +253,8 @@ class Manifest(_Log):
     command: list[str] | None = None
     identity: dict[str, Any] = Field(default_factory=dict)  # the settings that make this run this run
     host: dict[str, Any] = Field(default_factory=dict)
-    started_at: str
-    finished_at: str | None = None
+    started_at: IsoTime
+    finished_at: IsoTime | None = None
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run

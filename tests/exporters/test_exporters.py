@@ -80,3 +80,17 @@ def test_a_hand_edited_score_outside_0_1_is_refused_with_its_line(mixed_run: Pat
     with pytest.raises(InputError, match=r"samples.jsonl:1: .*score"):
         exporters.export([mixed_run], "llmwc", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("field", ["started_at", "finished_at"])
+def test_a_hand_edited_time_that_is_not_iso_8601_is_refused(mixed_run: Path, tmp_path: Path, field: str) -> None:
+    """`--to inspect` parsed it inside Inspect's models: a pydantic traceback, exit 1."""
+    import json
+
+    manifest = mixed_run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data[field] = "not a date"
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=rf"manifest.json: .*{field}.*ISO 8601"):
+        exporters.export([mixed_run], "inspect", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
