@@ -94,3 +94,18 @@ def test_a_hand_edited_time_that_is_not_iso_8601_is_refused(mixed_run: Path, tmp
     with pytest.raises(InputError, match=rf"manifest.json: .*{field}.*ISO 8601"):
         exporters.export([mixed_run], "inspect", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_name_too_long_for_the_file_system_names_the_destination_not_the_staging_folder(
+        mixed_run: Path, tmp_path: Path) -> None:
+    import json
+
+    manifest = mixed_run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["model"] = {"spec": "openai:" + "m" * 400}
+    manifest.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    with pytest.raises(OSError, match="too long") as e:  # the CLI shows `path: what`, exit 2
+        exporters.export([mixed_run], "llmwc", out)
+    assert str(e.value.filename).startswith(f"{out}/models/mmm")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed"]

@@ -68,7 +68,16 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
     try:
         written = exporter(logs, staging)
         staging.replace(target)  # an empty `out` is replaced whole; nothing else exists there
+    except OSError as e:  # a name too long for the file system, a full disk, another export that got there first
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OSError(e.errno, e.strerror, str(_as_destination(e.filename, staging, target))) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return [target / p.relative_to(staging) for p in written]
+
+
+def _as_destination(filename: object, staging: Path, target: Path) -> Path:
+    """The path an OSError named, shown where it would have been under `target` (the staging folder is gone)."""
+    path = Path(str(filename)) if filename else staging
+    return target / path.relative_to(staging) if path.is_relative_to(staging) else target
