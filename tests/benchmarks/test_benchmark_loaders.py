@@ -421,7 +421,7 @@ def test_datasets_command_json(capsys: pytest.CaptureFixture[str]) -> None:
         "description": "",
         "max_tokens": 4000,
         "answer_rules": {"five_shot": "tiger-lab-mmlu-pro", "tiger-api": "tiger-lab-mmlu-pro",
-                         "tiger-local": "tiger-lab-mmlu-pro", "chain_of_thought": None, "zero_shot": None},
+                         "tiger-local": "tiger-lab-mmlu-pro-local", "chain_of_thought": None, "zero_shot": None},
     }
 
 

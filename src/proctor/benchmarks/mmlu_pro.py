@@ -327,7 +327,7 @@ def _find(directory: Path, split: str) -> Path | None:
 # instruction with no examples, which no script sends; zero_shot: a bare letter after "Answer: ") are read by
 # proctor's reader
 ANSWER_RULES_BY_KIND: dict[str, str | None] = {FIVE_SHOT: "tiger-lab-mmlu-pro", TIGER_API: "tiger-lab-mmlu-pro",
-                                               TIGER_LOCAL: "tiger-lab-mmlu-pro", CHAIN_OF_THOUGHT: None,
+                                               TIGER_LOCAL: "tiger-lab-mmlu-pro-local", CHAIN_OF_THOUGHT: None,
                                                ZERO_SHOT: None}
 
 BENCHMARKS = (

@@ -132,8 +132,10 @@ def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: s
         return robust
     reference = _score_reference(item, text, rule)
     readings = Readings(
-        reference=Reading(reader=rule.name, rule=reference.extraction_rule or "none", answer=reference.extracted),
-        robust=Reading(reader="proctor", rule=robust.extraction_rule or "none", answer=robust.extracted),
+        reference=Reading(reader=rule.name, rule=reference.extraction_rule or "none", answer=reference.extracted,
+                          score=reference.score, level=rule.level(reference.extraction_rule)),
+        robust=Reading(reader="proctor", rule=robust.extraction_rule or "none", answer=robust.extracted,
+                       score=robust.score),
         scored_by="robust" if extract == ROBUST else "reference",
     )
     chosen = robust if extract == ROBUST else reference
@@ -231,6 +233,8 @@ class GenerationScorer:
     mode: str = "generate"
     capability: Capability = Capability.GENERATE
     extract: str = REFERENCE  # which reading scores where the benchmark declares a reference rule (--extract)
+    answer_rule: str | None = None  # the name of the prompt kind's reference rule (None: proctor's reader alone)
+    no_answer: str = "wrong"  # how results count a reply no rule read (--no-answer, else the rule's default)
 
     def check(self, task: Task) -> None:
         if self.prompt_kind not in task.prompts.kinds:
@@ -248,7 +252,8 @@ class GenerationScorer:
         from .extract import EXTRACTOR_VERSION
 
         return {"scorer": self.kind, "prompt_kind": self.prompt_kind, "generation": self.settings.as_dict(),
-                "extractor": EXTRACTOR_VERSION, "extract": self.extract}
+                "extractor": EXTRACTOR_VERSION, "extract": self.extract, "answer_rule": self.answer_rule,
+                "no_answer": self.no_answer}
 
     def template_hash(self, task: Task) -> str:
         return task.prompts.template_hash(self.prompt_kind)
