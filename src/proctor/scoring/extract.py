@@ -603,6 +603,9 @@ class AnswerRule:
     # value of their random draw); the default of --no-answer for the prompt kinds this rule reads
     no_answer: Literal["wrong", "guess"] = "wrong"
     levels: Mapping[str, int] = field(default_factory=dict)  # rule name → the level of the authors' chain it is
+    # the letters it reads name the options as upstream stores them ("N/A" padding included: lm-eval), not as
+    # proctor's item does (padding dropped): `scorers` maps them onto the item's before comparing
+    upstream_letters: bool = False
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""
@@ -619,7 +622,8 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         AnswerRule(TIGER_LOCAL_RULE, "choice", "TIGER-AI-Lab/MMLU-Pro evaluate_from_local.py@f418b116 extract_answer"
                    " (levels 1-3; unread: a guess)", read_mmlu_pro_local, no_answer="guess", levels=TIGER_LEVELS),
         AnswerRule(LMEVAL_RULE, "choice", f"EleutherAI/lm-evaluation-harness {LMEVAL_VERSION} lm_eval/tasks/mmlu_pro/"
-                   "_default_template_yaml filter custom-extract (unread: wrong)", read_lmeval_mmlu_pro),
+                   "_default_template_yaml filter custom-extract (unread: wrong)", read_lmeval_mmlu_pro,
+                   upstream_letters=True),
         AnswerRule("gpqa-baselines", "choice", "idavidrein/gpqa baselines/run_baseline.py parse_sampled_answer", read_gpqa),
         AnswerRule("matharena-aime", "number", "iamsikun/llm-wc src/llm_wc/matharena.py@188f45b extract_answer", read_aime,
                    same=same_integer),

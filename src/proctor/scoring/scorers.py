@@ -152,10 +152,26 @@ def _applies(rule: AnswerRule, item: Item) -> bool:
 
 def _score_reference(item: Item, text: str, rule: AnswerRule) -> Scored:
     ex = rule.read(text)
+    if rule.upstream_letters and ex.answer is not None:
+        ex = _item_letter(item, ex)
     if item.modality.is_choice:
         letters = item.modality.letters
         return _graded(ex, item.accepted, rule.same or _same_letter, letters=letters)
     return _graded(ex, item.accepted, rule.same or _same_number, compare="numeric")
+
+
+def _item_letter(item: Item, ex: Extraction) -> Extraction:
+    """A letter naming an option as upstream stores them (`metadata.options_raw`, "N/A" padding included) turned
+    into the item's letter for that option; a letter naming a padding "N/A" stays a letter the item lacks
+    (wrong). Items without padding are unchanged."""
+    raw = item.metadata.get("options_raw")
+    if not isinstance(raw, list) or ex.answer is None or len(ex.answer) != 1:
+        return ex
+    index = ord(ex.answer.upper()) - ord("A")
+    if not 0 <= index < len(raw) or str(raw[index]).strip() == "N/A":
+        return replace(ex, answer="N/A") if 0 <= index < len(raw) else ex
+    kept = sum(1 for o in raw[:index] if str(o).strip() != "N/A")
+    return replace(ex, answer=chr(ord("A") + kept))
 
 
 def _same_reading(a: str | None, b: str | None) -> bool:
