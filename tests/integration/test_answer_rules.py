@@ -36,20 +36,17 @@ def _mmlu_pro_dir(tmp: Path) -> Path:
     return folder
 
 
-def _run(cli: Any, tmp: Path, data: Path, reply: str, name: str, *extra: str) -> tuple[Path, str]:
+def _run(cli: Any, tmp: Path, data: Path, reply: str, name: str, *extra: str, model: str = "") -> tuple[Path, str]:
+    """`proctor run mmlu-pro` answering `reply` to every question (or as the scripted `model` says)."""
     out = tmp / name
-    res = cli("run", "mmlu-pro", "--data-file", data, "--model", f"scripted:fixed={reply}", "-o", out,
+    res = cli("run", "mmlu-pro", "--data-file", data, "--model", model or f"scripted:fixed={reply}", "-o", out,
               "--store", tmp / "store.sqlite", "--no-progress", *extra)
     assert res.code == 0, res.err
     return out, res.out
 
 
 def _replayed(cli: Any, tmp: Path, data: Path, script: Path, name: str, *extra: str) -> tuple[Path, str]:
-    out = tmp / name
-    res = cli("run", "mmlu-pro", "--data-file", data, "--model", f"scripted:file={script}", "-o", out,
-              "--store", tmp / "store.sqlite", "--no-progress", *extra)
-    assert res.code == 0, res.err
-    return out, res.out
+    return _run(cli, tmp, data, "", name, *extra, model=f"scripted:file={script}")
 
 
 def test_one_and_two_option_rows_run_and_both_readings_are_kept(cli: Any, tmp_path: Path) -> None:
