@@ -70,6 +70,18 @@ def test_a_rule_without_levels_has_no_block() -> None:
     assert summarize([sample]).answer_reading is None
 
 
+def _without_level(s: Sample) -> Sample:
+    readings = s.details.readings  # type: ignore[union-attr]
+    reference = readings.reference.model_copy(update={"level": None})
+    details = s.details.model_copy(update={"readings": readings.model_copy(update={"reference": reference})})
+    return s.model_copy(update={"details": details})
+
+
+def test_samples_from_before_the_levels_have_no_block() -> None:
+    """A run recorded before levels were (a reading with an answer but no level) is not guessed at."""
+    assert summarize([_without_level(s) for s in leveled_samples()]).answer_reading is None
+
+
 def _run_dir(root: Path) -> Path:
     d = root / "run"
     d.mkdir()

@@ -23,12 +23,17 @@ def _readings(s: Sample) -> Readings | None:
 
 
 def _leveled_rule(samples: Sequence[Sample]) -> str | None:
-    """The reference rule with levels that read these samples (None: none did)."""
+    """The reference rule with levels that read these samples (None: none did, or the samples predate the
+    recorded levels: an answer read without a level)."""
+    found = None
     for s in samples:
         r = _readings(s)
-        if r is not None and (rule := ANSWER_RULES.get(r.reference.reader)) is not None and rule.levels:
-            return rule.name
-    return None
+        if r is None or (rule := ANSWER_RULES.get(r.reference.reader)) is None or not rule.levels:
+            continue
+        if r.reference.answer is not None and r.reference.level is None:
+            return None
+        found = rule.name
+    return found
 
 
 class AnswerReadingMetric:
