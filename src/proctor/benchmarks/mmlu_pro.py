@@ -162,6 +162,7 @@ class MmluProPrompts(RenderedPrompts):
       of cot_prompt_lib/initial_prompt.txt, then the first k validation examples, k from 5 down until the
       prompt has fewer than 4096 - 2048 tokens by the model's tokenizer (`count_tokens`; without one, five);
       generation stops at "Question:".
+    - `lm-eval`: lm-evaluation-harness's `mmlu_pro_<category>` context (`lmeval_prompt`); read by its rule.
     - `chain_of_thought`: the API format with no examples; `zero_shot`: proctor's direct-answer variant.
     """
 
