@@ -189,6 +189,7 @@ def run(
     progress: options.ShowProgress = None,
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
     shard: ShardOpt = None,
+    cluster: options.Cluster = None,
     llmwc_config: LlmwcConfig = None,
     model_options: options.ModelOptions | None = None,
 ) -> None:
@@ -246,6 +247,8 @@ def run(
         load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category)
         for name in datasets
     ]
+    for task in tasks:  # a reporting choice: recorded in the manifest and results.json, not in the run id
+        task.cluster = options.cluster_choice(cluster, task.cluster)
     config = RunConfig(
         mode=mode,  # type: ignore[arg-type]  # checked above
         prompt_kind=prompt, settings=settings, epochs=epochs, judge_agreement=judge_agreement,

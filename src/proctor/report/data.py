@@ -236,6 +236,17 @@ class RunSummary:
         return self.results.overall
 
     @property
+    def clustering(self) -> str | None:
+        """A sentence on the clustered interval when it differs materially from the naive one (else None)."""
+        o = self.results.overall
+        if self.results.cluster is None or not o.cluster_differs:
+            return None
+        deff = f", design effect {o.design_effect:.2f}" if o.design_effect is not None else ""
+        return (f"clustered by {self.results.cluster} ({o.n_clusters} clusters{deff}): the interval counts clusters; "
+                f"treating items as independent gives [{100 * (o.naive_ci_low or 0):.1f}, "
+                f"{100 * (o.naive_ci_high or 0):.1f}]")
+
+    @property
     def by_category(self) -> dict[str, MetricBlock]:
         return self.results.by_category
 

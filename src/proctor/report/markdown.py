@@ -159,7 +159,8 @@ def render_markdown(data: ReportData) -> str:
             *(_cell(fs.get(k, "—")) for k in ("mode", "prompt", "settings")),
             f"{_fmt_int(o.n_scored)} / {_fmt_int(o.n)}",
             _pct(o.accuracy),
-            f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]",
+            f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]" + (
+                f" (naive [{_pct(o.naive_ci_low)}, {_pct(o.naive_ci_high)}])" if r.clustering else ""),
             _pct(r.macro_accuracy),
             _fmt_int(o.n_errors),
             f"{_pct(o.no_answer_rate)} ({_fmt_int(o.n_no_answer)})",
@@ -172,6 +173,8 @@ def render_markdown(data: ReportData) -> str:
             f"truncated answers count as {counted} (--truncated-as)."), ""]
     out += _notices(data)
     out += _table(head, rows, {5, 6, 8, 9, 10, 11, 12})
+    clustered = [f"- {_cell(r.model)}: {_cell(r.clustering)}." for r in runs if r.clustering]
+    out += ["", *clustered, ""] if clustered else []
     out += _comparison(data)
     out += _epochs_and_judge(runs)
     out += _truncation_and_cost(runs)
