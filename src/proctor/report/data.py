@@ -426,8 +426,10 @@ def load(
     *,
     store: str | Path | None = None,
     history: Sequence[Mapping[str, Any]] | None = None,
+    mix_settings: bool = False,
 ) -> ReportData:
-    """Read every run and compute what the report shows.
+    """Read every run and compute what the report shows (`mix_settings`: compare runs of the same items under
+    different settings too, as `proctor.comparable` allows).
 
     `history` — explicit points ({started_at, accuracy, ci_low, ci_high}, optionally model/dataset; without
     them a point belongs to the first run's model and dataset). Otherwise the history store is asked.
@@ -469,4 +471,4 @@ def load(
     from .comparisons import comparison_section
 
     return ReportData(runs, cov, hist, datetime.now().astimezone().isoformat(timespec="seconds"), aborted=aborted,
-                      warnings=warnings, comparisons=comparison_section(runs))
+                      warnings=warnings, comparisons=comparison_section(runs, mix_settings=mix_settings))

@@ -133,12 +133,13 @@ def _comparison(data: ReportData) -> list[str]:
     names = run_names(data.runs)
     out = ["", "## Comparison", "",
            ("Paired, on the items both runs scored: A − B in points, 95% interval (Tango's score interval for 0/1 "
-            "scores; a paired bootstrap with a Wilson floor for graded scores), McNemar's exact test.")]
+            "scores; a paired bootstrap with a Wilson floor for graded scores), McNemar's exact test, Holm-adjusted over "
+            "each group's pairs; MDE: the smallest difference the shared items detect at 80% power.")]
     for g in cmp.groups:
         out += ["", f"### {_cell(g.label)}" + (" (the best against each of the rest)" if g.best_vs_rest else ""), ""]
         rows = [[_cell(names[p.a]), _cell(names[p.b]), _fmt_int(o.n), points(o.diff), o.interval_text(),
-                 p_cell(o.p_value)] for p in g.pairs for o in [p.record.overall]]
-        out += _table(["A", "B", "Shared", "A − B", "95% CI", "p"], rows, {2, 3, 4, 5})
+                 p_cell(o.p_value), p_cell(o.p_decisive), o.mde_text()] for p in g.pairs for o in [p.record.overall]]
+        out += _table(["A", "B", "Shared", "A − B", "95% CI", "p", "Holm p", "MDE"], rows, {2, 3, 4, 5, 6, 7})
         out += [""] + [f"- {_cell(p.record.overall.verdict(names[p.a], names[p.b]))}" for p in g.pairs]
         out += [f"- {_cell(n)}" for n in g.notes]
     if cmp.apart:
