@@ -162,7 +162,7 @@ def leaderboards(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0, 
     """One board per setting (newest first) of each model's latest run on `dataset`; one board of
     each model's latest run whatever its setting with `mix_settings` (a warning names the settings)."""
     records = _candidates(store, dataset, mode, prompt)
-    groups: dict[str, list[RunRecord]] = {}
+    groups: dict[tuple[str | None, ...], list[RunRecord]] = {}
     for rec in records:
         groups.setdefault(group_key(rec, mix_settings), []).append(rec)
     boards = []
