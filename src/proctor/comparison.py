@@ -97,13 +97,13 @@ def wilson_floor(n: int, z: float = Z) -> float:
     return z * z / (n + z * z)
 
 
-def graded_interval(d: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
+def graded_interval(d: np.ndarray, n_boot: int, seed: int, level: float = LEVEL) -> tuple[float, float]:
     """Paired percentile bootstrap of mean(d), each side widened to at least `wilson_floor` (clipped to [-1, 1])."""
     est = float(d.mean())
     reps = stats.bootstrap_means(d, n_boot, seed)
-    alpha = (1 - LEVEL) / 2
+    alpha = (1 - level) / 2
     lo, hi = (float(v) for v in np.quantile(reps, [alpha, 1 - alpha]))
-    floor = wilson_floor(d.size)
+    floor = wilson_floor(d.size, Z if level == LEVEL else stats.normal_quantile(1 - alpha))
     return max(-1.0, min(lo, est - floor)), min(1.0, max(hi, est + floor))
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from pydantic import BaseModel
+
 from .stats import normal_quantile
 
 ALPHA = 0.05
@@ -71,4 +73,54 @@ def independent_discordance(acc_a: float, acc_b: float) -> float:
     return acc_a * (1 - acc_b) + acc_b * (1 - acc_a)
 
 
-__all__ = ["ALPHA", "POWER", "independent_discordance", "items_needed", "min_detectable", "min_detectable_graded"]
+class Plan(BaseModel):
+    """How many items a paired comparison of two models needs, and whether a dataset has them (`proctor plan`)."""
+
+    delta: float  # the difference of accuracies to detect (a proportion)
+    accuracy: float  # the accuracy the two models are near
+    discordance: float  # the share of items one model gets right and the other wrong
+    discordance_from: str  # "given", "runs <A> and <B>", or "independent errors (an upper bound in practice)"
+    alpha: float
+    power: float
+    items_needed: int
+    dataset: str | None = None
+    dataset_items: int | None = None
+    enough: bool | None = None  # the dataset has items_needed items (None: no dataset named)
+    dataset_mde: float | None = None  # the smallest difference the dataset's items detect
+
+    def lines(self) -> list[str]:
+        """The plan in plain sentences."""
+        pts = f"{100 * self.delta:.1f}"
+        out = [(f"to detect {pts} points between two models near {100 * self.accuracy:.0f}% accuracy "
+               f"(paired, McNemar's test at α = {self.alpha:g}, {100 * self.power:.0f}% power), "
+               f"with {100 * self.discordance:.1f}% of items answered differently ({self.discordance_from}): "
+               f"{self.items_needed:,} items")]
+        if self.dataset_items is not None:
+            mde = "no difference" if self.dataset_mde is None else f"{100 * self.dataset_mde:.1f} points"
+            verdict = "enough" if self.enough else "not enough"
+            out.append(f"{self.dataset} has {self.dataset_items:,} items: {verdict} (it detects {mde} at this power)")
+        return out
+
+
+def plan(delta: float, accuracy: float, discordance: float | None = None, discordance_from: str = "given",
+         n_available: int | None = None, dataset: str | None = None, alpha: float = ALPHA,
+         power: float = POWER) -> Plan:
+    """The items needed to detect `delta` between two models near `accuracy` (`discordance` given, else that of
+    independent errors), and whether `n_available` items suffice."""
+    if not 0 < accuracy < 1:
+        raise ValueError(f"accuracy must be between 0 and 1, got {accuracy}")
+    if discordance is None:
+        hi, lo = min(accuracy + delta / 2, 1.0), max(accuracy - delta / 2, 0.0)
+        discordance = independent_discordance(hi, lo)
+        discordance_from = "independent errors: an upper bound in practice; give --discordance or two runs"
+    need = items_needed(delta, discordance, alpha, power)
+    given = n_available is not None
+    return Plan(delta=delta, accuracy=accuracy, discordance=discordance, discordance_from=discordance_from,
+                alpha=alpha, power=power, items_needed=need, dataset=(dataset or "the dataset") if given else None,
+                dataset_items=n_available, enough=n_available >= need if n_available is not None else None,
+                dataset_mde=min_detectable(n_available, discordance, alpha, power) if n_available is not None
+                else None)
+
+
+__all__ = ["ALPHA", "POWER", "Plan", "independent_discordance", "items_needed", "min_detectable",
+           "min_detectable_graded", "plan"]
