@@ -177,8 +177,11 @@ class PairedDifference(BaseModel):
 
     @property
     def underpowered(self) -> bool:
-        """No difference was detected, and the observed one is below what these items could detect."""
-        return not self.detected and self.mde is not None and abs(self.diff) < self.mde
+        """No difference was detected, and the observed one is below what these items could detect (or, when the
+        runs disagree on so few items that no difference is detectable, at all)."""
+        if self.detected:
+            return False
+        return abs(self.diff) < self.mde if self.mde is not None else self.b10 + self.b01 > 0
 
     def interval_text(self) -> str:
         return f"[{points(self.ci_low)}, {points(self.ci_high)}]"
@@ -198,7 +201,8 @@ class PairedDifference(BaseModel):
             return "borderline, the interval and the exact test disagree" if self.family_size < 2 \
                 else "borderline, the interval and the adjusted test disagree"
         if self.underpowered:
-            return f"underpowered (these items detect {self.mde_text()} points at 80% power)"
+            return (f"underpowered (these items detect {self.mde_text()} points at 80% power)" if self.mde is not None
+                    else "underpowered (too few items to detect any difference at 80% power)")
         return "no detectable difference"
 
     def verdict(self, a: str = "A", b: str = "B") -> str:

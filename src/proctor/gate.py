@@ -51,7 +51,7 @@ class GateCheck(BaseModel):
     decision: Decision
 
     def text(self, max_drop: float) -> str:
-        return (f"{self.group}: candidate − baseline {100 * self.diff:+.1f} points, {100 * self.level:g}% interval "
+        return (f"{self.group}: candidate − baseline {100 * self.diff:+.1f} points, {100 * self.level:.4g}% interval "
                 f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] vs the allowed drop −{100 * max_drop:.1f} "
                 f"on {self.n:,} shared item(s): {self.decision.value}")
 

@@ -1,4 +1,5 @@
-"""`proctor plan | gate`: how many items a comparison needs, and a release gate with exit codes."""
+"""`proctor plan | gate | agree`: how many items a comparison needs, a release gate with exit codes, and two
+backends held to each other."""
 
 from __future__ import annotations
 
@@ -10,18 +11,22 @@ import typer
 
 from ..errors import InputError
 from . import options
+from .history_cmds import _load_scores, _maybe_store
 from .messages import warning
 
-PLAN_EXAMPLES = """Examples:
-
-  proctor plan --delta 2 --accuracy 70                      # independent errors: an upper bound
-  proctor plan --delta 2 --accuracy 70 --discordance 15 --dataset mmlu-pro
-  proctor plan --delta 1 --run runs/model-a --run runs/model-b
+_RUNS = """  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:first -o runs/mmlu-first
+  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:random -o runs/mmlu-random
 """
-GATE_EXAMPLES = """Examples:
+PLAN_EXAMPLES = f"""Examples (the first assumes independent errors: an upper bound):
 
-  proctor gate runs/candidate --baseline runs/release --max-drop 1
-  proctor gate runs/candidate --baseline runs/release --max-drop 2 --per-category --json
+  proctor plan --delta 2 --accuracy 70
+  proctor plan --delta 2 --accuracy 70 --discordance 15 --dataset mmlu-pro
+{_RUNS}  proctor plan --delta 10 --run runs/mmlu-first --run runs/mmlu-random
+"""
+GATE_EXAMPLES = f"""Examples (GO, exit 0, when the candidate is within --max-drop points of the baseline):
+
+{_RUNS}  proctor gate runs/mmlu-first --baseline runs/mmlu-random --max-drop 40
+  proctor gate runs/mmlu-first --baseline runs/mmlu-random --max-drop 90 --per-category --json
 
 Exit status: 0 GO, 1 NO-GO, 3 INCONCLUSIVE, 2 bad input (docs/statistics.md shows it in a CI job).
 """
@@ -45,7 +50,6 @@ def _dataset_items(name: str) -> int:
 def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float, str]:
     """Discordance and mean accuracy of two earlier runs on their shared items."""
     from ..compare import compare_scores
-    from .history_cmds import _load_scores, _maybe_store
 
     if len(refs) != 2:
         raise InputError.at("--run", f"give exactly two runs (--run A --run B), got {len(refs)}")
@@ -66,7 +70,8 @@ def plan(
         help="Share of items one model gets right and the other wrong (default: from --run, else independent "
              "errors, an upper bound).")] = None,
     run: Annotated[list[str] | None, typer.Option(
-        "--run", metavar="RUN", help="Two earlier runs (give --run twice) to take the discordance from.")] = None,
+        "--run", metavar="RUN",
+        help="Two earlier runs (give --run twice) to take the discordance from (default: none).")] = None,
     dataset: Annotated[str | None, typer.Option(
         "--dataset", metavar="NAME|PATH", help="Say whether this dataset has enough items (default: not asked).")] = None,
     items: Annotated[int | None, typer.Option(
@@ -123,7 +128,6 @@ def gate(
     """GO, NO-GO or INCONCLUSIVE: is the candidate within --max-drop points of the baseline, on their shared items?
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
     from ..gate import gate as run_gate
-    from .history_cmds import _load_scores, _maybe_store
 
     if not 0 <= max_drop < 100:
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
@@ -150,7 +154,52 @@ def _print_gate(result: Any) -> None:
         warning(w)
 
 
+AGREE_EXAMPLES = f"""Examples (any two runs of the same items: hf: and vllm: on the same weights, two batch sizes…):
+
+{_RUNS}  proctor agree runs/mmlu-first runs/mmlu-random
+"""
+
+
+def agree(
+    run_a: Annotated[str, typer.Argument(
+        metavar="RUN_A", show_default=False, help="Run directory or recorded run id.")],
+    run_b: Annotated[str, typer.Argument(
+        metavar="RUN_B", show_default=False, help="Run directory or recorded run id (the same items).")],
+    store: options.Store = None,
+    as_json: options.Json = False,
+    save: Annotated[Path | None, typer.Option(
+        "--save", metavar="FILE", help="Also write the agreement record (the --json figures) to FILE (default: not written).")] = None,
+) -> None:
+    """Hold two runs of the same items to each other (two backends, engines, dtypes, batch sizes, shards):
+    per-item log-prob differences, the answers that flip (rate with a 95% interval) and identical outputs."""
+    from ..agree import SHOWN_FLIPS, agreement, read_for_agreement
+    from ..termsafe import escape_control
+
+    with _maybe_store(store) as st:
+        a, b = read_for_agreement(run_a, st), read_for_agreement(run_b, st)
+    got = agreement(a, b)
+    if save is not None:
+        from ..textio import write_json_atomic
+
+        write_json_atomic(save, got.model_dump(mode="json"))
+    if as_json:
+        typer.echo(json.dumps(got.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"A: {escape_control(got.a.model)} ({got.a.run_id[:12]})   B: {escape_control(got.b.model)} "
+               f"({got.b.run_id[:12]})")
+    for line in got.lines():
+        typer.echo(line)
+    for f in got.flips[:SHOWN_FLIPS]:
+        typer.echo(f"  flip {escape_control(f.item_id)}#{f.epoch}: A {escape_control(str(f.answer_a))} → "
+                   f"B {escape_control(str(f.answer_b))}")
+    if len(got.flips) > SHOWN_FLIPS:
+        typer.echo(f"  … and {len(got.flips) - SHOWN_FLIPS} more (--json lists them all)")
+    if got.only_in_a or got.only_in_b:
+        typer.echo(f"left out: {got.only_in_a} answer(s) only in A, {got.only_in_b} only in B")
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
     app.command(epilog=PLAN_EXAMPLES)(plan)
     app.command(epilog=GATE_EXAMPLES)(gate)
+    app.command(epilog=AGREE_EXAMPLES)(agree)

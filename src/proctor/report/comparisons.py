@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from ..agree import Agreement, agreement
 from ..comparable import MIX_HINT, group_key
 from ..compare import compare_scores, provenance_warnings
 from ..comparison import Comparison
@@ -24,11 +25,12 @@ from .data import RunSummary
 
 @dataclass(frozen=True)
 class ComparedPair:
-    """One comparison, with the report's indices of its two runs (A first)."""
+    """One comparison, with the report's indices of its two runs (A first), and how often their answers agree."""
 
     a: int
     b: int
     record: Comparison
+    agreement: Agreement | None = None
 
 
 @dataclass
@@ -81,7 +83,16 @@ def _group_pairs(group: ComparableGroup, by_index: dict[int, RunSummary], scores
         else:
             group.pairs.append(got)
     adjusted = adjust_comparisons([p.record for p in group.pairs])
-    group.pairs = [ComparedPair(p.a, p.b, rec) for p, rec in zip(group.pairs, adjusted, strict=True)]
+    group.pairs = [ComparedPair(p.a, p.b, rec, _agreement(by_index[p.a], by_index[p.b]))
+                   for p, rec in zip(group.pairs, adjusted, strict=True)]
+
+
+def _agreement(a: RunSummary, b: RunSummary) -> Agreement | None:
+    """`proctor agree` of two runs (None when they answered no item in common)."""
+    try:
+        return agreement(a.log, b.log)
+    except ProctorError:
+        return None
 
 
 def _reason(rec: RunRecord, others: Sequence[RunRecord]) -> str:

@@ -123,6 +123,24 @@ def _notices(data: ReportData) -> list[str]:
     return [*out, ""] if out else []
 
 
+def _agreements(pairs: Sequence[Any], names: Sequence[str]) -> list[str]:
+    """How often each compared pair's answers agree (`proctor agree`): flips, identical outputs, log-prob deltas."""
+    rows = []
+    for p in pairs:
+        ag = p.agreement
+        if ag is None:
+            continue
+        lp = ag.logprob
+        rows.append([_cell(names[p.a]), _cell(names[p.b]), _fmt_int(ag.n_paired),
+                     f"{_fmt_int(ag.n_flips)} ({_pct(ag.flip_rate)} [{_pct(ag.flip_ci_low)}, {_pct(ag.flip_ci_high)}])",
+                     _pct(ag.identical_share) if ag.identical_share is not None else "—",
+                     f"{lp.max:.2e} / {lp.p99:.2e}" if lp is not None else "—"])
+    if not rows:
+        return []
+    return ["", "#### Agreement", "", *_table(["A", "B", "Paired", "Answers that flip", "Identical outputs",
+                                               "max / p99 Δ log p"], rows, {2, 3, 4, 5})]
+
+
 def _comparison(data: ReportData) -> list[str]:
     """Each comparable group's paired comparisons (the records' figures and verdicts), then the runs set apart."""
     from ..comparison import p_cell, points
@@ -142,6 +160,7 @@ def _comparison(data: ReportData) -> list[str]:
         out += _table(["A", "B", "Shared", "A − B", "95% CI", "p", "Holm p", "MDE"], rows, {2, 3, 4, 5, 6, 7})
         out += [""] + [f"- {_cell(p.record.overall.verdict(names[p.a], names[p.b]))}" for p in g.pairs]
         out += [f"- {_cell(n)}" for n in g.notes]
+        out += _agreements(g.pairs, names)
     if cmp.apart:
         out += ["", "### Not comparable", ""] + [f"- {_cell(names[a.run])}: {_cell(a.reason)}" for a in cmp.apart]
     return out
