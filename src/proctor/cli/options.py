@@ -68,6 +68,10 @@ Cluster = Annotated[str | None, typer.Option(
          "benchmark's own, e.g. MMLU-Pro's src; none: items alone). docs/statistics.md")]
 
 
+DryRun = Annotated[bool, typer.Option(
+    "--dry-run", help="Print the requests, prompt tokens, most output tokens and cost range; send and write nothing.")]
+
+
 def cluster_choice(given: str | None, declared: str | None) -> str | None:
     """The attribute a run clusters by: `--cluster` (none: items alone), else the benchmark's own."""
     from ..errors import InputError

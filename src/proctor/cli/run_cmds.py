@@ -190,6 +190,7 @@ def run(
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
     shard: ShardOpt = None,
     cluster: options.Cluster = None,
+    dry_run: options.DryRun = False,
     llmwc_config: LlmwcConfig = None,
     model_options: options.ModelOptions | None = None,
 ) -> None:
@@ -257,6 +258,10 @@ def run(
         extract=extract.strip().lower(), no_answer=no_answer.strip().lower(),
         price=price, max_cost=cost_limit, judge_price=judge_price, shard=the_shard,
     )
+    if dry_run:  # proctor.estimate: the run's size and cost range; nothing is sent or written
+        from .dry_run import show_dry_run
+
+        return show_dry_run(tasks, _Models(model, judge, given), config)
     status = _run_tasks(tasks, _Models(model, judge, given), config, out, max_error_rate)
     if status:
         raise typer.Exit(status)
