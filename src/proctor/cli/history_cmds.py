@@ -197,15 +197,16 @@ def compare(
     """Compare runs on their shared items: each difference with a paired 95% interval, McNemar's exact test
     (adjusted for the family of comparisons), the smallest difference the items can detect, and a verdict."""
     from ..compare import compare_family
+    from ..store import load_run_scores
 
     seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     if correction not in ("holm", "bh"):
         raise InputError.at("--correction", f"expected holm or bh, got {correction!r}")
     if len(runs) + (baseline is not None) < 2:
         raise InputError.at("RUN", "give at least two runs (or one and --baseline)")
-    with _maybe_store(store) as st:
-        loaded = [_load_scores(r, st) for r in runs]
-        base = _load_scores(baseline, st) if baseline is not None else None
+    with maybe_store(store) as st:
+        loaded = [load_run_scores(r, st) for r in runs]
+        base = load_run_scores(baseline, st) if baseline is not None else None
     family = compare_family(loaded, base, correction, mix_settings,  # type: ignore[arg-type]  # checked above
                             n_boot=n_boot, seed=seed)
     single = family.comparisons[0] if len(family.comparisons) == 1 and base is None else None
@@ -222,7 +223,7 @@ def compare(
         _print_family(family.comparisons, family.correction)
 
 
-def _maybe_store(path: Path | None) -> Any:
+def maybe_store(path: Path | None) -> Any:
     """The store when it exists (run ids resolve through it), else a stand-in that resolves directories only."""
     from contextlib import nullcontext
 
@@ -230,12 +231,6 @@ def _maybe_store(path: Path | None) -> Any:
 
     sp = path or default_store_path()
     return _store(sp) if sp.exists() else nullcontext(None)
-
-
-def _load_scores(run: str, store: Any) -> Any:
-    from ..store import load_run_scores
-
-    return load_run_scores(run, store)
 
 
 def _print_comparison(cmp: Comparison) -> None:

@@ -11,7 +11,7 @@ import typer
 
 from ..errors import InputError
 from . import options
-from .history_cmds import _load_scores, _maybe_store
+from .history_cmds import maybe_store
 from .messages import warning
 
 _RUNS = """  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:first -o runs/mmlu-first
@@ -50,11 +50,12 @@ def _dataset_items(name: str) -> int:
 def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float, str]:
     """Discordance and mean accuracy of two earlier runs on their shared items."""
     from ..compare import compare_scores
+    from ..store import load_run_scores
 
     if len(refs) != 2:
         raise InputError.at("--run", f"give exactly two runs (--run A --run B), got {len(refs)}")
-    with _maybe_store(store) as st:
-        a, b = (_load_scores(r, st) for r in refs)
+    with maybe_store(store) as st:
+        a, b = (load_run_scores(r, st) for r in refs)
     o = compare_scores(a, b, n_boot=100).overall
     where = f"runs {a.run.run_id[:12]} and {b.run.run_id[:12]}, {o.n:,} shared items"
     return (o.b10 + o.b01) / o.n, (o.acc_a + o.acc_b) / 2, where
@@ -128,11 +129,12 @@ def gate(
     """GO, NO-GO or INCONCLUSIVE: is the candidate within --max-drop points of the baseline, on their shared items?
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
     from ..gate import gate as run_gate
+    from ..store import load_run_scores
 
     if not 0 <= max_drop < 100:
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
-    with _maybe_store(store) as st:
-        cand, base = _load_scores(candidate, st), _load_scores(baseline, st)
+    with maybe_store(store) as st:
+        cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
     result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
@@ -175,7 +177,7 @@ def agree(
     from ..agree import SHOWN_FLIPS, agreement, read_for_agreement
     from ..termsafe import escape_control
 
-    with _maybe_store(store) as st:
+    with maybe_store(store) as st:
         a, b = read_for_agreement(run_a, st), read_for_agreement(run_b, st)
     got = agreement(a, b)
     if save is not None:
