@@ -25,12 +25,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .errors import ProctorError
+from pydantic import ValidationError
+
+from .errors import ProctorError, brief
 from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost
 from .progress import expect
 from .provenance import git_sha, host_info, utc_now
 from .records import Item
+from .resolve import resolve
 from .runlog import (
     MANIFEST,
     SAMPLES,
@@ -46,8 +49,20 @@ from .runlog import (
     write_manifest,
     write_results,
 )
+from .safepath import safe_component
 from .scoring.base import Answer, Answered, Request, Scored, Scorer
 from .shard import Shard, manifest_shard, write_shard_file
+from .spec import (
+    Budget,
+    DatasetRef,
+    GenerationSpec,
+    JudgeSpec,
+    ModelSpec,
+    Money,
+    RunSpec,
+    ScorerSpec,
+    ShardSpec,
+)
 from .tasks import Task
 
 Mode = Literal["generate", "logprob"]
@@ -65,11 +80,12 @@ class RunConfig:
 
     mode: Mode = "generate"
     prompt_kind: str | None = None  # default: the task's first kind
-    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    # max_tokens None: the prompt kind's budget, else the benchmark's, else 1024 (proctor.resolve)
+    settings: GenerationSettings = field(default_factory=lambda: GenerationSettings(max_tokens=None))
     epochs: int = 1
     judge: Model | None = None
     judge_agreement: int = 0  # also judge this many exact-answer items, to report judge/exact agreement
-    out_dir: Path | None = None
+    out_dir: Path | None = None  # paths may be given as strings too
     runs_root: Path = Path("runs")
     use_cache: bool = True
     store_path: Path | None = None  # None: proctor.store.default_store_path()
@@ -80,11 +96,17 @@ class RunConfig:
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
     truncated_as: str = "wrong"  # "excluded": truncated samples leave accuracy (their rate is reported either way)
     extract: str = "reference"  # "robust": proctor's reader scores, not the benchmark's reference rule
-    no_answer: str = "wrong"  # "guess": an unanswered item earns 1/k for k options (the expected value of a guess)
+    no_answer: str | None = None  # "guess": an unanswered item earns 1/k for k options; None: the answer rule's
     price: Price | None = None  # money per million tokens: cost per sample, per run, per correct answer
     max_cost: Decimal | None = None  # stop before a request could cross it (needs `price`, and `judge_price`)
     judge_price: Price | None = None  # the judge's money per million tokens: its calls are on the run's bill
     shard: Shard | None = None  # run only this shard's items (--shard K/N; proctor.shard)
+    spec: RunSpec | None = None  # the resolved spec (proctor.pipeline); None: built from this config and resolved
+
+    def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
+        self.runs_root = Path(self.runs_root)
+        self.out_dir = Path(self.out_dir) if self.out_dir is not None else None
+        self.store_path = Path(self.store_path) if self.store_path is not None else None
 
 
 # ---------------------------------------------------------------- planning
@@ -189,16 +211,13 @@ def plan_run(task: Task, model_name: str, config: RunConfig, judge_name: str | N
     the run (`config.out_dir`, else the default directory) is already done."""
     judge = cast(Model, _Named(judge_name)) if judge_name else None
     named = cast(Model, _Named(model_name))
+    config = with_spec(task, model_name, config, judge_name)
     scorer = build_scorer(task, config, judge)
     _check_data(task, model_name, scorer, config)
-    run_dir = config.out_dir or default_run_dir(task, named, scorer, config)
+    run_dir, _ = locate_run(task, named, scorer, config)
     wanted = {f"{item.identifier}#{epoch}" for epoch in range(config.epochs) for item in _items_of(task, config)}
     finished: dict[str, bool] = {}
     if (run_dir / MANIFEST).exists():
-        if read_manifest(run_dir).run_id != run_identity_hash(task, named, scorer, config):
-            raise ProctorError(
-                f"{run_dir} holds a different run (dataset, model or settings differ): choose another -o directory"
-            )
         finished = {s.sample_id: s.outcome is not Outcome.ERROR for s in iter_samples(run_dir / SAMPLES)
                     if s.sample_id in wanted}
     done = sum(finished.values())
@@ -248,18 +267,86 @@ def _check_context(task: Task, model: Model, scorer: Scorer, config: RunConfig) 
         )
 
 
-def run_identity_hash(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
+def legacy_run_id(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
+    """The run id of proctor before RunSpec (main 6639c56): its run directories are still found and resumed."""
     key = {"dataset": task.content_hash, "model": model.name, "epochs": config.epochs, **scorer.identity()}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> Path:
-    """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
-    from .safepath import safe_component
+def run_id_of(config: RunConfig) -> str:
+    """The run id: the resolved spec's (`with_spec` sets it)."""
+    if config.spec is None:
+        raise ProctorError("internal: a run's config has no spec (call with_spec first)")
+    return config.spec.run_id()
 
+
+def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str | None = None) -> Path:
+    """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
     name = safe_component(f"{task.name}__{model.name}".replace(":", "-"), fallback="run")
     shard = f"__{config.shard.suffix}" if config.shard is not None else ""
-    return config.runs_root / f"{name}__{run_identity_hash(task, model, scorer, config)}{shard}"
+    return config.runs_root / f"{name}__{run_id or run_id_of(config)}{shard}"
+
+
+def locate_run(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> tuple[Path, str]:
+    """The run's directory and id: `out_dir` or the default directory, or the directory an older proctor
+    wrote for the same run (its old id kept); a directory holding another run is refused."""
+    run_id, legacy = run_id_of(config), legacy_run_id(task, model, scorer, config)
+    if config.out_dir is not None:
+        path = config.out_dir
+    else:
+        path = default_run_dir(task, model, scorer, config, run_id)
+        old = default_run_dir(task, model, scorer, config, legacy)
+        if not (path / MANIFEST).exists() and (old / MANIFEST).exists():
+            path = old
+    if not (path / MANIFEST).exists():
+        return path, run_id
+    found = read_manifest(path)
+    if found.run_id == run_id:
+        return path, run_id
+    if found.run_id == legacy and _same_policies(found, config):
+        return path, legacy
+    raise ProctorError(f"{path} holds a different run (dataset, model or settings differ): choose another -o directory")
+
+
+def _same_policies(found: Manifest, config: RunConfig) -> bool:
+    """What an old run id left out (how results count no-answers and truncations, the answer rule) agrees."""
+    spec = config.spec
+    return spec is not None and (found.no_answer, found.truncated_as, found.answer_rule) == (
+        spec.scorer.no_answer, spec.scorer.truncated_as, spec.scorer.answer_rule)
+
+
+def spec_of(task: Task, model_name: str, config: RunConfig, judge_name: str | None = None) -> RunSpec:
+    """The RunSpec a Task object, a model and a RunConfig express (the door of `evaluate(task, model, config)`)."""
+    judge = judge_name or (config.judge.name if config.judge is not None else None)
+    try:
+        return RunSpec(
+            dataset=DatasetRef(name=task.name), model=ModelSpec(spec=model_name),
+            scorer=ScorerSpec(mode=config.mode, prompt_kind=config.prompt_kind, extract=config.extract,  # type: ignore[arg-type]
+                              no_answer=config.no_answer, truncated_as=config.truncated_as,  # type: ignore[arg-type]
+                              judge_agreement=config.judge_agreement),
+            generation=GenerationSpec.of(config.settings), epochs=config.epochs,
+            shard=ShardSpec(index=config.shard.index, count=config.shard.count) if config.shard else None,
+            judge=JudgeSpec(model=judge, price=money(config.judge_price)) if judge else None,
+            price=money(config.price), budget=Budget(max_cost=config.max_cost) if config.max_cost is not None else None)
+    except ValidationError as e:
+        raise ProctorError(f"run settings: {brief(e)}") from None
+
+
+def money(price: Price | None) -> Money | None:
+    """A Price as the spec records it."""
+    if price is None:
+        return None
+    return Money(input=price.input, output=price.output, currency=price.currency, source=price.source)
+
+
+def with_spec(task: Task, model_name: str, config: RunConfig, judge_name: str | None = None) -> RunConfig:
+    """`config` with its resolved spec, and what resolving it chose applied (prompt kind, settings, no-answer)."""
+    if config.spec is not None and config.spec.resolved:
+        return config
+    spec = resolve(config.spec or spec_of(task, model_name, config, judge_name), task)
+    settings = spec.generation.settings() if spec.scorer.mode == "generate" else config.settings
+    return replace(config, spec=spec, prompt_kind=spec.scorer.prompt_kind, settings=settings,
+                   no_answer=spec.scorer.no_answer)
 
 
 # ---------------------------------------------------------------- provenance
@@ -294,7 +381,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
         truncated_as=config.truncated_as,
         extract=ident.get("extract"),
         answer_rule=_answer_rule_name(task, scorer, ident.get("prompt_kind")),
-        no_answer=config.no_answer,
+        no_answer=config.no_answer or "wrong",
         price=config.price.as_dict() if config.price is not None else None,
         max_cost=str(config.max_cost) if config.max_cost is not None else None,
         judge_price=config.judge_price.as_dict() if config.judge_price is not None and scorer.kind == "judge" else None,
@@ -302,6 +389,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
         host=host_info(),
         started_at=utc_now(),
         identity={"epochs": config.epochs, **ident},
+        spec=config.spec,
     )
 
 
@@ -544,23 +632,24 @@ async def evaluate_async(task: Task, model: Model, config: RunConfig | None = No
 
     config = config or RunConfig()
     try:
+        config = with_spec(task, model.name, config)
         scorer = build_scorer(task, config, config.judge)
         _check_before_start(task, model, scorer, config)
-        model.set_log_dir(config.out_dir or default_run_dir(task, model, scorer, config))  # vllm: its engine.log
+        run_dir, run_id = locate_run(task, model, scorer, config)
+        model.set_log_dir(run_dir)  # vllm: its engine.log
         await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
         _check_context(task, model, scorer, config)
-        with hold_run_dir(config.out_dir or default_run_dir(task, model, scorer, config)):  # one writer per dir
-            return await _evaluate(task, model, scorer, config)
+        with hold_run_dir(run_dir):  # one writer per dir
+            return await _evaluate(task, model, scorer, replace(config, out_dir=run_dir), run_id)
     finally:
         await model.aclose()
         if config.judge is not None:
             await config.judge.aclose()
 
 
-async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> RunLog:
+async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str) -> RunLog:
     session_start = time.monotonic()
-    run_id = run_identity_hash(task, model, scorer, config)
-    run_dir = config.out_dir or default_run_dir(task, model, scorer, config)
+    run_dir = config.out_dir or default_run_dir(task, model, scorer, config, run_id)
     manifest = _manifest(task, model, scorer, config, run_id)
     manifest.shard = str(config.shard) if config.shard is not None else None
     store = _open_store(config)  # a damaged store stops the run before its directory is touched

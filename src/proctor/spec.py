@@ -47,6 +47,7 @@ class DatasetRef(_Record):
 
     name: str = Field(min_length=1)  # built-in name (`proctor datasets`) or a file/directory path
     data_file: str | None = None  # a built-in read from this local copy in its upstream schema
+    files: tuple[str, ...] = ()  # more input files read with `name` (probsem: the suite files after the prompt file)
     revision: str | None = None  # the Hub revision, when known
     content_hash: str | None = None  # sha256 of the items evaluated; filled by resolve
     seed: int = 0  # choice-order seed where a benchmark shuffles (GPQA)
