@@ -77,3 +77,11 @@ def test_judge_endpoint_is_not_identity_but_its_model_is() -> None:
 def test_generation_spec_is_generation_settings() -> None:
     spec = GenerationSpec(temperature=0.7, max_tokens=32, stop=("Question:",), top_k=5)
     assert GenerationSpec.of(spec.settings()) == spec
+
+
+def test_a_key_given_as_such_is_never_written() -> None:
+    spec = _spec(model=ModelSpec(spec="openai:m", api_key="sk-secret-123"))
+    assert "sk-secret" not in spec.model_dump_json()
+    assert "sk-secret" not in repr(spec)
+    assert spec.model.api_key is not None and spec.model.api_key.get_secret_value() == "sk-secret-123"
+    assert spec.run_id() == _spec(model=ModelSpec(spec="openai:m")).run_id()

@@ -20,7 +20,7 @@ import json
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from .models.base import GenerationSettings
 
@@ -64,6 +64,7 @@ class ModelSpec(_Record):
     spec: str = Field(min_length=1)  # hf:PATH, openai:MODEL, anthropic:MODEL, vllm:PATH, scripted:RULE
     options: dict[str, OptionValue] = Field(default_factory=dict)  # the backend's options (dtype, base_url…)
     api_key_env: str | None = None  # the environment variable holding its key (a key itself is never recorded)
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)  # a key given as such: never written
 
     @field_validator("options")
     @classmethod
@@ -138,6 +139,7 @@ class JudgeSpec(_Record):
     model: str = Field(min_length=1)
     base_url: tuple[str, ...] = ()  # () : the backend's default (its environment variable, else the vendor)
     api_key_env: str | None = None
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)  # a key given as such: never written
     options: dict[str, OptionValue] = Field(default_factory=dict)  # the judge backend's other options
     settings: GenerationSpec | None = None  # None: the judge's defaults (greedy)
     price: Money | None = None
