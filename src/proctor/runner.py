@@ -27,10 +27,13 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
+from .benchmarks.registry import load_task
 from .errors import ProctorError, brief
 from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
-from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost
+from .models.registry import get_model
+from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
 from .progress import expect
+from .prompts import bind_tokenizer
 from .provenance import git_sha, host_info, utc_now
 from .records import Item
 from .resolve import resolve
@@ -291,27 +294,26 @@ def locate_run(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> t
     """The run's directory and id: `out_dir` or the default directory, or the directory an older proctor
     wrote for the same run (its old id kept); a directory holding another run is refused."""
     run_id, legacy = run_id_of(config), legacy_run_id(task, model, scorer, config)
-    if config.out_dir is not None:
-        path = config.out_dir
-    else:
-        path = default_run_dir(task, model, scorer, config, run_id)
+    path = config.out_dir or default_run_dir(task, model, scorer, config, run_id)
+    if config.out_dir is None and not (path / MANIFEST).exists():
         old = default_run_dir(task, model, scorer, config, legacy)
-        if not (path / MANIFEST).exists() and (old / MANIFEST).exists():
-            path = old
+        if (old / MANIFEST).exists() and _is_legacy_of(read_manifest(old), legacy, config):
+            return old, legacy
     if not (path / MANIFEST).exists():
         return path, run_id
     found = read_manifest(path)
     if found.run_id == run_id:
         return path, run_id
-    if found.run_id == legacy and _same_policies(found, config):
+    if _is_legacy_of(found, legacy, config):
         return path, legacy
     raise ProctorError(f"{path} holds a different run (dataset, model or settings differ): choose another -o directory")
 
 
-def _same_policies(found: Manifest, config: RunConfig) -> bool:
-    """What an old run id left out (how results count no-answers and truncations, the answer rule) agrees."""
+def _is_legacy_of(found: Manifest, legacy: str, config: RunConfig) -> bool:
+    """`found` is this run as an older proctor wrote it: its old id, and what that id left out (how results
+    count no-answers and truncations, the answer rule) agrees."""
     spec = config.spec
-    return spec is not None and (found.no_answer, found.truncated_as, found.answer_rule) == (
+    return found.run_id == legacy and spec is not None and (found.no_answer, found.truncated_as, found.answer_rule) == (
         spec.scorer.no_answer, spec.scorer.truncated_as, spec.scorer.answer_rule)
 
 
@@ -626,13 +628,17 @@ def _guarded(model: Model, guard: CostGuard | None, price: Price | None, role: s
     return GuardedModel(model, guard, concurrency, price, role, then if isinstance(then, GuardedModel) else None)
 
 
-async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
-    """Run `task` on `model` with the task's scorer; return the run log (also written to disk)."""
+async def evaluate_async(task: Task | str | Path, model: Model | str, config: RunConfig | None = None) -> RunLog:
+    """Run `task` on `model` with the task's scorer; return the run log (also written to disk). `task` may be
+    a built-in benchmark name or a path, `model` a spec such as "hf:out/tiny" (`proctor.eval` takes options too)."""
     from .runlock import hold_run_dir
 
+    task = task if isinstance(task, Task) else load_task(str(task))
+    model = model if isinstance(model, Model) else get_model(model)
     config = config or RunConfig()
     try:
         config = with_spec(task, model.name, config)
+        bind_tokenizer(task.prompts, token_counter(model))  # a builder fitting prompts to a budget counts with it
         scorer = build_scorer(task, config, config.judge)
         _check_before_start(task, model, scorer, config)
         run_dir, run_id = locate_run(task, model, scorer, config)
@@ -722,7 +728,7 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     return log
 
 
-def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
+def evaluate(task: Task | str | Path, model: Model | str, config: RunConfig | None = None) -> RunLog:
     """Synchronous wrapper around `evaluate_async` (ctrl-C is not held up by a backend's worker thread)."""
     from .interruptible import run
 

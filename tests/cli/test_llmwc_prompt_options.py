@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.cli.llmwc_cmds import load_config_task, prompt_kind
+from proctor.importers.llmwc_config import load_config_task, prompt_kind
 from proctor.errors import InputError
 from proctor.llmwc import BenchmarkBlock, llmwc_rule, read_config
 
