@@ -46,16 +46,17 @@ class EvalOptions(BaseModel):
     seed: int = 0
     data_file: str | None = None
     epochs: int = Field(default=1, ge=1)
-    temperature: float = Field(default=0.0, ge=0)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    max_tokens: int | None = Field(default=None, ge=1)
+    # the generation settings, checked where they land (GenerationSpec: the same names, but gen_seed → seed)
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
     stop: tuple[str, ...] = ()
     gen_seed: int | None = None
     reasoning_effort: str | None = None
     enable_thinking: bool | None = None
-    thinking_budget: int | None = Field(default=None, ge=1)
-    top_k: int | None = Field(default=None, ge=1)
-    min_p: float | None = Field(default=None, ge=0, le=1)
+    thinking_budget: int | None = None
+    top_k: int | None = None
+    min_p: float | None = None
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
     system: str | None = None
@@ -75,11 +76,22 @@ class EvalOptions(BaseModel):
     api_key_env: str | None = None
 
 
+_CHOICES = {"mode": ("generate", "logprob"), "truncated_as": ("wrong", "excluded"),
+            "extract": ("reference", "robust"), "no_answer": ("wrong", "guess")}
+
+
 def eval_options(**given: Any) -> EvalOptions:
     """`EvalOptions` from keywords; a bad one is a ProctorError naming it (`max_tokens: …`)."""
+    for name, choices in _CHOICES.items():
+        if isinstance(given.get(name), str):
+            given[name] = given[name].strip().lower()
+            if given[name] not in choices:
+                raise ProctorError(f"{name} must be {' or '.join(choices)}, not {given[name]!r}")
     for name in ("stop", "judge_base_url"):
         if isinstance(given.get(name), str):
             given[name] = (given[name],)
+        elif isinstance(given.get(name), list):
+            given[name] = tuple(given[name])
     for name in ("data_file", "prices"):
         if isinstance(given.get(name), Path):
             given[name] = str(given[name])

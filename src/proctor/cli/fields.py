@@ -23,6 +23,7 @@ FLAGS = {
     "price_out": "--price-out", "max_cost": "--max-cost", "shard": "--shard",
 }
 _LEADING = re.compile(r"^([a-z_][a-z_.]*)(?=[: ])")
+_SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # a field name with an underscore: never a word of prose
 
 
 def flag_for(name: str) -> str:
@@ -38,6 +39,7 @@ def with_flags(error: ProctorError) -> ProctorError:
     match = _LEADING.match(text)
     if match is None or match.group(1) not in FLAGS:
         return error
-    renamed = ProctorError(FLAGS[match.group(1)] + text[match.end():])
+    rest = _SNAKE.sub(lambda m: FLAGS.get(m.group(0), m.group(0)), text[match.end():])  # `price_in` → `--price-in`
+    renamed = ProctorError(FLAGS[match.group(1)] + rest)
     renamed.exit_code = error.exit_code
     return renamed
