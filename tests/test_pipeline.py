@@ -189,16 +189,19 @@ def test_the_judge_asks_only_its_own_server(two_servers: Any, tmp_path: Path, mo
     out = tmp_path / "run"
     assert main(["run", str(questions), "--model", "openai:cand", "--base-url", model_server.base_url,
                  "--judge", "openai:grader", "--judge-base-url", judge_server.base_url, "--judge-api-key-env",
-                 "JUDGE_KEY", "-o", str(out), *COMMON]) in (0, 1)
+                 "JUDGE_KEY", "--judge-max-tokens", "77", "--max-tokens", "55", "-o", str(out), *COMMON]) in (0, 1)
     chats = [srv.stats()["by_path"].get("/v1/chat/completions", 0) for srv in (model_server, judge_server)]
     log = read_run(out)
     judged = sum(1 for s in log.samples if s.extraction_rule and "judge" in s.extraction_rule)
     assert judged > 0 and chats[1] == judged  # every judge request went to the judge's server
     assert chats[0] == len(log.samples)  # and the model's server got only the model's
-    assert judge_server.stats()["last_body"]["model"] == "grader"
+    judge_body, model_body = judge_server.stats()["last_body"], model_server.stats()["last_body"]
+    assert (judge_body["model"], judge_body["max_tokens"]) == ("grader", 77)  # its own settings too
+    assert (model_body["model"], model_body["max_tokens"]) == ("cand", 55)
     spec = log.manifest.spec
     assert spec is not None and spec.judge is not None
     assert spec.model.options["base_url"] == model_server.base_url
     assert spec.judge.base_url == (judge_server.base_url,) and spec.judge.api_key_env == "JUDGE_KEY"
+    assert spec.judge.settings is not None and spec.judge.settings.max_tokens == 77
     assert log.manifest.judge is not None and log.manifest.judge["base_urls"] == [judge_server.base_url]
     assert "judge-key" not in (out / "manifest.json").read_text()

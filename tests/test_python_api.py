@@ -43,3 +43,15 @@ def test_evaluate_takes_strings_and_runconfig_takes_str_paths(tmp_path: Path) ->
     assert log.path.parent == tmp_path
     manifest = read_manifest(log.path)
     assert manifest.spec is not None and manifest.run_id == manifest.spec.run_id()
+
+
+def test_errors_name_the_option_as_python_spells_it(tmp_path: Path) -> None:
+    """The library names fields (`truncated_as`); the command line shows the same error with its flag."""
+    mc = ROOT / "examples" / "items" / "multiple-choice.jsonl"
+    with pytest.raises(proctor.ProctorError, match="^truncated_as must be wrong or excluded, not 'nope'"):
+        proctor.eval(mc, "scripted:first", truncated_as="nope", runs_root=tmp_path)
+    with pytest.raises(proctor.ProctorError, match="^max_tokens: Input should be greater than or equal to 1"):
+        proctor.eval(mc, "scripted:first", max_tokens=0, runs_root=tmp_path)
+    with pytest.raises(proctor.ProctorError, match="no_such_option: no such option"):
+        proctor.eval(mc, "scripted:first", no_such_option=1, runs_root=tmp_path)
+    assert not tmp_path.joinpath("runs").exists() and not any(tmp_path.iterdir())

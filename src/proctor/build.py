@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import ProctorError, brief
 from .pricing import Price, parse_money, resolve_price
 from .reasoning import parse_extra_body
+from .scoring.judge import JUDGE_SETTINGS
 from .shard import Shard
 from .spec import (
     Budget,
@@ -68,6 +69,8 @@ class EvalOptions(BaseModel):
     judge_base_url: tuple[str, ...] = ()
     judge_api_key_env: str | None = None
     judge_agreement: int = Field(default=0, ge=0)
+    judge_temperature: float | None = None  # the judge's own sampling (default: greedy)
+    judge_max_tokens: int | None = None  # the judge's own budget (default: 1024)
     prices: str | None = None
     price_in: str | None = None
     price_out: str | None = None
@@ -163,8 +166,12 @@ def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec |
         judge_price = price  # the model grading itself, at the vendor's endpoint (or its own --judge-base-url)
     else:
         judge_price = resolve_price(options.judge, prices_file=Path(options.prices) if options.prices else None)
+    given = options.judge_temperature is not None or options.judge_max_tokens is not None
+    settings = GenerationSpec(
+        temperature=options.judge_temperature if options.judge_temperature is not None else JUDGE_SETTINGS.temperature,
+        max_tokens=options.judge_max_tokens or JUDGE_SETTINGS.max_tokens) if given else None
     return JudgeSpec(model=options.judge, base_url=options.judge_base_url, api_key_env=options.judge_api_key_env,
-                     price=_money(judge_price))
+                     price=_money(judge_price), settings=settings)
 
 
 def _money(price: Price | None) -> Money | None:

@@ -53,6 +53,7 @@ from .runlog import (
 )
 from .safepath import safe_component
 from .scoring.base import Scorer
+from .scoring.judge import JUDGE_SETTINGS
 from .shard import Shard, manifest_shard, write_shard_file
 from .spec import (
     Budget,
@@ -102,6 +103,7 @@ class RunConfig:
     price: Price | None = None  # money per million tokens: cost per sample, per run, per correct answer
     max_cost: Decimal | None = None  # stop before a request could cross it (needs `price`, and `judge_price`)
     judge_price: Price | None = None  # the judge's money per million tokens: its calls are on the run's bill
+    judge_settings: GenerationSettings | None = None  # the judge's sampling settings (None: greedy, 1024 tokens)
     shard: Shard | None = None  # run only this shard's items (--shard K/N; proctor.shard)
     spec: RunSpec | None = None  # the resolved spec (proctor.pipeline); None: built from this config and resolved
 
@@ -135,7 +137,7 @@ def build_scorer(task: Task, config: RunConfig, judge: Model | None = None) -> S
 
     agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: config.judge_agreement]
     return JudgeScorer(kind, config.settings, config.epochs, judge=judge, agreement_ids=frozenset(agreement),
-                       extract=config.extract)
+                       extract=config.extract, judge_settings=config.judge_settings or JUDGE_SETTINGS)
 
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) -> None:

@@ -19,7 +19,8 @@ FLAGS = {
     "system": "--system", "extra_body": "--extra-body", "truncated_as": "--truncated-as", "extract": "--extract",
     "no_answer": "--no-answer", "judge": "--judge", "judge_base_url": "--judge-base-url",
     "judge_api_key_env": "--judge-api-key-env", "judge.api_key_env": "--judge-api-key-env",
-    "judge_agreement": "--judge-agreement", "prices": "--prices", "price_in": "--price-in",
+    "judge_agreement": "--judge-agreement", "judge_temperature": "--judge-temperature",
+    "judge_max_tokens": "--judge-max-tokens", "prices": "--prices", "price_in": "--price-in",
     "price_out": "--price-out", "max_cost": "--max-cost", "shard": "--shard",
 }
 _LEADING = re.compile(r"^([a-z_][a-z_.]*)(?=[: ])")

@@ -137,6 +137,10 @@ JudgeBaseUrl = Annotated[list[str] | None, typer.Option(metavar="URL", help=(
 JudgeApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help=(
     "Environment variable holding the judge's API key (default: its backend's own, e.g. OPENAI_API_KEY)."),
     rich_help_panel=GENERATION)]
+JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, help=(
+    "The judge's sampling temperature (default: 0, greedy)."), rich_help_panel=GENERATION)]
+JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", min=1, help=(
+    "The judge's longest reply, in tokens (default: 1024)."), rich_help_panel=GENERATION)]
 JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
     "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=GENERATION)]
 
@@ -171,6 +175,7 @@ def run(
     extra_body: ExtraBody = None, truncated_as: TruncatedAsOpt = "wrong", extract: ExtractOpt = "reference",
     no_answer: NoAnswerOpt = None, answer_rule: AnswerRuleOpt = None, judge: Judge = None,
     judge_base_url: JudgeBaseUrl = None, judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_temperature: JudgeTemperature = None, judge_max_tokens: JudgeMaxTokens = None,
     judge_agreement: JudgeAgreement = 0, prices: Prices = None, price_in: PriceIn = None,
     price_out: PriceOut = None, max_cost: MaxCost = None, out: options.Out = None,
     runs_root: options.RunsRoot = Path("runs"), store: options.Store = None, no_cache: options.NoCache = False,
