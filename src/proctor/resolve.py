@@ -25,13 +25,12 @@ from .scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, Answer
 from .scoring.judge import JUDGE_VERSION
 from .scoring.logprob import Norm
 from .scoring.suites import ScoreOptions, is_suite_item
-from .spec import DatasetRef, GenerationSpec, RunSpec, ScorerSpec
+from .spec import DEFAULT_MAX_TOKENS, DatasetRef, GenerationSpec, RunSpec, ScorerSpec
 from .termsafe import plain
 
 if TYPE_CHECKING:
     from .tasks import Task
 
-DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benchmark gives a budget
 SUITE_DEFAULTS = ScoreOptions()  # probsem's: sum of log-probabilities, softmax temperature 1, newline join
 
 

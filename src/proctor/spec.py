@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from .models.base import GenerationSettings
 
 SPEC_VERSION = 1  # in the hashed identity: bump when the identity's meaning changes
+DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benchmark gives a budget (resolve)
 
 Mode = Literal["generate", "logprob"]
 JsonScalar = str | int | float | bool | None

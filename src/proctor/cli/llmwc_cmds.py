@@ -12,11 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .. import pipeline
-from ..build import eval_options, with_prices
 from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
-from ..exporters.llmwc import write_results_dir
-from ..importers.llmwc_config import config_errors, config_specs
 from ..llmwc import (
     ID_COLUMNS,
     ROWS,
@@ -29,10 +25,8 @@ from ..llmwc import (
     read_config,
     read_layout_file,
 )
-from ..pipeline import Events, RunOptions
 from ..redact import redact, redact_url
 from ..runlog import MetricBlock, RunLog
-from ..runner import accuracy_line
 from ..safepath import safe_component
 from ..termsafe import plain
 from . import options
@@ -104,6 +98,14 @@ class ConfigRunOptions:
 
 def run_config(config_path: Path, given: ConfigRunOptions) -> int:
     """Run the config's models (or the one --model names); write llm-wc's results directory; the exit status."""
+    # the library's run entry points load when a run starts, not when any command starts (start-up time)
+    from .. import pipeline
+    from ..build import eval_options, with_prices
+    from ..exporters.llmwc import write_results_dir
+    from ..importers.llmwc_config import config_errors, config_specs
+    from ..pipeline import Events, RunOptions
+    from ..runner import accuracy_line
+
     config = read_config(config_path)
     models = config_specs(config, config_path, model=given.model, data_file=given.data_file,
                           max_tokens=given.max_tokens, http=given.http)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import typer
 
 from ..runlog import RunLog
-from ..runner import error_groups
 from .messages import error, warning
 
 
 def error_status(log: RunLog, max_error_rate: float) -> int:
     """Print each distinct error message with its count (stderr); 1 when the run must not pass as fine."""
+    from ..runner import error_groups  # the runner loads when a run ends, not when a command starts
+
     if log.results is None:
         return 1
     errors, overall = log.results.errors, log.results.overall

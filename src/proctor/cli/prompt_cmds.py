@@ -10,8 +10,6 @@ import typer
 
 from ..errors import ProctorError
 from ..records import Item
-from ..resolve import budget_for
-from ..spec import GenerationSpec
 from ..tasks import Task
 from . import options
 from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP
@@ -42,6 +40,8 @@ def find_item(task: Task, wanted: str) -> Item:
 def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
     from ..prompts import check_kind
+    from ..resolve import budget_for  # the benchmarks load with the command that needs them
+    from ..spec import GenerationSpec
 
     check_kind(kind, task.prompts.kinds, task.name)
     final = budget_for(task, kind, GenerationSpec.of(settings)).settings()  # what `run` resolves for the kind

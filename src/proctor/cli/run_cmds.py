@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .. import pipeline
-from ..benchmarks.registry import BUILTINS
-from ..build import EvalOptions, build_spec, eval_options
 from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
-from ..pipeline import Events, RunOptions
-from ..resolve import DEFAULT_MAX_TOKENS
 from ..runlog import RunLog
-from ..runner import RunState, accuracy_line
-from ..spec import RunSpec
-from ..tasks import Task
+from ..spec import DEFAULT_MAX_TOKENS, RunSpec
 from ..termsafe import plain
-from ..tiny import build_tiny_model
 from . import options
 from .checks import check_run_args
 from .fields import with_flags
@@ -36,6 +28,11 @@ from .options import (
 )
 from .outcome import error_status
 from .summary import print_results
+
+if TYPE_CHECKING:
+    from ..pipeline import RunOptions
+    from ..runner import RunState
+    from ..tasks import Task
 
 RUN_EXAMPLES = """Examples (on the bundled examples, offline):
 
@@ -159,6 +156,8 @@ def tiny_model(
     """Build a tiny random-weight model and tokenizer (no download) to try proctor offline: --model hf:DIR.
 
     Its accuracy is chance; its log-probabilities are exact."""
+    from ..tiny import build_tiny_model  # transformers: only for this command
+
     path = build_tiny_model(out, seed=seed, architecture=architecture)
     typer.echo(f"tiny model ready: hf:{path}")
 
@@ -188,6 +187,10 @@ def run(
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
     errored; 2 refused before or stopped early (bad input, or the first answers all failed); 3 stopped by
     --max-cost."""
+    # the library's run entry points load when a run starts, not when any command starts (start-up time)
+    from ..build import EvalOptions
+    from ..pipeline import RunOptions
+
     given = model_options or options.ModelOptions({})
     run_options = RunOptions(out=out, runs_root=runs_root, store=store, use_cache=not no_cache,
                              record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
@@ -210,6 +213,10 @@ def run(
 def _run_datasets(datasets: list[str], model: str | None, flags: dict[str, Any], given: options.ModelOptions,
                   run_options: RunOptions, max_error_rate: float) -> int:
     """Check the flags (before anything loads), build a spec per dataset, run them; the worst exit status."""
+    # the library's run entry points load when a run starts, not when any command starts (start-up time)
+    from ..benchmarks.registry import BUILTINS
+    from ..build import build_spec, eval_options
+
     if not datasets or model is None:
         raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
     http: dict[str, Any] = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
@@ -232,6 +239,11 @@ _REASONING = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k",
 
 def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:
     """Run `specs` through the pipeline, printing each run's results as it ends; the worst exit status."""
+    # the library's run entry points load when a run starts, not when any command starts (start-up time)
+    from .. import pipeline
+    from ..pipeline import Events
+    from ..runner import accuracy_line
+
     statuses = []
 
     def finished(log: RunLog) -> None:

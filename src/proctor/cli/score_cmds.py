@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from .. import pipeline
 from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
-from ..exporters.probsem import write_probsem_outputs
-from ..pipeline import Events, RunOptions
 from ..scoring.logprob import Norm
-from ..scoring.suites import ScoreOptions, suite_results
 from ..spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
 from ..termsafe import plain
 from . import options
@@ -23,8 +19,12 @@ from .messages import note
 from .options import with_model_options
 from .outcome import finish
 
+if TYPE_CHECKING:
+    from ..scoring.suites import ScoreOptions
+
 
 def _options(norm: str, temperature: float, join: str) -> ScoreOptions:
+    from ..scoring.suites import ScoreOptions
     if norm not in {n.value for n in Norm}:
         raise ProctorError(f"--norm must be one of {', '.join(n.value for n in Norm)}, got {norm!r}")
     if join not in ("newline", "space"):
@@ -75,6 +75,12 @@ def score(
     results.json, summary.json) that `proctor report`, `runs`, `history` and `compare` read into a run
     directory under `--out` (default: under `--runs-root`).
     """
+    # the library's run entry points load when a run starts, not when any command starts (start-up time)
+    from .. import pipeline
+    from ..exporters.probsem import write_probsem_outputs
+    from ..pipeline import Events, RunOptions
+    from ..scoring.suites import suite_results
+
     temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")
     opts = _options(norm, temperature, join)
     given = model_options or options.ModelOptions({})
