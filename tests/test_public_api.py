@@ -52,5 +52,5 @@ def test_help_is_short_and_starts_with_an_example() -> None:
     import pydoc
 
     text = pydoc.render_doc(proctor, renderer=pydoc.plaintext)
-    assert len(text.splitlines()) < 150
+    assert len(text.splitlines()) < 200  # was 8,000
     assert "proctor.eval(" in text.split("FUNCTIONS")[0]

@@ -83,6 +83,7 @@ def __dir__() -> list[str]:
 # what `help(proctor)` shows and `from proctor import *` gives: the entry points. Every name above stays
 # importable (`from proctor import Item, Model, RunConfig, RunSpec, Sample, Task…`).
 __all__ = [
+    "Metric",
     "__version__",
     "eval",
     "eval_async",
