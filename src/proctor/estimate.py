@@ -25,11 +25,11 @@ from .pricing import (
     sample_cost,
     token_counter,
 )
+from .runner import RunConfig, build_scorer
 
 if TYPE_CHECKING:
     from .models import Model
     from .records import Item
-    from .runner import RunConfig
     from .scoring.base import Request
     from .tasks import Task
 
@@ -78,8 +78,6 @@ class Estimate(BaseModel):
 
 def _requests(task: Task, items: Sequence[Item], config: RunConfig) -> list[Request]:
     """The distinct requests the run's scorer would send for the items and epochs."""
-    from .runner import build_scorer
-
     scorer = build_scorer(task, config)
     every = [r for epoch in range(config.epochs) for it in items for r in scorer.requests(task, it, epoch)]
     return list(dict.fromkeys(every))

@@ -20,6 +20,7 @@ from typing import Annotated, Any, BinaryIO, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from .errors import InputError, ProctorError, brief
+from .spec import RunSpec
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
@@ -263,6 +264,7 @@ class Manifest(_Log):
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
     imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
+    spec: RunSpec | None = None  # the resolved RunSpec the run id hashes (None: written before RunSpec existed)
 
 
 class MetricValue(BaseModel):

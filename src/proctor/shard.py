@@ -19,10 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ProctorError
+from .finalize import finalize_run
 
 SHARD_FILE = "shard.json"
 # manifest fields that differ between the shards of one run without changing its results
-PER_JOB_FIELDS = frozenset({"model", "command", "host", "started_at", "finished_at", "elapsed_s", "shard", "git_sha"})
+# `spec` too: its identity is the run id (compared), the rest is per job (the shard, the model's base URL)
+PER_JOB_FIELDS = frozenset({"model", "command", "host", "started_at", "finished_at", "elapsed_s", "shard", "git_sha",
+                            "spec"})
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,6 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     """Merge the shard directories `dirs` into the run directory `out`; return its RunLog."""
     from .runlog import SAMPLES, RunLog, append_samples, write_manifest
-    from .runner import finalize_run
 
     shards = [_read_shard(Path(d)) for d in dirs]
     if not shards:
@@ -138,6 +140,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
         raise ProctorError(f"merge: {out} exists and is not empty; choose another -o directory")
     manifest = shards[0].log.manifest.model_copy(deep=True)
     manifest.shard = None
+    manifest.spec = manifest.spec.model_copy(update={"shard": None}) if manifest.spec is not None else None
     manifest.merged_from = [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)]
     manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
     samples = [by_id[sid] for sid in shards[0].order]

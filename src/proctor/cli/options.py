@@ -72,21 +72,6 @@ DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print the requests, prompt tokens, most output tokens and cost range; send and write nothing.")]
 
 
-def cluster_choice(given: str | None, declared: str | None) -> str | None:
-    """The attribute a run clusters by: `--cluster` (none: items alone), else the benchmark's own."""
-    from ..errors import InputError
-    from ..tasks import check_cluster
-
-    if given is None:
-        return declared
-    if given.strip().lower() == "none":
-        return None
-    try:
-        return check_cluster(given.strip())
-    except ValueError as e:
-        raise InputError.at("--cluster", str(e)) from None
-
-
 def old_spelling(name: str, metavar: str = "VALUE") -> Any:
     """A hidden option for an old spelling; the command warns (`deprecated`) and uses its value."""
     return typer.Option(name, metavar=metavar, hidden=True, show_default=False)

@@ -39,11 +39,12 @@ def find_item(task: Task, wanted: str) -> Item:
 
 def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
-    from ..prompts import check_kind, kind_settings
-    from .run_cmds import budget_for
+    from ..prompts import check_kind
+    from ..resolve import budget_for  # the benchmarks load with the command that needs them
+    from ..spec import GenerationSpec
 
     check_kind(kind, task.prompts.kinds, task.name)
-    final = budget_for(task, kind_settings(task.prompts, kind, settings))
+    final = budget_for(task, kind, GenerationSpec.of(settings)).settings()  # what `run` resolves for the kind
     return {
         "benchmark": task.name,
         "item": item.identifier,

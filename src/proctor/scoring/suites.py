@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from ..chunk import score_chunk
 from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
 from ..records import ContextCase, Item, Prompt, TestSuite
@@ -109,7 +110,6 @@ async def score_suites(
     The same scorer and request plan as `proctor.runner.evaluate`, without cache or log."""
     from ..formats.convert import suite_to_items
     from ..prompts import ItemPromptBuilder
-    from ..runner import score_chunk
     from ..tasks import Task
 
     await model.probe([Capability.LOGLIKELIHOOD])
