@@ -70,7 +70,9 @@ def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: s
         assert read_manifest(other).run_id == read_manifest(cli).run_id == spec.run_id()
         assert _samples(other) == _samples(cli)
     if mode == "generate":  # the benchmark's budget and the kind's stops, from every door
-        assert spec.generation.max_tokens == (BUILTINS[name].max_tokens or 1024) or kind == "tiger-local"
+        own = {"tiger-local": (2048, ("Question:",)), "lm-eval": (2048, ("Question:",))}  # the kinds' own (upstream)
+        budget, stops = own.get(kind or "", (BUILTINS[name].max_tokens or 1024, ()))
+        assert spec.generation.max_tokens == budget and spec.generation.stop == stops
         assert spec.scorer.prompt_kind == kind
 
 

@@ -23,7 +23,7 @@ def test_the_benchmark_fills_what_the_spec_leaves_out() -> None:
     task = load_task("mmlu-pro", data_file=MMLU, limit=2)
     spec = resolve(_spec(prompt_kind="tiger-local"), task)
     assert spec.resolved and spec.dataset.content_hash == task.content_hash
-    assert spec.scorer.answer_rule == "tiger-lab-mmlu-pro" and spec.scorer.extractor_version
+    assert spec.scorer.answer_rule == "tiger-lab-mmlu-pro-local" and spec.scorer.extractor_version
     assert "Question:" in spec.generation.stop
     assert resolve(_spec(), task).generation.max_tokens == task.default_max_tokens  # the benchmark's budget
     given = _spec().model_copy(update={"generation": GenerationSpec(max_tokens=7, stop=("X",))})
@@ -35,11 +35,14 @@ def test_the_benchmark_fills_what_the_spec_leaves_out() -> None:
 
 def test_the_no_answer_policy_is_the_answer_rules_unless_given() -> None:
     task = load_task("mmlu-pro", data_file=MMLU, limit=2)
-    guessing = replace(ANSWER_RULES["tiger-lab-mmlu-pro"], no_answer="guess")
-    task = replace(task, answer_rules={**task.answer_rules, "five_shot": guessing})
-    assert resolve(_spec(prompt_kind="five_shot"), task).scorer.no_answer == "guess"
-    assert resolve(_spec(prompt_kind="five_shot", no_answer="wrong"), task).scorer.no_answer == "wrong"
-    assert resolve(_spec(prompt_kind="five_shot", extract="robust"), task).scorer.no_answer == "wrong"
+    for kind in ("five_shot", "tiger-api", "tiger-local"):  # TIGER-Lab's scripts count an unread reply as a guess
+        assert resolve(_spec(prompt_kind=kind), task).scorer.no_answer == "guess"
+        assert resolve(_spec(prompt_kind=kind, no_answer="wrong"), task).scorer.no_answer == "wrong"  # given wins
+        assert resolve(_spec(prompt_kind=kind, extract="robust"), task).scorer.no_answer == "wrong"  # proctor's reads
+    assert resolve(_spec(prompt_kind="lm-eval"), task).scorer.no_answer == "wrong"  # lm-eval's: no match, wrong
     assert resolve(_spec(prompt_kind="zero_shot"), task).scorer.no_answer == "wrong"  # proctor's own kind
+    wrong = replace(ANSWER_RULES["tiger-lab-mmlu-pro"], no_answer="wrong")  # the policy is the rule's own
+    strict = replace(task, answer_rules={**task.answer_rules, "five_shot": wrong})
+    assert resolve(_spec(prompt_kind="five_shot"), strict).scorer.no_answer == "wrong"
     ids = {resolve(_spec(prompt_kind="five_shot", no_answer=p), task).run_id() for p in ("wrong", "guess")}
     assert len(ids) == 2
