@@ -119,6 +119,26 @@ def _accuracy(path: Path) -> float:
     return results.overall.accuracy
 
 
+def test_cluster_is_a_reporting_choice_from_every_door(tmp_path: Path) -> None:
+    """`--cluster` / `cluster=` (stats, #31) travels in the spec, is recorded in the manifest and the samples, and
+    never changes the run id; the benchmark's own when not given (MMLU-Pro's src), "none" for items alone."""
+    options: dict[str, Any] = {"data_file": DATA["mmlu-pro"], "limit": 4, "record_history": False, "use_cache": False}
+    default = proctor.eval("mmlu-pro", "scripted:first", out=tmp_path / "default", **options)
+    alone = proctor.eval("mmlu-pro", "scripted:first", out=tmp_path / "alone", cluster="none", **options)
+    assert main(["run", "mmlu-pro", "--data-file", str(DATA["mmlu-pro"]), "--model", "scripted:first", "--limit",
+                 "4", "--cluster", "category", "-o", str(tmp_path / "cli"), *COMMON]) == 0
+    by_category = read_run(tmp_path / "cli")
+    assert len({log.manifest.run_id for log in (default, alone, by_category)}) == 1
+    assert [_spec(log.path).cluster for log in (default, alone, by_category)] == ["metadata.src", "none", "category"]
+    assert [log.manifest.cluster for log in (default, alone, by_category)] == ["metadata.src", None, "category"]
+    assert default.results is not None and default.results.cluster == "metadata.src"
+    assert all(s.cluster for s in default.samples) and not any(s.cluster for s in alone.samples)
+    assert [s.cluster for s in by_category.samples] == [s.category for s in by_category.samples]
+    with pytest.raises(proctor.ProctorError, match="^cluster: cannot cluster by 'src'"):
+        proctor.eval("mmlu-pro", "scripted:first", out=tmp_path / "bad", cluster="src", **options)
+    assert not (tmp_path / "bad").exists()
+
+
 def test_no_answer_and_truncated_as_change_the_run_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A `--no-answer guess` run after a default run is a new run (it resumed the old one, 0.000)."""
     args = ["run", str(MC), "--model", "scripted:fixed=Hmm", "--runs-root", str(tmp_path), *COMMON]
