@@ -157,14 +157,16 @@ def test_no_answer_and_truncated_as_change_the_run_id(tmp_path: Path, capsys: py
     assert by_policy["guess"] == pytest.approx(expected)
 
 
-def _old_run_id(manifest: dict[str, Any]) -> str:
-    """main 6639c56's `run_identity_hash`, copied: dataset content hash, model name, epochs, scorer identity."""
+def _old_run_id(manifest: dict[str, Any], left_out: tuple[str, ...] = ()) -> str:
+    """main 6639c56's `run_identity_hash`, copied: dataset content hash, model name, epochs, scorer identity
+    (before the rule branch, #29, the scorer identity had no `answer_rule` and `no_answer`: `left_out`)."""
     key = {"dataset": manifest["dataset"]["content_hash"], "model": manifest["model"]["spec"],
-           **manifest["identity"]}
+           **{k: v for k, v in manifest["identity"].items() if k not in left_out}}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def test_a_run_directory_written_before_runspec_is_found_and_resumed(tmp_path: Path,
+@pytest.mark.parametrize("left_out", [(), ("answer_rule", "no_answer")], ids=["after-29", "6639c56"])
+def test_a_run_directory_written_before_runspec_is_found_and_resumed(left_out: tuple[str, ...], tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """An old run's directory (its id, its layout, half its samples) is resumed by the same command."""
     runs = tmp_path / "runs"
@@ -172,7 +174,7 @@ def test_a_run_directory_written_before_runspec_is_found_and_resumed(tmp_path: P
     assert main(args) == 0
     (new,) = runs.iterdir()
     manifest = json.loads((new / "manifest.json").read_text())
-    old_id = _old_run_id(manifest)
+    old_id = _old_run_id(manifest, left_out)
     manifest["run_id"] = old_id
     del manifest["spec"]  # written before RunSpec existed
     old = runs / new.name.replace(read_manifest(new).run_id, old_id)
