@@ -46,6 +46,7 @@ from .base import (
     require,
     weights_fingerprint,
 )
+from .dtype import check_dtype, checkpoint_dtype, nvidia_bf16_supported, resolve_dtype
 
 ENGINE_LOG = "engine.log"
 PYTHON_ENV = "PROCTOR_VLLM_PYTHON"
@@ -294,7 +295,8 @@ class VLLMModel(ModelBase):
         self.model, self.name = model, f"vllm:{model}"
         given = [engine_args] if isinstance(engine_args, str) else list(engine_args)
         self.extra_args = [a for arg in given for a in shlex.split(arg)]
-        self.settings = {"tensor_parallel": tensor_parallel, "data_parallel": data_parallel, "dtype": dtype,
+        self.settings = {"tensor_parallel": tensor_parallel, "data_parallel": data_parallel,
+                         "dtype": engine_dtype(model, dtype),
                          "max_model_len": max_model_len, "batch_invariant": batch_invariant, "engine_seed": engine_seed}
         self.args = engine_args_for(model, self.settings, gpu_memory_utilization, self.extra_args)
         self.launcher = engine_launcher(vllm_python)
@@ -397,6 +399,16 @@ class VLLMModel(ModelBase):
         return {**super().describe(), "model": self.model, **self.settings, "engine_version": self.version,
                 **(self.gpus or {}), "engine_command": [*self.launcher, *self.args],
                 "engine_log": str(self.log_dir / ENGINE_LOG) if self.log_dir else None, **{k: v for k, v in self.client_options.items() if k != "seed"}}
+
+
+def engine_dtype(model: str, requested: str) -> str:
+    """The concrete dtype the engine is started with (`--dtype`): proctor's one policy (models/dtype.py), on the
+    device the engine will see (a GPU when nvidia-smi lists one, else the CPU) — never vLLM's own `auto`."""
+    if requested != "auto":
+        return check_dtype(requested)
+    device = gpu_inventory()["device"]
+    bf16 = device == "cuda" and nvidia_bf16_supported()
+    return resolve_dtype(requested, device=device, checkpoint=checkpoint_dtype(model), bf16_supported=bf16)
 
 
 @contextmanager
