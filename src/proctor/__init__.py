@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .errors import CapabilityError, InputError, ProctorError
 from .models.base import (
     Capability,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from .scoring.base import Scorer
     from .tasks import Task
 
-__version__ = "0.1.0"
 
 # name -> the module that defines it, imported on first access (module __getattr__, PEP 562)
 _LAZY = {

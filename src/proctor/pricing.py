@@ -40,6 +40,7 @@ from .models.base import (
     Model,
     ModelWrapper,
 )
+from .provenance import PriceRecord
 from .runlog import Cost
 
 MILLION = Decimal(1_000_000)
@@ -56,14 +57,18 @@ class Price:
     source: str = "command line"
 
     def as_dict(self) -> dict[str, str]:
-        return {"input_per_million": str(self.input), "output_per_million": str(self.output),
-                "currency": self.currency, "source": self.source}
+        return self.record().model_dump(mode="json")
+
+    def record(self) -> PriceRecord:
+        """The price as the manifest records it."""
+        return PriceRecord(input_per_million=str(self.input), output_per_million=str(self.output),
+                           currency=self.currency, source=self.source)
 
     @classmethod
-    def from_dict(cls, d: dict[str, str]) -> Price:
-        """The price recorded in a manifest (`as_dict`)."""
-        return cls(Decimal(d["input_per_million"]), Decimal(d["output_per_million"]),
-                   d.get("currency", "USD"), d.get("source", "manifest"))
+    def of(cls, record: PriceRecord) -> Price:
+        """The price recorded in a manifest."""
+        return cls(Decimal(record.input_per_million), Decimal(record.output_per_million), record.currency,
+                   record.source or "manifest")
 
 
 def sample_cost(price: Price, input_tokens: int | None, output_tokens: int | None) -> Decimal | None:

@@ -20,10 +20,23 @@ from typing import Annotated, Any, BinaryIO, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from .errors import InputError, ProctorError, brief
+from .provenance import (
+    BackendIdentity,
+    BackendInfo,
+    DatasetInfo,
+    GenerationRecord,
+    ImportOrigin,
+    PriceRecord,
+    Provenance,
+    ScorerInfo,
+    migrate_manifest,
+)
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
-RUNLOG_VERSION = 2  # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop)
+# 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
+# 6639c56 and earlier); 4: typed provenance ("manifest v4", issue 30; 3 was never written). 1 and 2 migrate on read.
+RUNLOG_VERSION = 4
 RESULTS_SCHEMA_VERSION = 3  # 2: no `metrics` block (read as 3 by Results._migrate)
 log = logging.getLogger("proctor.runlog")
 
@@ -223,42 +236,63 @@ def _iso_time(value: str) -> str:
 IsoTime = Annotated[str, AfterValidator(_iso_time)]
 
 
-class Manifest(_Log):
-    """Provenance: everything that produced the run."""
+class Manifest(BaseModel):
+    """Provenance: everything that produced the run (v4: typed records, every key declared).
+
+    A manifest written before v4 (open dicts) is migrated on read (`proctor.provenance.migrate_manifest`)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     runlog_version: int = RUNLOG_VERSION
     run_id: str
-    proctor_version: str
-    git_sha: str | None = None
-    dataset: dict[str, Any]  # name, source, revision, content_hash, n_items…
-    model: dict[str, Any]  # spec + describe() of the backend
-    model_identity: dict[str, Any] = Field(default_factory=dict)  # what the cache key uses (Model.identity())
+    provenance: Provenance  # proctor's version and commit, the host, numeric packages, the resolved backend
+    dataset: DatasetInfo  # name, source, revision, content_hash, n_items…
+    model: BackendInfo  # the backend's describe(): spec and settings
     mode: str
-    scorer: dict[str, Any] = Field(default_factory=dict)  # the Scorer's kind and settings (Scorer.identity())
+    scorer: ScorerInfo = Field(default_factory=ScorerInfo)  # the Scorer's kind and settings
     prompt_kind: str | None = None
     prompt_template_hash: str | None = None
     extractor_version: str | None = None
     choice_order_seed: int | None = None
-    generation: dict[str, Any] = Field(default_factory=dict)
+    generation: GenerationRecord | None = None  # generation runs: the settings asked with (the one place)
     epochs: int = 1
-    judge: dict[str, Any] | None = None
+    judge: BackendInfo | None = None
     truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
     extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
     # generation: the reference rule that read this prompt kind's answers (None: proctor's reader alone)
     answer_rule: str | None = None
     no_answer: str = "wrong"  # how results count an answer no rule found: "wrong" or "guess" 1/k (--no-answer)
-    price: dict[str, str] | None = None  # proctor.pricing.Price.as_dict(): the prices cost was computed with
+    price: PriceRecord | None = None  # the prices cost was computed with
     max_cost: str | None = None  # --max-cost, when given
-    judge_price: dict[str, str] | None = None  # the judge's price (Price.as_dict()), when a judge graded and it is known
+    judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
     command: list[str] | None = None
-    identity: dict[str, Any] = Field(default_factory=dict)  # the settings that make this run this run
-    host: dict[str, Any] = Field(default_factory=dict)
     started_at: IsoTime
     finished_at: IsoTime | None = None
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
-    imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
+    imported_from: ImportOrigin | None = None  # `proctor import`: the other harness, its files, task and metric
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """A manifest before v4 (no `provenance`) is reshaped into v4 (`migrate_manifest`)."""
+        if isinstance(data, dict) and int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
+            return {**migrate_manifest(data), "runlog_version": RUNLOG_VERSION}
+        return data
+
+    @property
+    def proctor_version(self) -> str:
+        return self.provenance.proctor_version
+
+    @property
+    def git_sha(self) -> str | None:
+        return self.provenance.git_sha
+
+    @property
+    def model_identity(self) -> BackendIdentity:
+        """The resolved backend (`Model.identity()`): the dtype that ran, weights, engine."""
+        return self.provenance.backend
 
 
 class MetricValue(BaseModel):

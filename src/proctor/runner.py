@@ -29,7 +29,14 @@ from .errors import ProctorError
 from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost
 from .progress import expect
-from .provenance import git_sha, host_info, utc_now
+from .provenance import (
+    BackendInfo,
+    DatasetInfo,
+    GenerationRecord,
+    ScorerInfo,
+    collect_provenance,
+    utc_now,
+)
 from .records import Item
 from .runlog import (
     MANIFEST,
@@ -271,37 +278,32 @@ def _answer_rule_name(task: Task, scorer: Scorer, kind: str | None) -> str | Non
 
 
 def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str) -> Manifest:
-    from . import __version__
-
     ident = scorer.identity()
     extractor = ident.get("extractor") or (f"argmax-{ident['norm']}" if "norm" in ident else None)
+    judged = config.judge is not None and scorer.kind == "judge"
     return Manifest(
         run_id=run_id,
-        proctor_version=__version__,
-        git_sha=git_sha(),
-        dataset=task.provenance(),
-        model=model.describe(),
-        model_identity=model.identity(),
+        provenance=collect_provenance(model.identity()),
+        dataset=DatasetInfo.of(task.provenance()),
+        model=BackendInfo.of(model.describe()),
         mode=scorer.mode,
-        scorer=ident,
+        scorer=ScorerInfo.of(ident),
         prompt_kind=ident.get("prompt_kind", "probsem-suite" if scorer.kind == "suite" else None),
         prompt_template_hash=scorer.template_hash(task),
         extractor_version=extractor,
         choice_order_seed=task.choice_order_seed,
-        generation=config.settings.as_dict() if scorer.mode == "generate" else {},
+        generation=GenerationRecord.of(config.settings.as_dict()) if scorer.mode == "generate" else None,
         epochs=config.epochs,
-        judge=config.judge.describe() if config.judge and scorer.kind == "judge" else None,
+        judge=BackendInfo.of(config.judge.describe()) if config.judge is not None and judged else None,
         truncated_as=config.truncated_as,
         extract=ident.get("extract"),
         answer_rule=_answer_rule_name(task, scorer, ident.get("prompt_kind")),
         no_answer=config.no_answer,
-        price=config.price.as_dict() if config.price is not None else None,
+        price=config.price.record() if config.price is not None else None,
         max_cost=str(config.max_cost) if config.max_cost is not None else None,
-        judge_price=config.judge_price.as_dict() if config.judge_price is not None and scorer.kind == "judge" else None,
+        judge_price=config.judge_price.record() if config.judge_price is not None and judged else None,
         command=config.command,
-        host=host_info(),
         started_at=utc_now(),
-        identity={"epochs": config.epochs, **ident},
     )
 
 

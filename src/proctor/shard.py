@@ -22,7 +22,7 @@ from .errors import ProctorError
 
 SHARD_FILE = "shard.json"
 # manifest fields that differ between the shards of one run without changing its results
-PER_JOB_FIELDS = frozenset({"model", "command", "host", "started_at", "finished_at", "elapsed_s", "shard", "git_sha"})
+PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard"})
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,17 @@ def _read_shard(path: Path) -> ShardDir:
     return ShardDir(path, shard, order, read_run(path))
 
 
+def _comparable(manifest: Any) -> dict[str, Any]:
+    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`): the host, the
+    commit and the package versions are each job's own."""
+    data: dict[str, Any] = manifest.model_dump(mode="json")
+    data["model_identity"] = data.pop("provenance")["backend"]
+    return data
+
+
 def _same_run(first: ShardDir, other: ShardDir) -> None:
     """Refuse a shard of another run, naming the first setting that differs."""
-    a, b = first.log.manifest.model_dump(mode="json"), other.log.manifest.model_dump(mode="json")
+    a, b = _comparable(first.log.manifest), _comparable(other.log.manifest)
     for key in sorted(set(a) | set(b)):
         if key not in PER_JOB_FIELDS and a.get(key) != b.get(key):
             raise ProctorError(f"{other.path} is a shard of another run than {first.path}: their {key} differ "

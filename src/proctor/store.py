@@ -31,7 +31,7 @@ from typing import Any, Self, TypeVar
 
 from .errors import InputError
 from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
-from .runlog import SCORED_OUTCOMES, MetricBlock, RunLog, Sample, read_run
+from .runlog import SCORED_OUTCOMES, Manifest, MetricBlock, RunLog, Sample, read_run
 from .runsetting import run_setting
 
 STORE_ENV = "PROCTOR_STORE"
@@ -237,10 +237,10 @@ def record_from_log(log: RunLog) -> RunRecord:
     return RunRecord(
         run_id=man.run_id,
         path=str(log.path.resolve()),
-        model=str(model.get("spec") or model.get("name") or "?"),
-        dataset=str(ds.get("name") or "?"),
-        dataset_revision=ds.get("revision"),
-        dataset_hash=ds.get("content_hash"),
+        model=model.spec or "?",
+        dataset=ds.name or "?",
+        dataset_revision=ds.revision,
+        dataset_hash=ds.content_hash,
         mode=man.mode,
         prompt_kind=man.prompt_kind,
         template_hash=man.prompt_template_hash,
@@ -258,7 +258,7 @@ def record_from_log(log: RunLog) -> RunRecord:
         truncated_rate=res.overall.truncated_rate if res else None,
         by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
         by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
-        setting=run_setting(man.model_dump(mode="json")),
+        setting=run_setting(man),
     )
 
 
@@ -543,7 +543,7 @@ class Store:
         return [
             RunRecord(**_readable_cost(dict(zip((*_RUN_FIELDS, *_DERIVED), r[:-1], strict=True))),
                       by_category=groups[r[0]]["category"], by_modality=groups[r[0]]["modality"],
-                      setting=run_setting(json.loads(r[-1])))
+                      setting=run_setting(Manifest.model_validate_json(r[-1])))
             for r in rows
         ]
 

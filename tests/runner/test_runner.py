@@ -36,8 +36,8 @@ def test_generate_run_scores_and_logs(tmp_path: Path, task: Task, gold: dict[str
     s = log.samples[0]
     assert s.extraction_rule and s.extracted in "ABCD" and s.raw_output
     m = log.manifest
-    assert m.dataset["content_hash"].startswith("sha256:") and m.extractor_version and m.finished_at
-    assert m.prompt_template_hash and m.host["python"]
+    assert m.dataset.content_hash and m.dataset.content_hash.startswith("sha256:") and m.extractor_version and m.finished_at
+    assert m.prompt_template_hash and m.provenance.host.python and m.provenance.backend.spec == m.model.spec
     assert m.elapsed_s is not None and 0 < m.elapsed_s < 60
     text = (log.path / "manifest.json").read_text()
     assert "FAKE_KEY" in text  # the *name* of the env var is provenance; the value never is

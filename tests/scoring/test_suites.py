@@ -195,7 +195,7 @@ def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     log = evaluate(task, model, RunConfig(out_dir=tmp_path / "run", use_cache=False, record_history=False,
                                           progress=False, fail_fast_after=0))
     assert log.manifest.mode == "logprob" and log.manifest.extractor_version == "argmax-char"
-    assert log.manifest.scorer == {"scorer": "suite", "norm": "char", "temperature": 1.0, "join": "newline"}
+    assert log.manifest.scorer.as_dict() == {"scorer": "suite", "norm": "char", "temperature": 1.0, "join": "newline"}
     by_id = {s.sample_id: s for s in log.samples}
     assert list(by_id) == ["p.T.0#0", "p.T.1#0", "p.T.2#0", "p.U.0#0", "p.U.1#0"]
     c0, c1, c2 = by_id["p.T.0#0"], by_id["p.T.1#0"], by_id["p.T.2#0"]

@@ -319,7 +319,7 @@ class ImportedModel:
 
 def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path) -> ImportedModel:
     """One llm-wc model directory, validated whole (nothing is written yet)."""
-    from .. import __version__
+    from ..provenance import BackendInfo, DatasetInfo, GenerationRecord, collect_provenance
     from ..runlog import Manifest
 
     summary_path = model_dir / "summary.json"
@@ -330,15 +330,16 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     given = summary or SummaryFile()
     name = given.model or model_dir.name
     run_id = hashlib.sha256(f"llm-wc:{results_dir.resolve()}:{model_dir.name}".encode(errors="surrogatepass"))
+    spec = f"openai:{name}"
     manifest = Manifest(
-        run_id=run_id.hexdigest(), proctor_version=__version__, mode="generate", prompt_kind=run.benchmark.prompt_type,
-        dataset={"name": dataset, "source": given.dataset_path or run.benchmark.dataset_path,
-                 "n_items": len(rows), "imported_from": str(results_dir)},
-        model={"spec": f"openai:{name}", "model": name,
-               "base_url": redact_url(given.api_base) if given.api_base else None},
+        run_id=run_id.hexdigest(), provenance=collect_provenance({"spec": spec}), mode="generate",
+        prompt_kind=run.benchmark.prompt_type,
+        dataset=DatasetInfo(name=dataset, source=given.dataset_path or run.benchmark.dataset_path, n_items=len(rows),
+                            details={"imported_from": str(results_dir)}),
+        model=BackendInfo(spec=spec, model=name, base_url=redact_url(given.api_base) if given.api_base else None),
         choice_order_seed=given.seed if given.seed is not None else run.benchmark.seed,
-        generation=redact(given.request_params), started_at=run.started_at or datetime.now(UTC).isoformat(),
-        command=["proctor", "import", str(results_dir)],
+        generation=GenerationRecord.of(redact(given.request_params)),
+        started_at=run.started_at or datetime.now(UTC).isoformat(), command=["proctor", "import", str(results_dir)],
     )
     # one directory per source (its resolved path hashed in): same-named results directories or models that
     # sanitise alike (`a b`, `a_b`) never share one, and a name from data never climbs out of runs_root

@@ -41,7 +41,7 @@ def merge(
         history = Store(store or default_store_path())
     log = merge_runs(shard_dirs, out, history)
     if log.results is not None:
-        typer.echo(plain(f"{log.manifest.dataset.get('name', 'run')}: {accuracy_line(log.results)}  → {log.path}"))
+        typer.echo(plain(f"{log.manifest.dataset.name or 'run'}: {accuracy_line(log.results)}  → {log.path}"))
 
 
 def register(app: typer.Typer) -> None:

@@ -36,7 +36,7 @@ def print_results(log: RunLog) -> None:
 
     results = log.results or Results()
     console = Console(width=None if sys.stdout.isatty() else 110)
-    title = rich_safe(f"{log.manifest.dataset.get('name')} · {log.manifest.model.get('spec')} · {log.manifest.mode}")
+    title = rich_safe(f"{log.manifest.dataset.name} · {log.manifest.model.spec} · {log.manifest.mode}")
     table = Table(title=title, title_justify="left")
     for col in ("group", "accuracy", "95% CI", "scored", "errors", "no answer", "truncated"):
         table.add_column(col, justify="left" if col == "group" else "right")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, ProctorError
 from ..metrics.accuracy import counted
+from ..provenance import GenerationRecord
 from ..runlog import Outcome, RunLog, Sample
 from ..safepath import safe_component
 from ._common import dataset_name, model_spec, overall_accuracy, stderr
@@ -68,7 +69,7 @@ def eval_log(log: RunLog) -> EvalLog:
         metrics = {name: EvalMetric(name=name, value=value)
                    for name, value in {"accuracy": overall.accuracy, **extra}.items() if value is not None}
     n_scored = len(counted(log.samples))
-    score = EvalScore(name=SCORER, scorer=str(m.scorer.get("scorer") or m.mode), scored_samples=n_scored,
+    score = EvalScore(name=SCORER, scorer=m.scorer.scorer or m.mode, scored_samples=n_scored,
                       unscored_samples=len(log.samples) - n_scored, metrics=metrics,
                       reducer="mean" if m.epochs > 1 else None,
                       metadata={"ci_method": overall.ci_method} if overall.ci_method else None)
@@ -93,21 +94,18 @@ def _spec(log: RunLog) -> EvalSpec:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
     from inspect_ai.model import GenerateConfig
 
-    from .. import __version__
-
     m = log.manifest
-    g = m.generation
-    stop = g.get("stop")
-    config = GenerateConfig(temperature=g.get("temperature"), top_p=g.get("top_p"), max_tokens=g.get("max_tokens"),
-                            seed=g.get("seed"), stop_seqs=[stop] if isinstance(stop, str) else (stop or None))
+    g = m.generation or GenerationRecord()
+    config = GenerateConfig(temperature=g.temperature, top_p=g.top_p, max_tokens=g.max_tokens, seed=g.seed,
+                            stop_seqs=g.stop or None)
     ds = m.dataset
-    base_url = m.model.get("base_url")
+    base_url = m.model.base_url
     return EvalSpec(
         run_id=m.run_id, eval_id=m.run_id, task_id=m.run_id, created=m.started_at, task=dataset_name(log),
-        dataset=EvalDataset(name=dataset_name(log), location=ds.get("data_file") or ds.get("source") or ds.get("path"),
-                            samples=ds.get("n_items"), sample_ids=sorted({s.item_id for s in log.samples})),
-        model=_model(log), model_base_url=str(base_url) if base_url else None, model_generate_config=config,
-        config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version or __version__},
+        dataset=EvalDataset(name=dataset_name(log), location=ds.data_file or ds.source or ds.path,
+                            samples=ds.n_items, sample_ids=sorted({s.item_id for s in log.samples})),
+        model=_model(log), model_base_url=base_url, model_generate_config=config,
+        config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version, **m.provenance.packages},
         revision=EvalRevision(type="git", origin="", commit=m.git_sha) if m.git_sha else None,
         metadata=_settings(log),
     )
@@ -118,7 +116,7 @@ def _settings(log: RunLog) -> dict[str, Any]:
     m = log.manifest
     keep = ("run_id", "mode", "scorer", "prompt_kind", "prompt_template_hash", "extractor_version", "answer_rule",
             "extract", "truncated_as", "no_answer", "choice_order_seed", "generation", "epochs", "judge", "dataset",
-            "command", "proctor_version")
+            "command", "provenance")
     dumped = m.model_dump(mode="json")
     return {"proctor": {k: dumped[k] for k in keep if dumped.get(k) is not None}}
 

@@ -290,10 +290,6 @@ class RunSummary:
         return self.log.manifest.started_at
 
 
-def _model_name(m: Mapping[str, Any]) -> str:
-    return str(m.get("spec") or m.get("name") or m.get("id") or "?")
-
-
 VERDICTS = ("correct", "partial", "wrong")
 
 
@@ -358,8 +354,8 @@ def summarize_run(index: int, log: RunLog) -> RunSummary:
     return RunSummary(
         index=index,
         log=log,
-        model=_model_name(m.model),
-        dataset=str(m.dataset.get("name") or m.dataset.get("id") or "?"),
+        model=m.model.spec or "?",
+        dataset=m.dataset.name or "?",
         results=results,
         duration_s=duration,
         dists=dists,

@@ -92,7 +92,8 @@ def _assert_default_dtypes_ran_float32(*run_dirs: Path) -> None:
     """Both backends' manifests name the dtype that ran, the same one, and never `auto`."""
     for run_dir in run_dirs:
         manifest = read_run(run_dir).manifest
-        assert manifest.model_identity["dtype"] == manifest.model["dtype"] == "float32", run_dir
+        assert manifest.model_identity.dtype == manifest.model.dtype == "float32", run_dir
+        assert manifest.provenance.packages.get("vllm" if "vllm:" in manifest.model.spec else "torch"), run_dir
         dtypes = re.findall(r'"dtype": "([^"]*)"', (run_dir / "manifest.json").read_text())
         assert dtypes and set(dtypes) == {"float32"}, (run_dir, dtypes)
 
@@ -135,7 +136,7 @@ def test_managed_logprob_run_with_default_dtypes_equals_hf(managed: dict[str, An
 
 def test_identity_and_log_and_no_process_left(managed: dict[str, Any]) -> None:
     for run_dir, dp in ((managed["base"] / "gen", 2), (managed["score_dir"], 1), (managed["base"] / "logprob", 1)):
-        ident = read_run(run_dir).manifest.model_identity
+        ident = read_run(run_dir).manifest.model_identity.flat()
         assert ident["engine"].startswith("vllm 0.") and ident["device"] == "cpu"
         assert ident["tensor_parallel"] == 1 and ident["data_parallel"] == dp and ident["dtype"] == "float32"
         _assert_group_gone(_engine_pid(run_dir))

@@ -171,9 +171,7 @@ class HFModel(GenerationMixin, ModelBase):
             "share_prefixes": self.share_prefixes,
             "pack_siblings": self.pack_siblings,
             "prefix_costs": list(self.prefix_costs),
-            "transformers": __import__("transformers").__version__,
-            "torch": torch.__version__,
-        }
+        }  # the torch and transformers versions are in the manifest's provenance (packages)
 
 
 def _device(device: str) -> torch.device:
