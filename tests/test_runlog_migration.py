@@ -15,7 +15,17 @@ import pytest
 from proctor.cli import main
 from proctor.errors import InputError
 from proctor.provenance import BackendIdentity, BackendInfo, GenerationRecord
-from proctor.runlog import RUNLOG_VERSION, Manifest, read_run, write_manifest
+from proctor.runlog import (
+    RUNLOG_VERSION,
+    GenerationDetails,
+    JudgeCheck,
+    JudgeUsage,
+    Manifest,
+    SuiteDetails,
+    SuiteRow,
+    read_run,
+    write_manifest,
+)
 from proctor.runsetting import run_setting, setting_label
 from proctor.store import Store
 
@@ -116,3 +126,24 @@ def test_backend_records_keep_a_backends_own_settings_apart_and_flatten_back() -
     assert ident.settings == {"chat": True} and ident.flat()["weights"] == "files-sha256:ab"
     gen = GenerationRecord.of({"temperature": 0.2, "max_tokens": 8, "n": 1})  # another harness's parameter
     assert gen.extra_body == {"n": 1} and gen.as_dict()["stop"] == []
+
+
+def test_old_samples_read_with_typed_details(old_runs: Path) -> None:
+    checked = [s for s in read_run(old_runs / "generate").samples if s.details.get("judge_check") is not None]
+    assert checked and all(isinstance(s.details, GenerationDetails) for s in checked)
+    check = checked[0].details.get("judge_check")
+    assert isinstance(check, JudgeCheck) and isinstance(check.details.judge_usage, JudgeUsage)
+    assert check.details.judge_usage.input_tokens and check.details.rouge1 is not None
+    suite = read_run(old_runs / "score").samples[0].details
+    assert isinstance(suite, SuiteDetails) and all(isinstance(r, SuiteRow) for r in suite.rows) and suite.rows
+
+
+def test_a_sample_refuses_an_undeclared_key_naming_it(tmp_path: Path) -> None:
+    line = json.loads((OLD / "logprob" / "samples.jsonl").read_text().splitlines()[0])
+    for bad, field in (({**line, "input_token": 3}, "input_token"),
+                       ({**line, "details": {**line["details"], "logprob": {}}}, r"details\.choice\.logprob")):
+        shutil.rmtree(tmp_path / "r", ignore_errors=True)
+        shutil.copytree(OLD / "logprob", tmp_path / "r")
+        (tmp_path / "r" / "samples.jsonl").write_text(json.dumps(bad) + "\n")
+        with pytest.raises(InputError, match=rf"samples.jsonl:1: bad sample: {field}: Extra inputs are not permitted"):
+            read_run(tmp_path / "r")

@@ -55,18 +55,16 @@ SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Ou
 
 
 class _Log(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
 
 class _Details(_Log):
-    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
-    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
+    """Per-sample details of one scorer kind: every key declared (`extra="forbid"`). `get`, `in` and `[]` read a
+    field by name across kinds (an unset field, or one this kind lacks, reads as absent)."""
 
     def _value(self, key: str) -> Any:
-        """A field's value, else an extra key's (None when unset); without pydantic's slower attribute fallback."""
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        return (self.__pydantic_extra__ or {}).get(key)
+        """A field's value (None when unset or not a field of this kind)."""
+        return getattr(self, key) if key in type(self).model_fields else None
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self._value(key)
@@ -85,6 +83,24 @@ class _Details(_Log):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+class Overlap(_Details):
+    """Lexical overlap of a prose answer with its references (`proctor.scoring.text_metrics.overlap_metrics`)."""
+
+    token_f1: float | None = None
+    rouge1: float | None = None
+    rouge2: float | None = None
+    rougeL: float | None = None
+    bleu: float | None = None
+
+
+class JudgeUsage(_Log):
+    """What one judge call billed; `failed`: a call that failed and reported no usage (not billed)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    failed: int | None = None
+
+
 class Reading(_Log):
     """One reader's answer: the rule that found it (`none` when none did) and the answer (None then)."""
 
@@ -101,8 +117,8 @@ class Readings(_Log):
     scored_by: Literal["reference", "robust"] = "reference"  # --extract
 
 
-class GenerationDetails(_Details):
-    """An answer extracted from generated text and matched against the references."""
+class GenerationDetails(Overlap):
+    """An answer extracted from generated text and matched against the references (prose: with its overlap)."""
 
     kind: Literal["generation"] = "generation"
     readings: Readings | None = None  # when the benchmark declares a reference rule
@@ -110,12 +126,12 @@ class GenerationDetails(_Details):
     letters: str | None = None
     compare: str | None = None  # "numeric" | "normalized"
     matched_credit: float | None = None
-    rejected: Any = None  # what the extractor saw and refused
-    judge_check: dict[str, Any] | None = None  # the judge's verdict on an exact-answer item (agreement)
+    rejected: str | None = None  # what the extractor saw and refused
+    judge_check: JudgeCheck | None = None  # the judge's verdict on an exact-answer item (agreement)
 
 
-class JudgeDetails(_Details):
-    """A prose answer graded by an LLM judge."""
+class JudgeDetails(Overlap):
+    """A prose answer graded by an LLM judge (with its lexical overlap)."""
 
     kind: Literal["judge"] = "judge"
     judge_model: str | None = None
@@ -125,7 +141,15 @@ class JudgeDetails(_Details):
     judge_thinking: str | None = None
     judge_raw: str | None = None
     judge_error: str | None = None
-    judge_usage: dict[str, int | None] | None = None  # the judge call's {input_tokens, output_tokens}, when asked
+    judge_usage: JudgeUsage | None = None  # what the judge call billed, when it was asked
+
+
+class JudgeCheck(_Log):
+    """The judge's verdict on an exact-answer item, beside exact match's (`--judge-agreement`)."""
+
+    outcome: Outcome
+    score: float | None = None
+    details: JudgeDetails
 
 
 class ChoiceDetails(_Details):
@@ -143,6 +167,23 @@ class ChoiceDetails(_Details):
     tie: bool | None = None
     tie_norm: bool | None = None
     acc_norm_correct: bool | None = None
+    error: str | None = None  # the first option's error, when an option could not be scored
+
+
+class SuiteRow(_Log):
+    """One query of a probsem context, as probsem's CSV/JSONL rows show it."""
+
+    query: str
+    logprob: float | None = None
+    n_tokens: int | None = None
+    n_chars: int | None = None
+    n_bytes: int | None = None
+    is_greedy: bool | None = None
+    unconditional_logprob: float | None = None
+    norms: dict[str, float | None] = Field(default_factory=dict)
+    error: str | None = None
+    score: float | None = None
+    probability: float | None = None
 
 
 class SuiteDetails(_Details):
@@ -158,7 +199,7 @@ class SuiteDetails(_Details):
     scores: list[float | None] = Field(default_factory=list)
     ties: int = 0
     tie_indexes: list[int] = Field(default_factory=list)
-    rows: list[dict[str, Any]] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
+    rows: list[SuiteRow] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
     norm: str | None = None
     temperature: float | None = None
     join: str | None = None

@@ -211,7 +211,7 @@ def generation_verdict(
         return Scored(Outcome.ERROR, GenerationDetails(), error=answer.error, **common)
     common["raw_output"] = answer.text  # the raw text, thought included, is kept
     if answer.reasoning is None:
-        common["usage"]["reasoning"] = split_reasoning(answer.text).reasoning
+        common["usage"] = replace(common["usage"], reasoning=split_reasoning(answer.text).reasoning)
     if not item.is_scored:
         return Scored(Outcome.UNSCORED, GenerationDetails(), extraction_rule="unscored", **common)
     final = answer_text(answer)

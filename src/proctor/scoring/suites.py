@@ -27,7 +27,7 @@ from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
 from ..records import ContextCase, Item, Prompt, TestSuite
 from ..runlog import Outcome, Sample, SuiteDetails
-from .base import Answered, Request, Scored
+from .base import Answered, Request, Scored, Usage
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
 
 if TYPE_CHECKING:
@@ -244,7 +244,7 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
         outcome=outcome, details=SuiteDetails.model_validate(details), score=score,
         extracted=queries[c.predicted] if c.predicted is not None else None,
         extraction_rule=f"argmax-{options.norm.value}", error=c.error, prompt=c.prefix,
-        usage={"input_tokens": sum(q["n_tokens"] or 0 for q in c.queries) or None},
+        usage=Usage(input_tokens=sum(q["n_tokens"] or 0 for q in c.queries) or None),
     )
 
 
