@@ -147,3 +147,12 @@ def test_a_sample_refuses_an_undeclared_key_naming_it(tmp_path: Path) -> None:
         (tmp_path / "r" / "samples.jsonl").write_text(json.dumps(bad) + "\n")
         with pytest.raises(InputError, match=rf"samples.jsonl:1: bad sample: {field}: Extra inputs are not permitted"):
             read_run(tmp_path / "r")
+
+
+def test_a_results_block_refuses_an_undeclared_key_naming_it(tmp_path: Path) -> None:
+    shutil.copytree(OLD / "logprob", tmp_path / "r")
+    data = json.loads((tmp_path / "r" / "results.json").read_text())
+    data["overall"]["acuracy"] = 1.0
+    (tmp_path / "r" / "results.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"results.json: bad results: overall.acuracy: Extra inputs are not permitted"):
+        read_run(tmp_path / "r")

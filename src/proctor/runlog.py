@@ -336,10 +336,14 @@ class Manifest(BaseModel):
         return self.provenance.backend
 
 
-class MetricValue(BaseModel):
-    """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
+class _Block(BaseModel):
+    """A results.json block: every key declared (`extra="forbid"`)."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class MetricValue(_Block):
+    """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
 
     value: float | None = None  # None: nothing to compute it from (nothing scored)
     n: int = 0  # the samples (or items) it was computed over
@@ -348,7 +352,7 @@ class MetricValue(BaseModel):
     method: str | None = None  # "wilson", "clustered_wilson", "bootstrap", "cluster_bootstrap", "mean", "median"…
 
 
-class MetricBlock(BaseModel):
+class MetricBlock(_Block):
     """results.json's METRICS: accuracy with its interval and the counts behind it, for one group of samples."""
 
     n: int = 0  # samples
@@ -376,7 +380,7 @@ class MetricBlock(BaseModel):
                            method=self.ci_method)
 
 
-class EpochSpread(BaseModel):
+class EpochSpread(_Block):
     """mean@k, pass@k and the per-item spread over items answered in k epochs."""
 
     k: int
@@ -386,7 +390,7 @@ class EpochSpread(BaseModel):
     items_by_correct: dict[str, int] = Field(default_factory=dict)  # items fully correct in c of k epochs
 
 
-class CalibrationBin(BaseModel):
+class CalibrationBin(_Block):
     """One equal-width confidence bin: its bounds, count, mean confidence and accuracy (None when empty)."""
 
     lo: float
@@ -396,7 +400,7 @@ class CalibrationBin(BaseModel):
     accuracy: float | None = None
 
 
-class Calibration(BaseModel):
+class Calibration(_Block):
     """Brier score, expected calibration error and mean log-loss, with the reliability bins."""
 
     brier: float
@@ -406,7 +410,7 @@ class Calibration(BaseModel):
     bins: list[CalibrationBin] = Field(default_factory=list)
 
 
-class JudgeAgreement(BaseModel):
+class JudgeAgreement(_Block):
     """How often the judge agreed with exact-match scoring on items checked both ways."""
 
     n: int = 0
@@ -416,7 +420,7 @@ class JudgeAgreement(BaseModel):
     confusion: dict[str, int] = Field(default_factory=dict)  # "judge/exact": count
 
 
-class Cost(BaseModel):
+class Cost(_Block):
     """The run's cost at the manifest's prices (`proctor.pricing.CostSummary`): exact decimals."""
 
     total: Decimal
@@ -432,12 +436,12 @@ class Cost(BaseModel):
     judge_unpriced_calls: int | None = None
 
 
-class Results(BaseModel):
+class Results(_Block):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
     Every block is typed; the built-in metrics fill the named fields and metrics registered beside them
     (`proctor.metrics.register`) land in `metrics`. `errors` counts each distinct error message. A key this
-    version does not know is not kept (results are recomputed from the samples, never edited)."""
+    version does not declare is refused, naming it (results are recomputed from the samples, never edited)."""
 
     schema_version: int = RESULTS_SCHEMA_VERSION
     overall: MetricBlock = Field(default_factory=MetricBlock)

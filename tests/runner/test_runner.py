@@ -128,7 +128,7 @@ def test_judge_agreement_is_reported(tmp_path: Path, task: Task, gold: dict[str,
     # items 0..9: the even ones are answered correctly, so an always-CORRECT judge agrees on half
     assert agreement.n == 10 and agreement.agreement == pytest.approx(0.5)
     checked = [s for s in log.samples if "judge_check" in s.details]
-    assert len(checked) == 10 and all(s.details["judge_check"]["outcome"] == "correct" for s in checked)
+    assert len(checked) == 10 and all(s.details["judge_check"].outcome == "correct" for s in checked)
 
 
 def test_logprob_mode_scores_boolean_items_over_their_closed_set(tmp_path: Path, gold: dict[str, str]) -> None:
