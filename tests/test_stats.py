@@ -11,6 +11,7 @@ import pytest
 
 from proctor.coverage import difficulty_band
 from proctor.metrics.epochs import epoch_spread
+from proctor.results import summarize
 from proctor.runlog import Outcome, Sample
 from proctor.stats import (
     accuracy_ci,
@@ -20,7 +21,6 @@ from proctor.stats import (
     calibration,
     pass_at_k,
     selection_adjusted,
-    summarize,
     wilson_interval,
 )
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, ProctorError
+from .limits import yaml_compose
 from .models.base import (
     GenerateRequest,
     Generation,
@@ -42,6 +43,8 @@ from .models.base import (
 )
 from .provenance import PriceRecord
 from .runlog import Cost
+from .termsafe import plain
+from .textio import read_text
 
 MILLION = Decimal(1_000_000)
 CENT = Decimal("0.01")
@@ -110,8 +113,6 @@ def format_money(amount: Decimal | None, currency: str = "USD") -> str:
 def format_amount(value: object, currency: object = "USD") -> str:
     """A recorded amount (text from results.json) for display: `format_money`, or the text itself, control
     characters escaped, when it is not a finite number; a currency that is not letters is shown escaped."""
-    from .termsafe import plain
-
     name = str(currency) if str(currency).isalpha() else plain(currency)
     try:
         amount = Decimal(str(value))
@@ -252,9 +253,6 @@ def default_prices_path() -> Path:
 def load_prices(path: Path) -> PriceTable:
     """Read a price table with the limits of every input file (a regular file, size, YAML depth and
     expansion); every problem is reported as `path:line: key: what is wrong` (InputError)."""
-    from .limits import yaml_compose
-    from .textio import read_text
-
     return _table(path, yaml_compose(read_text(path), path))
 
 

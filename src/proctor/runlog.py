@@ -3,7 +3,7 @@
 A run directory holds:
 * `manifest.json` — what produced the run (never a secret);
 * `samples.jsonl` — one `Sample` per line, appended as each finishes;
-* `results.json` — the metrics, a pure function of the samples (`proctor.stats.summarize`).
+* `results.json` — the metrics, a pure function of the samples (`proctor.results.summarize`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .provenance import (
     ScorerInfo,
     migrate_manifest,
 )
+from .redact import redact
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
@@ -587,8 +588,6 @@ def iter_samples(path: Path) -> Iterator[Sample]:
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Write the manifest; every string in it is redacted first (a key in a URL or a command line never lands)."""
-    from .redact import redact
-
     write_json_atomic(run_dir / MANIFEST, redact(manifest.model_dump(mode="json")))
 
 

@@ -7,7 +7,7 @@ durable the moment it arrives: remote backends hand over one item per call (`pre
 so its response is cached and its sample appended to `samples.jsonl` as soon as it is back, and a
 kill -9 repeats at most the requests in flight. The same command run again resumes: samples already in
 the log are kept, errored ones are retried, and the request cache answers anything the model already
-did. Results are a pure function of the samples (`proctor.stats.summarize`).
+did. Results are a pure function of the samples (`proctor.results.summarize`).
 """
 
 from __future__ import annotations
@@ -623,7 +623,7 @@ def _items_of(task: Task, config: RunConfig) -> list[Item]:
 def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     """Compute results.json from the samples (of a run directory, or already in memory), stamp the
     manifest as finished, and record the run in the history store."""
-    from .stats import summarize
+    from .results import summarize
 
     log = run if isinstance(run, RunLog) else read_run(run)
     results = summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ProctorError
+from .runlog import SAMPLES, RunLog, append_samples, read_run, write_manifest
 
 SHARD_FILE = "shard.json"
 # manifest fields that differ between the shards of one run without changing its results
@@ -85,8 +86,6 @@ class ShardDir:
 
 
 def _read_shard(path: Path) -> ShardDir:
-    from .runlog import read_run
-
     file = path / SHARD_FILE
     if not file.is_file():
         raise ProctorError(f"{path}: not a shard (no {SHARD_FILE}; was it run with --shard K/N?)")
@@ -120,7 +119,6 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
 
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     """Merge the shard directories `dirs` into the run directory `out`; return its RunLog."""
-    from .runlog import SAMPLES, RunLog, append_samples, write_manifest
     from .runner import finalize_run
 
     shards = [_read_shard(Path(d)) for d in dirs]

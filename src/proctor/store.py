@@ -31,8 +31,9 @@ from typing import Any, Self, TypeVar
 
 from .errors import InputError
 from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
+from .redact import redact
 from .runlog import SCORED_OUTCOMES, Manifest, MetricBlock, RunLog, Sample, read_run
-from .runsetting import run_setting
+from .runsetting import run_setting, setting_key, setting_label
 
 STORE_ENV = "PROCTOR_STORE"
 STORE_FILENAME = "store.sqlite"
@@ -188,14 +189,10 @@ class RunRecord:
 
     @property
     def setting_label(self) -> str:
-        from .runsetting import setting_label
-
         return setting_label(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     @property
     def setting_key(self) -> str:
-        from .runsetting import setting_key
-
         return setting_key(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     def to_dict(self) -> dict[str, Any]:
@@ -497,7 +494,6 @@ class Store:
         if log.results is None:
             raise InputError.at(Path(run_dir), "run has no results.json yet (unfinished?); finish it first")
         rec = record_from_log(log)
-        from .redact import redact
 
         manifest = _canonical(redact(log.manifest.model_dump(mode="json")))  # never a secret in the history
         results = _canonical(log.results.as_dict())

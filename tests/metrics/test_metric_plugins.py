@@ -13,8 +13,8 @@ from median_output_tokens import MedianOutputTokens
 import proctor
 from proctor.cli import main
 from proctor.metrics import Metric, register, registered, unregister
+from proctor.results import summarize
 from proctor.runlog import MetricValue, Outcome, Sample, read_run
-from proctor.stats import summarize
 
 DEMO = Path(__file__).parents[2] / "examples" / "questions" / "demo.json"
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..exporters import FORMATS
+from ..exporters import export as write
 
 EXPORT_EXAMPLES = """Examples (on the bundled examples, offline; open an Inspect log with `inspect view --log-dir DIR`):
 
@@ -33,8 +34,6 @@ def export(
         help="A new (or empty) folder to write into; it appears whole or not at all.")],
 ) -> None:
     """Write runs in another tool's format (llm-wc, probsem, Inspect, Every Eval Ever)."""
-    from ..exporters import export as write
-
     written = write(run_dirs, to, out)
     typer.echo(f"wrote {len(written)} {to} files to {out}")
 

@@ -8,11 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
+from ..benchmarks.registry import load_task
 from ..errors import ProctorError
+from ..models import GenerationSettings
+from ..models.openai import TokenSplitter
+from ..prompts import bind_tokenizer, check_kind, kind_settings
 from ..records import Item
 from ..tasks import Task
 from . import options
-from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP
+from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP, budget_for
 
 ItemId = Annotated[str, typer.Option("--item", metavar="ID", help=(
     "The item: proctor's identifier (e.g. mmlu-pro.70) or the upstream id (question_id, problem_idx, "
@@ -39,9 +43,6 @@ def find_item(task: Task, wanted: str) -> Item:
 
 def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
-    from ..prompts import check_kind, kind_settings
-    from .run_cmds import budget_for
-
     check_kind(kind, task.prompts.kinds, task.name)
     final = budget_for(task, kind_settings(task.prompts, kind, settings))
     return {
@@ -71,16 +72,9 @@ def show_prompt(
 ) -> None:
     """Print the exact request a run would send for one item: messages with their roles, stop sequences
     and generation settings. With --json, machine-readable, to diff against another harness."""
-    from ..benchmarks.registry import load_task
-    from ..models import GenerationSettings
-    from ..prompts import check_kind
-
     task = load_task(dataset, data_file=data_file, seed=seed,
                      prompt_options={"cot_examples": cot_examples, "instruction": instruction})
     if tokenizer is not None:
-        from ..models.openai import TokenSplitter
-        from ..prompts import bind_tokenizer
-
         splitter = TokenSplitter(tokenizer)
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))
     settings = GenerationSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens,

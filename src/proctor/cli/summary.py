@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..pricing import cost_line
 from ..runlog import MetricBlock, MetricValue, Results, RunLog
 from ..termsafe import rich_safe
 
@@ -79,8 +80,6 @@ def reasoning_lines(results: Results) -> list[str]:
         lines.append(f"{ep.k} epochs: mean@{ep.k} {ep.mean_at_k:.3f}, pass@{ep.k} {ep.pass_at_k or 0:.3f}"
                      + (f", per-item spread (sd) {spread:.3f}" if spread is not None else ""))
     if results.cost is not None:
-        from ..pricing import cost_line
-
         lines.append(cost_line(results.cost))
     return lines
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InputError
+from ..runlog import expand_run_dirs, read_run
 
 if TYPE_CHECKING:
     from ..runlog import RunLog
@@ -51,8 +52,6 @@ def get_exporter(name: str) -> Exporter:
 
 def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Path]:
     """Read the runs, write them as `to` into the new folder `out` (all or nothing); the paths written."""
-    from ..runlog import expand_run_dirs, read_run
-
     exporter = get_exporter(to)
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):

@@ -13,7 +13,10 @@ from typing import Any
 
 import yaml
 
+from ..benchmarks.hub import file_sha256, read_rows
+from ..benchmarks.registry import BUILTINS
 from ..errors import InputError
+from ..formats.convert import slug
 from ..llmwc import ID_COLUMNS, LlmwcConfig, ModelEntry, model_dir_name, request_params, resolved_defaults
 from ..redact import redact, redact_url
 from ..runlog import Outcome, RunLog, Sample
@@ -68,9 +71,6 @@ def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> list[dict[s
 def upstream_rows(log: RunLog) -> dict[str, dict[str, Any]]:
     """item id → the upstream row it came from, read again from the run's data file (llm-wc's benchmarks, the
     file unchanged since the run: same sha256); empty otherwise (rows then carry id, answer and category)."""
-    from ..benchmarks.hub import file_sha256, read_rows
-    from ..formats.convert import slug
-
     ds = log.manifest.dataset
     name, data_file = ds.name, ds.data_file
     if name not in (*ID_COLUMNS, *_gpqa_names()) or not data_file or not Path(data_file).is_file():
@@ -180,6 +180,4 @@ def write_results_dir(root: Path, config: LlmwcConfig, runs: Sequence[tuple[Mode
 
 def _gpqa_names() -> tuple[str, ...]:
     """The GPQA subsets, from the one list of built-in benchmarks."""
-    from ..benchmarks.registry import BUILTINS
-
     return tuple(name for name in BUILTINS if name.startswith("gpqa-"))

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..runlog import JudgeAgreement, JudgeCheck, Sample
+from ..scoring.judge import judge_agreement
 from .base import RunContext
 
 
 def agreement_of(samples: Sequence[Sample]) -> JudgeAgreement | None:
     """Over the samples that carry a `judge_check` (`--judge-agreement N`); None when none do."""
-    from ..scoring.judge import judge_agreement
-
     pairs = []
     for s in samples:
         check = s.details.get("judge_check")

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProctorError
+from ._http import RequestFailed, get_once
 from .base import (
     Capability,
     GenerateRequest,
@@ -47,6 +48,7 @@ from .base import (
     weights_fingerprint,
 )
 from .dtype import check_dtype, checkpoint_dtype, nvidia_bf16_supported, resolve_dtype
+from .openai import OpenAIModel
 
 ENGINE_LOG = "engine.log"
 PYTHON_ENV = "PROCTOR_VLLM_PYTHON"
@@ -167,8 +169,6 @@ class EngineProcess:
 
     async def wait_healthy(self, url: str, timeout: float) -> None:
         """Return once GET `url` answers 200; EngineStartError (group stopped) when it exits or times out."""
-        from ._http import RequestFailed, get_once
-
         assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -334,7 +334,6 @@ class VLLMModel(ModelBase):
         """Start the engine (unless it runs), wait for /health, connect the openai client, read the version."""
         if self.inner is not None:
             return
-        from .openai import OpenAIModel
 
         if self.engine is None or not self.engine.running():
             self.port = free_port()
@@ -436,8 +435,6 @@ def engine_args_for(model: str, settings: dict[str, Any], gpu_memory_utilization
 
 async def _served_version(port: int) -> str:
     """The engine's version from its GET /version ("unknown" when it has none)."""
-    from ._http import RequestFailed, get_once
-
     try:
         _, content = await get_once(f"http://127.0.0.1:{port}/version", local=True)
         return str(json.loads(content).get("version") or "unknown")

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from ..comparison import p_cell, points
+from ..pricing import format_amount
 from ..runlog import Cost, JudgeCheck, Sample, SampleDetails
 from . import labels as run_labels
 from . import plots
@@ -180,8 +181,6 @@ def _fmt_num(x: Any, digits: int = 2) -> str:
 def _fmt_money(cost: Cost | None, key: str = "total") -> str:
     """An amount of a results.json cost block (`total`, `per_correct`, `model`, `judge`), to the cent
     ("n/a" when not given)."""
-    from ..pricing import format_amount
-
     value = getattr(cost, key) if cost is not None else None
     return "n/a" if cost is None or value is None else format_amount(value, cost.currency)
 

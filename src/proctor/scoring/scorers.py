@@ -22,6 +22,7 @@ from ..records import GradedAnswer, Item, Modality
 from ..runlog import GenerationDetails, Outcome, Reading, Readings
 from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
 from .extract import (
+    EXTRACTOR_VERSION,
     REFERENCE,
     ROBUST,
     AnswerRule,
@@ -245,8 +246,6 @@ class GenerationScorer:
             )
 
     def identity(self) -> dict[str, Any]:
-        from .extract import EXTRACTOR_VERSION
-
         return {"scorer": self.kind, "prompt_kind": self.prompt_kind, "generation": self.settings.as_dict(),
                 "extractor": EXTRACTOR_VERSION, "extract": self.extract}
 

@@ -14,7 +14,15 @@ from jinja2 import TemplateError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ...errors import ProctorError
-from ..base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest, ModelBase
+from ..base import (
+    Capability,
+    GenerateRequest,
+    Generation,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    ModelBase,
+    weights_fingerprint,
+)
 from ..dtype import checkpoint_dtype, resolve_dtype
 from .engine import Engine, default_token_budget
 from .generate import GenerationMixin
@@ -147,8 +155,6 @@ class HFModel(GenerationMixin, ModelBase):
 
     def identity(self) -> dict[str, Any]:
         """Weights (local files fingerprint, or the hub commit), dtype, context limit and chat template."""
-        from ..base import weights_fingerprint
-
         template = getattr(self.tokenizer, "chat_template", None)
         return {
             "spec": self.name,
