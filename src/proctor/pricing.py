@@ -346,7 +346,7 @@ def parse_money(text: str, what: str) -> Decimal:
         Decimal(text.strip())
     except InvalidOperation:
         raise ProctorError(f"{what} must be a number, got {text!r}") from None
-    checked = check_amount(text, MAX_MONEY if what == "--max-cost" else MAX_PRICE)
+    checked = check_amount(text, MAX_MONEY if what in ("--max-cost", "max_cost") else MAX_PRICE)
     if isinstance(checked, str):
         raise ProctorError(f"{what} {checked}")
     return checked

@@ -32,6 +32,7 @@ from .provenance import (
     migrate_manifest,
 )
 from .redact import redact
+from .spec import RunSpec
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
@@ -287,6 +288,7 @@ class Manifest(BaseModel):
 
     runlog_version: int = RUNLOG_VERSION
     run_id: str
+    spec: RunSpec | None = None  # the resolved RunSpec the run id hashes (None: written before RunSpec existed)
     provenance: Provenance  # proctor's version and commit, the host, numeric packages, the resolved backend
     dataset: DatasetInfo  # name, source, revision, content_hash, n_items…
     model: BackendInfo  # the backend's describe(): spec and settings

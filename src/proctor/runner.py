@@ -25,10 +25,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .errors import ProctorError
+from pydantic import ValidationError
+
+from .benchmarks.registry import load_task
+from .errors import ProctorError, brief
 from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
-from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost
+from .models.registry import get_model
+from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
 from .progress import expect
+from .prompts import bind_tokenizer
 from .provenance import (
     BackendInfo,
     DatasetInfo,
@@ -38,6 +43,7 @@ from .provenance import (
     utc_now,
 )
 from .records import Item
+from .resolve import resolve
 from .runlog import (
     MANIFEST,
     SAMPLES,
@@ -53,8 +59,20 @@ from .runlog import (
     write_manifest,
     write_results,
 )
+from .safepath import safe_component
 from .scoring.base import Answer, Answered, Request, Scored, Scorer
 from .shard import Shard, manifest_shard, write_shard_file
+from .spec import (
+    Budget,
+    DatasetRef,
+    GenerationSpec,
+    JudgeSpec,
+    ModelSpec,
+    Money,
+    RunSpec,
+    ScorerSpec,
+    ShardSpec,
+)
 from .tasks import Task
 
 Mode = Literal["generate", "logprob"]
@@ -72,11 +90,12 @@ class RunConfig:
 
     mode: Mode = "generate"
     prompt_kind: str | None = None  # default: the task's first kind
-    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    # max_tokens None: the prompt kind's budget, else the benchmark's, else 1024 (proctor.resolve)
+    settings: GenerationSettings = field(default_factory=lambda: GenerationSettings(max_tokens=None))
     epochs: int = 1
     judge: Model | None = None
     judge_agreement: int = 0  # also judge this many exact-answer items, to report judge/exact agreement
-    out_dir: Path | None = None
+    out_dir: Path | None = None  # paths may be given as strings too
     runs_root: Path = Path("runs")
     use_cache: bool = True
     store_path: Path | None = None  # None: proctor.store.default_store_path()
@@ -87,11 +106,17 @@ class RunConfig:
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
     truncated_as: str = "wrong"  # "excluded": truncated samples leave accuracy (their rate is reported either way)
     extract: str = "reference"  # "robust": proctor's reader scores, not the benchmark's reference rule
-    no_answer: str = "wrong"  # "guess": an unanswered item earns 1/k for k options (the expected value of a guess)
+    no_answer: str | None = None  # "guess": an unanswered item earns 1/k for k options; None: the answer rule's
     price: Price | None = None  # money per million tokens: cost per sample, per run, per correct answer
     max_cost: Decimal | None = None  # stop before a request could cross it (needs `price`, and `judge_price`)
     judge_price: Price | None = None  # the judge's money per million tokens: its calls are on the run's bill
     shard: Shard | None = None  # run only this shard's items (--shard K/N; proctor.shard)
+    spec: RunSpec | None = None  # the resolved spec (proctor.pipeline); None: built from this config and resolved
+
+    def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
+        self.runs_root = Path(self.runs_root)
+        self.out_dir = Path(self.out_dir) if self.out_dir is not None else None
+        self.store_path = Path(self.store_path) if self.store_path is not None else None
 
 
 # ---------------------------------------------------------------- planning
@@ -196,16 +221,13 @@ def plan_run(task: Task, model_name: str, config: RunConfig, judge_name: str | N
     the run (`config.out_dir`, else the default directory) is already done."""
     judge = cast(Model, _Named(judge_name)) if judge_name else None
     named = cast(Model, _Named(model_name))
+    config = with_spec(task, model_name, config, judge_name)
     scorer = build_scorer(task, config, judge)
     _check_data(task, model_name, scorer, config)
-    run_dir = config.out_dir or default_run_dir(task, named, scorer, config)
+    run_dir, _ = locate_run(task, named, scorer, config)
     wanted = {f"{item.identifier}#{epoch}" for epoch in range(config.epochs) for item in _items_of(task, config)}
     finished: dict[str, bool] = {}
     if (run_dir / MANIFEST).exists():
-        if read_manifest(run_dir).run_id != run_identity_hash(task, named, scorer, config):
-            raise ProctorError(
-                f"{run_dir} holds a different run (dataset, model or settings differ): choose another -o directory"
-            )
         finished = {s.sample_id: s.outcome is not Outcome.ERROR for s in iter_samples(run_dir / SAMPLES)
                     if s.sample_id in wanted}
     done = sum(finished.values())
@@ -255,18 +277,85 @@ def _check_context(task: Task, model: Model, scorer: Scorer, config: RunConfig) 
         )
 
 
-def run_identity_hash(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
+def legacy_run_id(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
+    """The run id of proctor before RunSpec (main 6639c56): its run directories are still found and resumed."""
     key = {"dataset": task.content_hash, "model": model.name, "epochs": config.epochs, **scorer.identity()}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> Path:
-    """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
-    from .safepath import safe_component
+def run_id_of(config: RunConfig) -> str:
+    """The run id: the resolved spec's (`with_spec` sets it)."""
+    if config.spec is None:
+        raise ProctorError("internal: a run's config has no spec (call with_spec first)")
+    return config.spec.run_id()
 
+
+def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str | None = None) -> Path:
+    """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
     name = safe_component(f"{task.name}__{model.name}".replace(":", "-"), fallback="run")
     shard = f"__{config.shard.suffix}" if config.shard is not None else ""
-    return config.runs_root / f"{name}__{run_identity_hash(task, model, scorer, config)}{shard}"
+    return config.runs_root / f"{name}__{run_id or run_id_of(config)}{shard}"
+
+
+def locate_run(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> tuple[Path, str]:
+    """The run's directory and id: `out_dir` or the default directory, or the directory an older proctor
+    wrote for the same run (its old id kept); a directory holding another run is refused."""
+    run_id, legacy = run_id_of(config), legacy_run_id(task, model, scorer, config)
+    path = config.out_dir or default_run_dir(task, model, scorer, config, run_id)
+    if config.out_dir is None and not (path / MANIFEST).exists():
+        old = default_run_dir(task, model, scorer, config, legacy)
+        if (old / MANIFEST).exists() and _is_legacy_of(read_manifest(old), legacy, config):
+            return old, legacy
+    if not (path / MANIFEST).exists():
+        return path, run_id
+    found = read_manifest(path)
+    if found.run_id == run_id:
+        return path, run_id
+    if _is_legacy_of(found, legacy, config):
+        return path, legacy
+    raise ProctorError(f"{path} holds a different run (dataset, model or settings differ): choose another -o directory")
+
+
+def _is_legacy_of(found: Manifest, legacy: str, config: RunConfig) -> bool:
+    """`found` is this run as an older proctor wrote it: its old id, and what that id left out (how results
+    count no-answers and truncations, the answer rule) agrees."""
+    spec = config.spec
+    return found.run_id == legacy and spec is not None and (found.no_answer, found.truncated_as, found.answer_rule) == (
+        spec.scorer.no_answer, spec.scorer.truncated_as, spec.scorer.answer_rule)
+
+
+def spec_of(task: Task, model_name: str, config: RunConfig, judge_name: str | None = None) -> RunSpec:
+    """The RunSpec a Task object, a model and a RunConfig express (the door of `evaluate(task, model, config)`)."""
+    judge = judge_name or (config.judge.name if config.judge is not None else None)
+    try:
+        return RunSpec(
+            dataset=DatasetRef(name=task.name), model=ModelSpec(spec=model_name),
+            scorer=ScorerSpec(mode=config.mode, prompt_kind=config.prompt_kind, extract=config.extract,  # type: ignore[arg-type]
+                              no_answer=config.no_answer, truncated_as=config.truncated_as,  # type: ignore[arg-type]
+                              judge_agreement=config.judge_agreement),
+            generation=GenerationSpec.of(config.settings), epochs=config.epochs,
+            shard=ShardSpec(index=config.shard.index, count=config.shard.count) if config.shard else None,
+            judge=JudgeSpec(model=judge, price=money(config.judge_price)) if judge else None,
+            price=money(config.price), budget=Budget(max_cost=config.max_cost) if config.max_cost is not None else None)
+    except ValidationError as e:
+        raise ProctorError(f"run settings: {brief(e)}") from None
+
+
+def money(price: Price | None) -> Money | None:
+    """A Price as the spec records it."""
+    if price is None:
+        return None
+    return Money(input=price.input, output=price.output, currency=price.currency, source=price.source)
+
+
+def with_spec(task: Task, model_name: str, config: RunConfig, judge_name: str | None = None) -> RunConfig:
+    """`config` with its resolved spec, and what resolving it chose applied (prompt kind, settings, no-answer)."""
+    if config.spec is not None and config.spec.resolved:
+        return config
+    spec = resolve(config.spec or spec_of(task, model_name, config, judge_name), task)
+    settings = spec.generation.settings() if spec.scorer.mode == "generate" else config.settings
+    return replace(config, spec=spec, prompt_kind=spec.scorer.prompt_kind, settings=settings,
+                   no_answer=spec.scorer.no_answer)
 
 
 # ---------------------------------------------------------------- provenance
@@ -298,12 +387,13 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
         truncated_as=config.truncated_as,
         extract=ident.get("extract"),
         answer_rule=_answer_rule_name(task, scorer, ident.get("prompt_kind")),
-        no_answer=config.no_answer,
+        no_answer=config.no_answer or "wrong",
         price=config.price.record() if config.price is not None else None,
         max_cost=str(config.max_cost) if config.max_cost is not None else None,
         judge_price=config.judge_price.record() if config.judge_price is not None and judged else None,
         command=config.command,
         started_at=utc_now(),
+        spec=config.spec,
     )
 
 
@@ -542,29 +632,34 @@ def _guarded(model: Model, guard: CostGuard | None, price: Price | None, role: s
     return GuardedModel(model, guard, concurrency, price, role, then if isinstance(then, GuardedModel) else None)
 
 
-async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
-    """Run `task` on `model` with the task's scorer; return the run log (also written to disk)."""
+async def evaluate_async(task: Task | str | Path, model: Model | str, config: RunConfig | None = None) -> RunLog:
+    """Run `task` on `model` with the task's scorer; return the run log (also written to disk). `task` may be
+    a built-in benchmark name or a path, `model` a spec such as "hf:out/tiny" (`proctor.eval` takes options too)."""
     from .runlock import hold_run_dir
 
+    task = task if isinstance(task, Task) else load_task(str(task))
+    model = model if isinstance(model, Model) else get_model(model)
     config = config or RunConfig()
     try:
+        config = with_spec(task, model.name, config)
+        bind_tokenizer(task.prompts, token_counter(model))  # a builder fitting prompts to a budget counts with it
         scorer = build_scorer(task, config, config.judge)
         _check_before_start(task, model, scorer, config)
-        model.set_log_dir(config.out_dir or default_run_dir(task, model, scorer, config))  # vllm: its engine.log
+        run_dir, run_id = locate_run(task, model, scorer, config)
+        model.set_log_dir(run_dir)  # vllm: its engine.log
         await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
         _check_context(task, model, scorer, config)
-        with hold_run_dir(config.out_dir or default_run_dir(task, model, scorer, config)):  # one writer per dir
-            return await _evaluate(task, model, scorer, config)
+        with hold_run_dir(run_dir):  # one writer per dir
+            return await _evaluate(task, model, scorer, replace(config, out_dir=run_dir), run_id)
     finally:
         await model.aclose()
         if config.judge is not None:
             await config.judge.aclose()
 
 
-async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> RunLog:
+async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str) -> RunLog:
     session_start = time.monotonic()
-    run_id = run_identity_hash(task, model, scorer, config)
-    run_dir = config.out_dir or default_run_dir(task, model, scorer, config)
+    run_dir = config.out_dir or default_run_dir(task, model, scorer, config, run_id)
     manifest = _manifest(task, model, scorer, config, run_id)
     manifest.shard = str(config.shard) if config.shard is not None else None
     store = _open_store(config)  # a damaged store stops the run before its directory is touched
@@ -637,7 +732,7 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     return log
 
 
-def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
+def evaluate(task: Task | str | Path, model: Model | str, config: RunConfig | None = None) -> RunLog:
     """Synchronous wrapper around `evaluate_async` (ctrl-C is not held up by a backend's worker thread)."""
     from .interruptible import run
 

@@ -98,10 +98,13 @@ def _read_shard(path: Path) -> ShardDir:
 
 
 def _comparable(manifest: Any) -> dict[str, Any]:
-    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`): the host, the
-    commit and the package versions are each job's own."""
+    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`) and its spec to
+    what the run id hashes (`RunSpec.identity()`): the host, the commit, the package versions, the shard and how
+    requests travel are each job's own."""
     data: dict[str, Any] = manifest.model_dump(mode="json")
     data["model_identity"] = data.pop("provenance")["backend"]
+    if manifest.spec is not None:
+        data["spec"] = manifest.spec.identity()
     return data
 
 

@@ -12,11 +12,13 @@ from ..benchmarks.registry import load_task
 from ..errors import ProctorError
 from ..models import GenerationSettings
 from ..models.openai import TokenSplitter
-from ..prompts import bind_tokenizer, check_kind, kind_settings
+from ..prompts import bind_tokenizer, check_kind
 from ..records import Item
+from ..resolve import budget_for
+from ..spec import GenerationSpec
 from ..tasks import Task
 from . import options
-from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP, budget_for
+from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP
 
 ItemId = Annotated[str, typer.Option("--item", metavar="ID", help=(
     "The item: proctor's identifier (e.g. mmlu-pro.70) or the upstream id (question_id, problem_idx, "
@@ -44,7 +46,7 @@ def find_item(task: Task, wanted: str) -> Item:
 def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
     check_kind(kind, task.prompts.kinds, task.name)
-    final = budget_for(task, kind_settings(task.prompts, kind, settings))
+    final = budget_for(task, kind, GenerationSpec.of(settings)).settings()  # what `run` resolves for the kind
     return {
         "benchmark": task.name,
         "item": item.identifier,
