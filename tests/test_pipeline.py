@@ -77,11 +77,11 @@ def test_aime_budget_and_tiger_local_stop_reach_python(tmp_path: Path) -> None:
     """The issue's numbers: AIME from Python had max_tokens 1024, tiger-local lost its `Question:` stop."""
     aime = proctor.eval("aime-2025", "scripted:first", data_file=DATA["aime-2025"], limit=1, out=tmp_path / "a",
                         record_history=False, use_cache=False)
-    assert aime.manifest.generation["max_tokens"] == 32768
+    assert aime.manifest.generation is not None and aime.manifest.generation.max_tokens == 32768
     log = proctor.evaluate(proctor.Task.__module__ and _task("mmlu-pro"), "scripted:first",
                            proctor.RunConfig(prompt_kind="tiger-local", out_dir=str(tmp_path / "t"),
                                              record_history=False, use_cache=False, progress=False))
-    assert "Question:" in log.manifest.generation["stop"]
+    assert log.manifest.generation is not None and "Question:" in log.manifest.generation.stop
 
 
 def _task(name: str) -> Any:
@@ -136,10 +136,14 @@ def test_no_answer_and_truncated_as_change_the_run_id(tmp_path: Path, capsys: py
     assert by_policy["guess"] == pytest.approx(expected)
 
 
-def _old_run_id(manifest: dict[str, Any]) -> str:
-    """main 6639c56's `run_identity_hash`, copied: dataset content hash, model name, epochs, scorer identity."""
-    key = {"dataset": manifest["dataset"]["content_hash"], "model": manifest["model"]["spec"],
-           **manifest["identity"]}
+def _old_run_id(run_dir: Path) -> str:
+    """main 6639c56's `run_identity_hash`, copied: dataset content hash, model name, epochs, scorer identity (the
+    v4 manifest keeps the scorer's generation settings once, in `generation`)."""
+    m = read_manifest(run_dir)
+    identity = {"epochs": m.epochs, **m.scorer.as_dict()}
+    if m.generation is not None:
+        identity["generation"] = m.generation.as_dict()
+    key = {"dataset": m.dataset.content_hash, "model": m.model.spec, **identity}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -151,7 +155,7 @@ def test_a_run_directory_written_before_runspec_is_found_and_resumed(tmp_path: P
     assert main(args) == 0
     (new,) = runs.iterdir()
     manifest = json.loads((new / "manifest.json").read_text())
-    old_id = _old_run_id(manifest)
+    old_id = _old_run_id(new)
     manifest["run_id"] = old_id
     del manifest["spec"]  # written before RunSpec existed
     old = runs / new.name.replace(read_manifest(new).run_id, old_id)
@@ -201,5 +205,5 @@ def test_the_judge_asks_only_its_own_server(two_servers: Any, tmp_path: Path, mo
     assert spec is not None and spec.judge is not None
     assert spec.model.options["base_url"] == model_server.base_url
     assert spec.judge.base_url == (judge_server.base_url,) and spec.judge.api_key_env == "JUDGE_KEY"
-    assert log.manifest.judge is not None and log.manifest.judge["base_urls"] == [judge_server.base_url]
+    assert log.manifest.judge is not None and log.manifest.judge.base_urls == [judge_server.base_url]
     assert "judge-key" not in (out / "manifest.json").read_text()

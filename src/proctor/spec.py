@@ -73,6 +73,13 @@ class ModelSpec(_Record):
             raise ValueError("api_key is never recorded: give api_key_env, the variable that holds it")
         return options
 
+    @field_validator("options")
+    @classmethod
+    def _no_auto_dtype(cls, options: dict[str, OptionValue]) -> dict[str, OptionValue]:
+        """`dtype: auto` is the default, left out: the dtype policy (models/dtype.py) resolves it where the model
+        loads, and the manifest's provenance records the dtype that ran (a spec never says `auto`)."""
+        return {k: v for k, v in options.items() if not (k == "dtype" and v == "auto")}
+
     def identity(self) -> dict[str, Any]:
         return {"spec": self.spec,
                 "options": {k: v for k, v in sorted(self.options.items()) if k not in OPERATIONAL_OPTIONS}}

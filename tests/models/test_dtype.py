@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from proctor.cli import main
 from proctor.errors import ProctorError
 from proctor.models import get_model
 from proctor.models.dtype import checkpoint_dtype, resolve_dtype
 from proctor.models.vllm_engine import VLLMModel
+from proctor.runlog import read_run
 
-FAKE = Path(__file__).with_name("fake_vllm.py")
+MC = Path(__file__).resolve().parents[2] / "examples" / "items" / "multiple-choice.jsonl"
 
 
 @pytest.mark.parametrize(("device", "checkpoint", "bf16", "want"), [
@@ -68,3 +70,16 @@ def test_hf_and_vllm_resolve_auto_alike_and_vllm_gets_it_explicitly(tiny_model_d
     assert hf.identity()["dtype"] == hf.describe()["dtype"] == vllm.settings["dtype"] == "float32"
     assert vllm.args[vllm.args.index("--dtype") + 1] == "float32"
     assert vllm.describe()["dtype"] == "float32"
+
+
+@pytest.mark.parametrize("given", [[], ["--dtype", "auto"]])
+def test_a_run_records_the_dtype_that_ran_and_never_auto(tiny_model_dir: Path, tmp_path: Path,
+                                                         given: list[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["run", str(MC), "--model", f"hf:{tiny_model_dir}", *given, "--mode", "logprob", "--limit", "2",
+                 "-o", str(out), "--no-cache", "--no-history", "--no-progress"]) == 0
+    text = (out / "manifest.json").read_text()
+    assert '"auto"' not in text
+    manifest = read_run(out).manifest
+    assert manifest.model_identity.dtype == manifest.model.dtype == "float32"
+    assert manifest.provenance.packages["torch"] and manifest.provenance.packages["transformers"]
