@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -61,6 +61,22 @@ class Record(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+class OpenRecord(Record):
+    """A record whose shared keys are fields and whose one declared catch-all (`REST`) holds what one source alone
+    has (a backend's own options, a dataset source's own keys): built from a flat dict with `of`, back with `flat`."""
+
+    REST: ClassVar[str] = "settings"
+
+    @classmethod
+    def of(cls, flat: Mapping[str, Any]) -> Self:
+        """From a flat dict (a backend's `describe()`/`identity()`, a task's `provenance()`)."""
+        return cls.model_validate(_split(cls, flat, cls.REST))
+
+    def flat(self) -> dict[str, Any]:
+        """The flat dict again (the cache key's shape, for an identity)."""
+        return _flatten(self, self.REST)
+
+
 class HostInfo(Record):
     """The machine the run was made on."""
 
@@ -70,7 +86,7 @@ class HostInfo(Record):
     cpus: int | None = None
 
 
-class BackendIdentity(Record):
+class BackendIdentity(OpenRecord):
     """What answered, resolved (`Model.identity()`, the cache identity): the dtype that ran, never `auto`.
 
     The keys every local or served backend shares are fields; the settings one backend alone has that change
@@ -88,17 +104,8 @@ class BackendIdentity(Record):
     gpu_count: int | None = None
     settings: dict[str, JsonValue] = Field(default_factory=dict)
 
-    @classmethod
-    def of(cls, identity: Mapping[str, Any]) -> BackendIdentity:
-        """From a backend's flat `identity()` dict: its shared keys to fields, the rest to `settings`."""
-        return cls.model_validate(_split(cls, identity, "settings"))
 
-    def flat(self) -> dict[str, Any]:
-        """The flat `identity()` form again (the cache key's shape)."""
-        return _flatten(self, "settings")
-
-
-class BackendInfo(Record):
+class BackendInfo(OpenRecord):
     """The backend that answered and how it was set up (`Model.describe()`; never a secret).
 
     Shared keys are fields; a backend's own options (batch size, concurrency, the engine command…) are in
@@ -114,13 +121,6 @@ class BackendInfo(Record):
     dtype: str | None = None
     device: str | None = None
     settings: dict[str, JsonValue] = Field(default_factory=dict)
-
-    @classmethod
-    def of(cls, described: Mapping[str, Any]) -> BackendInfo:
-        return cls.model_validate(_split(cls, described, "settings"))
-
-    def flat(self) -> dict[str, Any]:
-        return _flatten(self, "settings")
 
 
 class Provenance(Record):
@@ -165,7 +165,7 @@ def collect_provenance(identity: Mapping[str, Any]) -> Provenance:
                       packages=package_versions(backend), backend=backend)
 
 
-class DatasetInfo(Record):
+class DatasetInfo(OpenRecord):
     """The data the run asked about: its name, where it came from, and the hash of the items asked.
 
     Keys every source may have are fields; what one source alone records (a probsem suite's files, MMLU-Pro's
@@ -184,13 +184,7 @@ class DatasetInfo(Record):
     content_hash: str | None = None
     details: dict[str, JsonValue] = Field(default_factory=dict)
 
-    @classmethod
-    def of(cls, provenance: Mapping[str, Any]) -> DatasetInfo:
-        """From a task's flat `provenance()` dict: shared keys to fields, the rest to `details`."""
-        return cls.model_validate(_split(cls, provenance, "details"))
-
-    def flat(self) -> dict[str, Any]:
-        return _flatten(self, "details")
+    REST: ClassVar[str] = "details"
 
 
 class ScorerInfo(Record):
@@ -215,7 +209,7 @@ class ScorerInfo(Record):
         return cls.model_validate({k: v for k, v in identity.items() if k != "generation"})
 
 
-class GenerationRecord(Record):
+class GenerationRecord(OpenRecord):
     """The generation settings the run asked with (`GenerationSettings.as_dict()`): recorded once."""
 
     temperature: float | None = None
@@ -233,11 +227,7 @@ class GenerationRecord(Record):
     system: str | None = None
     extra_body: dict[str, JsonValue] = Field(default_factory=dict)
 
-    @classmethod
-    def of(cls, settings: Mapping[str, Any]) -> GenerationRecord:
-        """From a settings dict; a key proctor has no name for (another harness's request parameter) goes to
-        `extra_body`, as it went into the request's body."""
-        return cls.model_validate(_split(cls, settings, "extra_body"))
+    REST: ClassVar[str] = "extra_body"  # a key proctor has no name for (another harness's request parameter)
 
     def as_dict(self) -> dict[str, Any]:
         """`GenerationSettings.as_dict()`'s shape: the five base settings always, the others when set."""
