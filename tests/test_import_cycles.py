@@ -3,9 +3,9 @@
 The import graph is built with `ast` over src/proctor: an edge for each `import`/`from … import` of a proctor
 module, at module level (imports under `if TYPE_CHECKING:` are not run and are left out). A function-level import
 of proctor's own code hides a cycle from the module-level graph, so it is refused too — except in the pipeline's
-modules (issue 30, items 1-2: runner, pipeline, spec and the run/score/llm-wc commands), which are being rebuilt
-apart; their remaining cycles (runner ↔ scoring.suites ↔ shard, cli.run_cmds ↔ cli.llmwc_cmds) are the xfail below.
-Heavy third-party libraries (torch, transformers, aiohttp, inspect_ai) may still be imported lazily.
+modules (issue 30, items 1-2: runner, pipeline, spec and the run/score/llm-wc commands), rebuilt apart; the graph
+counting every import, those inside functions included, has no cycle either. Heavy third-party libraries (torch,
+transformers, aiohttp, inspect_ai) may still be imported lazily.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 import proctor
 
@@ -114,16 +112,11 @@ def test_no_module_outside_the_pipeline_imports_proctor_inside_a_function() -> N
         if rel in PIPELINE:
             continue
         for node, in_function in _imports(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = _targets(module, path.name == "__init__.py", node)
-            if in_function and any(t != "proctor.runner" for t in targets):
+            if in_function and _targets(module, path.name == "__init__.py", node):
                 hidden.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
-            elif in_function and targets:  # shard and suites call the runner back: the pipeline's cycle (xfail)
-                assert rel in ("shard.py", "scoring/suites.py"), f"{rel}:{node.lineno}: {ast.unparse(node)}"
     assert hidden == []
 
 
-@pytest.mark.xfail(reason="the pipeline's modules (runner, cli run/score/llm-wc) still import inside functions "
-                          "until issue 30's pipeline is merged", strict=False)
 def test_no_cycle_even_counting_imports_inside_functions() -> None:
     assert _cycles(_graph(with_functions=True)) == []
 

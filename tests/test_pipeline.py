@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import proctor
-from proctor.benchmarks.registry import BUILTINS
+from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
 from proctor.runlog import read_manifest, read_run
 from proctor.spec import RunSpec
@@ -30,9 +30,10 @@ COMMON = ("--no-progress", "--no-history", "--no-cache")
 def _kinds() -> list[tuple[str, str, str | None]]:
     """(benchmark, mode, prompt kind) for every built-in and every prompt kind, and logprob mode."""
     out: list[tuple[str, str, str | None]] = []
-    for name, builtin in BUILTINS.items():
-        out += [(name, "generate", kind) for kind in builtin.answer_rules]
-        out.append((name, "logprob", None))
+    for name in BUILTINS:  # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
+        out += [(name, "generate", kind) for kind in load_task(name, data_file=DATA[name], limit=1).prompts.kinds]
+        if name != "aime-2025":  # numeric answers: no choices to score by log-probability
+            out.append((name, "logprob", None))
     return out
 
 
@@ -78,15 +79,13 @@ def test_aime_budget_and_tiger_local_stop_reach_python(tmp_path: Path) -> None:
     aime = proctor.eval("aime-2025", "scripted:first", data_file=DATA["aime-2025"], limit=1, out=tmp_path / "a",
                         record_history=False, use_cache=False)
     assert aime.manifest.generation is not None and aime.manifest.generation.max_tokens == 32768
-    log = proctor.evaluate(proctor.Task.__module__ and _task("mmlu-pro"), "scripted:first",
+    log = proctor.evaluate(_task("mmlu-pro"), "scripted:first",
                            proctor.RunConfig(prompt_kind="tiger-local", out_dir=str(tmp_path / "t"),
                                              record_history=False, use_cache=False, progress=False))
     assert log.manifest.generation is not None and "Question:" in log.manifest.generation.stop
 
 
 def _task(name: str) -> Any:
-    from proctor.benchmarks.registry import load_task
-
     return load_task(name, data_file=DATA[name], limit=2)
 
 
@@ -194,16 +193,19 @@ def test_the_judge_asks_only_its_own_server(two_servers: Any, tmp_path: Path, mo
     out = tmp_path / "run"
     assert main(["run", str(questions), "--model", "openai:cand", "--base-url", model_server.base_url,
                  "--judge", "openai:grader", "--judge-base-url", judge_server.base_url, "--judge-api-key-env",
-                 "JUDGE_KEY", "-o", str(out), *COMMON]) in (0, 1)
+                 "JUDGE_KEY", "--judge-max-tokens", "77", "--max-tokens", "55", "-o", str(out), *COMMON]) in (0, 1)
     chats = [srv.stats()["by_path"].get("/v1/chat/completions", 0) for srv in (model_server, judge_server)]
     log = read_run(out)
     judged = sum(1 for s in log.samples if s.extraction_rule and "judge" in s.extraction_rule)
     assert judged > 0 and chats[1] == judged  # every judge request went to the judge's server
     assert chats[0] == len(log.samples)  # and the model's server got only the model's
-    assert judge_server.stats()["last_body"]["model"] == "grader"
+    judge_body, model_body = judge_server.stats()["last_body"], model_server.stats()["last_body"]
+    assert (judge_body["model"], judge_body["max_tokens"]) == ("grader", 77)  # its own settings too
+    assert (model_body["model"], model_body["max_tokens"]) == ("cand", 55)
     spec = log.manifest.spec
     assert spec is not None and spec.judge is not None
     assert spec.model.options["base_url"] == model_server.base_url
     assert spec.judge.base_url == (judge_server.base_url,) and spec.judge.api_key_env == "JUDGE_KEY"
+    assert spec.judge.settings is not None and spec.judge.settings.max_tokens == 77
     assert log.manifest.judge is not None and log.manifest.judge.base_urls == [judge_server.base_url]
     assert "judge-key" not in (out / "manifest.json").read_text()

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import ProctorError, brief
 from .pricing import Price, parse_money, resolve_price
 from .reasoning import parse_extra_body
+from .scoring.judge import JUDGE_SETTINGS
 from .shard import Shard
 from .spec import (
     Budget,
@@ -46,16 +47,17 @@ class EvalOptions(BaseModel):
     seed: int = 0
     data_file: str | None = None
     epochs: int = Field(default=1, ge=1)
-    temperature: float = Field(default=0.0, ge=0)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    max_tokens: int | None = Field(default=None, ge=1)
+    # the generation settings, checked where they land (GenerationSpec: the same names, but gen_seed → seed)
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
     stop: tuple[str, ...] = ()
     gen_seed: int | None = None
     reasoning_effort: str | None = None
     enable_thinking: bool | None = None
-    thinking_budget: int | None = Field(default=None, ge=1)
-    top_k: int | None = Field(default=None, ge=1)
-    min_p: float | None = Field(default=None, ge=0, le=1)
+    thinking_budget: int | None = None
+    top_k: int | None = None
+    min_p: float | None = None
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
     system: str | None = None
@@ -67,6 +69,8 @@ class EvalOptions(BaseModel):
     judge_base_url: tuple[str, ...] = ()
     judge_api_key_env: str | None = None
     judge_agreement: int = Field(default=0, ge=0)
+    judge_temperature: float | None = None  # the judge's own sampling (default: greedy)
+    judge_max_tokens: int | None = None  # the judge's own budget (default: 1024)
     prices: str | None = None
     price_in: str | None = None
     price_out: str | None = None
@@ -75,11 +79,22 @@ class EvalOptions(BaseModel):
     api_key_env: str | None = None
 
 
+_CHOICES = {"mode": ("generate", "logprob"), "truncated_as": ("wrong", "excluded"),
+            "extract": ("reference", "robust"), "no_answer": ("wrong", "guess")}
+
+
 def eval_options(**given: Any) -> EvalOptions:
     """`EvalOptions` from keywords; a bad one is a ProctorError naming it (`max_tokens: …`)."""
+    for name, choices in _CHOICES.items():
+        if isinstance(given.get(name), str):
+            given[name] = given[name].strip().lower()
+            if given[name] not in choices:
+                raise ProctorError(f"{name} must be {' or '.join(choices)}, not {given[name]!r}")
     for name in ("stop", "judge_base_url"):
         if isinstance(given.get(name), str):
             given[name] = (given[name],)
+        elif isinstance(given.get(name), list):
+            given[name] = tuple(given[name])
     for name in ("data_file", "prices"):
         if isinstance(given.get(name), Path):
             given[name] = str(given[name])
@@ -151,8 +166,12 @@ def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec |
         judge_price = price  # the model grading itself, at the vendor's endpoint (or its own --judge-base-url)
     else:
         judge_price = resolve_price(options.judge, prices_file=Path(options.prices) if options.prices else None)
+    given = options.judge_temperature is not None or options.judge_max_tokens is not None
+    settings = GenerationSpec(
+        temperature=options.judge_temperature if options.judge_temperature is not None else JUDGE_SETTINGS.temperature,
+        max_tokens=options.judge_max_tokens or JUDGE_SETTINGS.max_tokens) if given else None
     return JudgeSpec(model=options.judge, base_url=options.judge_base_url, api_key_env=options.judge_api_key_env,
-                     price=_money(judge_price))
+                     price=_money(judge_price), settings=settings)
 
 
 def _money(price: Price | None) -> Money | None:

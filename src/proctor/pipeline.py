@@ -102,7 +102,8 @@ def run_config(spec: RunSpec, options: RunOptions, out_dir: Path | None = None) 
         chunk_size=options.chunk_size, progress=options.progress, command=options.command,
         fail_fast_after=options.fail_fast_after, truncated_as=scorer.truncated_as, extract=scorer.extract,
         no_answer=scorer.no_answer, price=price_of(spec.price), judge_price=price_of(judge_price),
-        max_cost=spec.budget.max_cost if spec.budget is not None else None, shard=shard, spec=spec)
+        max_cost=spec.budget.max_cost if spec.budget is not None else None, shard=shard, spec=spec,
+        judge_settings=spec.judge.settings.settings() if spec.judge and spec.judge.settings else None)
 
 
 def price_of(money: Money | None) -> Price | None:

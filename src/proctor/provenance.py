@@ -198,6 +198,7 @@ class ScorerInfo(Record):
     judge: str | None = None
     judge_version: str | None = None
     judge_agreement: int | None = None
+    judge_settings: GenerationRecord | None = None  # the judge's own settings, when not the default
     norm: str | None = None  # suites: the log-prob normalisation
     temperature: float | None = None  # suites: the softmax temperature
     join: str | None = None

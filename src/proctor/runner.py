@@ -28,11 +28,12 @@ from typing import Any, Literal, cast
 from pydantic import ValidationError
 
 from .benchmarks.registry import load_task
+from .chunk import score_chunk
 from .errors import ProctorError, brief
-from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
+from .finalize import finalize_run
+from .models.base import Capability, GenerateRequest, GenerationSettings, Model, require
 from .models.registry import get_model
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
-from .progress import expect
 from .prompts import bind_tokenizer
 from .provenance import (
     BackendInfo,
@@ -55,12 +56,11 @@ from .runlog import (
     append_samples,
     iter_samples,
     read_manifest,
-    read_run,
     write_manifest,
-    write_results,
 )
 from .safepath import safe_component
-from .scoring.base import Answer, Answered, Request, Scored, Scorer
+from .scoring.base import Scorer
+from .scoring.judge import JUDGE_SETTINGS
 from .shard import Shard, manifest_shard, write_shard_file
 from .spec import (
     Budget,
@@ -110,6 +110,7 @@ class RunConfig:
     price: Price | None = None  # money per million tokens: cost per sample, per run, per correct answer
     max_cost: Decimal | None = None  # stop before a request could cross it (needs `price`, and `judge_price`)
     judge_price: Price | None = None  # the judge's money per million tokens: its calls are on the run's bill
+    judge_settings: GenerationSettings | None = None  # the judge's sampling settings (None: greedy, 1024 tokens)
     shard: Shard | None = None  # run only this shard's items (--shard K/N; proctor.shard)
     spec: RunSpec | None = None  # the resolved spec (proctor.pipeline); None: built from this config and resolved
 
@@ -143,7 +144,7 @@ def build_scorer(task: Task, config: RunConfig, judge: Model | None = None) -> S
 
     agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: config.judge_agreement]
     return JudgeScorer(kind, config.settings, config.epochs, judge=judge, agreement_ids=frozenset(agreement),
-                       extract=config.extract)
+                       extract=config.extract, judge_settings=config.judge_settings or JUDGE_SETTINGS)
 
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) -> None:
@@ -151,7 +152,7 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     if config.epochs < 1:
-        raise ProctorError("--epochs must be at least 1")
+        raise ProctorError("epochs must be at least 1")
     if scorer.capability is Capability.GENERATE:
         from .reasoning import unsupported_settings
 
@@ -159,22 +160,22 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
         if problems:
             raise ProctorError("; ".join(problems))
     if config.truncated_as not in ("wrong", "excluded"):
-        raise ProctorError(f"--truncated-as must be wrong or excluded, not {config.truncated_as!r}")
+        raise ProctorError(f"truncated_as must be wrong or excluded, not {config.truncated_as!r}")
     from .scoring.extract import EXTRACT_CHOICES
     from .stats import NO_ANSWER_POLICIES
 
     if config.extract not in EXTRACT_CHOICES:
-        raise ProctorError(f"--extract must be reference or robust, not {config.extract!r}")
+        raise ProctorError(f"extract must be reference or robust, not {config.extract!r}")
     if config.no_answer not in NO_ANSWER_POLICIES:
-        raise ProctorError(f"--no-answer must be wrong or guess, not {config.no_answer!r}")
+        raise ProctorError(f"no_answer must be wrong or guess, not {config.no_answer!r}")
     if config.max_cost is not None:
         if config.price is None:
-            raise ProctorError(f"--max-cost needs the price of {model_name}: --prices FILE or --price-in/--price-out")
+            raise ProctorError(f"max_cost needs the price of {model_name}: a price table or price_in/price_out")
         if scorer.capability is not Capability.GENERATE or config.settings.max_tokens is None:
-            raise ProctorError("--max-cost needs a generation run with --max-tokens (each request's worst case)")
+            raise ProctorError("max_cost needs a generation run with max_tokens (each request's worst case)")
         if config.judge is not None and scorer.kind == "judge" and config.judge_price is None:
-            raise ProctorError(f"--max-cost needs the price of the judge {config.judge.name} too: "
-                               "add it to the price table (--prices FILE)")
+            raise ProctorError(f"max_cost needs the price of the judge {config.judge.name} too: "
+                               "add it to the price table")
     if config.price is not None and config.judge_price is not None and config.price.currency != config.judge_price.currency:
         raise ProctorError(f"the model's price is in {config.price.currency}, the judge's in "
                            f"{config.judge_price.currency}: one bill needs one currency")
@@ -398,42 +399,6 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
 
 
 # ---------------------------------------------------------------- one chunk: ask, score, sample
-
-
-async def _ask(model: Model, capability: Capability, requests: Sequence[Request]) -> list[Answer]:
-    """Send one scorer's requests (all of one kind) to the model in one batch-first call."""
-    if capability is Capability.GENERATE:
-        gen = [r for r in requests if isinstance(r, GenerateRequest)]
-        return list(await model.generate(gen))
-    ll = [r for r in requests if isinstance(r, LoglikelihoodRequest)]
-    return list(await model.loglikelihood(ll))
-
-
-def _sample(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> Sample:
-    return Sample(
-        sample_id=f"{item.identifier}#{epoch}", item_id=item.identifier, epoch=epoch, dataset=task.name,
-        category=item.category, subcategory=item.subcategory, modality=item.modality.value,
-        difficulty=item.difficulty, mode=scorer.mode, reference=item.model_dump(mode="json")["response"],
-        prompt=v.prompt, raw_output=v.raw_output, extracted=v.extracted, extraction_rule=v.extraction_rule,
-        ambiguous=v.ambiguous, score=v.score, outcome=v.outcome, error=v.error, details=v.details,
-        input_tokens=v.usage.input_tokens, output_tokens=v.usage.output_tokens, latency_s=v.usage.latency_s,
-        finish_reason=v.usage.finish_reason, reasoning=v.usage.reasoning,
-    )
-
-
-async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[tuple[Item, int]]) -> list[Sample]:
-    """Ask the model everything `plan` needs in one call, score each item, return its samples."""
-    per_item = [scorer.requests(task, item, epoch) for item, epoch in plan]
-    unique = list(dict.fromkeys(r for reqs in per_item for r in reqs))  # e.g. PMI's shared unconditionals
-    expect(requests=len(unique))  # a backend's report(requests=k) is then k/len(unique) of this call
-    by_request = dict(zip(unique, await _ask(model, scorer.capability, unique), strict=True))
-    answers = [by_request[r] for reqs in per_item for r in reqs]
-    batch, offset = [], 0
-    for (item, epoch), reqs in zip(plan, per_item, strict=True):
-        batch.append(Answered(item, epoch, reqs, answers[offset : offset + len(reqs)]))
-        offset += len(reqs)
-    verdicts = await scorer.score(task, batch)
-    return [_sample(task, a.item, a.epoch, scorer, v) for a, v in zip(batch, verdicts, strict=True)]
 
 
 # ---------------------------------------------------------------- the run
@@ -713,23 +678,6 @@ def _items_of(task: Task, config: RunConfig) -> list[Item]:
     """The task's items, or the shard's (`--shard K/N`)."""
     shard = config.shard
     return [item for item in task.items if shard is None or shard.holds(item.identifier)]
-
-
-def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
-    """Compute results.json from the samples (of a run directory, or already in memory), stamp the
-    manifest as finished, and record the run in the history store."""
-    from .results import summarize
-
-    log = run if isinstance(run, RunLog) else read_run(run)
-    results = summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
-                        extract=log.manifest.extract, manifest=log.manifest)
-    write_results(log.path, results)
-    log.manifest.finished_at = utc_now()
-    write_manifest(log.path, log.manifest)
-    log = log.model_copy(update={"results": results})
-    if store is not None:
-        store.record_run(log)
-    return log
 
 
 def evaluate(task: Task | str | Path, model: Model | str, config: RunConfig | None = None) -> RunLog:

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ProctorError
+from .finalize import finalize_run
 from .runlog import SAMPLES, RunLog, append_samples, read_run, write_manifest
 
 SHARD_FILE = "shard.json"
 # manifest fields that differ between the shards of one run without changing its results
-PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard"})
+# `spec` too: its identity is the run id (compared), the rest is per job (the shard, the model's base URL)
+PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard", "spec"})
 
 
 @dataclass(frozen=True)
@@ -98,13 +100,10 @@ def _read_shard(path: Path) -> ShardDir:
 
 
 def _comparable(manifest: Any) -> dict[str, Any]:
-    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`) and its spec to
-    what the run id hashes (`RunSpec.identity()`): the host, the commit, the package versions, the shard and how
-    requests travel are each job's own."""
+    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`): the host, the
+    commit and the package versions are each job's own."""
     data: dict[str, Any] = manifest.model_dump(mode="json")
     data["model_identity"] = data.pop("provenance")["backend"]
-    if manifest.spec is not None:
-        data["spec"] = manifest.spec.identity()
     return data
 
 
@@ -122,7 +121,6 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
 
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     """Merge the shard directories `dirs` into the run directory `out`; return its RunLog."""
-    from .runner import finalize_run
 
     shards = [_read_shard(Path(d)) for d in dirs]
     if not shards:
@@ -147,6 +145,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
         raise ProctorError(f"merge: {out} exists and is not empty; choose another -o directory")
     manifest = shards[0].log.manifest.model_copy(deep=True)
     manifest.shard = None
+    manifest.spec = manifest.spec.model_copy(update={"shard": None}) if manifest.spec is not None else None
     manifest.merged_from = [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)]
     manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
     samples = [by_id[sid] for sid in shards[0].order]

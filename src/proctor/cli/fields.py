@@ -19,10 +19,12 @@ FLAGS = {
     "system": "--system", "extra_body": "--extra-body", "truncated_as": "--truncated-as", "extract": "--extract",
     "no_answer": "--no-answer", "judge": "--judge", "judge_base_url": "--judge-base-url",
     "judge_api_key_env": "--judge-api-key-env", "judge.api_key_env": "--judge-api-key-env",
-    "judge_agreement": "--judge-agreement", "prices": "--prices", "price_in": "--price-in",
+    "judge_agreement": "--judge-agreement", "judge_temperature": "--judge-temperature",
+    "judge_max_tokens": "--judge-max-tokens", "prices": "--prices", "price_in": "--price-in",
     "price_out": "--price-out", "max_cost": "--max-cost", "shard": "--shard",
 }
 _LEADING = re.compile(r"^([a-z_][a-z_.]*)(?=[: ])")
+_SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # a field name with an underscore: never a word of prose
 
 
 def flag_for(name: str) -> str:
@@ -38,6 +40,7 @@ def with_flags(error: ProctorError) -> ProctorError:
     match = _LEADING.match(text)
     if match is None or match.group(1) not in FLAGS:
         return error
-    renamed = ProctorError(FLAGS[match.group(1)] + text[match.end():])
+    rest = _SNAKE.sub(lambda m: FLAGS.get(m.group(0), m.group(0)), text[match.end():])  # `price_in` → `--price-in`
+    renamed = ProctorError(FLAGS[match.group(1)] + rest)
     renamed.exit_code = error.exit_code
     return renamed

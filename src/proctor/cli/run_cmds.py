@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from .. import pipeline
 from ..benchmarks.registry import BUILTINS
-from ..build import build_spec, eval_options
+from ..build import EvalOptions, build_spec, eval_options
 from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from ..pipeline import Events, RunOptions
 from ..resolve import DEFAULT_MAX_TOKENS
@@ -137,6 +137,10 @@ JudgeBaseUrl = Annotated[list[str] | None, typer.Option(metavar="URL", help=(
 JudgeApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help=(
     "Environment variable holding the judge's API key (default: its backend's own, e.g. OPENAI_API_KEY)."),
     rich_help_panel=GENERATION)]
+JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, help=(
+    "The judge's sampling temperature (default: 0, greedy)."), rich_help_panel=GENERATION)]
+JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", min=1, help=(
+    "The judge's longest reply, in tokens (default: 1024)."), rich_help_panel=GENERATION)]
 JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
     "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=GENERATION)]
 
@@ -161,51 +165,23 @@ def tiny_model(
 
 @with_model_options
 def run(
-    datasets: Datasets = None,
-    model: RunModel = None,
-    mode: RunMode = "generate",
-    prompt: PromptKind = None,
-    limit: options.Limit = None,
-    limit_per_category: LimitPerCategory = None,
-    seed: options.ChoiceSeed = 0,
-    data_file: options.DataFile = None,
-    epochs: Epochs = 1,
-    temperature: Temperature = 0.0,
-    top_p: TopP = None,
-    max_tokens: MaxTokens = None,
-    stop: Stop = None,
-    gen_seed: GenSeed = None,
-    reasoning_effort: ReasoningEffort = None,
-    enable_thinking: EnableThinking = None,
-    thinking_budget: ThinkingBudget = None,
-    top_k: TopK = None,
-    min_p: MinP = None,
-    presence_penalty: PresencePenalty = None,
-    frequency_penalty: FrequencyPenalty = None,
-    system: System = None,
-    extra_body: ExtraBody = None,
-    truncated_as: TruncatedAsOpt = "wrong",
-    extract: ExtractOpt = "reference",
-    no_answer: NoAnswerOpt = None,
-    answer_rule: AnswerRuleOpt = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_agreement: JudgeAgreement = 0,
-    prices: Prices = None,
-    price_in: PriceIn = None,
-    price_out: PriceOut = None,
-    max_cost: MaxCost = None,
-    out: options.Out = None,
-    runs_root: options.RunsRoot = Path("runs"),
-    store: options.Store = None,
-    no_cache: options.NoCache = False,
-    no_history: options.NoHistory = False,
-    progress: options.ShowProgress = None,
-    max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
-    shard: ShardOpt = None,
-    llmwc_config: LlmwcConfig = None,
-    model_options: options.ModelOptions | None = None,
+    datasets: Datasets = None, model: RunModel = None, mode: RunMode = "generate", prompt: PromptKind = None,
+    limit: options.Limit = None, limit_per_category: LimitPerCategory = None, seed: options.ChoiceSeed = 0,
+    data_file: options.DataFile = None, epochs: Epochs = 1, temperature: Temperature = 0.0, top_p: TopP = None,
+    max_tokens: MaxTokens = None, stop: Stop = None, gen_seed: GenSeed = None,
+    reasoning_effort: ReasoningEffort = None, enable_thinking: EnableThinking = None,
+    thinking_budget: ThinkingBudget = None, top_k: TopK = None, min_p: MinP = None,
+    presence_penalty: PresencePenalty = None, frequency_penalty: FrequencyPenalty = None, system: System = None,
+    extra_body: ExtraBody = None, truncated_as: TruncatedAsOpt = "wrong", extract: ExtractOpt = "reference",
+    no_answer: NoAnswerOpt = None, answer_rule: AnswerRuleOpt = None, judge: Judge = None,
+    judge_base_url: JudgeBaseUrl = None, judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_temperature: JudgeTemperature = None, judge_max_tokens: JudgeMaxTokens = None,
+    judge_agreement: JudgeAgreement = 0, prices: Prices = None, price_in: PriceIn = None,
+    price_out: PriceOut = None, max_cost: MaxCost = None, out: options.Out = None,
+    runs_root: options.RunsRoot = Path("runs"), store: options.Store = None, no_cache: options.NoCache = False,
+    no_history: options.NoHistory = False, progress: options.ShowProgress = None,
+    max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE, shard: ShardOpt = None,
+    llmwc_config: LlmwcConfig = None, model_options: options.ModelOptions | None = None,
 ) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
@@ -213,51 +189,45 @@ def run(
     errored; 2 refused before or stopped early (bad input, or the first answers all failed); 3 stopped by
     --max-cost."""
     given = model_options or options.ModelOptions({})
-    if llmwc_config is not None:  # llm-wc (proctor.importers.llmwc_config): the config names benchmark and models
-        refuse_unapplied()
-        status = run_config(llmwc_config, ConfigRunOptions(
-            model=model, data_file=data_file, out=out, store=store, progress=progress, use_cache=not no_cache,
-            record_history=not no_history, max_tokens=max_tokens, prices=prices, max_cost=max_cost,
-            max_error_rate=max_error_rate, http=backend_options(given)))
-        if status:
-            raise typer.Exit(status)
-        return
-    if not datasets or model is None:
-        raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
-    http = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
-    check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
-        datasets=datasets, builtins=list(BUILTINS), model=model, judge=judge, mode=mode, prompt=prompt,
-        limit=limit, limit_per_category=limit_per_category, epochs=epochs, temperature=temperature, top_p=top_p,
-        max_tokens=max_tokens, data_file=data_file, **http)
-    if data_file is not None and len(datasets) > 1:
-        raise ProctorError("--data-file applies to one dataset at a time")
-    reasoning_settings(  # refuses a setting the model's backend cannot send, by its flag
-        model, reasoning_effort=reasoning_effort, enable_thinking=enable_thinking, thinking_budget=thinking_budget,
-        top_k=top_k, min_p=min_p, presence_penalty=presence_penalty, frequency_penalty=frequency_penalty,
-        system=system, extra_body=extra_body, max_tokens=max_tokens,
-    )
-    given.check_applicable([model])  # the model's options are the model's: the judge has its own
+    run_options = RunOptions(out=out, runs_root=runs_root, store=store, use_cache=not no_cache,
+                             record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
+    flags = {k: v for k, v in locals().items() if k in EvalOptions.model_fields}
     try:
-        opts = eval_options(
-            mode=mode, prompt=prompt, answer_rule=answer_rule, limit=limit, limit_per_category=limit_per_category,
-            seed=seed, data_file=data_file, epochs=epochs, temperature=temperature, top_p=top_p,
-            max_tokens=max_tokens, stop=tuple(stop or ()), gen_seed=gen_seed, reasoning_effort=reasoning_effort,
-            enable_thinking=enable_thinking, thinking_budget=thinking_budget, top_k=top_k, min_p=min_p,
-            presence_penalty=presence_penalty, frequency_penalty=frequency_penalty, system=system,
-            extra_body=extra_body, truncated_as=truncated_as.strip().lower(), extract=extract.strip().lower(),
-            no_answer=no_answer.strip().lower() if no_answer is not None else None, judge=judge,
-            judge_base_url=tuple(judge_base_url or ()), judge_api_key_env=judge_api_key_env,
-            judge_agreement=judge_agreement, prices=prices, price_in=price_in, price_out=price_out,
-            max_cost=max_cost, shard=shard)
-        specs = [build_spec(name, model, opts, given.for_spec(model)) for name in datasets]
-        run_options = RunOptions(out=out, runs_root=runs_root, store=store, use_cache=not no_cache,
-                                 record_history=not no_history, progress=progress,
-                                 command=["proctor", *sys.argv[1:]])
-        status = run_and_report(specs, run_options, max_error_rate)
+        if llmwc_config is not None:  # llm-wc (proctor.importers.llmwc_config): the config names benchmark, models
+            refuse_unapplied()
+            status = run_config(llmwc_config, ConfigRunOptions(
+                model=model, data_file=data_file, out=out, store=store, progress=progress, use_cache=not no_cache,
+                record_history=not no_history, max_tokens=max_tokens, prices=prices, max_cost=max_cost,
+                max_error_rate=max_error_rate, http=backend_options(given)))
+        else:
+            status = _run_datasets(datasets or [], model, flags, given, run_options, max_error_rate)
     except ProctorError as e:
         raise with_flags(e) from None
     if status:
         raise typer.Exit(status)
+
+
+def _run_datasets(datasets: list[str], model: str | None, flags: dict[str, Any], given: options.ModelOptions,
+                  run_options: RunOptions, max_error_rate: float) -> int:
+    """Check the flags (before anything loads), build a spec per dataset, run them; the worst exit status."""
+    if not datasets or model is None:
+        raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
+    http: dict[str, Any] = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
+    check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
+        datasets=datasets, builtins=list(BUILTINS), model=model, **{k: flags[k] for k in _CHECKED}, **http)
+    if flags["data_file"] is not None and len(datasets) > 1:
+        raise ProctorError("--data-file applies to one dataset at a time")
+    reasoning_settings(model, **{k: flags[k] for k in _REASONING})  # a setting the backend cannot send, by flag
+    given.check_applicable([model])  # the model's options are the model's: the judge has its own
+    opts = eval_options(**flags)
+    specs = [build_spec(name, model, opts, given.for_spec(model)) for name in datasets]
+    return run_and_report(specs, run_options, max_error_rate)
+
+
+_CHECKED = ("judge", "mode", "prompt", "limit", "limit_per_category", "epochs", "temperature", "top_p", "max_tokens",
+            "data_file")
+_REASONING = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k", "min_p", "presence_penalty",
+              "frequency_penalty", "system", "extra_body", "max_tokens")
 
 
 def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:

@@ -208,11 +208,13 @@ class JudgeScorer(GenerationScorer):
     judge: Model | None = None
     agreement_ids: frozenset[str] = frozenset()
     kind: str = "judge"
+    judge_settings: GenerationSettings = JUDGE_SETTINGS  # the judge's own (--judge-temperature, --judge-max-tokens)
 
     def identity(self) -> dict[str, Any]:
         judge = self.judge.name if self.judge is not None else None
+        own = {"judge_settings": self.judge_settings.as_dict()} if self.judge_settings != JUDGE_SETTINGS else {}
         return {**super().identity(), "judge": judge, "judge_version": JUDGE_VERSION,
-                "judge_agreement": len(self.agreement_ids)}
+                "judge_agreement": len(self.agreement_ids), **own}
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         verdicts = await super().score(task, batch)
@@ -227,7 +229,7 @@ class JudgeScorer(GenerationScorer):
             return verdicts
         pairs = [(batch[i].item, split_reasoning(verdicts[i].raw_output or "").answer) for i in to_judge + to_check]
         try:
-            graded = await judge_items(self.judge, pairs)
+            graded = await judge_items(self.judge, pairs, self.judge_settings)
         except CostLimitReached:  # the answers are paid for and kept (errors: a re-run judges them); the run stops
             return [_not_judged(v, self.judge.name) if i in to_judge else v for i, v in enumerate(verdicts)]
         for i, g in zip(to_judge, graded[: len(to_judge)], strict=True):

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..chunk import score_chunk
 from ..errors import ProctorError
 from ..formats.convert import suite_to_items
 from ..metrics.accuracy import group_block
@@ -109,8 +110,6 @@ async def score_suites(
     """Score every context × query pair of every suite with one `model.loglikelihood` call (no run log).
 
     The same scorer and request plan as `proctor.runner.evaluate`, without cache or log."""
-    from ..runner import score_chunk
-
     await model.probe([Capability.LOGLIKELIHOOD])
     names = [s.name for s in suites]
     if len(set(names)) != len(names):
