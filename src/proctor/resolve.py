@@ -66,7 +66,8 @@ def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     rule = task.answer_rule(kind)
     return scorer.model_copy(update={
         "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None,
-        "no_answer": scorer.no_answer or (rule.no_answer if rule is not None else "wrong"),
+        "no_answer": scorer.no_answer or (rule.no_answer if rule is not None and scorer.extract == "reference"
+                                          else "wrong"),  # the reading that scores: the rule's, or proctor's
         "extractor_version": EXTRACTOR_VERSION})
 
 
