@@ -130,6 +130,7 @@ class GenerationDetails(Overlap):
     matched_credit: float | None = None
     rejected: str | None = None  # what the extractor saw and refused
     judge_check: JudgeCheck | None = None  # the judge's verdict on an exact-answer item (agreement)
+    p_correct: float | None = None  # a stated probability that the answer is correct (binary calibration)
 
 
 class JudgeDetails(Overlap):
