@@ -176,3 +176,37 @@ def test_a_damaged_manifest_or_sample_is_one_line_naming_the_field(tmp_path: Pat
     with pytest.raises(InputError) as caught:
         list(iter_samples(tmp_path / SAMPLES))
     assert str(caught.value).startswith(f"{tmp_path / SAMPLES}:1: bad sample: Invalid JSON") and "\n" not in str(caught.value)
+
+
+def _good_run(tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    assert main(["run", str(GOOD), "-m", "scripted:first", "-o", str(out), "--no-history", "--no-progress"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("accuracy", [7.5, -3, float("nan"), 0.99])
+def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
+        tmp_path: Path, accuracy: float, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 32 #1: results.json is never trusted: the numbers read back are the samples' (a pure function)."""
+    from proctor.runlog import RESULTS, read_run
+
+    out = _good_run(tmp_path)
+    truth = json.loads((out / RESULTS).read_text())
+    edited = {**truth, "overall": {**truth["overall"], "accuracy": accuracy, "ci_high": float("inf"), "n_scored": 16}}
+    (out / RESULTS).write_text(json.dumps(edited))
+    log = read_run(out)
+    assert log.results is not None and log.results.as_dict() == truth
+    assert "disagrees with its samples" in caplog.text
+    assert main(["export", str(out), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 0
+    summary = next((tmp_path / "x").glob("models/*/summary.json")).read_text()
+    assert "NaN" not in summary and "Infinity" not in summary and "7.5" not in summary
+
+
+def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> None:
+    """Issue 32 #1: 16 scored over an empty samples.jsonl is read as nothing scored."""
+    from proctor.runlog import SAMPLES, read_run
+
+    out = _good_run(tmp_path)
+    (out / SAMPLES).write_text("")
+    log = read_run(out)
+    assert log.results is not None and log.results.overall.n_scored == 0 and log.results.overall.accuracy is None

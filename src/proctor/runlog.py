@@ -535,6 +535,42 @@ def read_results(run_dir: str | Path) -> Results | None:
         raise InputError.at(path, f"bad results: {brief(e)}") from None
 
 
+def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
+    """The run's results recomputed from its samples (the truth; results are a pure function of them), or None
+    when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand edit, a
+    copy from another run) is named on stderr and never used."""
+    written = read_results(run_dir)
+    if written is None:
+        return None
+    from .stats import summarize  # stats builds on this module's records
+
+    truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
+                      extract=manifest.extract, manifest=manifest)
+    differ = _first_difference(written.as_dict(), truth.as_dict())
+    if differ:
+        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
+                    Path(run_dir) / RESULTS, differ, SAMPLES)
+    # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
+    held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}
+    kept = {k: v for k, v in truth.as_dict().items() if k in held}
+    kept["metrics"] = {k: v for k, v in truth.as_dict()["metrics"].items() if k in written.metrics}
+    return Results.model_validate(kept)
+
+
+def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
+    """The first value `written` holds that `truth` does not ("overall.accuracy: 7.5, not 0.0"); keys that only
+    one side has (an older schema, a metric not registered here) are not compared."""
+    if isinstance(written, dict) and isinstance(truth, dict):
+        for key in written.keys() & truth.keys():
+            found = _first_difference(written[key], truth[key], f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+        return None
+    if written == truth:
+        return None
+    return f"{where or 'results'}: {written!r}, not {truth!r}"
+
+
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
     """Each path as given when it is a run directory; a folder of run directories (such as `score -o OUT`
     or `runs/`) as the run directories directly inside it, sorted. Anything else stays, for the reader's error."""
@@ -563,4 +599,5 @@ def read_run(run_dir: str | Path) -> RunLog:
     latest: dict[str, Sample] = {}
     for s in iter_samples(d / SAMPLES):
         latest[s.sample_id] = s
-    return RunLog(path=d, manifest=manifest, samples=list(latest.values()), results=read_results(d))
+    samples = list(latest.values())
+    return RunLog(path=d, manifest=manifest, samples=samples, results=checked_results(d, manifest, samples))
