@@ -210,3 +210,36 @@ def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> N
     (out / SAMPLES).write_text("")
     log = read_run(out)
     assert log.results is not None and log.results.overall.n_scored == 0 and log.results.overall.accuracy is None
+
+
+@pytest.mark.parametrize(("field", "value"), [("latency_s", "NaN"), ("latency_s", "1e999"), ("difficulty", "NaN"),
+                                              ("difficulty", "-Infinity")])
+def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: str) -> None:
+    """Issue 32 #2: not only `score`: a NaN or infinite float anywhere in a sample is refused at its line."""
+    from proctor.errors import InputError
+    from proctor.runlog import SAMPLES, read_run
+
+    out = _good_run(tmp_path)
+    lines = (out / SAMPLES).read_text().splitlines()
+    record = json.loads(lines[1])
+    record[field] = 0.5
+    lines[1] = json.dumps(record).replace(f'"{field}": 0.5', f'"{field}": {value}')
+    (out / SAMPLES).write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=f"{SAMPLES}:2: bad sample: {field}") as caught:
+        read_run(out)
+    assert "\n" not in str(caught.value)
+    assert main(["export", str(out), "--to", "eee", "-o", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_every_float_of_a_manifest_is_finite(tmp_path: Path) -> None:
+    from proctor.errors import InputError
+    from proctor.runlog import MANIFEST, read_manifest
+
+    out = _good_run(tmp_path)
+    text = (out / MANIFEST).read_text()
+    data = json.loads(text)
+    data["elapsed_s"] = 0.5
+    (out / MANIFEST).write_text(json.dumps(data).replace('"elapsed_s": 0.5', '"elapsed_s": Infinity'))
+    with pytest.raises(InputError, match="bad manifest: elapsed_s"):
+        read_manifest(out)
