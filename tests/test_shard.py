@@ -89,3 +89,22 @@ def test_one_directory_holds_one_shard(tmp_path: Path, capsys: pytest.CaptureFix
     argv = ["run", str(DEMO), "--model", "scripted:random", "--epochs", "2", "--temperature", "0.7", "--store",
             str(tmp_path / "s.sqlite"), "--no-progress", "-o", str(tmp_path / "x"), "--shard", "2/2"]
     assert main(argv) == 2 and "holds shard 1/2" in capsys.readouterr().err
+
+
+def test_merge_refuses_one_sample_with_two_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 #5: the same sample in two shards with different outcomes is refused, naming it and both
+    shards (never "whichever came last on the command line")."""
+    _run(tmp_path, "a1", "--shard", "1/2")
+    _run(tmp_path, "a2", "--shard", "2/2")
+    rows = (tmp_path / "a1" / "samples.jsonl").read_text().splitlines()
+    stolen = json.loads(rows[0])
+    stolen.update(outcome="correct" if stolen["outcome"] != "correct" else "wrong",
+                  score=1.0 if stolen["outcome"] != "correct" else 0.0)
+    with (tmp_path / "a2" / "samples.jsonl").open("a") as f:
+        f.write(json.dumps(stolen) + "\n")
+    for order in (("a1", "a2"), ("a2", "a1")):
+        capsys.readouterr()
+        code = main(["merge", *(str(tmp_path / d) for d in order), "-o", str(tmp_path / "m"), "--no-history"])
+        err = capsys.readouterr().err
+        assert code == 2 and stolen["sample_id"] in err and "a1" in err and "a2" in err, err
+        assert len(err.strip().splitlines()) == 1 and not (tmp_path / "m").exists()

@@ -110,6 +110,23 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
                            f"{first.shard})")
 
 
+def _samples_by_id(shards: Sequence[ShardDir]) -> dict[str, Any]:
+    """Every shard's samples by id. A sample two shards hold with different outcomes or scores is refused,
+    naming it and both shards; an identical copy is kept once (the lower shard's, whatever the argument order)."""
+    by_id: dict[str, Any] = {}
+    where: dict[str, Path] = {}
+    for shard in sorted(shards, key=lambda s: s.shard.index):
+        for x in shard.log.samples:
+            had = by_id.get(x.sample_id)
+            if had is not None and (had.outcome, had.score) != (x.outcome, x.score):
+                raise ProctorError(f"merge: sample {x.sample_id} is in {where[x.sample_id]} ({had.outcome}, score "
+                                   f"{had.score}) and in {shard.path} ({x.outcome}, score {x.score}): "
+                                   "which is right cannot be told; re-run that item's shard")
+            if had is None:
+                by_id[x.sample_id], where[x.sample_id] = x, shard.path
+    return by_id
+
+
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     """Merge the shard directories `dirs` into the run directory `out`; return its RunLog."""
     from .runlog import SAMPLES, RunLog, append_samples, write_manifest
@@ -129,7 +146,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise ProctorError(f"merge: shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing")
-    by_id = {x.sample_id: x for s in shards for x in s.log.samples}
+    by_id = _samples_by_id(shards)
     unfinished = [sid for sid in shards[0].order if sid not in by_id]
     if unfinished:
         raise ProctorError(f"merge: {len(unfinished)} sample(s) of the run are not in any shard (e.g. "
