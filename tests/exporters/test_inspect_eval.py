@@ -71,3 +71,17 @@ def test_without_inspect_ai_the_command_says_what_to_install(
     assert main(["export", str(mixed_run), "--to", "inspect", "-o", str(out)]) == 2
     assert "pip install 'proctor-eval[inspect]'" in capsys.readouterr().err
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["mixed"]  # nothing half-written
+
+
+def test_the_exporter_redacts_a_base_url_and_command_again(mixed_run: Path, tmp_path: Path) -> None:
+    """Issue 32 #10: a manifest edited to hold a secret in a base URL or the command is redacted again."""
+    import json
+
+    manifest = json.loads((mixed_run / "manifest.json").read_text())
+    manifest["model"]["base_url"] = "http://127.0.0.1:8000/v1?accessToken=EXPSECRET77"
+    manifest["command"] = ["proctor", "run", "--base-url", "http://u:EXPSECRET77@h/v1"]
+    (mixed_run / "manifest.json").write_text(json.dumps(manifest))
+    (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
+    back = read_eval_log(str(path))
+    assert back.eval.model_base_url == "http://127.0.0.1:8000/v1?accessToken=***"
+    assert "EXPSECRET77" not in back.model_dump_json()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, ProctorError
 from ..metrics.accuracy import counted
+from ..redact import redact, redact_url
 from ..runlog import Outcome, RunLog, Sample
 from ..safepath import safe_component
 from ._common import dataset_name, model_spec, overall_accuracy, stderr
@@ -106,7 +107,7 @@ def _spec(log: RunLog) -> EvalSpec:
         run_id=m.run_id, eval_id=m.run_id, task_id=m.run_id, created=m.started_at, task=dataset_name(log),
         dataset=EvalDataset(name=dataset_name(log), location=ds.get("data_file") or ds.get("source") or ds.get("path"),
                             samples=ds.get("n_items"), sample_ids=sorted({s.item_id for s in log.samples})),
-        model=_model(log), model_base_url=str(base_url) if base_url else None, model_generate_config=config,
+        model=_model(log), model_base_url=redact_url(str(base_url)) if base_url else None, model_generate_config=config,
         config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version or __version__},
         revision=EvalRevision(type="git", origin="", commit=m.git_sha) if m.git_sha else None,
         metadata=_settings(log),
@@ -120,7 +121,7 @@ def _settings(log: RunLog) -> dict[str, Any]:
             "extract", "truncated_as", "no_answer", "choice_order_seed", "generation", "epochs", "judge", "dataset",
             "command", "proctor_version")
     dumped = m.model_dump(mode="json")
-    return {"proctor": {k: dumped[k] for k in keep if dumped.get(k) is not None}}
+    return {"proctor": redact({k: dumped[k] for k in keep if dumped.get(k) is not None})}  # a hand-edited one too
 
 
 def _sample(log: RunLog, s: Sample) -> EvalSample:
