@@ -108,3 +108,24 @@ def test_merge_refuses_one_sample_with_two_outcomes(tmp_path: Path, capsys: pyte
         err = capsys.readouterr().err
         assert code == 2 and stolen["sample_id"] in err and "a1" in err and "a2" in err, err
         assert len(err.strip().splitlines()) == 1 and not (tmp_path / "m").exists()
+
+
+def test_a_merge_cut_short_leaves_nothing_and_a_retry_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 #8: merge builds the run in a staging folder and swaps it in whole: a kill (here ctrl-C while
+    results.json is written) leaves no manifest nor partial samples at `-o`, and the same merge then works."""
+    import proctor.runner
+
+    _run(tmp_path, "a1", "--shard", "1/2")
+    _run(tmp_path, "a2", "--shard", "2/2")
+    argv = ["merge", str(tmp_path / "a1"), str(tmp_path / "a2"), "-o", str(tmp_path / "m"), "--no-history"]
+
+    def killed(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(proctor.runner, "write_results", killed)
+        assert main(argv) == 130
+    assert not (tmp_path / "m").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".m.")]
+    assert main(argv) == 0
+    merged = read_run(tmp_path / "m")
+    assert merged.results is not None and len(merged.samples) == 32

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ProctorError
+from .textio import atomic_directory
 
 SHARD_FILE = "shard.json"
 # manifest fields that differ between the shards of one run without changing its results
@@ -158,7 +159,11 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     manifest.merged_from = [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)]
     manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
     samples = [by_id[sid] for sid in shards[0].order]
-    out.mkdir(parents=True, exist_ok=True)
-    write_manifest(out, manifest)
-    append_samples(out / SAMPLES, samples)
-    return finalize_run(RunLog(path=out, manifest=manifest, samples=samples), store)
+    with atomic_directory(out) as staging:  # whole or nothing: a kill or a failure leaves `out` as it was
+        write_manifest(staging, manifest)
+        append_samples(staging / SAMPLES, samples)
+        log = finalize_run(RunLog(path=staging, manifest=manifest, samples=samples))
+    log = log.model_copy(update={"path": out})
+    if store is not None:
+        store.record_run(log)
+    return log
