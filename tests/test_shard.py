@@ -129,3 +129,18 @@ def test_a_merge_cut_short_leaves_nothing_and_a_retry_works(tmp_path: Path, monk
     assert main(argv) == 0
     merged = read_run(tmp_path / "m")
     assert merged.results is not None and len(merged.samples) == 32
+
+
+def test_a_shard_with_no_items_runs_and_the_merge_completes(tmp_path: Path) -> None:
+    """Issue 32 #7: `--shard 1/8` of the 16 demo items holds none (bucket 0 is empty): it writes a valid
+    empty shard run, so `merge` of the eight shards completes and equals the unsharded run."""
+    assert not [line for line in DEMO.read_text().splitlines() if Shard(1, 8).holds(json.loads(line)["identifier"])]
+    _run(tmp_path, "full")
+    for k in range(1, 9):
+        _run(tmp_path, f"s{k}", "--shard", f"{k}/8")
+    empty = read_run(tmp_path / "s1")
+    assert empty.samples == [] and empty.manifest.shard == "1/8" and (tmp_path / "s1" / "shard.json").is_file()
+    _run(tmp_path, "s1", "--shard", "1/8")  # and a re-run of it is a no-op, not an error
+    assert main(["merge", *(str(tmp_path / f"s{k}") for k in range(1, 9)), "-o", str(tmp_path / "m"),
+                 "--no-history"]) == 0
+    assert _samples(tmp_path / "m") == _samples(tmp_path / "full")

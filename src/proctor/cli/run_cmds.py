@@ -312,7 +312,7 @@ def _run_tasks(tasks: list[Task], models: _Models, config: RunConfig, out: Path 
         for task, task_config, state in planned:
             _hint_suites(task, task_config)
             say_resume(state)
-            if state.left == 0:
+            if state.left == 0 and state.total:  # a shard whose bucket is empty still writes its (empty) run
                 log = finish_done_run(state, task_config)
             else:
                 the_model, the_judge = models.load()
@@ -382,7 +382,7 @@ def _judge_price(judge: str | None, model: str, price: Price | None, prices: Pat
 
 def error_status(log: RunLog, max_error_rate: float) -> int:
     """Print each distinct error message with its count (stderr); 1 when the run must not pass as fine."""
-    from .messages import error, warning
+    from .messages import error, note, warning
 
     if log.results is None:
         return 1
@@ -396,6 +396,9 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
         if len(groups) > 10:
             lines.append(f"… and {len(groups) - 10} other kinds of error (see {log.path}/samples.jsonl)")
         warning("\n".join([f"{log.path}: {n_errors} errored samples (a re-run retries them):", *lines]))
+    if not n and log.manifest.shard:  # hash buckets can be empty: `merge` still needs this shard's directory
+        note(f"{log.path}: shard {log.manifest.shard} holds none of the items; it is complete (merge it with the others)")
+        return 0
     if not overall.n_scored and not overall.n_unscored:
         error(f"{log.path}: nothing was scored")
         return 1
