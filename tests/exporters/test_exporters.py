@@ -52,9 +52,10 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-@pytest.mark.parametrize("fmt", ["inspect", "eee"])
+@pytest.mark.parametrize("fmt", ["inspect", "eee", "llmwc"])
 def test_the_same_run_twice_is_refused_not_overwritten(mixed_run: Path, tmp_path: Path, fmt: str) -> None:
-    pytest.importorskip("inspect_ai" if fmt == "inspect" else "every_eval_ever")
+    """(llmwc: issue 32 #6)"""
+    pytest.importorskip({"inspect": "inspect_ai", "eee": "every_eval_ever"}.get(fmt, "proctor"))
     copy = tmp_path / "copy"
     shutil.copytree(mixed_run, copy)
     with pytest.raises(InputError, match="the same run as another one given"):
