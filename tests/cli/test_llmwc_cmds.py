@@ -62,6 +62,8 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("lone surrogate", {"raw": '[{"pred": "\\ud800", "answer": "A"}]'}, "results.json:1: [0].pred: text with a lone"),
     ("pred of 5,000 digits", {"raw": '[{"pred": ' + "9" * 5000 + ', "answer": 1}]'}, "results.json: unreadable JSON"),
     ("200k deep", {"raw": "[" * 200_000}, "results.json"),
+    # issue 32 #4: a repeated question_id would silently drop a row (2/6 instead of 3/7)
+    ("repeated question_id", {"row": {"question_id": 1}}, "results.json:NN: [3].question_id: 1 repeats row [1]"),
 ]
 
 
