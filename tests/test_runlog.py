@@ -243,3 +243,20 @@ def test_every_float_of_a_manifest_is_finite(tmp_path: Path) -> None:
     (out / MANIFEST).write_text(json.dumps(data).replace('"elapsed_s": 0.5', '"elapsed_s": Infinity'))
     with pytest.raises(InputError, match="bad manifest: elapsed_s"):
         read_manifest(out)
+
+
+def test_a_hidden_staging_folder_is_never_taken_for_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 #3: an import killed mid-write leaves `RUNS_ROOT/.NAME.xxxx.tmp` (a manifest, no samples): it
+    sorts first, but `report RUNS_ROOT` and `export RUNS_ROOT` read only the real runs."""
+    from proctor.runlog import MANIFEST, expand_run_dirs
+
+    root = tmp_path / "runs"
+    out = _good_run(root)
+    stale = root / ".run.k3j2h1.tmp"
+    stale.mkdir()
+    shutil.copy(out / MANIFEST, stale / MANIFEST)
+    assert expand_run_dirs([root]) == [out]
+    capsys.readouterr()
+    assert main(["report", str(root), "-o", str(tmp_path / "r.md")]) == 0
+    assert "0/0" not in (tmp_path / "r.md").read_text()
+    assert main(["export", str(root), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 0

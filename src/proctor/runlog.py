@@ -573,10 +573,12 @@ def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
 
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
     """Each path as given when it is a run directory; a folder of run directories (such as `score -o OUT`
-    or `runs/`) as the run directories directly inside it, sorted. Anything else stays, for the reader's error."""
+    or `runs/`) as the run directories directly inside it, sorted (hidden ones, such as the staging folder a
+    killed import left, are not runs). Anything else stays, for the reader's error."""
     found: list[Path] = []
     for given in map(Path, paths):
-        inside = sorted(p.parent for p in given.glob(f"*/{MANIFEST}")) if given.is_dir() else []
+        inside = sorted(p.parent for p in given.glob(f"*/{MANIFEST}")
+                        if not p.parent.name.startswith(".")) if given.is_dir() else []  # not a staging folder
         found += inside if inside and not (given / MANIFEST).exists() else [given]
     return found
 
