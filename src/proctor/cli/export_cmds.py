@@ -34,8 +34,10 @@ def export(
 ) -> None:
     """Write runs in another tool's format (llm-wc, probsem, Inspect, Every Eval Ever)."""
     from ..exporters import export as write
+    from ..interruptible import terminate_as_interrupt
 
-    written = write(run_dirs, to, out)
+    with terminate_as_interrupt():  # SIGTERM cleans the staging folder up as ctrl-C does
+        written = write(run_dirs, to, out)
     typer.echo(f"wrote {len(written)} {to} files to {out}")
 
 

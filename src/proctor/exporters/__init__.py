@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import importlib
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InputError
+from ..textio import make_staging
 
 if TYPE_CHECKING:
     from ..runlog import RunLog
@@ -62,7 +62,7 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
         raise InputError.at("RUN", "no run directories given")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        staging = make_staging(target)  # named after this process: a later export removes it if we are killed
     except OSError as e:
         raise InputError.at(target, f"cannot write here: {e.strerror or e}") from e
     try:
