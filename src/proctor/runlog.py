@@ -195,8 +195,8 @@ class Sample(_Log):
     score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None  # None when unscored or errored
     outcome: Outcome
     error: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: Annotated[int, Field(ge=0)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
     latency_s: float | None = None
     finish_reason: str | None = None
     reasoning: str | None = None  # the thought, apart from the answer (reasoning_content or a think block)
@@ -259,6 +259,44 @@ class Manifest(_Log):
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
     imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
+
+
+class GenerationRecord(_Log):
+    """The checks on a manifest's `generation` block as read back: each sampling setting proctor knows of the
+    type it must have (a hand edit never reaches an exporter's models); other keys (an import's) are kept."""
+
+    temperature: Annotated[float, Field(ge=0)] | None = None
+    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    stop: str | list[str] | None = None
+    seed: int | None = None
+
+
+class ModelRecord(_Log):
+    """The checks on a manifest's `model` block as read back: its spec, name and base URLs are text."""
+
+    spec: str | None = None
+    name: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    base_urls: list[str] | None = None
+
+
+def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:
+    """Refuse sampling settings with a wrong-typed value (`temperature: "hot"`, `max_tokens: -5`) at `path`."""
+    try:
+        GenerationRecord.model_validate(settings)
+    except ValueError as e:
+        raise InputError.at(path, f"{what}.{brief(e)}") from None
+
+
+def _check_blocks(manifest: Manifest, path: Path) -> None:
+    """Refuse a manifest whose `generation` or `model` block holds a wrong-typed value, naming the field."""
+    check_generation(manifest.generation, path)
+    try:
+        ModelRecord.model_validate(manifest.model)
+    except ValueError as e:
+        raise InputError.at(path, f"bad manifest: model.{brief(e)}") from None
 
 
 class MetricValue(BaseModel):
@@ -589,9 +627,11 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     if not mpath.exists():
         raise InputError.at(d, f"not a run directory (no {MANIFEST})")
     try:
-        return Manifest.model_validate(json.loads(read_text(mpath)))
+        manifest = Manifest.model_validate(json.loads(read_text(mpath)))
     except (json.JSONDecodeError, ValueError) as e:
         raise InputError.at(mpath, f"bad manifest: {brief(e)}") from None
+    _check_blocks(manifest, mpath)
+    return manifest
 
 
 def read_run(run_dir: str | Path) -> RunLog:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,3 +111,55 @@ def test_a_name_too_long_for_the_file_system_names_the_destination_not_the_stagi
         exporters.export([mixed_run], "llmwc", out)
     assert str(e.value.filename).startswith(f"{out}/models/mmm")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed"]
+
+
+WRONG_TYPES = [  # issue 32 #13: (where, key path, value, the field the one line names)
+    ("generation", "temperature", "hot", "generation.temperature"),
+    ("generation", "stop", 5, "generation.stop"),
+    ("generation", "max_tokens", -5, "generation.max_tokens"),
+    ("generation", "top_p", [1], "generation.top_p"),
+    ("model", "base_urls", 5, "model.base_urls"),
+    ("model", "base_url", ["x"], "model.base_url"),
+]
+
+
+@pytest.mark.parametrize("fmt", ["inspect", "eee", "llmwc"])
+@pytest.mark.parametrize(("block", "key", "value", "field"), WRONG_TYPES, ids=[f"{w[1]}={w[2]}" for w in WRONG_TYPES])
+def test_a_wrong_typed_manifest_value_is_one_line_at_the_manifest(
+        mixed_run: Path, tmp_path: Path, fmt: str, block: str, key: str, value: object, field: str) -> None:
+    """Issue 32 #13: never a pydantic traceback from inside inspect_ai's or EEE's models (or a TypeError)."""
+    import json
+
+    pytest.importorskip({"inspect": "inspect_ai", "eee": "every_eval_ever"}.get(fmt, "proctor"))
+    manifest = mixed_run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data[block][key] = value
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=rf"manifest.json: bad manifest: {re.escape(field)}") as caught:
+        exporters.export([mixed_run], fmt, tmp_path / "out")
+    assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("key", ["input_tokens", "output_tokens"])
+def test_negative_tokens_are_refused_at_their_line(mixed_run: Path, tmp_path: Path, key: str) -> None:
+    samples = mixed_run / "samples.jsonl"
+    lines = samples.read_text().splitlines()
+    lines[1] = re.sub(rf'"{key}":\d+', f'"{key}":-3', lines[1])
+    assert f'"{key}":-3' in lines[1]
+    samples.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"samples.jsonl:2: bad sample: {key}"):
+        exporters.export([mixed_run], "eee", tmp_path / "out")
+
+
+def test_any_value_a_formats_models_refuse_is_one_line(mixed_run: Path, tmp_path: Path) -> None:
+    """Issue 32 #13, the safety net: what proctor does not check itself but Inspect's models refuse."""
+    import json
+
+    pytest.importorskip("inspect_ai")
+    manifest = mixed_run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["dataset"]["n_items"] = "many"
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"out: a run holds a value inspect refuses: .*samples") as caught:
+        exporters.export([mixed_run], "inspect", tmp_path / "out")
+    assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()

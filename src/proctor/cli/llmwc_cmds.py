@@ -33,7 +33,7 @@ from ..llmwc import (
     request_params,
 )
 from ..redact import redact, redact_url
-from ..runlog import MetricBlock
+from ..runlog import MetricBlock, check_generation
 from ..safepath import safe_component
 from ..tasks import Task
 from ..termsafe import plain
@@ -329,6 +329,7 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     samples = [imported_sample(r, i, dataset) for i, r in enumerate(rows)]
     _refuse_repeated_ids(model_dir / "results.json", rows, samples, dataset)
     given = summary or SummaryFile()
+    check_generation(given.request_params, summary_path, "request_params")  # what the manifest records
     name = given.model or model_dir.name
     run_id = hashlib.sha256(f"llm-wc:{results_dir.resolve()}:{model_dir.name}".encode(errors="surrogatepass"))
     manifest = Manifest(

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import InputError
+from pydantic import ValidationError
+
+from ..errors import InputError, brief
 from ..textio import make_staging
 
 if TYPE_CHECKING:
@@ -71,6 +73,9 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
     except OSError as e:  # a name too long for the file system, a full disk, another export that got there first
         shutil.rmtree(staging, ignore_errors=True)
         raise OSError(e.errno, e.strerror, str(_as_destination(e.filename, staging, target))) from None
+    except ValidationError as e:  # a value the format's own models refuse (a safety net: read_run checks first)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise InputError.at(target, f"a run holds a value {to} refuses: {brief(e)}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
