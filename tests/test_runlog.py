@@ -260,3 +260,24 @@ def test_a_hidden_staging_folder_is_never_taken_for_a_run(tmp_path: Path, capsys
     assert main(["report", str(root), "-o", str(tmp_path / "r.md")]) == 0
     assert "0/0" not in (tmp_path / "r.md").read_text()
     assert main(["export", str(root), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 0
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("results.json", '{"schema_version": [1]}'),  # issue 32 #11
+    ("results.json", '{"schema_version": 1e400}'),
+    ("results.json", '{"schema_version": "x"}'),
+    ("results.json", '{"schema_version": ' + DEEP + "}"),  # issue 32 #12
+    ("manifest.json", '{"run_id": ' + DEEP + "}"),
+])
+def test_a_damaged_results_or_manifest_is_one_line(tmp_path: Path, name: str, text: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = _good_run(tmp_path)
+    (out / name).write_text(text)
+    capsys.readouterr()
+    assert main(["export", str(out), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(out / name) in err, err
+    assert "Traceback" not in err and not (tmp_path / "x").exists()

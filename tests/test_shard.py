@@ -144,3 +144,17 @@ def test_a_shard_with_no_items_runs_and_the_merge_completes(tmp_path: Path) -> N
     assert main(["merge", *(str(tmp_path / f"s{k}") for k in range(1, 9)), "-o", str(tmp_path / "m"),
                  "--no-history"]) == 0
     assert _samples(tmp_path / "m") == _samples(tmp_path / "full")
+
+
+@pytest.mark.parametrize("text", ['{"shard": ' + "[" * 100_000 + "]" * 100_000 + "}", '{"shard": "²/3", "order": []}'])
+def test_a_damaged_shard_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    """Issue 32 #12: shard.json nested 100k deep (read without the depth guard) is one line, exit 2."""
+    _run(tmp_path, "a1", "--shard", "1/2")
+    _run(tmp_path, "a2", "--shard", "2/2")
+    (tmp_path / "a2" / "shard.json").write_text(text)
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "a1"), str(tmp_path / "a2"), "-o", str(tmp_path / "m"), "--no-history"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "shard.json" in err and "Traceback" not in err, err
+    assert main(["run", str(DEMO), "--model", "scripted:random", "--epochs", "2", "--temperature", "0.7",
+                 "--no-history", "--no-progress", "-o", str(tmp_path / "a2"), "--shard", "2/2"]) in (0, 2)

@@ -20,6 +20,7 @@ from typing import Annotated, Any, BinaryIO, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from .errors import InputError, ProctorError, brief
+from .limits import check_json_depth
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
@@ -425,8 +426,9 @@ class Results(BaseModel):
     def _migrate(cls, data: Any) -> Any:
         """Schema 1 and 2 files read as schema 3: an empty optional block (`{}`) is an absent one, and the
         version moves on (a file is rewritten in the new shape; schema 3 added `metrics`)."""
-        if not isinstance(data, dict) or int(data.get("schema_version") or RESULTS_SCHEMA_VERSION) >= 3:
-            return data
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if not isinstance(version, int) or isinstance(version, bool) or version >= 3:
+            return data  # not a number (`[1]`, `1e400`): the field's own validation refuses it, on one line
         optional = ("epochs", "calibration", "acc_norm", "judge_agreement", "cost")
         return {**{k: v for k, v in data.items() if not (k in optional and v == {})},
                 "schema_version": RESULTS_SCHEMA_VERSION}
@@ -561,9 +563,11 @@ def read_results(run_dir: str | Path) -> Results | None:
     path = Path(run_dir) / RESULTS
     if not path.exists():
         return None
+    text = read_text(path)
+    check_json_depth(text, path)  # before the parser recurses
     try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as e:
+        data = json.loads(text)
+    except ValueError as e:  # bad JSON, an integer of too many digits
         raise InputError.at(path, f"bad results: {brief(e)}") from None
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError.at(path, "written by proctor 0.1; re-run the same command to rewrite it")
@@ -626,9 +630,11 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     mpath = d / MANIFEST
     if not mpath.exists():
         raise InputError.at(d, f"not a run directory (no {MANIFEST})")
+    text = read_text(mpath)
+    check_json_depth(text, mpath)  # before the parser recurses
     try:
-        manifest = Manifest.model_validate(json.loads(read_text(mpath)))
-    except (json.JSONDecodeError, ValueError) as e:
+        manifest = Manifest.model_validate(json.loads(text))
+    except ValueError as e:  # bad JSON (a JSONDecodeError), a wrong field
         raise InputError.at(mpath, f"bad manifest: {brief(e)}") from None
     _check_blocks(manifest, mpath)
     return manifest

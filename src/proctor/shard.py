@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ProctorError
-from .textio import atomic_directory
+from .textio import atomic_directory, parse_json
 
 SHARD_FILE = "shard.json"
 # manifest fields that differ between the shards of one run without changing its results
@@ -72,8 +72,8 @@ def write_shard_file(run_dir: Path, shard: Shard, run_id: str, order: Sequence[s
 def manifest_shard(run_dir: Path) -> str | None:
     """The shard a run directory's shard.json names (None: none yet)."""
     try:
-        return str(json.loads((run_dir / SHARD_FILE).read_text(encoding="utf-8"))["shard"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return str(parse_json((run_dir / SHARD_FILE).read_text(encoding="utf-8"), run_dir / SHARD_FILE)["shard"])
+    except (OSError, ValueError, KeyError, TypeError, ProctorError):
         return None
 
 
@@ -92,7 +92,7 @@ def _read_shard(path: Path) -> ShardDir:
     if not file.is_file():
         raise ProctorError(f"{path}: not a shard (no {SHARD_FILE}; was it run with --shard K/N?)")
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = parse_json(file.read_text(encoding="utf-8"), file)  # the depth guard first: one line, never a traceback
         shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
     except (ValueError, KeyError, TypeError) as e:
         raise ProctorError(f"{file}: unreadable shard file ({e})") from None
