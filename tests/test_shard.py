@@ -158,3 +158,19 @@ def test_a_damaged_shard_file_is_one_line(tmp_path: Path, capsys: pytest.Capture
     assert len(err.splitlines()) == 1 and "shard.json" in err and "Traceback" not in err, err
     assert main(["run", str(DEMO), "--model", "scripted:random", "--epochs", "2", "--temperature", "0.7",
                  "--no-history", "--no-progress", "-o", str(tmp_path / "a2"), "--shard", "2/2"]) in (0, 2)
+
+
+@pytest.mark.parametrize("text", ["²/3", "1/²", "٣/4", "1/" + "9" * 5000, "1/" + "9" * 30, "1/-3", " /3"])
+def test_odd_digits_and_huge_counts_are_refused(text: str) -> None:
+    """Issue 32 #16: `²` is a digit to str.isdigit but int() refuses it; 5,000 digits overflow int()."""
+    with pytest.raises(ProctorError, match="--shard") as caught:
+        Shard.parse(text)
+    assert len(str(caught.value)) < 200 and "\n" not in str(caught.value)
+
+
+def test_a_bad_shard_on_the_command_line_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["run", str(DEMO), "--model", "scripted:first", "--shard", "²/3", "-o", str(tmp_path / "r"),
+                 "--no-history", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--shard" in err and not (tmp_path / "r").exists(), err

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ from .errors import ProctorError
 from .textio import atomic_directory, parse_json
 
 SHARD_FILE = "shard.json"
+MAX_SHARDS = 1_000_000  # more jobs than items is possible (empty shards), but not without bound
+_SHARD = re.compile(r"\s*([0-9]{1,7})\s*/\s*([0-9]{1,7})\s*", re.ASCII)
 # manifest fields that differ between the shards of one run without changing its results
 PER_JOB_FIELDS = frozenset({"model", "command", "host", "started_at", "finished_at", "elapsed_s", "shard", "git_sha"})
 
@@ -36,12 +39,13 @@ class Shard:
     @classmethod
     def parse(cls, text: str) -> Shard:
         """`K/N` with 1 ≤ K ≤ N; a clear error otherwise."""
-        k, sep, n = text.partition("/")
-        if not sep or not k.strip().isdigit() or not n.strip().isdigit():
-            raise ProctorError(f"--shard {text!r}: expected K/N, e.g. 1/4 (shard 1 of 4)")
-        shard = cls(int(k), int(n))
-        if not 1 <= shard.index <= shard.count:
-            raise ProctorError(f"--shard {text!r}: K must be between 1 and N")
+        shown = repr(text if len(text) <= 40 else text[:40] + "…")
+        found = _SHARD.fullmatch(text)
+        if not found:  # ASCII digits only: `²` is a digit to str.isdigit, and int() refuses it
+            raise ProctorError(f"--shard {shown}: expected K/N, e.g. 1/4 (shard 1 of 4), N at most {MAX_SHARDS}")
+        shard = cls(int(found.group(1)), int(found.group(2)))
+        if not 1 <= shard.index <= shard.count <= MAX_SHARDS:
+            raise ProctorError(f"--shard {shown}: K must be between 1 and N, N at most {MAX_SHARDS}")
         return shard
 
     def __str__(self) -> str:
@@ -91,10 +95,10 @@ def _read_shard(path: Path) -> ShardDir:
     file = path / SHARD_FILE
     if not file.is_file():
         raise ProctorError(f"{path}: not a shard (no {SHARD_FILE}; was it run with --shard K/N?)")
+    data = parse_json(file.read_text(encoding="utf-8"), file)  # the depth guard first: one line, never a traceback
     try:
-        data = parse_json(file.read_text(encoding="utf-8"), file)  # the depth guard first: one line, never a traceback
         shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, ProctorError) as e:
         raise ProctorError(f"{file}: unreadable shard file ({e})") from None
     return ShardDir(path, shard, order, read_run(path))
 
