@@ -17,7 +17,17 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .errors import InputError, ProctorError, brief
 from .limits import check_json_depth
@@ -138,19 +148,29 @@ class SuiteDetails(_Details):
 
     kind: Literal["suite"] = "suite"
     queries: list[str] = Field(default_factory=list)
-    expected: int = -1
+    expected: int = -1  # the right query's index; -1: none (an unscored context)
     context: str = ""  # the context's own text
     text: str = ""  # probsem's `text`: pretext, context and posttext
-    index: int = 0
+    index: Annotated[int, Field(ge=0)] = 0
     logprobs: dict[str, float | None] = Field(default_factory=dict)
     scores: list[float | None] = Field(default_factory=list)
-    ties: int = 0
+    ties: Annotated[int, Field(ge=0)] = 0
     tie_indexes: list[int] = Field(default_factory=list)
     rows: list[dict[str, Any]] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
-    norm: str | None = None
-    temperature: float | None = None
+    norm: Literal["sum", "token", "char", "byte", "pmi"] | None = None  # proctor.scoring.logprob.Norm
+    temperature: Annotated[float, Field(gt=0)] | None = None
     join: str | None = None
     distribution: list[float] | None = None
+
+    @field_validator("expected", "tie_indexes")
+    @classmethod
+    def _a_query(cls, value: int | list[int], info: ValidationInfo) -> int | list[int]:
+        """`expected` (or -1) and each tie index name one of the queries (when they are listed)."""
+        n = len(info.data.get("queries") or [])
+        for i in ([value] if isinstance(value, int) else value) if n else []:
+            if not (0 <= i < n or (i == -1 and info.field_name == "expected")):
+                raise ValueError(f"{i} is not the index of one of the {n} queries")
+        return value
 
 
 def _details_kind(value: Any) -> str:
