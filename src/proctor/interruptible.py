@@ -49,8 +49,6 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
 
 
-__all__ = ["DaemonThreadExecutor", "run"]
-
 
 @contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
@@ -68,3 +66,6 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+__all__ = ["DaemonThreadExecutor", "run", "terminate_as_interrupt"]

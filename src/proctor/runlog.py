@@ -323,13 +323,14 @@ def _check_blocks(manifest: Manifest, path: Path) -> None:
 class MetricValue(BaseModel):
     """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # never a non-JSON NaN in results.json
 
-    value: float | None = None  # None: nothing to compute it from (nothing scored)
+    value: float | None = None  # None: nothing to compute it from (nothing scored), or the metric failed
     n: int = 0  # the samples (or items) it was computed over
     ci_low: float | None = None
     ci_high: float | None = None
     method: str | None = None  # "wilson", "clustered_wilson", "bootstrap", "cluster_bootstrap", "mean", "median"…
+    error: str | None = None  # why the metric could not be computed (it raised, or returned the wrong thing)
 
 
 class MetricBlock(BaseModel):
@@ -461,6 +462,8 @@ class Results(BaseModel):
         """The JSON shape of results.json: an absent block is left out; inside a block a number that could not be
         computed is null (`"accuracy": null`), and a cost without a judge has no judge keys."""
         data = self.model_dump(mode="json")
+        data["metrics"] = {k: {f: v for f, v in m.items() if f != "error" or v is not None}
+                           for k, m in data["metrics"].items()}  # `error` only on a metric that failed
         if data["cost"] is not None:
             data["cost"] = {k: v for k, v in data["cost"].items() if v is not None or not k.startswith("judge")}
         return {k: v for k, v in data.items() if v is not None}

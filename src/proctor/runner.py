@@ -595,7 +595,9 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig)
         if (sid := f"{item.identifier}#{epoch}") in by_id
     ]
     manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)
-    return finalize_run(RunLog(path=run_dir, manifest=manifest, samples=ordered), store if config.record_history else None)
+    log = RunLog(path=run_dir, manifest=manifest, samples=ordered)
+    results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
+    return finalize_run(log, store if config.record_history else None, results)
 
 
 def _shard_items(task: Task, config: RunConfig, run_dir: Path, run_id: str) -> list[Item]:
@@ -616,14 +618,19 @@ def _items_of(task: Task, config: RunConfig) -> list[Item]:
     return [item for item in task.items if shard is None or shard.holds(item.identifier)]
 
 
-def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
-    """Compute results.json from the samples (of a run directory, or already in memory), stamp the
-    manifest as finished, and record the run in the history store."""
+def results_of(log: RunLog) -> Results:
+    """The run's results, a pure function of its samples and the manifest's counting settings."""
     from .stats import summarize
 
+    return summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
+                     extract=log.manifest.extract, manifest=log.manifest)
+
+
+def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None = None) -> RunLog:
+    """Compute results.json from the samples (of a run directory, or already in memory; or take `results`
+    computed from them), stamp the manifest as finished, and record the run in the history store."""
     log = run if isinstance(run, RunLog) else read_run(run)
-    results = summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
-                        extract=log.manifest.extract, manifest=log.manifest)
+    results = results_of(log) if results is None else results
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
     write_manifest(log.path, log.manifest)
