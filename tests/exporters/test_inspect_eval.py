@@ -85,3 +85,23 @@ def test_the_exporter_redacts_a_base_url_and_command_again(mixed_run: Path, tmp_
     back = read_eval_log(str(path))
     assert back.eval.model_base_url == "http://127.0.0.1:8000/v1?accessToken=***"
     assert "EXPSECRET77" not in back.model_dump_json()
+
+
+@pytest.mark.parametrize("item_id", ["../../../../tmp/x", "/etc/passwd", "a\\..\\b", ".hidden", "bell\x07"])
+def test_member_names_from_item_ids_never_climb(mixed_run: Path, tmp_path: Path, item_id: str) -> None:
+    """Issue 32 #24: an (imported) item id became the zip member `samples/../../../../tmp/x_epoch_1.json`."""
+    import json
+    import zipfile
+
+    samples = mixed_run / "samples.jsonl"
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    rows[0].update(item_id=item_id, sample_id=f"{item_id}#0")
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
+    names = zipfile.ZipFile(path).namelist()
+    assert all(".." not in n and not n.startswith("/") and "\\" not in n and n.isprintable() for n in names), names
+    back = read_eval_log(str(path))
+    assert back.samples is not None and len(back.samples) == 8
+    renamed = [s for s in back.samples if (s.metadata or {}).get("proctor_item_id") == item_id]
+    assert len(renamed) == 1 and str(renamed[0].id) != item_id
+    assert back.eval.dataset.sample_ids is not None and str(renamed[0].id) in map(str, back.eval.dataset.sample_ids)
