@@ -223,7 +223,10 @@ def _alive(pid: int) -> bool:
 def make_staging(target: Path) -> Path:
     """A new hidden staging folder beside `target` (mode as mkdir would make it), after removing the stale ones."""
     clean_stale_staging(target)
-    tmp = Path(tempfile.mkdtemp(prefix=staging_name(target), suffix=".tmp", dir=target.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=staging_name(target), suffix=".tmp", dir=target.parent))
+    except OSError as e:  # a read-only folder: name it, not the hidden staging folder that never was
+        raise with_path(e, target.parent) from None
     os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes 0700: the usual mode, as mkdir would
     return tmp
 

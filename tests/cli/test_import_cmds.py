@@ -155,3 +155,26 @@ def test_a_run_exported_to_inspect_imports_back_sample_for_sample(
     assert main(["compare", str(ours), str(back), "--store", str(store), "--json"]) == 0
     overall = json.loads(capsys.readouterr().out)["overall"]
     assert overall["n"] == N_ITEMS and overall["b10"] == overall["b01"] == 0 and overall["diff"] == 0
+
+
+def test_an_import_onto_a_read_only_runs_root_names_the_runs_root(
+        inspect_eval: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 #26: the one line named the hidden staging folder (`RO/.NAME.x1y2.tmp`), not the runs root."""
+    import os
+    import shutil
+    import subprocess
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if not shutil.which("mount") or os.geteuid() != 0:
+        pytest.skip("mounting a read-only tmpfs needs root")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=False).returncode:
+        pytest.skip("cannot mount a tmpfs")
+    try:
+        capsys.readouterr()
+        code = main(["import", str(inspect_eval), "--runs-root", str(ro), "--store", str(tmp_path / "s.sqlite")])
+        err = capsys.readouterr().err.strip()
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], check=False)
+    assert code == 2 and len(err.splitlines()) == 1 and f"{ro}:" in err and "/." not in err, err
+    assert "Read-only file system" in err
