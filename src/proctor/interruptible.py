@@ -13,8 +13,8 @@ import asyncio
 import signal
 import threading
 from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
