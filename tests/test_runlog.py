@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mounts import tmpfs
 
 from proctor.cli import main
 from proctor.errors import ProctorError
@@ -77,17 +78,8 @@ def test_a_failed_append_is_undone_and_reported(tmp_path: Path, monkeypatch: pyt
 @pytest.fixture
 def tiny_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A 300 KB tmpfs (needs root and mount); skipped where it cannot be mounted."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if not shutil.which("mount") or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)], capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "size=300k") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_full_disk_run_is_one_line_and_exit_2(tiny_disk: Path, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from history_runs import binary, write_run
+from mounts import tmpfs
 
 import proctor
 from proctor.errors import InputError
@@ -200,19 +201,8 @@ def test_unfinished_run_is_refused(tmp_path: Path) -> None:
 @pytest.fixture
 def read_only_mount(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A tmpfs to fill, then remount read-only (needs root and mount); skipped where it cannot be mounted."""
-    import shutil as sh
-
-    mnt = tmp_path / "ro"
-    mnt.mkdir()
-    if not sh.which("mount") or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "ro", "size=4m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_a_valid_store_on_a_read_only_file_system_is_opened_read_only(

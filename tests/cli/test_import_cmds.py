@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from import_sources import N_ITEMS, inspect_eval, items_file, lmeval_results, lmeval_root
+from mounts import tmpfs
 
 from proctor.cli import main
 from proctor.runlog import read_run
@@ -160,21 +161,9 @@ def test_a_run_exported_to_inspect_imports_back_sample_for_sample(
 def test_an_import_onto_a_read_only_runs_root_names_the_runs_root(
         inspect_eval: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 32 #26: the one line named the hidden staging folder (`RO/.NAME.x1y2.tmp`), not the runs root."""
-    import os
-    import shutil
-    import subprocess
-
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    if not shutil.which("mount") or os.geteuid() != 0:
-        pytest.skip("mounting a read-only tmpfs needs root")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=False).returncode:
-        pytest.skip("cannot mount a tmpfs")
-    try:
+    with tmpfs(tmp_path / "ro", "ro,size=64k") as ro:
         capsys.readouterr()
         code = main(["import", str(inspect_eval), "--runs-root", str(ro), "--store", str(tmp_path / "s.sqlite")])
         err = capsys.readouterr().err.strip()
-    finally:
-        subprocess.run(["umount", "-l", str(ro)], check=False)
     assert code == 2 and len(err.splitlines()) == 1 and f"{ro}:" in err and "/." not in err, err
     assert "Read-only file system" in err
