@@ -633,7 +633,7 @@ def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
         return None
     if written == truth:
         return None
-    return f"{where or 'results'}: {written!r}, not {truth!r}"
+    return f"{where or 'results'}: {repr(written)[:80]}, not {repr(truth)[:80]}"  # a list of bins stays short
 
 
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
