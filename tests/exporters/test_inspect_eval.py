@@ -105,3 +105,7 @@ def test_member_names_from_item_ids_never_climb(mixed_run: Path, tmp_path: Path,
     renamed = [s for s in back.samples if (s.metadata or {}).get("proctor_item_id") == item_id]
     assert len(renamed) == 1 and str(renamed[0].id) != item_id
     assert back.eval.dataset.sample_ids is not None and str(renamed[0].id) in map(str, back.eval.dataset.sample_ids)
+    from proctor.importers import ImportOptions, read_all
+
+    (run,) = read_all([path], ImportOptions())  # and `proctor import` reads the original id back
+    assert item_id in {s.item_id for s in run.samples}
