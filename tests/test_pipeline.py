@@ -16,7 +16,8 @@ import pytest
 import proctor
 from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
-from proctor.runlog import read_manifest, read_run
+from proctor.results import read_run
+from proctor.runlog import read_manifest
 from proctor.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]

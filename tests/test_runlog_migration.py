@@ -15,6 +15,7 @@ import pytest
 from proctor.cli import main
 from proctor.errors import InputError
 from proctor.provenance import BackendIdentity, BackendInfo, GenerationRecord
+from proctor.results import read_run
 from proctor.runlog import (
     RUNLOG_VERSION,
     GenerationDetails,
@@ -23,7 +24,6 @@ from proctor.runlog import (
     Manifest,
     SuiteDetails,
     SuiteRow,
-    read_run,
     write_manifest,
 )
 from proctor.runsetting import run_setting, setting_label

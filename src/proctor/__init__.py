@@ -41,11 +41,11 @@ from .runlog import Manifest as Manifest
 from .runlog import Outcome as Outcome
 from .runlog import RunLog as RunLog
 from .runlog import Sample as Sample
-from .runlog import read_run
 
 if TYPE_CHECKING:
     from .api import eval, eval_async, eval_spec
     from .metrics import Metric as Metric
+    from .results import read_run
     from .runner import RunConfig as RunConfig
     from .runner import evaluate
     from .scoring.base import Scorer as Scorer
@@ -64,6 +64,7 @@ _LAZY = {
     "Task": ".tasks",
     "evaluate": ".runner",
     "Metric": ".metrics",
+    "read_run": ".results",  # it recomputes results: it needs the metrics (and numpy)
 }
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -52,9 +52,10 @@ NUMERIC_PACKAGES = ("torch", "transformers", "tokenizers", "vllm")
 
 
 class Record(BaseModel):
-    """A provenance record: every key is declared (`extra="forbid"`), so a misspelt one is refused, not kept."""
+    """A provenance record: every key is declared (`extra="forbid"`), so a misspelt one is refused, not kept, and
+    every typed float is finite (a NaN or `1e999` is refused at the manifest, never exported)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     def as_dict(self) -> dict[str, Any]:
         """The record as JSON, unset keys left out."""
@@ -211,11 +212,13 @@ class ScorerInfo(Record):
 
 
 class GenerationRecord(OpenRecord):
-    """The generation settings the run asked with (`GenerationSettings.as_dict()`): recorded once."""
+    """The generation settings the run asked with (`GenerationSettings.as_dict()`): recorded once. Each setting
+    has the type and range it must have, so a hand edit (`temperature: "hot"`, `max_tokens: -5`) is refused
+    when the manifest is read, never reaching an exporter's models."""
 
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
+    temperature: Annotated[float, Field(ge=0)] | None = None
+    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
     stop: list[str] = Field(default_factory=list)
     seed: int | None = None
     reasoning_effort: str | None = None

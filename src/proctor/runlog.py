@@ -17,9 +17,20 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .errors import InputError, ProctorError, brief
+from .limits import check_json_depth
 from .provenance import (
     BackendIdentity,
     BackendInfo,
@@ -57,7 +68,7 @@ SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Ou
 
 
 class _Log(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every typed float finite (NaN never exported)
 
 
 class _Details(_Log):
@@ -98,9 +109,9 @@ class Overlap(_Details):
 class JudgeUsage(_Log):
     """What one judge call billed; `failed`: a call that failed and reported no usage (not billed)."""
 
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    failed: int | None = None
+    input_tokens: Annotated[int, Field(ge=0)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
+    failed: Annotated[int, Field(ge=0)] | None = None
 
 
 class Reading(_Log):
@@ -194,19 +205,29 @@ class SuiteDetails(_Details):
 
     kind: Literal["suite"] = "suite"
     queries: list[str] = Field(default_factory=list)
-    expected: int = -1
+    expected: int = -1  # the right query's index; -1: none (an unscored context)
     context: str = ""  # the context's own text
     text: str = ""  # probsem's `text`: pretext, context and posttext
-    index: int = 0
+    index: Annotated[int, Field(ge=0)] = 0
     logprobs: dict[str, float | None] = Field(default_factory=dict)
     scores: list[float | None] = Field(default_factory=list)
-    ties: int = 0
+    ties: Annotated[int, Field(ge=0)] = 0
     tie_indexes: list[int] = Field(default_factory=list)
     rows: list[SuiteRow] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
-    norm: str | None = None
-    temperature: float | None = None
+    norm: Literal["sum", "token", "char", "byte", "pmi"] | None = None  # proctor.scoring.logprob.Norm
+    temperature: Annotated[float, Field(gt=0)] | None = None
     join: str | None = None
     distribution: list[float] | None = None
+
+    @field_validator("expected", "tie_indexes")
+    @classmethod
+    def _a_query(cls, value: int | list[int], info: ValidationInfo) -> int | list[int]:
+        """`expected` (or -1) and each tie index name one of the queries (when they are listed)."""
+        n = len(info.data.get("queries") or [])
+        for i in ([value] if isinstance(value, int) else value) if n else []:
+            if not (0 <= i < n or (i == -1 and info.field_name == "expected")):
+                raise ValueError(f"{i} is not the index of one of the {n} queries")
+        return value
 
 
 def _details_kind(value: Any) -> str:
@@ -252,8 +273,8 @@ class Sample(_Log):
     score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None  # None when unscored or errored
     outcome: Outcome
     error: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: Annotated[int, Field(ge=0)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
     latency_s: float | None = None
     finish_reason: str | None = None
     reasoning: str | None = None  # the thought, apart from the answer (reasoning_content or a think block)
@@ -285,7 +306,7 @@ class Manifest(BaseModel):
 
     A manifest written before v4 (open dicts) is migrated on read (`proctor.provenance.migrate_manifest`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every typed float finite
 
     runlog_version: int = RUNLOG_VERSION
     run_id: str
@@ -340,6 +361,15 @@ class Manifest(BaseModel):
         return self.provenance.backend
 
 
+def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:
+    """Refuse sampling settings with a wrong-typed value (`temperature: "hot"`, `max_tokens: -5`) at `path`,
+    as the manifest's `GenerationRecord` would (a key proctor has no name for goes to its `extra_body`)."""
+    try:
+        GenerationRecord.of(settings) if isinstance(settings, dict) else GenerationRecord.model_validate(settings)
+    except ValueError as e:
+        raise InputError.at(path, f"{what}.{brief(e)}") from None
+
+
 class _Block(BaseModel):
     """A results.json block: every key declared (`extra="forbid"`)."""
 
@@ -349,11 +379,14 @@ class _Block(BaseModel):
 class MetricValue(_Block):
     """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
 
-    value: float | None = None  # None: nothing to compute it from (nothing scored)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # never a non-JSON NaN in results.json
+
+    value: float | None = None  # None: nothing to compute it from (nothing scored), or the metric failed
     n: int = 0  # the samples (or items) it was computed over
     ci_low: float | None = None
     ci_high: float | None = None
     method: str | None = None  # "wilson", "clustered_wilson", "bootstrap", "cluster_bootstrap", "mean", "median"…
+    error: str | None = None  # why the metric could not be computed (it raised, or returned the wrong thing)
 
 
 class MetricBlock(_Block):
@@ -470,8 +503,9 @@ class Results(_Block):
     def _migrate(cls, data: Any) -> Any:
         """Schema 1 and 2 files read as schema 3: an empty optional block (`{}`) is an absent one, and the
         version moves on (a file is rewritten in the new shape; schema 3 added `metrics`)."""
-        if not isinstance(data, dict) or int(data.get("schema_version") or RESULTS_SCHEMA_VERSION) >= 3:
-            return data
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if not isinstance(version, int) or isinstance(version, bool) or version >= 3:
+            return data  # not a number (`[1]`, `1e400`): the field's own validation refuses it, on one line
         optional = ("epochs", "calibration", "acc_norm", "judge_agreement", "cost")
         return {**{k: v for k, v in data.items() if not (k in optional and v == {})},
                 "schema_version": RESULTS_SCHEMA_VERSION}
@@ -484,6 +518,8 @@ class Results(_Block):
         """The JSON shape of results.json: an absent block is left out; inside a block a number that could not be
         computed is null (`"accuracy": null`), and a cost without a judge has no judge keys."""
         data = self.model_dump(mode="json")
+        data["metrics"] = {k: {f: v for f, v in m.items() if f != "error" or v is not None}
+                           for k, m in data["metrics"].items()}  # `error` only on a metric that failed
         if data["cost"] is not None:
             data["cost"] = {k: v for k, v in data["cost"].items() if v is not None or not k.startswith("judge")}
         return {k: v for k, v in data.items() if v is not None}
@@ -604,9 +640,11 @@ def read_results(run_dir: str | Path) -> Results | None:
     path = Path(run_dir) / RESULTS
     if not path.exists():
         return None
+    text = read_text(path)
+    check_json_depth(text, path)  # before the parser recurses
     try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as e:
+        data = json.loads(text)
+    except ValueError as e:  # bad JSON, an integer of too many digits
         raise InputError.at(path, f"bad results: {brief(e)}") from None
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError.at(path, "written by proctor 0.1; re-run the same command to rewrite it")
@@ -618,10 +656,12 @@ def read_results(run_dir: str | Path) -> Results | None:
 
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
     """Each path as given when it is a run directory; a folder of run directories (such as `score -o OUT`
-    or `runs/`) as the run directories directly inside it, sorted. Anything else stays, for the reader's error."""
+    or `runs/`) as the run directories directly inside it, sorted (hidden ones, such as the staging folder a
+    killed import left, are not runs). Anything else stays, for the reader's error."""
     found: list[Path] = []
     for given in map(Path, paths):
-        inside = sorted(p.parent for p in given.glob(f"*/{MANIFEST}")) if given.is_dir() else []
+        inside = sorted(p.parent for p in given.glob(f"*/{MANIFEST}")
+                        if not p.parent.name.startswith(".")) if given.is_dir() else []  # not a staging folder
         found += inside if inside and not (given / MANIFEST).exists() else [given]
     return found
 
@@ -631,17 +671,10 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     mpath = d / MANIFEST
     if not mpath.exists():
         raise InputError.at(d, f"not a run directory (no {MANIFEST})")
+    text = read_text(mpath)
+    check_json_depth(text, mpath)  # before the parser recurses
     try:
-        return Manifest.model_validate(json.loads(read_text(mpath)))
-    except (json.JSONDecodeError, ValueError) as e:
+        manifest = Manifest.model_validate(json.loads(text))
+    except ValueError as e:  # bad JSON (a JSONDecodeError), a wrong field
         raise InputError.at(mpath, f"bad manifest: {brief(e)}") from None
-
-
-def read_run(run_dir: str | Path) -> RunLog:
-    """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors)."""
-    d = Path(run_dir)
-    manifest = read_manifest(d)
-    latest: dict[str, Sample] = {}
-    for s in iter_samples(d / SAMPLES):
-        latest[s.sample_id] = s
-    return RunLog(path=d, manifest=manifest, samples=list(latest.values()), results=read_results(d))
+    return manifest

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from .benchmarks.registry import load_task
 from .chunk import score_chunk
 from .errors import ProctorError, brief
-from .finalize import finalize_run
+from .finalize import finalize_run, results_of
 from .models.base import Capability, GenerateRequest, GenerationSettings, Model, require
 from .models.registry import get_model
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
@@ -659,7 +659,9 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig,
         if (sid := f"{item.identifier}#{epoch}") in by_id
     ]
     manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)
-    return finalize_run(RunLog(path=run_dir, manifest=manifest, samples=ordered), store if config.record_history else None)
+    log = RunLog(path=run_dir, manifest=manifest, samples=ordered)
+    results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
+    return finalize_run(log, store if config.record_history else None, results)
 
 
 def _shard_items(task: Task, config: RunConfig, run_dir: Path, run_id: str) -> list[Item]:

@@ -39,7 +39,7 @@ OPERATIONAL_OPTIONS = frozenset({
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every float finite
 
 
 class DatasetRef(_Record):

@@ -15,7 +15,8 @@ from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's 
 import proctor
 from proctor.cli import main
 from proctor.formats.suites import results_stem
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 from proctor.store import Store
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "suites"

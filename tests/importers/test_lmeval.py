@@ -12,7 +12,8 @@ from import_sources import N_ITEMS
 from proctor.errors import InputError
 from proctor.importers import ImportOptions, read_all, run_dir_for, write_run
 from proctor.importers.lmeval import samples_file
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 
 
 def _samples(results: Path) -> list[dict[str, object]]:
@@ -159,3 +160,28 @@ def test_a_results_file_with_a_lone_surrogate_is_refused(lmeval_results: Path, t
     results.write_text(json.dumps(data))
     with pytest.raises(InputError, match=rf"{results}: .*lone surrogate .* at model_name:"):
         read_all([results], ImportOptions())
+
+
+@pytest.mark.parametrize("date", [1e300, -1e300, 1e18])
+def test_a_date_out_of_range_is_left_out_never_a_traceback(lmeval_results: Path, tmp_path: Path, date: float) -> None:
+    """Issue 32 #15: `date: 1e300` overflowed datetime.fromtimestamp; like any provenance of the wrong type it
+    is left out (the run is dated when it is imported)."""
+    results = _copy(lmeval_results, tmp_path / "copy")
+    data = json.loads(results.read_text())
+    data["date"] = date
+    results.write_text(json.dumps(data))
+    (run,) = read_all([results], ImportOptions())
+    assert run.manifest.started_at.startswith("20") and len(run.samples) == N_ITEMS
+
+
+@pytest.mark.parametrize("config", [{"output_type": ["loglikelihood"]}, {"output_type": {"a": 1}}, {"output_type": 5}])
+def test_a_task_config_of_the_wrong_type_is_refused_with_its_line(lmeval_results: Path, tmp_path: Path,
+                                                                  config: object) -> None:
+    """Issue 32 #15: a list `output_type` (unhashable) was a TypeError traceback."""
+    results = _copy(lmeval_results, tmp_path / "copy")
+    data = json.loads(results.read_text())
+    data["configs"]["demo_mc"] = config
+    results.write_text(json.dumps(data, indent=1))
+    with pytest.raises(InputError, match=rf"{results.name}:\d+: configs.demo_mc") as caught:
+        read_all([results], ImportOptions())
+    assert "\n" not in str(caught.value)

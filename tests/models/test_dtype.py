@@ -14,7 +14,7 @@ from proctor.errors import ProctorError
 from proctor.models import get_model
 from proctor.models.dtype import checkpoint_dtype, resolve_dtype
 from proctor.models.vllm_engine import VLLMModel
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 MC = Path(__file__).resolve().parents[2] / "examples" / "items" / "multiple-choice.jsonl"
 

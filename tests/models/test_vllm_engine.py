@@ -25,7 +25,8 @@ from proctor.models.vllm_engine import (
     engine_launcher,
     group_members,
 )
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 
 FAKE = Path(__file__).with_name("fake_vllm.py")
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "questions" / "demo.json"

@@ -9,7 +9,8 @@ import pytest
 
 from proctor.errors import CapabilityError, ProctorError
 from proctor.models.base import Capability
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 from proctor.runner import RunConfig, evaluate
 from proctor.tasks import Task
 

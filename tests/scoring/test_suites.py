@@ -16,7 +16,8 @@ from proctor.exporters.probsem import csv_text
 from proctor.formats.suites import read_prompt, read_prompt_dir, read_suite, write_prompt, write_suite
 from proctor.models.base import Capability, Loglikelihood, LoglikelihoodRequest, ModelBase
 from proctor.records import ContextCase, Item, Modality, Prompt, TestSuite
-from proctor.runlog import RESULTS_SCHEMA_VERSION, Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import RESULTS_SCHEMA_VERSION, Outcome
 from proctor.scoring.choice_logprob import choice_requests, score_choices
 from proctor.scoring.suites import (
     ScoreOptions,

@@ -31,7 +31,7 @@ from ..llmwc import (
 )
 from ..pipeline import Events, RunOptions
 from ..redact import redact, redact_url
-from ..runlog import MetricBlock, RunLog
+from ..runlog import MetricBlock, RunLog, check_generation
 from ..runner import accuracy_line
 from ..safepath import safe_component
 from ..termsafe import plain
@@ -211,7 +211,9 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     rows = read_layout_file(model_dir / "results.json", ROWS)
     dataset = _dataset_name(run.benchmark)
     samples = [imported_sample(r, i, dataset) for i, r in enumerate(rows)]
+    _refuse_repeated_ids(model_dir / "results.json", rows, samples, dataset)
     given = summary or SummaryFile()
+    check_generation(given.request_params, summary_path, "request_params")  # what the manifest records
     name = given.model or model_dir.name
     run_id = hashlib.sha256(f"llm-wc:{results_dir.resolve()}:{model_dir.name}".encode(errors="surrogatepass"))
     spec = f"openai:{name}"
@@ -230,6 +232,23 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     leaf = f"{safe_component(results_dir.name, 'llm-wc')}__{safe_component(model_dir.name, 'model')}"
     return ImportedModel(model_dir, runs_root / "imported" / f"{leaf}-{run_id.hexdigest()[:10]}", manifest,
                          samples, summary)
+
+
+def _refuse_repeated_ids(path: Path, rows: list[ResultRow], samples: list[Any], dataset: str) -> None:
+    """Each question once: a repeated id (`question_id` 1 in two rows) would keep one row and drop the other;
+    which one is right (a duplicate, a re-run appended) cannot be told, so the row is refused where it is."""
+    from ..formats.problems import json_loc_lines
+    from ..textio import read_text
+
+    first: dict[str, int] = {}
+    for index, sample in enumerate(samples):
+        seen = first.setdefault(sample.item_id, index)
+        if seen != index:
+            column = ID_COLUMNS.get(dataset, "id")
+            value = rows[index].column(column)
+            line = json_loc_lines(read_text(path))((index, column))
+            raise InputError.at(path, f"[{index}].{column}: {value} repeats row [{seen}]: each question once "
+                                      "(remove the duplicate row)", line)
 
 
 def write_imported(model: ImportedModel, store: Any) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import InputError, ProctorError
 from ..metrics.accuracy import counted
+from ..redact import redact
 from ..runlog import Outcome, RunLog, Sample
 from ..textio import dumps_jsonl, write_text_atomic
 from ._common import dataset_name, model_name, model_spec, overall_accuracy, stderr
@@ -121,7 +122,7 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
     if m.command:
         import shlex
 
-        args["execution_command"] = shlex.join(m.command)
+        args["execution_command"] = shlex.join(redact(m.command))  # a hand-edited manifest too
     counts = _counts(log.samples)
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError, ProctorError
 from ..metrics.accuracy import counted
 from ..provenance import GenerationRecord
+from ..redact import redact, redact_url
 from ..runlog import Outcome, RunLog, Sample
-from ..safepath import safe_component
+from ..safepath import is_safe_component, safe_component, short_hash
 from ._common import dataset_name, model_spec, overall_accuracy, stderr
 
 if TYPE_CHECKING:
@@ -103,8 +104,8 @@ def _spec(log: RunLog) -> EvalSpec:
     return EvalSpec(
         run_id=m.run_id, eval_id=m.run_id, task_id=m.run_id, created=m.started_at, task=dataset_name(log),
         dataset=EvalDataset(name=dataset_name(log), location=ds.data_file or ds.source or ds.path,
-                            samples=ds.n_items, sample_ids=sorted({s.item_id for s in log.samples})),
-        model=_model(log), model_base_url=base_url, model_generate_config=config,
+                            samples=ds.n_items, sample_ids=sorted({member_id(s.item_id) for s in log.samples})),
+        model=_model(log), model_base_url=redact_url(base_url) if base_url else None, model_generate_config=config,
         config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version, **m.provenance.packages},
         revision=EvalRevision(type="git", origin="", commit=m.git_sha) if m.git_sha else None,
         metadata=_settings(log),
@@ -118,7 +119,7 @@ def _settings(log: RunLog) -> dict[str, Any]:
             "extract", "truncated_as", "no_answer", "choice_order_seed", "generation", "epochs", "judge", "dataset",
             "command", "provenance")
     dumped = m.model_dump(mode="json")
-    return {"proctor": {k: dumped[k] for k in keep if dumped.get(k) is not None}}
+    return {"proctor": redact({k: dumped[k] for k in keep if dumped.get(k) is not None})}  # a hand-edited one too
 
 
 def _sample(log: RunLog, s: Sample) -> EvalSample:
@@ -138,14 +139,25 @@ def _sample(log: RunLog, s: Sample) -> EvalSample:
     if s.input_tokens is not None or s.output_tokens is not None:
         i, o = s.input_tokens or 0, s.output_tokens or 0
         usage = {_model(log): ModelUsage(input_tokens=i, output_tokens=o, total_tokens=i + o)}
+    sample_id = member_id(s.item_id)
     return EvalSample(
-        id=s.item_id, epoch=s.epoch + 1, input=messages, target=_target(s.reference),
+        id=sample_id, epoch=s.epoch + 1, input=messages, target=_target(s.reference),
         messages=[*messages, output.message] if output.choices else messages, output=output, scores=scores,
         metadata={k: v for k, v in {"category": s.category, "subcategory": s.subcategory, "difficulty": s.difficulty,
-                                    "outcome": s.outcome.value, "latency_s": s.latency_s}.items() if v is not None},
+                                    "outcome": s.outcome.value, "latency_s": s.latency_s,
+                                    "proctor_item_id": s.item_id if sample_id != s.item_id else None}.items()
+                  if v is not None},
         model_usage=usage or {}, total_time=s.latency_s,
         error=InspectError(message=s.error or "error", traceback="", traceback_ansi="") if s.outcome is Outcome.ERROR else None,
     )
+
+
+def member_id(item_id: str) -> str:
+    """The sample id Inspect names its zip member after (`samples/<id>_epoch_<n>.json`): the item id when it is
+    one harmless name, else a sanitised one with a hash of the original (kept in the sample's metadata)."""
+    if is_safe_component(item_id) and item_id.isprintable():
+        return item_id
+    return f"{safe_component(item_id, 'item')}-{short_hash(item_id)}"
 
 
 def _messages(prompt: list[dict[str, str]] | str) -> list[ChatMessage]:

@@ -119,6 +119,7 @@ def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
             raise InputError.at(log.path, f"dataset {dataset_name(log)!r}, not {dataset_name(first)!r}: an llm-wc "
                                 "results directory holds one benchmark (export each separately)")
     names = [model_name(log) for log in logs]
+    _one_run_per_model(logs, names)
     m = first.manifest
     run = {
         "benchmark": {"name": dataset_name(first), "output_dir": str(out), "seed": m.choice_order_seed,
@@ -136,6 +137,21 @@ def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
                                                           log.manifest.choice_order_seed),
                                    result_rows(log, upstream_rows(log)))
     return written
+
+
+def _one_run_per_model(logs: Sequence[RunLog], names: Sequence[str]) -> None:
+    """llm-wc keys a model by its name (`models/<name>/`): refuse the same run twice, or two runs of one name."""
+    seen: dict[str, RunLog] = {}
+    by_run: dict[str, RunLog] = {}
+    for log, name in zip(logs, names, strict=True):
+        other = by_run.setdefault(log.manifest.run_id, log)
+        if other is not log:
+            raise InputError.at(log.path, f"the same run as another one given ({other.path}, run id "
+                                          f"{log.manifest.run_id}): give it once")
+        other = seen.setdefault(name, log)
+        if other is not log:
+            raise InputError.at(log.path, f"the same model name {name!r} as {other.path}: an llm-wc results "
+                                          "directory holds one run per model (export them separately)")
 
 
 def _params(log: RunLog) -> dict[str, Any]:

@@ -79,7 +79,10 @@ def import_run_id(harness: str, digests: Sequence[str], task: str, metric: str, 
 def iso_time(value: Any) -> str | None:
     """A Unix time (lm-eval's `date`) or an ISO string as an ISO-8601 UTC string; None when neither."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return datetime.fromtimestamp(value, UTC).isoformat(timespec="seconds")
+        try:
+            return datetime.fromtimestamp(value, UTC).isoformat(timespec="seconds")
+        except (OverflowError, OSError, ValueError):  # 1e300: no such time
+            return None
     if isinstance(value, str) and value:
         try:
             return datetime.fromisoformat(value).astimezone(UTC).isoformat(timespec="seconds")

@@ -3,8 +3,9 @@ the others in the order they were registered; `compute_metrics` runs them all ov
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
-from typing import TypeVar, overload
+from typing import TypeVar, cast, overload
 
 from ..runlog import MetricValue, Results, Sample
 from . import builtin
@@ -16,6 +17,7 @@ _registered: list[Metric] = []
 _builtins_loaded = False
 
 M = TypeVar("M", bound=Metric)
+log = logging.getLogger("proctor.metrics")
 
 
 def _load_builtins() -> None:
@@ -70,18 +72,37 @@ def registered() -> list[Metric]:
 
 
 def compute_metrics(samples: Sequence[Sample], context: RunContext) -> tuple[dict[str, MetricOutput], dict[str, MetricValue]]:
-    """Every registered metric over `samples`: the built-ins' blocks by field name, and the others' values."""
+    """Every registered metric over `samples`: the built-ins' blocks by field name, and the others' values.
+
+    A metric that raises or returns what its field cannot hold (the wrong type, a NaN) fails alone: it is
+    recorded under `metrics.<name>` with the reason in `error` and a warning, and every other result stands."""
     builtin: dict[str, MetricOutput] = {}
     extra: dict[str, MetricValue] = {}
     for metric in registered():
-        value = metric.compute(samples, context)
+        try:
+            value = _checked(metric, metric.compute(samples, context))
+        except Exception as e:  # noqa: BLE001 - a plugin fails in any way; ctrl-C (BaseException) still stops
+            why = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0][:300]
+            log.warning("metric %r failed (%s); it is recorded as failed, the other results stand", metric.name, why)
+            extra[metric.name] = MetricValue(error=why)
+            continue
         if value is None:
             continue
         if metric.name in _BUILTIN_FIELDS:
             builtin[metric.name] = value
-        elif isinstance(value, MetricValue):
-            extra[metric.name] = value
         else:
-            raise TypeError(f"metric {metric.name!r} returned {type(value).__name__}; "
-                            "a metric that is not a results.json field returns a MetricValue")
+            extra[metric.name] = cast(MetricValue, value)
     return builtin, extra
+
+
+def _checked(metric: Metric, value: object) -> MetricOutput | None:
+    """`value` if its results.json field can hold it (every number finite), else a TypeError/ValueError."""
+    if value is None:
+        return None
+    if metric.name in _BUILTIN_FIELDS:
+        Results.model_validate({metric.name: value})
+        return cast(MetricOutput, value)
+    if not isinstance(value, MetricValue):
+        raise TypeError(f"returned {type(value).__name__}; a metric that is not a results.json field returns "
+                        "a MetricValue")
+    return MetricValue.model_validate(value.model_dump())  # built with model_construct, a NaN is caught here

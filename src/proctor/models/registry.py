@@ -10,10 +10,11 @@ CLI builds its model options from these models too (`proctor.cli.options`).
 from __future__ import annotations
 
 import importlib
+import shlex
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import ProctorError
 from .base import Model
@@ -113,6 +114,17 @@ class VLLMOptions(ClientOptions, CompletionsOptions):
     engine_args: str | list[str] | None = Field(
         default=None, description="More vLLM server arguments, passed through (repeatable; shell-quoted, e.g. "
                                   "'--max-num-seqs 128'; default: none).", json_schema_extra={"cli_name": "engine-arg"})
+    @field_validator("engine_args")
+    @classmethod
+    def _shell_quoted(cls, value: str | list[str] | None) -> str | list[str] | None:
+        """Each argument must split as a shell would (`--foo 'bar` has no closing quote)."""
+        for arg in [value] if isinstance(value, str) else value or []:
+            try:
+                shlex.split(arg)
+            except ValueError as e:
+                raise ValueError(f"{arg!r} is not shell-quoted correctly ({str(e).lower()})") from None
+        return value
+
     vllm_python: str | None = Field(
         default=None, description="Python of an environment with vLLM, run as -m vllm.entrypoints.openai.api_server "
                                   "(default: $PROCTOR_VLLM_PYTHON, else the vllm executable on PATH).")

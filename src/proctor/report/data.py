@@ -19,6 +19,7 @@ from ..coverage import BANDS as COVERAGE_BANDS
 from ..coverage import flag_categories
 from ..errors import ProctorError
 from ..metrics import RunContext, registered
+from ..results import read_run
 from ..runlog import Calibration as ResultsCalibration
 from ..runlog import (
     Cost,
@@ -30,7 +31,6 @@ from ..runlog import (
     RunLog,
     Sample,
     error_counts,
-    read_run,
 )
 from ..stats import apply_no_answer, apply_truncated_as
 from ..stats import calibration as stats_calibration
