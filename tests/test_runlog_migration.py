@@ -156,3 +156,17 @@ def test_a_results_block_refuses_an_undeclared_key_naming_it(tmp_path: Path) -> 
     (tmp_path / "r" / "results.json").write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"results.json: bad results: overall.acuracy: Extra inputs are not permitted"):
         read_run(tmp_path / "r")
+
+
+def test_the_generation_record_takes_one_stop_as_text_and_refuses_wrong_types() -> None:
+    """One typed GenerationRecord (provenance's) carries harden's checks (issue 32 #13): an OpenAI-style
+    `stop: "###"` is a list of one; a wrong type, a range error or a NaN is refused naming the field."""
+    from pydantic import ValidationError
+
+    record = GenerationRecord.of({"stop": "###", "temperature": 0.5, "logit_bias": {}})
+    assert record.stop == ["###"] and record.extra_body == {"logit_bias": {}}
+    for bad, field in [({"stop": 5}, "stop"), ({"temperature": "hot"}, "temperature"),
+                       ({"max_tokens": -5}, "max_tokens"), ({"top_p": 1.5}, "top_p"),
+                       ({"temperature": float("nan")}, "temperature")]:
+        with pytest.raises(ValidationError, match=field):
+            GenerationRecord.of(bad)

@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from ._version import __version__
 
@@ -232,6 +232,12 @@ class GenerationRecord(OpenRecord):
     extra_body: dict[str, JsonValue] = Field(default_factory=dict)
 
     REST: ClassVar[str] = "extra_body"  # a key proctor has no name for (another harness's request parameter)
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _one_stop(cls, value: Any) -> Any:
+        """One stop sequence given as text (an OpenAI request's `stop: "###"`) is a list of one."""
+        return [value] if isinstance(value, str) else value
 
     def as_dict(self) -> dict[str, Any]:
         """`GenerationSettings.as_dict()`'s shape: the five base settings always, the others when set."""
