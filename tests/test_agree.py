@@ -11,7 +11,7 @@ import pytest
 
 from proctor.agree import agreement
 from proctor.cli import main
-from proctor.runlog import read_run
+from proctor.results import read_run
 from proctor.stats import wilson_interval
 
 ROOT = Path(__file__).resolve().parents[1]

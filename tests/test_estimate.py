@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 MMLU_PRO = ROOT / "examples" / "upstream" / "mmlu_pro"

@@ -16,7 +16,8 @@ import pytest
 import proctor
 from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
-from proctor.runlog import read_manifest, read_run
+from proctor.results import read_run
+from proctor.runlog import read_manifest
 from proctor.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,11 +81,11 @@ def test_aime_budget_and_tiger_local_stop_reach_python(tmp_path: Path) -> None:
     """The issue's numbers: AIME from Python had max_tokens 1024, tiger-local lost its `Question:` stop."""
     aime = proctor.eval("aime-2025", "scripted:first", data_file=DATA["aime-2025"], limit=1, out=tmp_path / "a",
                         record_history=False, use_cache=False)
-    assert aime.manifest.generation["max_tokens"] == 32768
+    assert aime.manifest.generation is not None and aime.manifest.generation.max_tokens == 32768
     log = proctor.evaluate(_task("mmlu-pro"), "scripted:first",
                            proctor.RunConfig(prompt_kind="tiger-local", out_dir=str(tmp_path / "t"),
                                              record_history=False, use_cache=False, progress=False))
-    assert "Question:" in log.manifest.generation["stop"]
+    assert log.manifest.generation is not None and "Question:" in log.manifest.generation.stop
 
 
 def _task(name: str) -> Any:
@@ -157,11 +158,16 @@ def test_no_answer_and_truncated_as_change_the_run_id(tmp_path: Path, capsys: py
     assert by_policy["guess"] == pytest.approx(expected)
 
 
-def _old_run_id(manifest: dict[str, Any], left_out: tuple[str, ...] = ()) -> str:
-    """main 6639c56's `run_identity_hash`, copied: dataset content hash, model name, epochs, scorer identity
-    (before the rule branch, #29, the scorer identity had no `answer_rule` and `no_answer`: `left_out`)."""
-    key = {"dataset": manifest["dataset"]["content_hash"], "model": manifest["model"]["spec"],
-           **{k: v for k, v in manifest["identity"].items() if k not in left_out}}
+def _old_run_id(run_dir: Path, left_out: tuple[str, ...] = ()) -> str:
+    """main 6639c56's `run_identity_hash`, copied: dataset content hash, model name, epochs, scorer identity (the
+    v4 manifest keeps the scorer's generation settings once, in `generation`, and #29's answer rule and no-answer
+    policy at its top level; before #29 the scorer identity had neither: `left_out`)."""
+    m = read_manifest(run_dir)
+    identity = {"epochs": m.epochs, **m.scorer.as_dict(), "answer_rule": m.answer_rule, "no_answer": m.no_answer}
+    if m.generation is not None:
+        identity["generation"] = m.generation.as_dict()
+    key = {"dataset": m.dataset.content_hash, "model": m.model.spec,
+           **{k: v for k, v in identity.items() if k not in left_out}}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -174,7 +180,7 @@ def test_a_run_directory_written_before_runspec_is_found_and_resumed(left_out: t
     assert main(args) == 0
     (new,) = runs.iterdir()
     manifest = json.loads((new / "manifest.json").read_text())
-    old_id = _old_run_id(manifest, left_out)
+    old_id = _old_run_id(new, left_out)
     manifest["run_id"] = old_id
     del manifest["spec"]  # written before RunSpec existed
     old = runs / new.name.replace(read_manifest(new).run_id, old_id)
@@ -227,5 +233,5 @@ def test_the_judge_asks_only_its_own_server(two_servers: Any, tmp_path: Path, mo
     assert spec.model.options["base_url"] == model_server.base_url
     assert spec.judge.base_url == (judge_server.base_url,) and spec.judge.api_key_env == "JUDGE_KEY"
     assert spec.judge.settings is not None and spec.judge.settings.max_tokens == 77
-    assert log.manifest.judge is not None and log.manifest.judge["base_urls"] == [judge_server.base_url]
+    assert log.manifest.judge is not None and log.manifest.judge.base_urls == [judge_server.base_url]
     assert "judge-key" not in (out / "manifest.json").read_text()

@@ -47,3 +47,20 @@ def test_a_registered_key_is_masked_whatever_its_shape() -> None:
     register_secret("abc")  # too short to mask without hiding ordinary words
     said = "invalid API key: opaque.Key.55501 (abc)"
     assert redact_text(said) == redact_secrets(said) == "invalid API key: *** (abc)"
+
+
+@pytest.mark.parametrize("name", ["apiToken", "accessToken", "authToken", "X-Amz-Signature", "bearer", "jwt",
+                                  "X-Goog-Credential", "sv", "anything"])
+def test_every_query_value_of_a_url_is_secret_unless_known_harmless(name: str) -> None:
+    """Issue 32 #10: not by the parameter's name: every query value is hidden but for a few known harmless ones."""
+    url = f"https://h/v1?api-version=2024-06-01&{name}=QSECRET9&model=gpt-4o"
+    shown = redact_url(url)
+    assert "QSECRET9" not in shown and "QSECRET9" not in redact_text(f"at {url}: refused")
+    assert "api-version=2024-06-01" in shown and "model=gpt-4o" in shown and f"{name}=***" in shown
+
+
+def test_the_secrets_of_a_urls_query_are_its_values_but_the_harmless_ones() -> None:
+    from proctor.redact import url_secrets
+
+    assert url_secrets("https://h/v1?api-version=2024-06-01&jwt=QSECRET9&X-Amz-Signature=abc123") == [
+        "QSECRET9", "abc123"]

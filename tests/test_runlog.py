@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mounts import tmpfs
 
 from proctor.cli import main
 from proctor.errors import ProctorError
@@ -77,17 +78,8 @@ def test_a_failed_append_is_undone_and_reported(tmp_path: Path, monkeypatch: pyt
 @pytest.fixture
 def tiny_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A 300 KB tmpfs (needs root and mount); skipped where it cannot be mounted."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if not shutil.which("mount") or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)], capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "size=300k") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_full_disk_run_is_one_line_and_exit_2(tiny_disk: Path, tmp_path: Path) -> None:
@@ -176,3 +168,111 @@ def test_a_damaged_manifest_or_sample_is_one_line_naming_the_field(tmp_path: Pat
     with pytest.raises(InputError) as caught:
         list(iter_samples(tmp_path / SAMPLES))
     assert str(caught.value).startswith(f"{tmp_path / SAMPLES}:1: bad sample: Invalid JSON") and "\n" not in str(caught.value)
+
+
+def _good_run(tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    assert main(["run", str(GOOD), "-m", "scripted:first", "-o", str(out), "--no-history", "--no-progress"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("accuracy", [7.5, -3, float("nan"), 0.99])
+def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
+        tmp_path: Path, accuracy: float, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 32 #1: results.json is never trusted: the numbers read back are the samples' (a pure function)."""
+    from proctor.results import read_run
+    from proctor.runlog import RESULTS
+
+    out = _good_run(tmp_path)
+    truth = json.loads((out / RESULTS).read_text())
+    edited = {**truth, "overall": {**truth["overall"], "accuracy": accuracy, "ci_high": float("inf"), "n_scored": 16}}
+    (out / RESULTS).write_text(json.dumps(edited))
+    log = read_run(out)
+    assert log.results is not None and log.results.as_dict() == truth
+    assert "disagrees with its samples" in caplog.text
+    assert main(["export", str(out), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 0
+    summary = next((tmp_path / "x").glob("models/*/summary.json")).read_text()
+    assert "NaN" not in summary and "Infinity" not in summary and "7.5" not in summary
+
+
+def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> None:
+    """Issue 32 #1: 16 scored over an empty samples.jsonl is read as nothing scored."""
+    from proctor.results import read_run
+    from proctor.runlog import SAMPLES
+
+    out = _good_run(tmp_path)
+    (out / SAMPLES).write_text("")
+    log = read_run(out)
+    assert log.results is not None and log.results.overall.n_scored == 0 and log.results.overall.accuracy is None
+
+
+@pytest.mark.parametrize(("field", "value"), [("latency_s", "NaN"), ("latency_s", "1e999"), ("difficulty", "NaN"),
+                                              ("difficulty", "-Infinity")])
+def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: str) -> None:
+    """Issue 32 #2: not only `score`: a NaN or infinite float anywhere in a sample is refused at its line."""
+    from proctor.errors import InputError
+    from proctor.results import read_run
+    from proctor.runlog import SAMPLES
+
+    out = _good_run(tmp_path)
+    lines = (out / SAMPLES).read_text().splitlines()
+    record = json.loads(lines[1])
+    record[field] = 0.5
+    lines[1] = json.dumps(record).replace(f'"{field}": 0.5', f'"{field}": {value}')
+    (out / SAMPLES).write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=f"{SAMPLES}:2: bad sample: {field}") as caught:
+        read_run(out)
+    assert "\n" not in str(caught.value)
+    assert main(["export", str(out), "--to", "eee", "-o", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_every_float_of_a_manifest_is_finite(tmp_path: Path) -> None:
+    from proctor.errors import InputError
+    from proctor.runlog import MANIFEST, read_manifest
+
+    out = _good_run(tmp_path)
+    text = (out / MANIFEST).read_text()
+    data = json.loads(text)
+    data["elapsed_s"] = 0.5
+    (out / MANIFEST).write_text(json.dumps(data).replace('"elapsed_s": 0.5', '"elapsed_s": Infinity'))
+    with pytest.raises(InputError, match="bad manifest: elapsed_s"):
+        read_manifest(out)
+
+
+def test_a_hidden_staging_folder_is_never_taken_for_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 #3: an import killed mid-write leaves `RUNS_ROOT/.NAME.xxxx.tmp` (a manifest, no samples): it
+    sorts first, but `report RUNS_ROOT` and `export RUNS_ROOT` read only the real runs."""
+    from proctor.runlog import MANIFEST, expand_run_dirs
+
+    root = tmp_path / "runs"
+    out = _good_run(root)
+    stale = root / ".run.k3j2h1.tmp"
+    stale.mkdir()
+    shutil.copy(out / MANIFEST, stale / MANIFEST)
+    assert expand_run_dirs([root]) == [out]
+    capsys.readouterr()
+    assert main(["report", str(root), "-o", str(tmp_path / "r.md")]) == 0
+    assert "0/0" not in (tmp_path / "r.md").read_text()
+    assert main(["export", str(root), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 0
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("results.json", '{"schema_version": [1]}'),  # issue 32 #11
+    ("results.json", '{"schema_version": 1e400}'),
+    ("results.json", '{"schema_version": "x"}'),
+    ("results.json", '{"schema_version": ' + DEEP + "}"),  # issue 32 #12
+    ("manifest.json", '{"run_id": ' + DEEP + "}"),
+])
+def test_a_damaged_results_or_manifest_is_one_line(tmp_path: Path, name: str, text: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = _good_run(tmp_path)
+    (out / name).write_text(text)
+    capsys.readouterr()
+    assert main(["export", str(out), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(out / name) in err, err
+    assert "Traceback" not in err and not (tmp_path / "x").exists()

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from proctor.metrics.accuracy import group_block, sample_cluster
+from proctor.results import summarize
 from proctor.runlog import Manifest, Outcome, Sample
-from proctor.stats import clustered_accuracy, clustered_standard_error, summarize, t_quantile, wilson_interval
+from proctor.stats import clustered_accuracy, clustered_standard_error, t_quantile, wilson_interval
 from proctor.tasks import check_cluster, cluster_value
 
 sm = pytest.importorskip("statsmodels.api")
@@ -106,7 +107,7 @@ def _samples() -> list[Sample]:
 
 
 def _manifest(cluster: str | None) -> Manifest:
-    return Manifest(run_id="r", proctor_version="0", dataset={}, model={}, mode="generate",
+    return Manifest(run_id="r", proctor_version="0", dataset={"name": "d"}, model={"spec": "m"}, mode="generate",
                     started_at="2026-01-01T00:00:00Z", cluster=cluster)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from history_runs import binary, write_run
+from mounts import tmpfs
 
 import proctor
 from proctor.errors import InputError
@@ -195,3 +196,39 @@ def test_unfinished_run_is_refused(tmp_path: Path) -> None:
     (run / "results.json").unlink()
     with pytest.raises(InputError, match="no results.json"):
         Store(tmp_path / "s.sqlite").record_run(run)
+
+
+@pytest.fixture
+def read_only_mount(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A tmpfs to fill, then remount read-only (needs root and mount); skipped where it cannot be mounted."""
+    with tmpfs(tmp_path / "ro", "size=4m") as mnt:
+        yield mnt
+
+
+def test_a_valid_store_on_a_read_only_file_system_is_opened_read_only(
+        read_only_mount: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 #26: a store on a read-only file system was "not a proctor store"; it is read, and a write to
+    it is one line saying it is read-only."""
+    from proctor.cli import main
+
+    store = tmp_path / "s.sqlite"
+    run = write_run(tmp_path, "r1", "openai:m", binary(8, range(3)))
+    with Store(store) as s:
+        s.record_run(read_run_for_store(run))
+    import shutil as sh
+
+    sh.copy(store, read_only_mount / "s.sqlite")
+    subprocess.run(["mount", "-o", "remount,ro", str(read_only_mount)], check=True)
+    capsys.readouterr()
+    assert main(["runs", "--store", str(read_only_mount / "s.sqlite")]) == 0, capsys.readouterr().err
+    with Store(read_only_mount / "s.sqlite") as s:
+        assert len(s.list_runs()) == 1
+        with pytest.raises(InputError, match="read-only") as caught:
+            s.record_run(read_run_for_store(run))
+    assert "\n" not in str(caught.value)
+
+
+def read_run_for_store(run: Path):  # type: ignore[no-untyped-def]
+    from proctor.results import read_run
+
+    return read_run(run)

@@ -94,3 +94,30 @@ def test_a_full_disk_during_an_atomic_write_names_the_file(tmp_path: Path, monke
                  str(out)]) == 2
     assert capsys.readouterr().err.strip() == f"error: {out}: No space left on device"
     assert not out.exists()
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                           check=True)
+    return int(child.stdout)
+
+
+def test_stale_staging_folders_of_dead_writers_are_cleaned(tmp_path: Path) -> None:
+    """Issue 32 #3: a kill -9 mid-write leaves a staging folder; the next write to the same target removes it
+    when its writer (pid, on this host) is dead, and never one a live writer still owns."""
+    from proctor.textio import staging_name
+
+    target = tmp_path / "run"
+    dead = tmp_path / f"{staging_name(target, _dead_pid())}abc123.tmp"
+    live = tmp_path / f"{staging_name(target, __import__('os').getpid())}def456.tmp"
+    for d in (dead, live):
+        d.mkdir()
+        (d / "manifest.json").write_text("{}")
+    other = tmp_path / ".run.unknownwriter.tmp"  # no pid to check: left alone
+    other.mkdir()
+    with atomic_directory(target) as tmp:
+        (tmp / "x").write_text("1")
+    assert not dead.exists() and live.exists() and other.exists() and (target / "x").read_text() == "1"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__ as __version__
 from .errors import CapabilityError as CapabilityError
 from .errors import InputError as InputError
 from .errors import ProctorError as ProctorError
@@ -40,18 +41,17 @@ from .runlog import Manifest as Manifest
 from .runlog import Outcome as Outcome
 from .runlog import RunLog as RunLog
 from .runlog import Sample as Sample
-from .runlog import read_run
 
 if TYPE_CHECKING:
     from .api import eval, eval_async, eval_spec
     from .metrics import Metric as Metric
+    from .results import read_run
     from .runner import RunConfig as RunConfig
     from .runner import evaluate
     from .scoring.base import Scorer as Scorer
     from .spec import RunSpec as RunSpec
     from .tasks import Task as Task
 
-__version__ = "0.1.0"
 
 # name -> the module that defines it, imported on first access (module __getattr__, PEP 562)
 _LAZY = {
@@ -64,6 +64,7 @@ _LAZY = {
     "Task": ".tasks",
     "evaluate": ".runner",
     "Metric": ".metrics",
+    "read_run": ".results",  # it recomputes results: it needs the metrics (and numpy)
 }
 
 

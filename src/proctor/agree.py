@@ -17,10 +17,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from .compare import run_ref
 from .comparison import RunRef
 from .errors import InputError, ProctorError
-from .runlog import RunLog, Sample, read_run
+from .results import read_run
+from .runlog import RunLog, Sample
 from .stats import wilson_interval
+from .store import record_from_log
 
 SHOWN_FLIPS = 20  # flipping items a console listing shows (the record keeps them all)
 
@@ -114,9 +117,6 @@ def _answered(log: RunLog) -> dict[tuple[str, int], Sample]:
 
 def agreement(a: RunLog, b: RunLog) -> Agreement:
     """Hold run `b` to run `a` on the samples both answered."""
-    from .compare import run_ref
-    from .store import record_from_log
-
     sa, sb = _answered(a), _answered(b)
     keys = sorted(sa.keys() & sb.keys())
     if not keys:

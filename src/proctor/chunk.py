@@ -28,7 +28,9 @@ def sample_of(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> 
         difficulty=item.difficulty, mode=scorer.mode, reference=item.model_dump(mode="json")["response"],
         prompt=v.prompt, raw_output=v.raw_output, extracted=v.extracted, extraction_rule=v.extraction_rule,
         ambiguous=v.ambiguous, score=v.score, outcome=v.outcome, error=v.error, details=v.details,
-        cluster=cluster_value(item, task.cluster), **v.usage,
+        cluster=cluster_value(item, task.cluster),
+        input_tokens=v.usage.input_tokens, output_tokens=v.usage.output_tokens, latency_s=v.usage.latency_s,
+        finish_reason=v.usage.finish_reason, reasoning=v.usage.reasoning,
     )
 
 

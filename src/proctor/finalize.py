@@ -6,16 +6,21 @@ from pathlib import Path
 from typing import Any
 
 from .provenance import utc_now
-from .runlog import RunLog, read_run, write_manifest, write_results
-from .stats import summarize
+from .results import read_run, summarize
+from .runlog import Results, RunLog, write_manifest, write_results
 
 
-def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
-    """Compute results.json from the samples (of a run directory, or already in memory), stamp the
-    manifest as finished, and record the run in the history store."""
+def results_of(log: RunLog) -> Results:
+    """The run's results, a pure function of its samples and the manifest's counting settings."""
+    return summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
+                     extract=log.manifest.extract, manifest=log.manifest)
+
+
+def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None = None) -> RunLog:
+    """Compute results.json from the samples (of a run directory, or already in memory; or take `results`
+    computed from them), stamp the manifest as finished, and record the run in the history store."""
     log = run if isinstance(run, RunLog) else read_run(run)
-    results = summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
-                        extract=log.manifest.extract, manifest=log.manifest)
+    results = results_of(log) if results is None else results
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
     write_manifest(log.path, log.manifest)
@@ -25,4 +30,4 @@ def finalize_run(run: Path | RunLog, store: Any = None) -> RunLog:
     return log
 
 
-__all__ = ["finalize_run"]
+__all__ = ["finalize_run", "results_of"]

@@ -10,9 +10,11 @@ with the process.
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -58,4 +60,23 @@ def _run_here(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
 
 
-__all__ = ["DaemonThreadExecutor", "run"]
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM (a job scheduler's stop, `kill`) is ctrl-C: a KeyboardInterrupt, so what
+    the block was writing is removed by the same cleanup. Only the main thread can set it; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+__all__ = ["DaemonThreadExecutor", "run", "terminate_as_interrupt"]

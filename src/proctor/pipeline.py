@@ -175,7 +175,7 @@ async def execute_async(planned: Sequence[Planned], events: Events = Events(),
     with loader.engines:
         for p in planned:
             _say(p, events)
-            if p.state.left == 0:
+            if p.state.left == 0 and p.state.total:  # a shard whose bucket is empty still writes its (empty) run
                 log = finish_done_run(p.state, p.config)
             else:
                 model = loader.model(p.spec.model)

@@ -1,7 +1,7 @@
 """One redaction rule for everything proctor logs, stores or shows: secrets never leave in a URL or a message.
 
-`redact_url` hides a URL's userinfo and the values of query parameters that carry keys (`api_key`, `key`,
-`token`, `access_token`, `sig`…). `redact_text` applies it to every URL inside free text (error messages,
+`redact_url` hides a URL's userinfo and the value of every query parameter but a few known harmless ones
+(`api-version`, `model`…). `redact_text` applies it to every URL inside free text (error messages,
 server replies) and hides `Bearer …` credentials and `sk-…`-style keys. `redact` walks JSON-like data (a
 manifest, a record). `split_credentials` takes a key out of a base URL's userinfo so that it is sent as the
 credential instead of being silently dropped. `register_secret` adds a configured key's literal value,
@@ -18,10 +18,11 @@ from typing import Any
 from .errors import ProctorError
 
 MASK = "***"
-SECRET_PARAMS = frozenset({
-    "api_key", "apikey", "api-key", "key", "token", "access_token", "auth", "auth_token", "authorization",
-    "password", "passwd", "pwd", "secret", "client_secret", "sig", "signature", "x-api-key", "session",
-    "refresh_token", "id_token", "code",
+# query parameters whose values are known not to be credentials; every other query value is hidden (a
+# signed URL's `X-Amz-Signature`, `?jwt=`, `?apiToken=`… are secrets whatever their name)
+HARMLESS_PARAMS = frozenset({
+    "api-version", "api_version", "apiversion", "version", "v", "model", "deployment", "deployment-id", "format",
+    "alt", "stream", "beta", "region", "location", "lang", "language", "locale", "debug", "timeout",
 })
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>\]\[(){}]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}")
@@ -45,12 +46,12 @@ def redact_secrets(text: str) -> str:
 
 
 def _is_secret(name: str) -> bool:
-    n = name.lower()
-    return n in SECRET_PARAMS or n.endswith(("_key", "-key", "_token", "-token", "_secret"))
+    """A query parameter's value is a secret unless its name is known harmless (`api-version`, `model`…)."""
+    return name.lower() not in HARMLESS_PARAMS
 
 
 def redact_url(url: str) -> str:
-    """`url` with its userinfo and secret-bearing query values replaced by `***`."""
+    """`url` with its userinfo and every query value but the harmless ones (`HARMLESS_PARAMS`) replaced by `***`."""
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
@@ -73,7 +74,7 @@ def redact_url(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The literal values `redact_url` would hide in `url`'s query (`?key=…`, `?api-key=…`): to register, so a
+    """The literal values `redact_url` would hide in `url`'s query (`?key=…`, `?jwt=…`): to register, so a
     server that echoes its request line (a relative path, no scheme) cannot put them into a message."""
     try:
         pairs = urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True)

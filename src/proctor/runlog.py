@@ -3,7 +3,7 @@
 A run directory holds:
 * `manifest.json` — what produced the run (never a secret);
 * `samples.jsonl` — one `Sample` per line, appended as each finishes;
-* `results.json` — the metrics, a pure function of the samples (`proctor.stats.summarize`).
+* `results.json` — the metrics, a pure function of the samples (`proctor.results.summarize`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,39 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .errors import InputError, ProctorError, brief
+from .limits import check_json_depth
+from .provenance import (
+    BackendIdentity,
+    BackendInfo,
+    DatasetInfo,
+    GenerationRecord,
+    ImportOrigin,
+    PriceRecord,
+    Provenance,
+    ScorerInfo,
+    migrate_manifest,
+)
+from .redact import redact
 from .spec import RunSpec
 from .textio import read_bytes, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
-RUNLOG_VERSION = 2  # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop)
+# 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
+# 6639c56 and earlier); 4: typed provenance ("manifest v4", issue 30; 3 was never written). 1 and 2 migrate on read.
+RUNLOG_VERSION = 4
 RESULTS_SCHEMA_VERSION = 3  # 2: no `metrics` block (read as 3 by Results._migrate)
 log = logging.getLogger("proctor.runlog")
 
@@ -43,18 +68,16 @@ SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Ou
 
 
 class _Log(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every typed float finite (NaN never exported)
 
 
 class _Details(_Log):
-    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
-    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
+    """Per-sample details of one scorer kind: every key declared (`extra="forbid"`). `get`, `in` and `[]` read a
+    field by name across kinds (an unset field, or one this kind lacks, reads as absent)."""
 
     def _value(self, key: str) -> Any:
-        """A field's value, else an extra key's (None when unset); without pydantic's slower attribute fallback."""
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        return (self.__pydantic_extra__ or {}).get(key)
+        """A field's value (None when unset or not a field of this kind)."""
+        return getattr(self, key) if key in type(self).model_fields else None
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self._value(key)
@@ -71,6 +94,24 @@ class _Details(_Log):
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+
+class Overlap(_Details):
+    """Lexical overlap of a prose answer with its references (`proctor.scoring.text_metrics.overlap_metrics`)."""
+
+    token_f1: float | None = None
+    rouge1: float | None = None
+    rouge2: float | None = None
+    rougeL: float | None = None
+    bleu: float | None = None
+
+
+class JudgeUsage(_Log):
+    """What one judge call billed; `failed`: a call that failed and reported no usage (not billed)."""
+
+    input_tokens: Annotated[int, Field(ge=0)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
+    failed: Annotated[int, Field(ge=0)] | None = None
 
 
 class Reading(_Log):
@@ -91,8 +132,8 @@ class Readings(_Log):
     scored_by: Literal["reference", "robust"] = "reference"  # --extract
 
 
-class GenerationDetails(_Details):
-    """An answer extracted from generated text and matched against the references."""
+class GenerationDetails(Overlap):
+    """An answer extracted from generated text and matched against the references (prose: with its overlap)."""
 
     kind: Literal["generation"] = "generation"
     readings: Readings | None = None  # when the benchmark declares a reference rule
@@ -100,12 +141,13 @@ class GenerationDetails(_Details):
     letters: str | None = None
     compare: str | None = None  # "numeric" | "normalized"
     matched_credit: float | None = None
-    rejected: Any = None  # what the extractor saw and refused
-    judge_check: dict[str, Any] | None = None  # the judge's verdict on an exact-answer item (agreement)
+    rejected: str | None = None  # what the extractor saw and refused
+    judge_check: JudgeCheck | None = None  # the judge's verdict on an exact-answer item (agreement)
+    p_correct: float | None = None  # a stated probability that the answer is correct (binary calibration)
 
 
-class JudgeDetails(_Details):
-    """A prose answer graded by an LLM judge."""
+class JudgeDetails(Overlap):
+    """A prose answer graded by an LLM judge (with its lexical overlap)."""
 
     kind: Literal["judge"] = "judge"
     judge_model: str | None = None
@@ -115,7 +157,15 @@ class JudgeDetails(_Details):
     judge_thinking: str | None = None
     judge_raw: str | None = None
     judge_error: str | None = None
-    judge_usage: dict[str, int | None] | None = None  # the judge call's {input_tokens, output_tokens}, when asked
+    judge_usage: JudgeUsage | None = None  # what the judge call billed, when it was asked
+
+
+class JudgeCheck(_Log):
+    """The judge's verdict on an exact-answer item, beside exact match's (`--judge-agreement`)."""
+
+    outcome: Outcome
+    score: float | None = None
+    details: JudgeDetails
 
 
 class ChoiceDetails(_Details):
@@ -133,6 +183,23 @@ class ChoiceDetails(_Details):
     tie: bool | None = None
     tie_norm: bool | None = None
     acc_norm_correct: bool | None = None
+    error: str | None = None  # the first option's error, when an option could not be scored
+
+
+class SuiteRow(_Log):
+    """One query of a probsem context, as probsem's CSV/JSONL rows show it."""
+
+    query: str
+    logprob: float | None = None
+    n_tokens: int | None = None
+    n_chars: int | None = None
+    n_bytes: int | None = None
+    is_greedy: bool | None = None
+    unconditional_logprob: float | None = None
+    norms: dict[str, float | None] = Field(default_factory=dict)
+    error: str | None = None
+    score: float | None = None
+    probability: float | None = None
 
 
 class SuiteDetails(_Details):
@@ -140,19 +207,29 @@ class SuiteDetails(_Details):
 
     kind: Literal["suite"] = "suite"
     queries: list[str] = Field(default_factory=list)
-    expected: int = -1
+    expected: int = -1  # the right query's index; -1: none (an unscored context)
     context: str = ""  # the context's own text
     text: str = ""  # probsem's `text`: pretext, context and posttext
-    index: int = 0
+    index: Annotated[int, Field(ge=0)] = 0
     logprobs: dict[str, float | None] = Field(default_factory=dict)
     scores: list[float | None] = Field(default_factory=list)
-    ties: int = 0
+    ties: Annotated[int, Field(ge=0)] = 0
     tie_indexes: list[int] = Field(default_factory=list)
-    rows: list[dict[str, Any]] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
-    norm: str | None = None
-    temperature: float | None = None
+    rows: list[SuiteRow] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
+    norm: Literal["sum", "token", "char", "byte", "pmi"] | None = None  # proctor.scoring.logprob.Norm
+    temperature: Annotated[float, Field(gt=0)] | None = None
     join: str | None = None
     distribution: list[float] | None = None
+
+    @field_validator("expected", "tie_indexes")
+    @classmethod
+    def _a_query(cls, value: int | list[int], info: ValidationInfo) -> int | list[int]:
+        """`expected` (or -1) and each tie index name one of the queries (when they are listed)."""
+        n = len(info.data.get("queries") or [])
+        for i in ([value] if isinstance(value, int) else value) if n else []:
+            if not (0 <= i < n or (i == -1 and info.field_name == "expected")):
+                raise ValueError(f"{i} is not the index of one of the {n} queries")
+        return value
 
 
 def _details_kind(value: Any) -> str:
@@ -198,8 +275,8 @@ class Sample(_Log):
     score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None  # None when unscored or errored
     outcome: Outcome
     error: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: Annotated[int, Field(ge=0)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
     latency_s: float | None = None
     cluster: str | None = None  # the item's value of the run's cluster attribute (Manifest.cluster), when it has one
     finish_reason: str | None = None
@@ -227,62 +304,99 @@ def _iso_time(value: str) -> str:
 IsoTime = Annotated[str, AfterValidator(_iso_time)]
 
 
-class Manifest(_Log):
-    """Provenance: everything that produced the run."""
+class Manifest(BaseModel):
+    """Provenance: everything that produced the run (v4: typed records, every key declared).
+
+    A manifest written before v4 (open dicts) is migrated on read (`proctor.provenance.migrate_manifest`)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every typed float finite
 
     runlog_version: int = RUNLOG_VERSION
     run_id: str
-    proctor_version: str
-    git_sha: str | None = None
-    dataset: dict[str, Any]  # name, source, revision, content_hash, n_items…
-    model: dict[str, Any]  # spec + describe() of the backend
-    model_identity: dict[str, Any] = Field(default_factory=dict)  # what the cache key uses (Model.identity())
+    spec: RunSpec | None = None  # the resolved RunSpec the run id hashes (None: written before RunSpec existed)
+    provenance: Provenance  # proctor's version and commit, the host, numeric packages, the resolved backend
+    dataset: DatasetInfo  # name, source, revision, content_hash, n_items…
+    model: BackendInfo  # the backend's describe(): spec and settings
     mode: str
-    scorer: dict[str, Any] = Field(default_factory=dict)  # the Scorer's kind and settings (Scorer.identity())
+    scorer: ScorerInfo = Field(default_factory=ScorerInfo)  # the Scorer's kind and settings
     prompt_kind: str | None = None
     prompt_template_hash: str | None = None
     extractor_version: str | None = None
     choice_order_seed: int | None = None
-    generation: dict[str, Any] = Field(default_factory=dict)
+    generation: GenerationRecord | None = None  # generation runs: the settings asked with (the one place)
     epochs: int = 1
-    judge: dict[str, Any] | None = None
+    judge: BackendInfo | None = None
     truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
     extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
     # generation: the reference rule that read this prompt kind's answers (None: proctor's reader alone)
     answer_rule: str | None = None
     no_answer: str = "wrong"  # how results count an answer no rule found: "wrong" or "guess" 1/k (--no-answer)
-    price: dict[str, str] | None = None  # proctor.pricing.Price.as_dict(): the prices cost was computed with
+    price: PriceRecord | None = None  # the prices cost was computed with
     max_cost: str | None = None  # --max-cost, when given
-    judge_price: dict[str, str] | None = None  # the judge's price (Price.as_dict()), when a judge graded and it is known
+    judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
     command: list[str] | None = None
-    identity: dict[str, Any] = Field(default_factory=dict)  # the settings that make this run this run
-    host: dict[str, Any] = Field(default_factory=dict)
     started_at: IsoTime
     finished_at: IsoTime | None = None
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
     cluster: str | None = None  # the item attribute accuracy intervals are clustered by (--cluster; Task.cluster)
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
-    imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
-    spec: RunSpec | None = None  # the resolved RunSpec the run id hashes (None: written before RunSpec existed)
+    imported_from: ImportOrigin | None = None  # `proctor import`: the other harness, its files, task and metric
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """A manifest before v4 (no `provenance`) is reshaped into v4 (`migrate_manifest`)."""
+        if isinstance(data, dict) and int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
+            return {**migrate_manifest(data), "runlog_version": RUNLOG_VERSION}
+        return data
+
+    @property
+    def proctor_version(self) -> str:
+        return self.provenance.proctor_version
+
+    @property
+    def git_sha(self) -> str | None:
+        return self.provenance.git_sha
+
+    @property
+    def model_identity(self) -> BackendIdentity:
+        """The resolved backend (`Model.identity()`): the dtype that ran, weights, engine."""
+        return self.provenance.backend
 
 
-class MetricValue(BaseModel):
-    """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
+def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:
+    """Refuse sampling settings with a wrong-typed value (`temperature: "hot"`, `max_tokens: -5`) at `path`,
+    as the manifest's `GenerationRecord` would (a key proctor has no name for goes to its `extra_body`)."""
+    try:
+        GenerationRecord.of(settings) if isinstance(settings, dict) else GenerationRecord.model_validate(settings)
+    except ValueError as e:
+        raise InputError.at(path, f"{what}.{brief(e)}") from None
+
+
+class _Block(BaseModel):
+    """A results.json block: every key declared (`extra="forbid"`)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    value: float | None = None  # None: nothing to compute it from (nothing scored)
+
+class MetricValue(_Block):
+    """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # never a non-JSON NaN in results.json
+
+    value: float | None = None  # None: nothing to compute it from (nothing scored), or the metric failed
     n: int = 0  # the samples (or items) it was computed over
     ci_low: float | None = None
     ci_high: float | None = None
     method: str | None = None  # "wilson", "clustered_wilson", "bootstrap", "cluster_bootstrap", "mean", "median"…
+    error: str | None = None  # why the metric could not be computed (it raised, or returned the wrong thing)
 
 
 MATERIAL_WIDTH_CHANGE = 0.10  # a clustered interval this much wider or narrower than the naive one is shown beside it
 
 
-class MetricBlock(BaseModel):
+class MetricBlock(_Block):
     """results.json's METRICS: accuracy with its interval and the counts behind it, for one group of samples."""
 
     n: int = 0  # samples
@@ -325,7 +439,7 @@ class MetricBlock(BaseModel):
                            method=self.ci_method)
 
 
-class EpochSpread(BaseModel):
+class EpochSpread(_Block):
     """mean@k, pass@k and the per-item spread over items answered in k epochs."""
 
     k: int
@@ -335,7 +449,7 @@ class EpochSpread(BaseModel):
     items_by_correct: dict[str, int] = Field(default_factory=dict)  # items fully correct in c of k epochs
 
 
-class CalibrationBin(BaseModel):
+class CalibrationBin(_Block):
     """One equal-width confidence bin: its bounds, count, mean confidence and accuracy (None when empty)."""
 
     lo: float
@@ -345,7 +459,7 @@ class CalibrationBin(BaseModel):
     accuracy: float | None = None
 
 
-class Calibration(BaseModel):
+class Calibration(_Block):
     """Brier score, expected calibration error and mean log-loss, with the reliability bins."""
 
     brier: float
@@ -355,7 +469,7 @@ class Calibration(BaseModel):
     bins: list[CalibrationBin] = Field(default_factory=list)
 
 
-class JudgeAgreement(BaseModel):
+class JudgeAgreement(_Block):
     """How often the judge agreed with exact-match scoring on items checked both ways."""
 
     n: int = 0
@@ -365,7 +479,7 @@ class JudgeAgreement(BaseModel):
     confusion: dict[str, int] = Field(default_factory=dict)  # "judge/exact": count
 
 
-class Cost(BaseModel):
+class Cost(_Block):
     """The run's cost at the manifest's prices (`proctor.pricing.CostSummary`): exact decimals."""
 
     total: Decimal
@@ -381,7 +495,7 @@ class Cost(BaseModel):
     judge_unpriced_calls: int | None = None
 
 
-class AnswerReading(BaseModel):
+class AnswerReading(_Block):
     """How the numbers of a rule with levels (TIGER-Lab's MMLU-Pro chain) were read: the authors' accuracy
     beside the share read only by the last fallback, the share credited as guesses, the strict accuracy
     (levels 1-2, an unread reply wrong) and proctor's robust reader's accuracy, over the samples that count."""
@@ -397,12 +511,12 @@ class AnswerReading(BaseModel):
     robust_accuracy: float | None = None  # proctor's robust reader, unread wrong
 
 
-class Results(BaseModel):
+class Results(_Block):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
     Every block is typed; the built-in metrics fill the named fields and metrics registered beside them
     (`proctor.metrics.register`) land in `metrics`. `errors` counts each distinct error message. A key this
-    version does not know is not kept (results are recomputed from the samples, never edited)."""
+    version does not declare is refused, naming it (results are recomputed from the samples, never edited)."""
 
     schema_version: int = RESULTS_SCHEMA_VERSION
     overall: MetricBlock = Field(default_factory=MetricBlock)
@@ -429,8 +543,9 @@ class Results(BaseModel):
     def _migrate(cls, data: Any) -> Any:
         """Schema 1 and 2 files read as schema 3: an empty optional block (`{}`) is an absent one, and the
         version moves on (a file is rewritten in the new shape; schema 3 added `metrics`)."""
-        if not isinstance(data, dict) or int(data.get("schema_version") or RESULTS_SCHEMA_VERSION) >= 3:
-            return data
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if not isinstance(version, int) or isinstance(version, bool) or version >= 3:
+            return data  # not a number (`[1]`, `1e400`): the field's own validation refuses it, on one line
         optional = ("epochs", "calibration", "acc_norm", "judge_agreement", "cost")
         return {**{k: v for k, v in data.items() if not (k in optional and v == {})},
                 "schema_version": RESULTS_SCHEMA_VERSION}
@@ -443,6 +558,8 @@ class Results(BaseModel):
         """The JSON shape of results.json: an absent block is left out; inside a block a number that could not be
         computed is null (`"accuracy": null`), and a cost without a judge has no judge keys."""
         data = self.model_dump(mode="json")
+        data["metrics"] = {k: {f: v for f, v in m.items() if f != "error" or v is not None}
+                           for k, m in data["metrics"].items()}  # `error` only on a metric that failed
         if data["cost"] is not None:
             data["cost"] = {k: v for k, v in data["cost"].items() if v is not None or not k.startswith("judge")}
         return {k: v for k, v in data.items() if v is not None}
@@ -550,8 +667,6 @@ def iter_samples(path: Path) -> Iterator[Sample]:
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Write the manifest; every string in it is redacted first (a key in a URL or a command line never lands)."""
-    from .redact import redact
-
     write_json_atomic(run_dir / MANIFEST, redact(manifest.model_dump(mode="json")))
 
 
@@ -565,9 +680,11 @@ def read_results(run_dir: str | Path) -> Results | None:
     path = Path(run_dir) / RESULTS
     if not path.exists():
         return None
+    text = read_text(path)
+    check_json_depth(text, path)  # before the parser recurses
     try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as e:
+        data = json.loads(text)
+    except ValueError as e:  # bad JSON, an integer of too many digits
         raise InputError.at(path, f"bad results: {brief(e)}") from None
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError.at(path, "written by proctor 0.1; re-run the same command to rewrite it")
@@ -579,10 +696,12 @@ def read_results(run_dir: str | Path) -> Results | None:
 
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
     """Each path as given when it is a run directory; a folder of run directories (such as `score -o OUT`
-    or `runs/`) as the run directories directly inside it, sorted. Anything else stays, for the reader's error."""
+    or `runs/`) as the run directories directly inside it, sorted (hidden ones, such as the staging folder a
+    killed import left, are not runs). Anything else stays, for the reader's error."""
     found: list[Path] = []
     for given in map(Path, paths):
-        inside = sorted(p.parent for p in given.glob(f"*/{MANIFEST}")) if given.is_dir() else []
+        inside = sorted(p.parent for p in given.glob(f"*/{MANIFEST}")
+                        if not p.parent.name.startswith(".")) if given.is_dir() else []  # not a staging folder
         found += inside if inside and not (given / MANIFEST).exists() else [given]
     return found
 
@@ -592,17 +711,10 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     mpath = d / MANIFEST
     if not mpath.exists():
         raise InputError.at(d, f"not a run directory (no {MANIFEST})")
+    text = read_text(mpath)
+    check_json_depth(text, mpath)  # before the parser recurses
     try:
-        return Manifest.model_validate(json.loads(read_text(mpath)))
-    except (json.JSONDecodeError, ValueError) as e:
+        manifest = Manifest.model_validate(json.loads(text))
+    except ValueError as e:  # bad JSON (a JSONDecodeError), a wrong field
         raise InputError.at(mpath, f"bad manifest: {brief(e)}") from None
-
-
-def read_run(run_dir: str | Path) -> RunLog:
-    """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors)."""
-    d = Path(run_dir)
-    manifest = read_manifest(d)
-    latest: dict[str, Sample] = {}
-    for s in iter_samples(d / SAMPLES):
-        latest[s.sample_id] = s
-    return RunLog(path=d, manifest=manifest, samples=list(latest.values()), results=read_results(d))
+    return manifest

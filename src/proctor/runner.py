@@ -7,7 +7,7 @@ durable the moment it arrives: remote backends hand over one item per call (`pre
 so its response is cached and its sample appended to `samples.jsonl` as soon as it is back, and a
 kill -9 repeats at most the requests in flight. The same command run again resumes: samples already in
 the log are kept, errored ones are retried, and the request cache answers anything the model already
-did. Results are a pure function of the samples (`proctor.stats.summarize`).
+did. Results are a pure function of the samples (`proctor.results.summarize`).
 """
 
 from __future__ import annotations
@@ -30,12 +30,19 @@ from pydantic import ValidationError
 from .benchmarks.registry import load_task
 from .chunk import score_chunk
 from .errors import ProctorError, brief
-from .finalize import finalize_run
+from .finalize import finalize_run, results_of
 from .models.base import Capability, GenerateRequest, GenerationSettings, Model, require
 from .models.registry import get_model
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
 from .prompts import bind_tokenizer
-from .provenance import git_sha, host_info, utc_now
+from .provenance import (
+    BackendInfo,
+    DatasetInfo,
+    GenerationRecord,
+    ScorerInfo,
+    collect_provenance,
+    utc_now,
+)
 from .records import Item
 from .resolve import resolve
 from .runlog import (
@@ -381,38 +388,33 @@ def _answer_rule_name(task: Task, scorer: Scorer, kind: str | None) -> str | Non
 
 
 def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str) -> Manifest:
-    from . import __version__
-
     ident = scorer.identity()
     extractor = ident.get("extractor") or (f"argmax-{ident['norm']}" if "norm" in ident else None)
+    judged = config.judge is not None and scorer.kind == "judge"
     return Manifest(
         run_id=run_id,
-        proctor_version=__version__,
-        git_sha=git_sha(),
-        dataset=task.provenance(),
-        model=model.describe(),
-        model_identity=model.identity(),
+        provenance=collect_provenance(model.identity()),
+        dataset=DatasetInfo.of(task.provenance()),
+        model=BackendInfo.of(model.describe()),
         mode=scorer.mode,
-        scorer=ident,
+        scorer=ScorerInfo.of(ident),
         prompt_kind=ident.get("prompt_kind", "probsem-suite" if scorer.kind == "suite" else None),
         prompt_template_hash=scorer.template_hash(task),
         extractor_version=extractor,
         choice_order_seed=task.choice_order_seed,
-        generation=config.settings.as_dict() if scorer.mode == "generate" else {},
+        generation=GenerationRecord.of(config.settings.as_dict()) if scorer.mode == "generate" else None,
         epochs=config.epochs,
-        judge=config.judge.describe() if config.judge and scorer.kind == "judge" else None,
+        judge=BackendInfo.of(config.judge.describe()) if config.judge is not None and judged else None,
         truncated_as=config.truncated_as,
         extract=ident.get("extract"),
         answer_rule=_answer_rule_name(task, scorer, ident.get("prompt_kind")),
         no_answer=config.no_answer or "wrong",
-        price=config.price.as_dict() if config.price is not None else None,
+        price=config.price.record() if config.price is not None else None,
         max_cost=str(config.max_cost) if config.max_cost is not None else None,
-        judge_price=config.judge_price.as_dict() if config.judge_price is not None and scorer.kind == "judge" else None,
+        judge_price=config.judge_price.record() if config.judge_price is not None and judged else None,
         command=config.command,
         cluster=task.cluster,
-        host=host_info(),
         started_at=utc_now(),
-        identity={"epochs": config.epochs, **ident},
         spec=config.spec,
     )
 
@@ -679,7 +681,9 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig,
         if (sid := f"{item.identifier}#{epoch}") in by_id
     ]
     manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)
-    return finalize_run(RunLog(path=run_dir, manifest=manifest, samples=ordered), store if config.record_history else None)
+    log = RunLog(path=run_dir, manifest=manifest, samples=ordered)
+    results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
+    return finalize_run(log, store if config.record_history else None, results)
 
 
 def _shard_items(task: Task, config: RunConfig, run_dir: Path, run_id: str) -> list[Item]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,16 @@ from typing import Any
 
 from .errors import ProctorError
 from .finalize import finalize_run
+from .results import read_run
+from .runlog import SAMPLES, RunLog, append_samples, write_manifest
+from .textio import atomic_directory, parse_json
 
 SHARD_FILE = "shard.json"
+MAX_SHARDS = 1_000_000  # more jobs than items is possible (empty shards), but not without bound
+_SHARD = re.compile(r"\s*([0-9]{1,7})\s*/\s*([0-9]{1,7})\s*", re.ASCII)
 # manifest fields that differ between the shards of one run without changing its results
 # `spec` too: its identity is the run id (compared), the rest is per job (the shard, the model's base URL)
-PER_JOB_FIELDS = frozenset({"model", "command", "host", "started_at", "finished_at", "elapsed_s", "shard", "git_sha",
-                            "spec"})
+PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard", "spec"})
 
 
 @dataclass(frozen=True)
@@ -38,12 +43,13 @@ class Shard:
     @classmethod
     def parse(cls, text: str) -> Shard:
         """`K/N` with 1 ≤ K ≤ N; a clear error otherwise."""
-        k, sep, n = text.partition("/")
-        if not sep or not k.strip().isdigit() or not n.strip().isdigit():
-            raise ProctorError(f"--shard {text!r}: expected K/N, e.g. 1/4 (shard 1 of 4)")
-        shard = cls(int(k), int(n))
-        if not 1 <= shard.index <= shard.count:
-            raise ProctorError(f"--shard {text!r}: K must be between 1 and N")
+        shown = repr(text if len(text) <= 40 else text[:40] + "…")
+        found = _SHARD.fullmatch(text)
+        if not found:  # ASCII digits only: `²` is a digit to str.isdigit, and int() refuses it
+            raise ProctorError(f"--shard {shown}: expected K/N, e.g. 1/4 (shard 1 of 4), N at most {MAX_SHARDS}")
+        shard = cls(int(found.group(1)), int(found.group(2)))
+        if not 1 <= shard.index <= shard.count <= MAX_SHARDS:
+            raise ProctorError(f"--shard {shown}: K must be between 1 and N, N at most {MAX_SHARDS}")
         return shard
 
     def __str__(self) -> str:
@@ -74,8 +80,8 @@ def write_shard_file(run_dir: Path, shard: Shard, run_id: str, order: Sequence[s
 def manifest_shard(run_dir: Path) -> str | None:
     """The shard a run directory's shard.json names (None: none yet)."""
     try:
-        return str(json.loads((run_dir / SHARD_FILE).read_text(encoding="utf-8"))["shard"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return str(parse_json((run_dir / SHARD_FILE).read_text(encoding="utf-8"), run_dir / SHARD_FILE)["shard"])
+    except (OSError, ValueError, KeyError, TypeError, ProctorError):
         return None
 
 
@@ -88,22 +94,28 @@ class ShardDir:
 
 
 def _read_shard(path: Path) -> ShardDir:
-    from .runlog import read_run
-
     file = path / SHARD_FILE
     if not file.is_file():
         raise ProctorError(f"{path}: not a shard (no {SHARD_FILE}; was it run with --shard K/N?)")
+    data = parse_json(file.read_text(encoding="utf-8"), file)  # the depth guard first: one line, never a traceback
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
         shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, ProctorError) as e:
         raise ProctorError(f"{file}: unreadable shard file ({e})") from None
     return ShardDir(path, shard, order, read_run(path))
 
 
+def _comparable(manifest: Any) -> dict[str, Any]:
+    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`): the host, the
+    commit and the package versions are each job's own."""
+    data: dict[str, Any] = manifest.model_dump(mode="json")
+    data["model_identity"] = data.pop("provenance")["backend"]
+    return data
+
+
 def _same_run(first: ShardDir, other: ShardDir) -> None:
     """Refuse a shard of another run, naming the first setting that differs."""
-    a, b = first.log.manifest.model_dump(mode="json"), other.log.manifest.model_dump(mode="json")
+    a, b = _comparable(first.log.manifest), _comparable(other.log.manifest)
     for key in sorted(set(a) | set(b)):
         if key not in PER_JOB_FIELDS and a.get(key) != b.get(key):
             raise ProctorError(f"{other.path} is a shard of another run than {first.path}: their {key} differ "
@@ -113,10 +125,25 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
                            f"{first.shard})")
 
 
+def _samples_by_id(shards: Sequence[ShardDir]) -> dict[str, Any]:
+    """Every shard's samples by id. A sample two shards hold with different outcomes or scores is refused,
+    naming it and both shards; an identical copy is kept once (the lower shard's, whatever the argument order)."""
+    by_id: dict[str, Any] = {}
+    where: dict[str, Path] = {}
+    for shard in sorted(shards, key=lambda s: s.shard.index):
+        for x in shard.log.samples:
+            had = by_id.get(x.sample_id)
+            if had is not None and (had.outcome, had.score) != (x.outcome, x.score):
+                raise ProctorError(f"merge: sample {x.sample_id} is in {where[x.sample_id]} ({had.outcome}, score "
+                                   f"{had.score}) and in {shard.path} ({x.outcome}, score {x.score}): "
+                                   "which is right cannot be told; re-run that item's shard")
+            if had is None:
+                by_id[x.sample_id], where[x.sample_id] = x, shard.path
+    return by_id
+
+
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     """Merge the shard directories `dirs` into the run directory `out`; return its RunLog."""
-    from .runlog import SAMPLES, RunLog, append_samples, write_manifest
-
     shards = [_read_shard(Path(d)) for d in dirs]
     if not shards:
         raise ProctorError("merge: give the shard run directories")
@@ -131,7 +158,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise ProctorError(f"merge: shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing")
-    by_id = {x.sample_id: x for s in shards for x in s.log.samples}
+    by_id = _samples_by_id(shards)
     unfinished = [sid for sid in shards[0].order if sid not in by_id]
     if unfinished:
         raise ProctorError(f"merge: {len(unfinished)} sample(s) of the run are not in any shard (e.g. "
@@ -144,7 +171,11 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     manifest.merged_from = [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)]
     manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
     samples = [by_id[sid] for sid in shards[0].order]
-    out.mkdir(parents=True, exist_ok=True)
-    write_manifest(out, manifest)
-    append_samples(out / SAMPLES, samples)
-    return finalize_run(RunLog(path=out, manifest=manifest, samples=samples), store)
+    with atomic_directory(out) as staging:  # whole or nothing: a kill or a failure leaves `out` as it was
+        write_manifest(staging, manifest)
+        append_samples(staging / SAMPLES, samples)
+        log = finalize_run(RunLog(path=staging, manifest=manifest, samples=samples))
+    log = log.model_copy(update={"path": out})
+    if store is not None:
+        store.record_run(log)
+    return log

@@ -44,7 +44,7 @@ OPERATIONAL_OPTIONS = frozenset({
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every float finite
 
 
 class DatasetRef(_Record):
@@ -77,6 +77,13 @@ class ModelSpec(_Record):
         if "api_key" in options:
             raise ValueError("api_key is never recorded: give api_key_env, the variable that holds it")
         return options
+
+    @field_validator("options")
+    @classmethod
+    def _no_auto_dtype(cls, options: dict[str, OptionValue]) -> dict[str, OptionValue]:
+        """`dtype: auto` is the default, left out: the dtype policy (models/dtype.py) resolves it where the model
+        loads, and the manifest's provenance records the dtype that ran (a spec never says `auto`)."""
+        return {k: v for k, v in options.items() if not (k == "dtype" and v == "auto")}
 
     def identity(self) -> dict[str, Any]:
         return {"spec": self.spec,

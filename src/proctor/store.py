@@ -31,8 +31,10 @@ from typing import Any, Self, TypeVar
 
 from .errors import InputError
 from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
-from .runlog import SCORED_OUTCOMES, MetricBlock, RunLog, Sample, read_run
-from .runsetting import run_setting
+from .redact import redact
+from .results import read_run
+from .runlog import SCORED_OUTCOMES, Manifest, MetricBlock, RunLog, Sample
+from .runsetting import run_setting, setting_key, setting_label
 
 STORE_ENV = "PROCTOR_STORE"
 STORE_FILENAME = "store.sqlite"
@@ -188,14 +190,10 @@ class RunRecord:
 
     @property
     def setting_label(self) -> str:
-        from .runsetting import setting_label
-
         return setting_label(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     @property
     def setting_key(self) -> str:
-        from .runsetting import setting_key
-
         return setting_key(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     def to_dict(self) -> dict[str, Any]:
@@ -237,10 +235,10 @@ def record_from_log(log: RunLog) -> RunRecord:
     return RunRecord(
         run_id=man.run_id,
         path=str(log.path.resolve()),
-        model=str(model.get("spec") or model.get("name") or "?"),
-        dataset=str(ds.get("name") or "?"),
-        dataset_revision=ds.get("revision"),
-        dataset_hash=ds.get("content_hash"),
+        model=model.spec or "?",
+        dataset=ds.name or "?",
+        dataset_revision=ds.revision,
+        dataset_hash=ds.content_hash,
         mode=man.mode,
         prompt_kind=man.prompt_kind,
         template_hash=man.prompt_template_hash,
@@ -258,7 +256,7 @@ def record_from_log(log: RunLog) -> RunRecord:
         truncated_rate=res.overall.truncated_rate if res else None,
         by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
         by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
-        setting=run_setting(man.model_dump(mode="json")),
+        setting=run_setting(man),
     )
 
 
@@ -363,11 +361,37 @@ class Store:
             self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.OperationalError) as e:
             raise InputError.at(self.path, f"cannot open the store: {e}") from None
+        self.read_only = False
         try:
             self._retry_busy(self._setup)
         except sqlite3.DatabaseError as e:
             self._conn.close()
-            raise InputError.at(self.path, f"not a proctor store ({e})") from None
+            if not self._on_read_only_place():
+                raise InputError.at(self.path, f"not a proctor store ({e})") from None
+            self._open_read_only()
+
+    def _on_read_only_place(self) -> bool:
+        """An existing store whose folder cannot be written (a read-only file system, a read-only mount)."""
+        return self.path.is_file() and not os.access(self.path.parent, os.W_OK)
+
+    def _open_read_only(self) -> None:
+        """Open the store for reading only: SQLite cannot make its WAL index beside it, so it is opened as an
+        immutable file (a write-ahead log left beside it is read too when it can be); writes are refused."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        mode = "ro" if wal.is_file() and wal.stat().st_size else "ro&immutable=1"
+        uri = f"{self.path.resolve().as_uri()}?mode={mode}"
+        try:
+            self._conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None,
+                                         check_same_thread=False)
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise InputError.at(self.path, f"on a read-only file system and cannot be read there ({e}); copy it "
+                                           "to a writable place") from None
+        if version < SCHEMA_VERSION:
+            self._conn.close()
+            raise InputError.at(self.path, "not a proctor store, or one an older proctor wrote (it cannot be "
+                                           "upgraded on a read-only file system)")
+        self.read_only = True
 
     # -- plumbing
 
@@ -393,6 +417,9 @@ class Store:
         try:
             return self._retry_busy(fn)
         except sqlite3.DatabaseError as e:
+            if self.read_only:
+                raise InputError.at(self.path, "the store is on a read-only file system: it can be read, not "
+                                               "written (pass --no-history, or another --store)") from None
             hint = ("the file is damaged: move it aside (the cache is rebuilt, the run history is lost) or pass "
                     "another --store" if "malformed" in str(e) or "not a database" in str(e) else "")
             raise InputError.at(self.path, f"store failed: {e}" + (f"; {hint}" if hint else "")) from None
@@ -497,7 +524,6 @@ class Store:
         if log.results is None:
             raise InputError.at(Path(run_dir), "run has no results.json yet (unfinished?); finish it first")
         rec = record_from_log(log)
-        from .redact import redact
 
         manifest = _canonical(redact(log.manifest.model_dump(mode="json")))  # never a secret in the history
         results = _canonical(log.results.as_dict())
@@ -543,7 +569,7 @@ class Store:
         return [
             RunRecord(**_readable_cost(dict(zip((*_RUN_FIELDS, *_DERIVED), r[:-1], strict=True))),
                       by_category=groups[r[0]]["category"], by_modality=groups[r[0]]["modality"],
-                      setting=run_setting(json.loads(r[-1])))
+                      setting=run_setting(Manifest.model_validate_json(r[-1])))
             for r in rows
         ]
 

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import InputError, Problem
+from .limits import check_json_depth, max_file_bytes, max_line_bytes
 
 
 def read_bytes(path: str | Path) -> bytes:
     """A regular file's bytes, within the size limit; devices, pipes and unreadable paths are `InputError`s."""
-    from .limits import max_file_bytes
-
     p = Path(path)
     try:
         info = p.stat()
@@ -75,8 +74,6 @@ def read_text(path: str | Path) -> str:
 def parse_json(text: str, path: str | Path, line: int | None = None) -> Any:
     """`json.loads`, with every way it can fail (syntax, nesting past MAX_JSON_DEPTH, integers of more than
     4300 digits) turned into an `InputError` at `path:line`."""
-    from .limits import check_json_depth
-
     check_json_depth(text, path, line)  # before the parser, and every walker after it, recurses
     try:
         return json.loads(text)
@@ -121,8 +118,6 @@ def refuse_lone_surrogate(value: Any, path: str | Path, line: int | None = None)
 
 def iter_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
     """Yield (line number, parsed value) for each non-blank line; record malformed lines in `problems`."""
-    from .limits import max_line_bytes
-
     text = read_text(path)
     if not text.strip():
         problems.append(Problem(str(path), None, "empty file"))
@@ -197,21 +192,71 @@ def dumps_jsonl(rows: list[Any]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
+def staging_name(target: Path, pid: int | None = None) -> str:
+    """The name prefix of `target`'s hidden staging folders, `.NAME.pPID-hHOST.`: it names the writer, so that
+    `clean_stale_staging` can tell a folder a killed writer left from one that is still being written."""
+    return f".{target.name}.p{os.getpid() if pid is None else pid}-h{_host_tag()}."
+
+
+def _host_tag() -> str:
+    import hashlib
+    import socket
+
+    return hashlib.sha256(socket.gethostname().encode(errors="surrogatepass")).hexdigest()[:8]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def make_staging(target: Path) -> Path:
+    """A new hidden staging folder beside `target` (mode as mkdir would make it), after removing the stale ones."""
+    clean_stale_staging(target)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=staging_name(target), suffix=".tmp", dir=target.parent))
+    except OSError as e:  # a read-only folder: name it, not the hidden staging folder that never was
+        raise with_path(e, target.parent) from None
+    os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes 0700: the usual mode, as mkdir would
+    return tmp
+
+
+def clean_stale_staging(target: Path) -> list[Path]:
+    """Remove `target`'s staging folders whose writer, a process of this host, is dead (a kill -9 or a power
+    cut mid-write); those of a live writer, of another host or of unknown origin are left. The removed paths."""
+    pattern = re.compile(re.escape(f".{target.name}.p") + r"([0-9]{1,10})-h" + _host_tag() + r"\..+")
+    try:
+        entries = list(target.parent.iterdir())
+    except OSError:
+        return []
+    removed = []
+    for entry in entries:
+        found = pattern.fullmatch(entry.name)
+        if found and entry.is_dir() and not entry.is_symlink() and not _alive(int(found.group(1))):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
 @contextmanager
 def atomic_directory(target: str | Path, carry: Callable[[str], bool] = lambda name: False) -> Iterator[Path]:
     """Build a directory in a temporary sibling of `target` and swap it in whole when the block succeeds.
 
     Readers see the old directory or the new one, never a mix: a kill mid-write leaves the old directory
-    as it was (and a `.NAME.*.tmp` sibling to delete). Entries of an existing `target` whose names
+    as it was (and a `.NAME.pPID-….tmp` sibling, removed by the next write to `target`). Entries of an existing `target` whose names
     `carry` accepts are carried over (hard-linked where possible) before the block runs.
     """
     out = Path(target)
     if out.exists() and not out.is_dir():
         raise InputError.at(out, "exists and is not a directory")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = make_staging(out)
     try:
-        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes 0700: the usual mode, as mkdir would
         if out.is_dir():
             for entry in out.iterdir():
                 if carry(entry.name):

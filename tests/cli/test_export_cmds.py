@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
+from proctor.results import summarize
 from proctor.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
-from proctor.stats import summarize
 
 
 @pytest.fixture
@@ -60,3 +60,57 @@ def test_a_run_that_did_not_finish_is_refused(run: Path, tmp_path: Path, capsys:
     (run / "results.json").unlink()
     assert main(["export", str(run), "--to", "llmwc", "-o", str(tmp_path / "out")]) == 2
     assert "no results.json: the run did not finish" in capsys.readouterr().err
+
+
+_SLOW_EXPORT = """
+import sys, time
+import proctor.exporters.llmwc as llmwc
+from proctor.cli import main
+
+def slow(logs, out):
+    (out / "partial.json").write_text("{}")
+    time.sleep(60)
+
+llmwc.export = slow
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _export_until_staged(run: Path, out: Path) -> tuple[object, Path]:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    child = subprocess.Popen([sys.executable, "-c", _SLOW_EXPORT, "export", str(run), "--to", "llmwc", "-o", str(out)],
+                             env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        staged = list(out.parent.glob(f".{out.name}.*/partial.json"))
+        if staged:
+            return child, staged[0].parent
+        time.sleep(0.05)
+    child.kill()
+    raise AssertionError("the export never started writing")
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_killed_export_leaves_no_staging_folder_for_ever(run: Path, tmp_path: Path, sig: str) -> None:
+    """Issue 32 #9: SIGTERM during export cleans up as ctrl-C does; after SIGKILL (nothing can clean up) the next
+    export to the same folder removes the staging folder the dead writer left, and succeeds."""
+    import signal
+    import subprocess
+
+    out = tmp_path / "llmwc"
+    child, staging = _export_until_staged(run, out)
+    assert isinstance(child, subprocess.Popen)
+    child.send_signal(getattr(signal, sig))
+    code = child.wait(timeout=30)
+    if sig == "SIGTERM":
+        assert code == 130 and not staging.exists(), child.stderr.read() if child.stderr else ""
+    else:
+        assert staging.exists()
+    assert not out.exists()
+    assert main(["export", str(run), "--to", "llmwc", "-o", str(out)]) == 0
+    assert not staging.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".llmwc.")]

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from import_sources import N_ITEMS, inspect_eval, items_file, lmeval_results, lmeval_root
+from mounts import tmpfs
 
 from proctor.cli import main
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 __all__ = ["inspect_eval", "items_file", "lmeval_results", "lmeval_root"]  # fixtures, shared with tests/importers
 
@@ -33,7 +34,7 @@ def test_compare_pairs_an_imported_run_with_a_proctor_run_item_by_item(
         capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "history.sqlite"
     ours = _proctor_run(items_file, tmp_path, store)
-    dataset = read_run(ours).manifest.dataset["name"]
+    dataset = read_run(ours).manifest.dataset.name
     theirs = _import(tmp_path, store, str(request.getfixturevalue(source)), "--item-id", "identifier" if
                      source == "lmeval_results" else "id", "--dataset", dataset, "--name", "other-harness")
     capsys.readouterr()
@@ -158,3 +159,14 @@ def test_a_run_exported_to_inspect_imports_back_sample_for_sample(
     assert main(["compare", str(ours), str(back), "--store", str(store), "--json", "--mix-settings"]) == 0
     overall = json.loads(capsys.readouterr().out)["overall"]
     assert overall["n"] == N_ITEMS and overall["b10"] == overall["b01"] == 0 and overall["diff"] == 0
+
+
+def test_an_import_onto_a_read_only_runs_root_names_the_runs_root(
+        inspect_eval: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 #26: the one line named the hidden staging folder (`RO/.NAME.x1y2.tmp`), not the runs root."""
+    with tmpfs(tmp_path / "ro", "ro,size=64k") as ro:
+        capsys.readouterr()
+        code = main(["import", str(inspect_eval), "--runs-root", str(ro), "--store", str(tmp_path / "s.sqlite")])
+        err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and f"{ro}:" in err and "/." not in err, err
+    assert "Read-only file system" in err

@@ -51,6 +51,8 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("summary a list", {"summary": [1]}, "summary.json:1: Input should be a valid dictionary"),
     ("summary accuracy a word", {"summary": {"accuracy": "high"}}, "summary.json:1: accuracy:"),
     ("summary seed a list", {"summary": {"seed": [1, 2]}}, "summary.json:1: seed:"),
+    ("request_params max_tokens -5", {"summary": {"request_params": {"max_tokens": -5}}},  # issue 32 #13
+     "summary.json: request_params.max_tokens:"),
     ("model_outputs 42", {"row": {"model_outputs": 42}}, "results.json:NN: [3].model_outputs:"),
     ("pred a list", {"row": {"pred": ["B"]}}, "results.json:NN: [3].pred:"),
     ("pred true", {"row": {"pred": True}}, "results.json:NN: [3].pred:"),
@@ -62,6 +64,8 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("lone surrogate", {"raw": '[{"pred": "\\ud800", "answer": "A"}]'}, "results.json:1: [0].pred: text with a lone"),
     ("pred of 5,000 digits", {"raw": '[{"pred": ' + "9" * 5000 + ', "answer": 1}]'}, "results.json: unreadable JSON"),
     ("200k deep", {"raw": "[" * 200_000}, "results.json"),
+    # issue 32 #4: a repeated question_id would silently drop a row (2/6 instead of 3/7)
+    ("repeated question_id", {"row": {"question_id": 1}}, "results.json:NN: [3].question_id: 1 repeats row [1]"),
 ]
 
 

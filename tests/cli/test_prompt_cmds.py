@@ -75,3 +75,36 @@ def test_tokenizer_fits_tiger_local_shots_to_the_prompt_budget(capsys: pytest.Ca
     assert code == 0, err
     shots = [json.loads(out)["messages"][0]["content"].count("Question:\n") - 1 for out in (without, fitted)]
     assert shots[0] == 5 and 0 < shots[1] < 5  # the tiny tokenizer: ~500 tokens a shot, so fewer than five fit under 2048
+
+
+HOSTILE_TEXT = "Pick \x1b]8;;http://evil.example\x07click\x1b]8;;\x07 \x1b[2J one \u202eeno\u202c.\x07"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_terminal_control_sequences_from_item_text_are_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               as_json: bool) -> None:
+    """Issue 32 #25: OSC-8 links, BEL, a clear-screen and U+202E from an item were printed raw."""
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"identifier": "t.1", "modality": "choiceof2", "prompt": HOSTILE_TEXT,
+                                 "response": "A", "choices": {"A": "one\x1b[31m", "B": "two"}}) + "\n")
+    code, out, err = run(capsys, str(items), "--item", "t.1", *(["--json"] if as_json else []))
+    assert code == 0, err
+    for raw in ("\x1b", "\x07", "\u202e", "\u202c"):
+        assert raw not in out, repr(out)
+    if as_json:  # still JSON, and the text reads back exactly
+        (message,) = [m for m in json.loads(out)["messages"] if "Pick" in m["content"]]
+        assert HOSTILE_TEXT in message["content"]
+    else:
+        assert "\\x1b]8;;http://evil.example\\x07" in out and "\\u202e" in out and "\n" in out
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (("--max-tokens", "-5"), "--max-tokens"), (("--max-tokens", "0"), "--max-tokens"),
+    (("--temperature", "nan"), "--temperature"), (("--temperature", "-1"), "--temperature"),
+    (("--top-p", "7"), "--top-p"), (("--top-p", "nan"), "--top-p"), (("--prompt", ""), "--prompt"),
+])
+def test_settings_are_checked_as_run_checks_them(capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
+                                                 option: str) -> None:
+    """Issue 32 #25: `prompt` accepted what `run` refuses; `--prompt ''` silently meant the default kind."""
+    code, out, err = run(capsys, "mmlu-pro", "--data-file", str(MMLU), "--item", "100", *args)
+    assert code == 2 and out == "" and option in err and len(err.strip().splitlines()) == 1, err

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 
 def _items(path: Path) -> Path:

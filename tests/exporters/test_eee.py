@@ -9,7 +9,7 @@ import pytest
 
 from proctor.exporters import export
 from proctor.exporters._common import overall_accuracy
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 pytest.importorskip("every_eval_ever")
 from every_eval_ever.validator.validate import main as eee_validate
@@ -71,3 +71,12 @@ def test_the_same_run_exports_to_the_same_file_names(mixed_run: Path, tmp_path: 
     first = export([mixed_run], "eee", tmp_path / "a")
     again = export([mixed_run], "eee", tmp_path / "b")
     assert [p.relative_to(tmp_path / "a") for p in first] == [p.relative_to(tmp_path / "b") for p in again]
+
+
+def test_the_exporter_redacts_a_hand_edited_command_again(mixed_run: Path, tmp_path: Path) -> None:
+    """Issue 32 #10: a secret put into manifest.json's command by hand never reaches the export."""
+    manifest = json.loads((mixed_run / "manifest.json").read_text())
+    manifest["command"] = ["proctor", "run", "--base-url", "http://h/v1?apiToken=EEESECRET77"]
+    (mixed_run / "manifest.json").write_text(json.dumps(manifest))
+    written = export([mixed_run], "eee", tmp_path / "eee")
+    assert written and all(b"EEESECRET77" not in p.read_bytes() for p in (tmp_path / "eee").rglob("*") if p.is_file())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,9 +53,10 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-@pytest.mark.parametrize("fmt", ["inspect", "eee"])
+@pytest.mark.parametrize("fmt", ["inspect", "eee", "llmwc"])
 def test_the_same_run_twice_is_refused_not_overwritten(mixed_run: Path, tmp_path: Path, fmt: str) -> None:
-    pytest.importorskip("inspect_ai" if fmt == "inspect" else "every_eval_ever")
+    """(llmwc: issue 32 #6)"""
+    pytest.importorskip({"inspect": "inspect_ai", "eee": "every_eval_ever"}.get(fmt, "proctor"))
     copy = tmp_path / "copy"
     shutil.copytree(mixed_run, copy)
     with pytest.raises(InputError, match="the same run as another one given"):
@@ -109,3 +111,72 @@ def test_a_name_too_long_for_the_file_system_names_the_destination_not_the_stagi
         exporters.export([mixed_run], "llmwc", out)
     assert str(e.value.filename).startswith(f"{out}/models/mmm")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed"]
+
+
+WRONG_TYPES = [  # issue 32 #13: (where, key path, value, the field the one line names)
+    ("generation", "temperature", "hot", "generation.temperature"),
+    ("generation", "stop", 5, "generation.stop"),
+    ("generation", "max_tokens", -5, "generation.max_tokens"),
+    ("generation", "top_p", [1], "generation.top_p"),
+    ("model", "base_urls", 5, "model.base_urls"),
+    ("model", "base_url", ["x"], "model.base_url"),
+]
+
+
+@pytest.mark.parametrize("fmt", ["inspect", "eee", "llmwc"])
+@pytest.mark.parametrize(("block", "key", "value", "field"), WRONG_TYPES, ids=[f"{w[1]}={w[2]}" for w in WRONG_TYPES])
+def test_a_wrong_typed_manifest_value_is_one_line_at_the_manifest(
+        mixed_run: Path, tmp_path: Path, fmt: str, block: str, key: str, value: object, field: str) -> None:
+    """Issue 32 #13: never a pydantic traceback from inside inspect_ai's or EEE's models (or a TypeError)."""
+    import json
+
+    pytest.importorskip({"inspect": "inspect_ai", "eee": "every_eval_ever"}.get(fmt, "proctor"))
+    manifest = mixed_run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data[block][key] = value
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=rf"manifest.json: bad manifest: {re.escape(field)}") as caught:
+        exporters.export([mixed_run], fmt, tmp_path / "out")
+    assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("key", ["input_tokens", "output_tokens"])
+def test_negative_tokens_are_refused_at_their_line(mixed_run: Path, tmp_path: Path, key: str) -> None:
+    samples = mixed_run / "samples.jsonl"
+    lines = samples.read_text().splitlines()
+    lines[1] = re.sub(rf'"{key}":\d+', f'"{key}":-3', lines[1])
+    assert f'"{key}":-3' in lines[1]
+    samples.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"samples.jsonl:2: bad sample: {key}"):
+        exporters.export([mixed_run], "eee", tmp_path / "out")
+
+
+def test_any_value_a_formats_models_refuse_is_one_line(mixed_run: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 #13, the safety net: what proctor does not check itself but Inspect's models refuse.
+
+    A wrong-typed `dataset.n_items` is now refused by the typed manifest itself (issue 30), at the manifest;
+    the net is tripped by Inspect's own `EvalDataset` refusing a value the exporter hands it."""
+    import json
+
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.log import EvalDataset
+
+    from proctor.exporters import inspect_eval
+
+    manifest = mixed_run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["dataset"]["n_items"] = "many"
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"manifest.json: bad manifest: dataset.n_items"):
+        exporters.export([mixed_run], "inspect", tmp_path / "out")
+    data["dataset"]["n_items"] = 3
+    manifest.write_text(json.dumps(data))
+
+    def refused(log: object) -> object:
+        return EvalDataset.model_validate({"name": "x", "samples": "many"})
+
+    monkeypatch.setattr(inspect_eval, "_spec", refused)
+    with pytest.raises(InputError, match=r"out: a run holds a value inspect refuses: .*samples") as caught:
+        exporters.export([mixed_run], "inspect", tmp_path / "out")
+    assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()

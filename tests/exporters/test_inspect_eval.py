@@ -10,7 +10,7 @@ import pytest
 from proctor.cli import main
 from proctor.exporters import export
 from proctor.exporters._common import overall_accuracy
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 pytest.importorskip("inspect_ai")
 from inspect_ai.log import read_eval_log
@@ -71,3 +71,41 @@ def test_without_inspect_ai_the_command_says_what_to_install(
     assert main(["export", str(mixed_run), "--to", "inspect", "-o", str(out)]) == 2
     assert "pip install 'proctor-eval[inspect]'" in capsys.readouterr().err
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["mixed"]  # nothing half-written
+
+
+def test_the_exporter_redacts_a_base_url_and_command_again(mixed_run: Path, tmp_path: Path) -> None:
+    """Issue 32 #10: a manifest edited to hold a secret in a base URL or the command is redacted again."""
+    import json
+
+    manifest = json.loads((mixed_run / "manifest.json").read_text())
+    manifest["model"]["base_url"] = "http://127.0.0.1:8000/v1?accessToken=EXPSECRET77"
+    manifest["command"] = ["proctor", "run", "--base-url", "http://u:EXPSECRET77@h/v1"]
+    (mixed_run / "manifest.json").write_text(json.dumps(manifest))
+    (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
+    back = read_eval_log(str(path))
+    assert back.eval.model_base_url == "http://127.0.0.1:8000/v1?accessToken=***"
+    assert "EXPSECRET77" not in back.model_dump_json()
+
+
+@pytest.mark.parametrize("item_id", ["../../../../tmp/x", "/etc/passwd", "a\\..\\b", ".hidden", "bell\x07"])
+def test_member_names_from_item_ids_never_climb(mixed_run: Path, tmp_path: Path, item_id: str) -> None:
+    """Issue 32 #24: an (imported) item id became the zip member `samples/../../../../tmp/x_epoch_1.json`."""
+    import json
+    import zipfile
+
+    samples = mixed_run / "samples.jsonl"
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    rows[0].update(item_id=item_id, sample_id=f"{item_id}#0")
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
+    names = zipfile.ZipFile(path).namelist()
+    assert all(".." not in n and not n.startswith("/") and "\\" not in n and n.isprintable() for n in names), names
+    back = read_eval_log(str(path))
+    assert back.samples is not None and len(back.samples) == 8
+    renamed = [s for s in back.samples if (s.metadata or {}).get("proctor_item_id") == item_id]
+    assert len(renamed) == 1 and str(renamed[0].id) != item_id
+    assert back.eval.dataset.sample_ids is not None and str(renamed[0].id) in map(str, back.eval.dataset.sample_ids)
+    from proctor.importers import ImportOptions, read_all
+
+    (run,) = read_all([path], ImportOptions())  # and `proctor import` reads the original id back
+    assert item_id in {s.item_id for s in run.samples}

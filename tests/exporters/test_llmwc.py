@@ -45,6 +45,7 @@ def test_models_get_distinct_directories_that_never_climb(tmp_path: Path) -> Non
     for run, name in zip(runs, ("..", "a b", "a_b"), strict=True):
         manifest = json.loads((run / "manifest.json").read_text())
         manifest["model"]["model"] = name
+        manifest["run_id"] += f"-{run.name}"  # three runs (one run given three times is refused)
         (run / "manifest.json").write_text(json.dumps(manifest))
     out = tmp_path / "llmwc"
     export(runs, "llmwc", out)
@@ -63,7 +64,7 @@ def test_runs_of_two_benchmarks_are_refused(tmp_path: Path, mixed_run: Path) -> 
 
 def test_proctors_llmwc_reader_reads_the_export_back_item_by_item(tmp_path: Path) -> None:
     """`proctor import` (llm-wc's files validated by pydantic models of them) gives back each item's outcome."""
-    from proctor.runlog import read_run
+    from proctor.results import read_run
 
     run = _mmlu_run(tmp_path, "run", "scripted:random")
     export([run], "llmwc", tmp_path / "llmwc")
@@ -73,3 +74,16 @@ def test_proctors_llmwc_reader_reads_the_export_back_item_by_item(tmp_path: Path
     ours, back = read_run(run), read_run(back_dir)
     assert {s.item_id: s.outcome for s in back.samples} == {s.item_id: s.outcome for s in ours.samples}
     assert {s.item_id: s.extracted for s in back.samples} == {s.item_id: s.extracted for s in ours.samples}
+
+
+def test_two_runs_of_one_model_name_are_refused_not_overwritten(tmp_path: Path) -> None:
+    """Issue 32 #6: llm-wc keys a model by its name: two runs of `first` would share models/first/ (the last one
+    kept); refused, naming both runs."""
+    a = _mmlu_run(tmp_path, "a", "scripted:first")
+    b = tmp_path / "b"
+    assert main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), "--model", "scripted:first", "--limit", "4",
+                 "--temperature", "0.5", "-o", str(b), "--no-progress", "--no-history"]) == 0
+    with pytest.raises(InputError, match="same model name") as caught:
+        export([a, b], "llmwc", tmp_path / "out")
+    assert str(a) in str(caught.value) and str(b) in str(caught.value)
+    assert not (tmp_path / "out").exists()

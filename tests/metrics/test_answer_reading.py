@@ -12,10 +12,10 @@ from proctor.benchmarks.mmlu_pro import _question
 from proctor.cli.summary import print_results
 from proctor.formats.convert import question_to_item
 from proctor.report import data, render_html, render_markdown
+from proctor.results import summarize
 from proctor.runlog import SAMPLES, Manifest, Sample, write_manifest, write_results
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import score_item
-from proctor.stats import summarize
 
 RULE = ANSWER_RULES["tiger-lab-mmlu-pro"]
 REPLIES = [  # (reply, options): each read at one level, right or wrong; the answer is always B

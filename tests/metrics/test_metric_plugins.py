@@ -13,8 +13,8 @@ from median_output_tokens import MedianOutputTokens
 import proctor
 from proctor.cli import main
 from proctor.metrics import Metric, register, registered, unregister
-from proctor.runlog import MetricValue, Outcome, Sample, read_run
-from proctor.stats import summarize
+from proctor.results import read_run, summarize
+from proctor.runlog import MetricValue, Outcome, Sample
 
 DEMO = Path(__file__).parents[2] / "examples" / "questions" / "demo.json"
 
@@ -104,7 +104,7 @@ def test_the_registry_refuses_duplicates_settings_and_non_metrics() -> None:
 
     with pytest.raises(ValueError, match="colour: not Sample fields"):
         register(NeedsNothingThere())
-    assert "Metric" in proctor.__all__ and proctor.Metric is Metric
+    assert "Metric" in dir(proctor) and proctor.Metric is Metric  # importable; __all__ lists the entry points
     assert isinstance(MedianOutputTokens(), proctor.Metric)
 
 
@@ -131,7 +131,91 @@ def test_a_metric_beyond_the_builtins_must_return_a_metric_value() -> None:
 
     register(Wrong())
     try:
-        with pytest.raises(TypeError, match="returns a MetricValue"):
-            summarize([_sample(0, 1)])
+        failed = summarize([_sample(0, 1)]).metrics["not_a_value"]  # recorded as failed, not raised (#32.18)
+        assert failed.value is None and failed.error is not None and "returns a MetricValue" in failed.error
     finally:
         unregister("not_a_value")
+
+
+class _Broken:
+    """A plugin metric that fails in one of the ways a plugin can: it raises, returns the wrong type, or NaN."""
+
+    label = "broken"
+    needs = frozenset({"outcome"})
+
+    def __init__(self, name: str, result: object) -> None:
+        self.name, self.result = name, result
+
+    def compute(self, samples: object, context: object) -> object:
+        if isinstance(self.result, Exception):
+            raise self.result
+        if self.result == "nan":
+            return MetricValue.model_construct(value=float("nan"), n=1, ci_low=None, ci_high=None, method="x")
+        return self.result
+
+
+@pytest.mark.parametrize("result", [ZeroDivisionError("division by zero"), "a string", 7, "nan"],
+                         ids=["raises", "a string", "an int", "NaN"])
+def test_a_failing_metric_is_recorded_as_failed_and_the_run_still_has_results(
+        tmp_path: Path, result: object, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 32 #18: a plugin that raises or returns the wrong type left the run without results.json; a NaN was
+    written as the non-JSON `NaN`. Now the metric is recorded as failed (with why), with a warning."""
+    register(_Broken("broken_metric", result))  # type: ignore[arg-type]
+    try:
+        run_dir = tmp_path / "run"
+        assert main(["run", str(DEMO), "--model", "scripted:first", "-o", str(run_dir), "--no-history",
+                     "--no-progress"]) == 0
+        text = (run_dir / "results.json").read_text()
+        json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON {c} in results.json"))
+        written = json.loads(text)
+        assert written["overall"]["n"] == 8
+        failed = written["metrics"]["broken_metric"]
+        assert failed["value"] is None and failed["error"], failed
+        assert "broken_metric" in caplog.text and "failed" in caplog.text
+    finally:
+        unregister("broken_metric")
+
+
+_SLOW_METRIC = """
+import sys, time
+from pathlib import Path
+from proctor.cli import main
+from proctor.metrics import register
+
+class Slow:
+    name, label, needs = "slow_metric", "slow", frozenset({"outcome"})
+
+    def compute(self, samples, context):
+        Path(sys.argv[1]).write_text("computing")
+        time.sleep(60)
+
+register(Slow())
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_ctrl_c_does_not_wait_for_a_slow_metric(tmp_path: Path) -> None:
+    """Issue 32 #18: ctrl-C while the results are computed stops at once (the samples are on disk already)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "computing"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    child = subprocess.Popen([sys.executable, "-c", _SLOW_METRIC, str(marker), "run", str(DEMO), "--model",
+                              "scripted:first", "-o", str(tmp_path / "run"), "--no-history", "--no-progress"],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the metric never started"
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    try:
+        code = child.wait(timeout=15)
+    finally:
+        child.kill()
+    assert time.monotonic() - sent < 5 and code == 130, child.stderr.read() if child.stderr else ""
+    assert len((tmp_path / "run" / "samples.jsonl").read_text().splitlines()) == 8

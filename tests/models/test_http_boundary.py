@@ -126,6 +126,24 @@ def test_command_line_key_is_redacted_in_manifest_and_store(tmp_path: Path, monk
         assert "SECRETKEY42" not in str(c.execute("SELECT manifest FROM runs").fetchall())
 
 
+@pytest.mark.parametrize("name", ["apiToken", "X-Amz-Signature", "jwt"])
+def test_any_query_value_of_the_base_url_is_masked_in_manifest_and_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Issue 32 #10: `?apiToken=`, `?X-Amz-Signature=`, `?jwt=`… never land in clear (command, base_urls, store)."""
+    import sqlite3
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with hostile_server() as srv:
+        srv.body = json.dumps(GOOD).encode()
+        url = f"{srv.base_url}?{name}=QUERYSECRET55"
+        monkeypatch.setattr("sys.argv", ["proctor", "run", "--base-url", url])
+        assert _run(tmp_path, url) == 0
+    for f in [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".sqlite"]:
+        assert b"QUERYSECRET55" not in f.read_bytes(), f
+    with sqlite3.connect(tmp_path / "store.sqlite") as c:
+        assert "QUERYSECRET55" not in str(c.execute("SELECT manifest FROM runs").fetchall())
+
+
 @pytest.mark.parametrize("framing", ["chunked", "close"])
 async def test_body_cap_holds_for_chunked_and_close_delimited_bodies(framing: str) -> None:
     import asyncio

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from proctor.errors import ProctorError
@@ -41,3 +43,18 @@ def test_get_model_builds_only_the_backend_asked_for() -> None:
     assert isinstance(model, ScriptedModel) and model.name == "scripted:random,seed=7" and model.seed == 7
     with pytest.raises(ProctorError, match="vllm: models take no option 'batch'"):
         get_model("vllm:m", batch=True)
+
+
+@pytest.mark.parametrize("arg", ["--foo 'bar", '--x "unclosed', "--y \\"])
+def test_an_engine_arg_that_is_not_shell_quoted_is_one_line(arg: str, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 #17: `--engine-arg "--foo 'bar"` raised shlex's ValueError as a traceback."""
+    from proctor.cli import main
+
+    items = Path(__file__).resolve().parents[2] / "examples" / "items" / "multiple-choice.jsonl"
+    capsys.readouterr()
+    code = main(["run", str(items), "--model", "vllm:org/m", "--engine-arg", arg, "-o", str(tmp_path / "r"),
+                 "--no-history", "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "engine" in err and "quot" in err.lower(), err
+    assert not (tmp_path / "r").exists()

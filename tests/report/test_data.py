@@ -126,12 +126,12 @@ def test_epochs_and_judge_agreement_come_from_results_or_samples(tmp_path: Path)
 
     ss = judged_samples(30, epochs=3, seed=5)
     checked = [s for s in ss if "judge_check" in s.details]
-    agree = sum(s.details["judge_check"]["outcome"] == s.outcome for s in checked)
+    agree = sum(s.details["judge_check"].outcome == s.outcome for s in checked)
     written = {"k": 3, "mean_at_k": 0.25, "pass_at_k": 0.5}
     with_res = write_run(tmp_path, "a", model="m", samples=ss, results={"overall": group_block(ss), "epochs": written})
     bare = write_run(tmp_path, "b", model="m", samples=ss)
     ra, rb = data.load([with_res, bare], history=[]).runs
-    assert ra.epochs == EpochSpread(**written) and "epochs" not in ra.notes  # results.json wins
+    assert ra.epochs == rb.epochs != EpochSpread(**written) and "epochs" not in ra.notes  # recomputed (#32.1)
     ep = rb.epochs
     assert ep is not None and ep.k == 3 and ep.mean_at_k is not None and ep.pass_at_k is not None
     assert 0 < ep.mean_at_k <= ep.pass_at_k <= 1

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import InputError, ProctorError
-from ..formats.convert import question_to_item
+from ..formats.convert import dataset_to_itemset, question_to_item
+from ..formats.detect import load_itemset
 from ..prompts import ItemPromptBuilder
 from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
+from ..scoring.suites import SUITE_CLUSTER, is_suite_item
 from ..tasks import Task
 from . import aime2025, gpqa, mmlu_pro
 from .builtin import Builtin
@@ -113,12 +115,6 @@ def _path_task(spec: str, *, limit: int | None, limit_per_category: int | None) 
         raise InputError.at(
             spec, f"no such file or directory, and not a built-in benchmark ({', '.join(BUILTINS)})"
         )
-    try:
-        from ..formats.detect import load_itemset
-    except ImportError:
-        raise ProctorError(
-            f"cannot read {spec}: proctor.formats.detect is not available in this build"
-        ) from None
     loaded: Any = load_itemset(path)
     itemset = _as_itemset(loaded, spec)
     items = select(list(itemset.items), limit=limit, limit_per_category=limit_per_category)
@@ -137,8 +133,6 @@ def _path_task(spec: str, *, limit: int | None, limit_per_category: int | None) 
 
 def _natural_cluster(items: list[Item]) -> str | None:
     """The attribute a file's items cluster by: a probsem suite's contexts cluster by their suite."""
-    from ..scoring.suites import SUITE_CLUSTER, is_suite_item
-
     return SUITE_CLUSTER if items and all(is_suite_item(it) for it in items) else None
 
 
@@ -146,8 +140,6 @@ def _as_itemset(loaded: Any, spec: str) -> ItemSet:
     if isinstance(loaded, ItemSet):
         return loaded
     if isinstance(loaded, Dataset):
-        from ..formats.convert import dataset_to_itemset
-
         return dataset_to_itemset(loaded)
     raise ProctorError(
         f"{spec}: not an item dataset (got {type(loaded).__name__}); use it with `proctor score`"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -10,8 +11,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ..compare import compare_family
+from ..comparison import p_cell, points
 from ..errors import InputError
+from ..family import CORRECTION_NAMES
+from ..leaderboard import leaderboards
+from ..pricing import format_money
+from ..store import Store, default_store_path, load_run_scores
 from ..termsafe import escape_control, rich_safe
+from ..textio import write_json_atomic
 from . import options
 from .messages import warning
 
@@ -37,8 +45,6 @@ RECORD_EXAMPLES = f"Examples:\n\n{_RUNS}  proctor record runs/mmlu-first runs/mm
 
 def _store(path: Path | None, must_exist: bool = True) -> Any:
     """Open the store; a missing one is an error for reads (nothing recorded) rather than silently created."""
-    from ..store import Store, default_store_path
-
     p = path or default_store_path()
     if must_exist and not p.exists():
         raise InputError.at(p, "no run history here yet (runs are recorded when they finish)")
@@ -71,7 +77,6 @@ def _cost(r: RunRecord) -> str:
     """A run's cost and cost per correct answer, to the cent; "–" when no prices were known."""
     from decimal import Decimal
 
-    from ..pricing import format_money
 
     if r.cost is None:
         return "–"
@@ -196,9 +201,6 @@ def compare(
 ) -> None:
     """Compare runs on their shared items: each difference with a paired 95% interval, McNemar's exact test
     (adjusted for the family of comparisons), the smallest difference the items can detect, and a verdict."""
-    from ..compare import compare_family
-    from ..store import load_run_scores
-
     seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     if correction not in ("holm", "bh"):
         raise InputError.at("--correction", f"expected holm or bh, got {correction!r}")
@@ -212,8 +214,6 @@ def compare(
     single = family.comparisons[0] if len(family.comparisons) == 1 and base is None else None
     record = single.to_dict() if single is not None else family.to_dict()
     if save is not None:
-        from ..textio import write_json_atomic
-
         write_json_atomic(save, record)
     if as_json:
         _echo_json(record)
@@ -225,10 +225,6 @@ def compare(
 
 def maybe_store(path: Path | None) -> Any:
     """The store when it exists (run ids resolve through it), else a stand-in that resolves directories only."""
-    from contextlib import nullcontext
-
-    from ..store import default_store_path
-
     sp = path or default_store_path()
     return _store(sp) if sp.exists() else nullcontext(None)
 
@@ -247,9 +243,6 @@ def _print_comparison(cmp: Comparison) -> None:
 
 def family_table(comparisons: list[Comparison], correction: str) -> Table:
     """One row per pair: the overall difference, its interval, raw and adjusted p, the MDE and the verdict word."""
-    from ..comparison import p_cell, points
-    from ..family import CORRECTION_NAMES
-
     t = Table(title=f"{len(comparisons)} paired comparisons ({CORRECTION_NAMES.get(correction, correction)}-adjusted "
                     "McNemar p; 95% CI; MDE at 80% power)")
     for col in ("A", "B", "n", "A − B", "95% CI", "p", "adj. p", "MDE", "verdict"):
@@ -284,8 +277,6 @@ def _print_family(comparisons: list[Comparison], correction: str) -> None:
 
 def comparison_table(cmp: Comparison) -> Table:
     """A − B overall and per category: the figures of the typed record, as every output shows them."""
-    from ..comparison import p_cell, points
-
     adjusted = any(g.family_size > 1 for g in cmp.by_category)
     t = Table(title=f"A − B on {cmp.overall.n:,} shared item(s) (paired 95% CI, McNemar's exact test"
                     + (", categories Holm-adjusted" if adjusted and cmp.by_category[0].correction == "holm" else
@@ -320,8 +311,6 @@ def leaderboard(
 
     A board ranks each model's latest run of one setting (mode, prompt, epochs, generation settings):
     runs of different settings are never ranked together unless --mix-settings asks for it."""
-    from ..leaderboard import leaderboards
-
     seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     with _store(store) as st:
         boards = leaderboards(st, dataset, n_boot=n_boot, seed=seed, mix_settings=mix_settings, mode=mode,
@@ -357,8 +346,6 @@ def _print_board(lb: Leaderboard) -> None:
 
 def winner_line(lb: Leaderboard) -> str:
     """The winner's observed and selection-adjusted score; no correction where nothing was selected."""
-    from ..comparison import points
-
     top = escape_control(lb.top)  # a model name from data
     if not lb.selected:
         why = "one model" if len(lb.entries) == 1 else "every model tied"

@@ -26,7 +26,8 @@ from ..llmwc import (
     read_layout_file,
 )
 from ..redact import redact, redact_url
-from ..runlog import MetricBlock, RunLog
+from ..runlog import MetricBlock, RunLog, check_generation
+from ..runner import accuracy_line
 from ..safepath import safe_component
 from ..termsafe import plain
 from . import options
@@ -104,7 +105,6 @@ def run_config(config_path: Path, given: ConfigRunOptions) -> int:
     from ..exporters.llmwc import write_results_dir
     from ..importers.llmwc_config import config_errors, config_specs
     from ..pipeline import Events, RunOptions
-    from ..runner import accuracy_line
 
     config = read_config(config_path)
     models = config_specs(config, config_path, model=given.model, data_file=given.data_file,
@@ -121,8 +121,8 @@ def run_config(config_path: Path, given: ConfigRunOptions) -> int:
 
     def finished(log: RunLog) -> None:
         line = accuracy_line(log.results) if log.results is not None else "no results"
-        name = str(log.manifest.model.get("spec") or log.manifest.model.get("name") or "").removeprefix("openai:")
-        typer.echo(plain(f"{name} on {log.manifest.dataset.get('name')}: {line}  → {log.path}"))
+        name = log.manifest.model.spec.removeprefix("openai:")
+        typer.echo(plain(f"{name} on {log.manifest.dataset.name}: {line}  → {log.path}"))
         statuses.append(error_status(log, given.max_error_rate))
 
     with config_errors(config_path):
@@ -205,7 +205,7 @@ class ImportedModel:
 
 def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path) -> ImportedModel:
     """One llm-wc model directory, validated whole (nothing is written yet)."""
-    from .. import __version__
+    from ..provenance import BackendInfo, DatasetInfo, GenerationRecord, collect_provenance
     from ..runlog import Manifest
 
     summary_path = model_dir / "summary.json"
@@ -213,24 +213,44 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     rows = read_layout_file(model_dir / "results.json", ROWS)
     dataset = _dataset_name(run.benchmark)
     samples = [imported_sample(r, i, dataset) for i, r in enumerate(rows)]
+    _refuse_repeated_ids(model_dir / "results.json", rows, samples, dataset)
     given = summary or SummaryFile()
+    check_generation(given.request_params, summary_path, "request_params")  # what the manifest records
     name = given.model or model_dir.name
     run_id = hashlib.sha256(f"llm-wc:{results_dir.resolve()}:{model_dir.name}".encode(errors="surrogatepass"))
+    spec = f"openai:{name}"
     manifest = Manifest(
-        run_id=run_id.hexdigest(), proctor_version=__version__, mode="generate", prompt_kind=run.benchmark.prompt_type,
-        dataset={"name": dataset, "source": given.dataset_path or run.benchmark.dataset_path,
-                 "n_items": len(rows), "imported_from": str(results_dir)},
-        model={"spec": f"openai:{name}", "model": name,
-               "base_url": redact_url(given.api_base) if given.api_base else None},
+        run_id=run_id.hexdigest(), provenance=collect_provenance({"spec": spec}), mode="generate",
+        prompt_kind=run.benchmark.prompt_type,
+        dataset=DatasetInfo(name=dataset, source=given.dataset_path or run.benchmark.dataset_path, n_items=len(rows),
+                            details={"imported_from": str(results_dir)}),
+        model=BackendInfo(spec=spec, model=name, base_url=redact_url(given.api_base) if given.api_base else None),
         choice_order_seed=given.seed if given.seed is not None else run.benchmark.seed,
-        generation=redact(given.request_params), started_at=run.started_at or datetime.now(UTC).isoformat(),
-        command=["proctor", "import", str(results_dir)],
+        generation=GenerationRecord.of(redact(given.request_params)),
+        started_at=run.started_at or datetime.now(UTC).isoformat(), command=["proctor", "import", str(results_dir)],
     )
     # one directory per source (its resolved path hashed in): same-named results directories or models that
     # sanitise alike (`a b`, `a_b`) never share one, and a name from data never climbs out of runs_root
     leaf = f"{safe_component(results_dir.name, 'llm-wc')}__{safe_component(model_dir.name, 'model')}"
     return ImportedModel(model_dir, runs_root / "imported" / f"{leaf}-{run_id.hexdigest()[:10]}", manifest,
                          samples, summary)
+
+
+def _refuse_repeated_ids(path: Path, rows: list[ResultRow], samples: list[Any], dataset: str) -> None:
+    """Each question once: a repeated id (`question_id` 1 in two rows) would keep one row and drop the other;
+    which one is right (a duplicate, a re-run appended) cannot be told, so the row is refused where it is."""
+    from ..formats.problems import json_loc_lines
+    from ..textio import read_text
+
+    first: dict[str, int] = {}
+    for index, sample in enumerate(samples):
+        seen = first.setdefault(sample.item_id, index)
+        if seen != index:
+            column = ID_COLUMNS.get(dataset, "id")
+            value = rows[index].column(column)
+            line = json_loc_lines(read_text(path))((index, column))
+            raise InputError.at(path, f"[{index}].{column}: {value} repeats row [{seen}]: each question once "
+                                      "(remove the duplicate row)", line)
 
 
 def write_imported(model: ImportedModel, store: Any) -> Any:

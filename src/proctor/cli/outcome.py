@@ -5,13 +5,12 @@ from __future__ import annotations
 import typer
 
 from ..runlog import RunLog
-from .messages import error, warning
+from ..runner import error_groups
+from .messages import error, note, warning
 
 
 def error_status(log: RunLog, max_error_rate: float) -> int:
     """Print each distinct error message with its count (stderr); 1 when the run must not pass as fine."""
-    from ..runner import error_groups  # the runner loads when a run ends, not when a command starts
-
     if log.results is None:
         return 1
     errors, overall = log.results.errors, log.results.overall
@@ -22,6 +21,9 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
         if len(groups) > 10:
             lines.append(f"… and {len(groups) - 10} other kinds of error (see {log.path}/samples.jsonl)")
         warning("\n".join([f"{log.path}: {n_errors} errored samples (a re-run retries them):", *lines]))
+    if not n and log.manifest.shard:  # hash buckets can be empty: `merge` still needs this shard's directory
+        note(f"{log.path}: shard {log.manifest.shard} holds none of the items; it is complete (merge it with the others)")
+        return 0
     if not overall.n_scored and not overall.n_unscored:
         error(f"{log.path}: nothing was scored")
         return 1

@@ -8,10 +8,18 @@ from typing import Annotated, Any
 
 import typer
 
+from ..benchmarks.registry import load_task
 from ..errors import ProctorError
+from ..models import GenerationSettings
+from ..models.openai import TokenSplitter
+from ..prompts import bind_tokenizer, check_kind
 from ..records import Item
+from ..resolve import budget_for
+from ..spec import GenerationSpec
 from ..tasks import Task
+from ..termsafe import json_safe, plain, plain_text
 from . import options
+from .checks import at_least, in_unit_interval
 from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP
 
 ItemId = Annotated[str, typer.Option("--item", metavar="ID", help=(
@@ -39,10 +47,6 @@ def find_item(task: Task, wanted: str) -> Item:
 
 def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
-    from ..prompts import check_kind
-    from ..resolve import budget_for  # the benchmarks load with the command that needs them
-    from ..spec import GenerationSpec
-
     check_kind(kind, task.prompts.kinds, task.name)
     final = budget_for(task, kind, GenerationSpec.of(settings)).settings()  # what `run` resolves for the kind
     return {
@@ -72,32 +76,30 @@ def show_prompt(
 ) -> None:
     """Print the exact request a run would send for one item: messages with their roles, stop sequences
     and generation settings. With --json, machine-readable, to diff against another harness."""
-    from ..benchmarks.registry import load_task
-    from ..models import GenerationSettings
-    from ..prompts import check_kind
-
+    if prompt is not None and not prompt.strip():  # '' is no kind, never "the default one"
+        raise ProctorError("--prompt: empty; name a prompt kind (or leave the option out for the default)")
+    at_least(temperature, 0, "--temperature")  # as `run` checks them, before the data is read
+    in_unit_interval(top_p, "--top-p")
+    at_least(max_tokens, 1, "--max-tokens")
     task = load_task(dataset, data_file=data_file, seed=seed,
                      prompt_options={"cot_examples": cot_examples, "instruction": instruction})
     if tokenizer is not None:
-        from ..models.openai import TokenSplitter
-        from ..prompts import bind_tokenizer
-
         splitter = TokenSplitter(tokenizer)
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))
     settings = GenerationSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                   stop=tuple(stop or ()))
-    kind = prompt or task.prompts.kinds[0]
+    kind = task.prompts.kinds[0] if prompt is None else prompt
     check_kind(kind, task.prompts.kinds, task.name)  # a wrong kind is named before a wrong item
     request = request_for(task, find_item(task, item), kind, settings)
-    if as_json:
-        typer.echo(json.dumps(request, indent=2, ensure_ascii=False))
+    if as_json:  # text from data never reaches the terminal raw (the JSON value is the same)
+        typer.echo(json_safe(json.dumps(request, indent=2, ensure_ascii=False)))
         return
-    typer.echo(f"# {request['benchmark']} · {request['item']} · prompt {request['prompt_kind']} "
-               f"({request['template_hash']})")
-    typer.echo("# settings: " + json.dumps(request["settings"], ensure_ascii=False))
+    typer.echo(plain(f"# {request['benchmark']} · {request['item']} · prompt {request['prompt_kind']} "
+                     f"({request['template_hash']})"))
+    typer.echo("# settings: " + json_safe(json.dumps(request["settings"], ensure_ascii=False)))
     for m in request["messages"]:
-        typer.echo(f"--- {m['role']} ---")
-        typer.echo(m["content"])
+        typer.echo(f"--- {plain(m['role'])} ---")
+        typer.echo(plain_text(m["content"]))
 
 
 def register(app: typer.Typer) -> None:

@@ -252,7 +252,7 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
     def finished(log: RunLog) -> None:
         if log.results is not None:
             print_results(log)
-            typer.echo(plain(f"{log.manifest.dataset.get('name')}: {accuracy_line(log.results)}  → {log.path}"))
+            typer.echo(plain(f"{log.manifest.dataset.name}: {accuracy_line(log.results)}  → {log.path}"))
         statuses.append(error_status(log, max_error_rate))
 
     pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites,

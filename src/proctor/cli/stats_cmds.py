@@ -9,7 +9,15 @@ from typing import Annotated, Any
 
 import typer
 
+from ..agree import SHOWN_FLIPS, agreement, read_for_agreement
+from ..benchmarks.registry import BUILTINS, load_task
+from ..compare import compare_scores
 from ..errors import InputError
+from ..gate import gate as run_gate
+from ..power import plan as make_plan
+from ..store import load_run_scores
+from ..termsafe import escape_control
+from ..textio import write_json_atomic
 from . import options
 from .history_cmds import maybe_store
 from .messages import warning
@@ -41,17 +49,12 @@ def _percent(value: float, flag: str, low: float = 0.0, high: float = 100.0) -> 
 
 def _dataset_items(name: str) -> int:
     """How many items a built-in benchmark (its published size) or a dataset file holds."""
-    from ..benchmarks.registry import BUILTINS, load_task
-
     builtin = BUILTINS.get(name.strip().lower())
     return builtin.size if builtin is not None else len(load_task(name).items)
 
 
 def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float, str]:
     """Discordance and mean accuracy of two earlier runs on their shared items."""
-    from ..compare import compare_scores
-    from ..store import load_run_scores
-
     if len(refs) != 2:
         raise InputError.at("--run", f"give exactly two runs (--run A --run B), got {len(refs)}")
     with maybe_store(store) as st:
@@ -84,8 +87,6 @@ def plan(
 ) -> None:
     """How many items a paired comparison needs to detect --delta points between two models (McNemar's test,
     Connor 1987), and whether a dataset has them."""
-    from ..power import plan as make_plan
-
     source = "given"
     if run:
         psi, acc, source = _runs_discordance(run, store)
@@ -128,9 +129,6 @@ def gate(
 ) -> None:
     """GO, NO-GO or INCONCLUSIVE: is the candidate within --max-drop points of the baseline, on their shared items?
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
-    from ..gate import gate as run_gate
-    from ..store import load_run_scores
-
     if not 0 <= max_drop < 100:
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
     with maybe_store(store) as st:
@@ -144,8 +142,6 @@ def gate(
 
 
 def _print_gate(result: Any) -> None:
-    from ..termsafe import escape_control
-
     typer.echo(f"{result.decision.value}: {escape_control(result.deciding.text(result.max_drop))}")
     typer.echo(f"candidate {escape_control(result.candidate.model)} ({result.candidate.run_id[:12]}), "
                f"baseline {escape_control(result.baseline.model)} ({result.baseline.run_id[:12]})")
@@ -174,15 +170,10 @@ def agree(
 ) -> None:
     """Hold two runs of the same items to each other (two backends, engines, dtypes, batch sizes, shards):
     per-item log-prob differences, the answers that flip (rate with a 95% interval) and identical outputs."""
-    from ..agree import SHOWN_FLIPS, agreement, read_for_agreement
-    from ..termsafe import escape_control
-
     with maybe_store(store) as st:
         a, b = read_for_agreement(run_a, st), read_for_agreement(run_b, st)
     got = agreement(a, b)
     if save is not None:
-        from ..textio import write_json_atomic
-
         write_json_atomic(save, got.model_dump(mode="json"))
     if as_json:
         typer.echo(json.dumps(got.model_dump(mode="json"), indent=2, ensure_ascii=False))

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import importlib
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import InputError
+from pydantic import ValidationError
+
+from ..errors import InputError, brief
+from ..results import read_run
+from ..runlog import expand_run_dirs
+from ..textio import make_staging
 
 if TYPE_CHECKING:
     from ..runlog import RunLog
@@ -51,8 +55,6 @@ def get_exporter(name: str) -> Exporter:
 
 def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Path]:
     """Read the runs, write them as `to` into the new folder `out` (all or nothing); the paths written."""
-    from ..runlog import expand_run_dirs, read_run
-
     exporter = get_exporter(to)
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -62,7 +64,7 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
         raise InputError.at("RUN", "no run directories given")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        staging = make_staging(target)  # named after this process: a later export removes it if we are killed
     except OSError as e:
         raise InputError.at(target, f"cannot write here: {e.strerror or e}") from e
     try:
@@ -71,6 +73,9 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
     except OSError as e:  # a name too long for the file system, a full disk, another export that got there first
         shutil.rmtree(staging, ignore_errors=True)
         raise OSError(e.errno, e.strerror, str(_as_destination(e.filename, staging, target))) from None
+    except ValidationError as e:  # a value the format's own models refuse (a safety net: read_run checks first)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise InputError.at(target, f"a run holds a value {to} refuses: {brief(e)}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

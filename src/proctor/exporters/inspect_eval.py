@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, ProctorError
 from ..metrics.accuracy import counted
+from ..provenance import GenerationRecord
+from ..redact import redact, redact_url
 from ..runlog import Outcome, RunLog, Sample
-from ..safepath import safe_component
+from ..safepath import is_safe_component, safe_component, short_hash
 from ._common import dataset_name, model_spec, overall_accuracy, stderr
 
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ def eval_log(log: RunLog) -> EvalLog:
         metrics = {name: EvalMetric(name=name, value=value)
                    for name, value in {"accuracy": overall.accuracy, **extra}.items() if value is not None}
     n_scored = len(counted(log.samples))
-    score = EvalScore(name=SCORER, scorer=str(m.scorer.get("scorer") or m.mode), scored_samples=n_scored,
+    score = EvalScore(name=SCORER, scorer=m.scorer.scorer or m.mode, scored_samples=n_scored,
                       unscored_samples=len(log.samples) - n_scored, metrics=metrics,
                       reducer="mean" if m.epochs > 1 else None,
                       metadata={"ci_method": overall.ci_method} if overall.ci_method else None)
@@ -93,21 +95,18 @@ def _spec(log: RunLog) -> EvalSpec:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
     from inspect_ai.model import GenerateConfig
 
-    from .. import __version__
-
     m = log.manifest
-    g = m.generation
-    stop = g.get("stop")
-    config = GenerateConfig(temperature=g.get("temperature"), top_p=g.get("top_p"), max_tokens=g.get("max_tokens"),
-                            seed=g.get("seed"), stop_seqs=[stop] if isinstance(stop, str) else (stop or None))
+    g = m.generation or GenerationRecord()
+    config = GenerateConfig(temperature=g.temperature, top_p=g.top_p, max_tokens=g.max_tokens, seed=g.seed,
+                            stop_seqs=g.stop or None)
     ds = m.dataset
-    base_url = m.model.get("base_url")
+    base_url = m.model.base_url
     return EvalSpec(
         run_id=m.run_id, eval_id=m.run_id, task_id=m.run_id, created=m.started_at, task=dataset_name(log),
-        dataset=EvalDataset(name=dataset_name(log), location=ds.get("data_file") or ds.get("source") or ds.get("path"),
-                            samples=ds.get("n_items"), sample_ids=sorted({s.item_id for s in log.samples})),
-        model=_model(log), model_base_url=str(base_url) if base_url else None, model_generate_config=config,
-        config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version or __version__},
+        dataset=EvalDataset(name=dataset_name(log), location=ds.data_file or ds.source or ds.path,
+                            samples=ds.n_items, sample_ids=sorted({member_id(s.item_id) for s in log.samples})),
+        model=_model(log), model_base_url=redact_url(base_url) if base_url else None, model_generate_config=config,
+        config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version, **m.provenance.packages},
         revision=EvalRevision(type="git", origin="", commit=m.git_sha) if m.git_sha else None,
         metadata=_settings(log),
     )
@@ -118,9 +117,9 @@ def _settings(log: RunLog) -> dict[str, Any]:
     m = log.manifest
     keep = ("run_id", "mode", "scorer", "prompt_kind", "prompt_template_hash", "extractor_version", "answer_rule",
             "extract", "truncated_as", "no_answer", "choice_order_seed", "generation", "epochs", "judge", "dataset",
-            "command", "proctor_version")
+            "command", "provenance")
     dumped = m.model_dump(mode="json")
-    return {"proctor": {k: dumped[k] for k in keep if dumped.get(k) is not None}}
+    return {"proctor": redact({k: dumped[k] for k in keep if dumped.get(k) is not None})}  # a hand-edited one too
 
 
 def _sample(log: RunLog, s: Sample) -> EvalSample:
@@ -140,14 +139,25 @@ def _sample(log: RunLog, s: Sample) -> EvalSample:
     if s.input_tokens is not None or s.output_tokens is not None:
         i, o = s.input_tokens or 0, s.output_tokens or 0
         usage = {_model(log): ModelUsage(input_tokens=i, output_tokens=o, total_tokens=i + o)}
+    sample_id = member_id(s.item_id)
     return EvalSample(
-        id=s.item_id, epoch=s.epoch + 1, input=messages, target=_target(s.reference),
+        id=sample_id, epoch=s.epoch + 1, input=messages, target=_target(s.reference),
         messages=[*messages, output.message] if output.choices else messages, output=output, scores=scores,
         metadata={k: v for k, v in {"category": s.category, "subcategory": s.subcategory, "difficulty": s.difficulty,
-                                    "outcome": s.outcome.value, "latency_s": s.latency_s}.items() if v is not None},
+                                    "outcome": s.outcome.value, "latency_s": s.latency_s,
+                                    "proctor_item_id": s.item_id if sample_id != s.item_id else None}.items()
+                  if v is not None},
         model_usage=usage or {}, total_time=s.latency_s,
         error=InspectError(message=s.error or "error", traceback="", traceback_ansi="") if s.outcome is Outcome.ERROR else None,
     )
+
+
+def member_id(item_id: str) -> str:
+    """The sample id Inspect names its zip member after (`samples/<id>_epoch_<n>.json`): the item id when it is
+    one harmless name, else a sanitised one with a hash of the original (kept in the sample's metadata)."""
+    if is_safe_component(item_id) and item_id.isprintable():
+        return item_id
+    return f"{safe_component(item_id, 'item')}-{short_hash(item_id)}"
 
 
 def _messages(prompt: list[dict[str, str]] | str) -> list[ChatMessage]:

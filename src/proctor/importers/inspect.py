@@ -123,7 +123,8 @@ def score_value(value: Any) -> tuple[float | None, bool]:
 
 def _sample(s: EvalSample, scorer: str, template: str, dataset: str, where: Path) -> Sample:
     epoch = s.epoch - 1
-    fields = {**(s.metadata or {}), "id": s.id, "epoch": epoch}
+    original = (s.metadata or {}).get("proctor_item_id")  # an id proctor's exporter had to sanitise
+    fields = {**(s.metadata or {}), "id": original if isinstance(original, str) else s.id, "epoch": epoch}
     item_id = item_id_from(template, fields, where)
     category = (s.metadata or {}).get("category")
     usage = list((s.model_usage or {}).values())

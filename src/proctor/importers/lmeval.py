@@ -15,8 +15,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, Problem, first_problem
+from ..formats.problems import json_loc_lines
 from ..runlog import Sample
-from ..textio import iter_jsonl, load_json, refuse_lone_surrogate
+from ..safepath import is_safe_component
+from ..textio import iter_jsonl, load_json, read_text, refuse_lone_surrogate
 from .base import (
     ImportedRun,
     ImportOptions,
@@ -76,8 +78,6 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
 
 def samples_file(results_path: Path, task: str) -> Path:
     """`samples_<task>_<date>.jsonl` beside `results_<date>.json` (the only one for the task, when dates differ)."""
-    from ..safepath import is_safe_component
-
     date = results_path.stem.removeprefix("results_")
     name = f"samples_{task}_{date}.jsonl"
     if not is_safe_component(name):
@@ -94,6 +94,17 @@ def samples_file(results_path: Path, task: str) -> Path:
     raise InputError.at(results_path, f"no samples file for task {task!r} beside it ({exact.name}): {why}")
 
 
+def _output_type(path: Path, data: dict[str, Any], task: str) -> str | None:
+    """The task config's `output_type` (loglikelihood, multiple_choice, generate_until…); one of the wrong type
+    is refused where it is (it decides how the samples are read). Only configs that are objects reach here."""
+    value = data["configs"][task].get("output_type")
+    if value is None or isinstance(value, str):
+        return value
+    where = ("configs", task, "output_type")
+    raise InputError.at(path, f"{'.'.join(where)}: expected text such as generate_until, not {type(value).__name__}",
+                        json_loc_lines(read_text(path))(where))
+
+
 def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, opts: ImportOptions) -> ImportedRun:
     rows = _rows(samples_path)
     metric, filter_name = _pick_metric(opts.metric, rows, _per_task(data, "results", task), samples_path)
@@ -101,8 +112,7 @@ def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, 
     if not chosen:
         filters = sorted({r.filter for _, r in rows})
         raise InputError.at(samples_path, f"no samples with filter {filter_name!r} (filters here: {', '.join(filters)})")
-    config = data["configs"][task]
-    mode = "logprob" if config.get("output_type") in _LOGPROB_TYPES else "generate"
+    mode = "logprob" if _output_type(path, data, task) in _LOGPROB_TYPES else "generate"
     template = item_template(opts.item_id, DEFAULT_ITEM_ID)
     model = _model(data, opts)
     dataset_name = opts.dataset or task

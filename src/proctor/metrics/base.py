@@ -1,10 +1,10 @@
-"""The `Metric` protocol, what a metric may know beyond the samples, and the registry summarize runs."""
+"""The `Metric` protocol and what a metric may know beyond the samples (the registry is `metrics.registry`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, overload, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..runlog import (
     AnswerReading,
@@ -15,7 +15,6 @@ from ..runlog import (
     Manifest,
     MetricBlock,
     MetricValue,
-    Results,
     Sample,
 )
 
@@ -49,82 +48,3 @@ class Metric(Protocol):
     needs: frozenset[str]
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricOutput | None: ...
-
-
-_BUILTIN_FIELDS = frozenset(Results.model_fields) - {"schema_version", "metrics", "truncated_as", "extract",
-                                                       "no_answer", "errors", "cluster"}
-_registered: list[Metric] = []
-_builtins_loaded = False
-
-M = TypeVar("M", bound=Metric)
-
-
-def _load_builtins() -> None:
-    """Register the built-in metrics once, on first use (so `import proctor` loads none of them)."""
-    global _builtins_loaded
-    if _builtins_loaded:
-        return
-    _builtins_loaded = True
-    from . import builtin
-
-    for metric in builtin.BUILTIN:
-        _add(metric)
-
-
-def _add(metric: Metric) -> None:
-    if isinstance(metric, type) or not isinstance(metric, Metric):
-        raise TypeError(f"{metric!r} is not a Metric (name, label, needs, compute)")
-    unknown = set(metric.needs) - set(Sample.model_fields)
-    if unknown:
-        raise ValueError(f"metric {metric.name!r} needs {', '.join(sorted(unknown))}: not Sample fields")
-    if any(m.name == metric.name for m in _registered):
-        raise ValueError(f"a metric named {metric.name!r} is already registered")
-    if metric.name in {"schema_version", "metrics", "truncated_as", "extract", "no_answer", "errors", "cluster"}:
-        raise ValueError(f"{metric.name!r} is a results.json setting, not a metric name")
-    _registered.append(metric)
-
-
-@overload
-def register(metric: type[M]) -> type[M]: ...
-
-
-@overload
-def register(metric: M) -> M: ...
-
-
-def register(metric: M | type[M]) -> M | type[M]:
-    """Register a metric so that every summary computes it: an instance, or a class (as a decorator; it is
-    instantiated with no arguments). Returns what it was given. A name already registered is refused."""
-    _load_builtins()
-    _add(metric() if isinstance(metric, type) else metric)
-    return metric
-
-
-def unregister(name: str) -> None:
-    """Remove a registered metric by name (tests, or a plugin replacing a built-in)."""
-    _load_builtins()
-    _registered[:] = [m for m in _registered if m.name != name]
-
-
-def registered() -> list[Metric]:
-    """The registered metrics in the order they run: the built-ins first, then the others as registered."""
-    _load_builtins()
-    return list(_registered)
-
-
-def compute_metrics(samples: Sequence[Sample], context: RunContext) -> tuple[dict[str, MetricOutput], dict[str, MetricValue]]:
-    """Every registered metric over `samples`: the built-ins' blocks by field name, and the others' values."""
-    builtin: dict[str, MetricOutput] = {}
-    extra: dict[str, MetricValue] = {}
-    for metric in registered():
-        value = metric.compute(samples, context)
-        if value is None:
-            continue
-        if metric.name in _BUILTIN_FIELDS:
-            builtin[metric.name] = value
-        elif isinstance(value, MetricValue):
-            extra[metric.name] = value
-        else:
-            raise TypeError(f"metric {metric.name!r} returned {type(value).__name__}; "
-                            "a metric that is not a results.json field returns a MetricValue")
-    return builtin, extra

@@ -10,10 +10,11 @@ CLI builds its model options from these models too (`proctor.cli.options`).
 from __future__ import annotations
 
 import importlib
+import shlex
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import ProctorError
 from .base import Model
@@ -80,7 +81,8 @@ class AnthropicOptions(BatchableOptions):
 
 class HFOptions(BackendOptions):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(
-        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto).")
+        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto: float32 on a CPU; "
+                                  "on a GPU the checkpoint's half precision, else bfloat16 where supported).")
     device: str | None = Field(default=None, description="cpu, cuda, cuda:N or auto (default: cpu).")
     batch_size: int | None = Field(default=None, ge=1, description="Sequences per forward pass (default: 32).")
     trust_remote_code: bool | None = Field(
@@ -107,10 +109,22 @@ class VLLMOptions(ClientOptions, CompletionsOptions):
     max_model_len: int | None = Field(
         default=None, ge=1, description="Context window the engine serves, in tokens (default: the model's).")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(
-        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto).")
+        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto: float32 on a CPU; "
+                                  "on a GPU the checkpoint's half precision, else bfloat16 where supported).")
     engine_args: str | list[str] | None = Field(
         default=None, description="More vLLM server arguments, passed through (repeatable; shell-quoted, e.g. "
                                   "'--max-num-seqs 128'; default: none).", json_schema_extra={"cli_name": "engine-arg"})
+    @field_validator("engine_args")
+    @classmethod
+    def _shell_quoted(cls, value: str | list[str] | None) -> str | list[str] | None:
+        """Each argument must split as a shell would (`--foo 'bar` has no closing quote)."""
+        for arg in [value] if isinstance(value, str) else value or []:
+            try:
+                shlex.split(arg)
+            except ValueError as e:
+                raise ValueError(f"{arg!r} is not shell-quoted correctly ({str(e).lower()})") from None
+        return value
+
     vllm_python: str | None = Field(
         default=None, description="Python of an environment with vLLM, run as -m vllm.entrypoints.openai.api_server "
                                   "(default: $PROCTOR_VLLM_PYTHON, else the vllm executable on PATH).")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 from ..agree import Agreement, agreement
 from ..comparable import MIX_HINT, group_key
@@ -20,7 +21,9 @@ from ..comparison import Comparison
 from ..errors import ProctorError
 from ..family import MAX_PAIRWISE, adjust_comparisons
 from ..store import RunRecord, RunScores, item_scores, record_from_log
-from .data import RunSummary
+
+if TYPE_CHECKING:  # data builds the report and calls comparison_section: the summaries are only annotated here
+    from .data import RunSummary
 
 
 @dataclass(frozen=True)
