@@ -249,7 +249,8 @@ def _check_context(task: Task, model: Model, scorer: Scorer, config: RunConfig) 
 
 
 def run_identity_hash(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
-    key = {"dataset": task.content_hash, "model": model.name, "epochs": config.epochs, **scorer.identity()}
+    key = {"dataset": task.content_hash, "model": model.name, "epochs": config.epochs, **scorer.identity(),
+           **task.prompt_identity()}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -301,7 +302,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
         command=config.command,
         host=host_info(),
         started_at=utc_now(),
-        identity={"epochs": config.epochs, **ident},
+        identity={"epochs": config.epochs, **ident, **task.prompt_identity()},
     )
 
 

@@ -47,6 +47,7 @@ class Task:
     # prompt kind → the reference answer rule that scores it (proctor.scoring.extract); a kind not here is
     # read by proctor's reader alone
     answer_rules: dict[str, AnswerRule] = field(default_factory=dict)
+    cluster: str | None = None  # the natural cluster of the items (a field name, e.g. "category"), for standard errors
 
     def answer_rule(self, kind: str) -> AnswerRule | None:
         """The reference rule that reads answers to prompt `kind` (None: proctor's reader alone)."""
@@ -60,6 +61,12 @@ class Task:
             h.update(json.dumps(item.model_dump(mode="json", by_alias=True), sort_keys=True).encode())
             h.update(b"\n")
         return "sha256:" + h.hexdigest()
+
+    def prompt_identity(self) -> dict[str, Any]:
+        """What the prompts add to a run's identity beyond the items (a spec benchmark: shots, format, the
+        templates' hash); empty for builders that declare nothing."""
+        declared = getattr(self.prompts, "identity", None)
+        return dict(declared()) if callable(declared) else {}
 
     def provenance(self) -> dict[str, Any]:
         return {"name": self.name, **self.source, "n_items": len(self.items), "content_hash": self.content_hash}

@@ -24,6 +24,7 @@ from ..tasks import Task
 from . import aime2025, gpqa, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
+from .spec_task import find_spec, load_spec_task
 
 BUILTINS: dict[str, Builtin] = {b.name: b for module in (mmlu_pro, aime2025, gpqa) for b in module.BENCHMARKS}
 
@@ -84,8 +85,19 @@ def load_task(
     limit: int | None = None,
     limit_per_category: int | None = None,
     prompt_options: Mapping[str, Any] | None = None,
+    shots: int | None = None,
+    fmt: str | None = None,
 ) -> Task:
-    """A Task for a built-in name or a path (items JSONL, CommonEval directory, Question dataset)."""
+    """A Task for a built-in name, a spec benchmark (a shipped or user spec's name, or a spec file's path) or a
+    path (items JSONL, CommonEval directory, Question dataset). `shots` and `fmt` (--shots, --format) apply
+    to spec benchmarks."""
+    spec_path = None if is_builtin(spec) else find_spec(spec)
+    if spec_path is not None:
+        task = load_spec_task(spec_path, data_file=data_file, shots=shots, fmt=fmt)
+        task.items = select(task.items, limit=limit, limit_per_category=limit_per_category)
+        return task
+    if shots is not None or fmt is not None:
+        raise ProctorError(f"--shots and --format apply to spec benchmarks (`proctor datasets`), not to {spec!r}")
     if is_builtin(spec):
         loaded = load_builtin(spec, data_file=data_file, seed=seed, prompt_options=prompt_options)
         ds = loaded.dataset
@@ -101,7 +113,8 @@ def load_task(
         )
     if data_file is not None:
         raise ProctorError(
-            f"--data-file applies to the built-in benchmarks ({', '.join(BUILTINS)}), not to {spec!r}"
+            f"--data-file applies to the built-in benchmarks ({', '.join(BUILTINS)}) and spec benchmarks, "
+            f"not to {spec!r}"
         )
     return _path_task(spec, limit=limit, limit_per_category=limit_per_category)
 
