@@ -167,6 +167,9 @@ class FewShot(_Strict):
     file: str | None = None  # or a file of its own (relative to the spec)
     selection: Literal["first_k", "same_category", "seeded"] = "first_k"
     seed: int = 1234  # lm-eval's default fewshot_random_seed
+    # seeded: draw k + 1 and drop the asked question, as lm-eval does whenever a task's fewshot split equals its
+    # test split (always so when the examples come from the evaluated split; HellaSwag's, both unset, too)
+    draw_extra: bool = False
 
 
 class PromptKind(_Strict):

@@ -94,14 +94,15 @@ class SpecPrompts:
 
     def _plan(self, k: int) -> dict[str, list[int]]:
         """lm-eval's default sampler: one `Random(seed)`, `sample(pool, k)` drawn for each question in order
-        (k + 1 and the asked row removed when the pool is the evaluated split)."""
+        (k + 1 and the asked row removed when the pool is the evaluated split, or the spec says `draw_extra`)."""
         if k not in self._plans:
             assert self.spec.fewshot is not None
             rnd = random.Random(self.spec.fewshot.seed)
             plan: dict[str, list[int]] = {}
             n = len(self.pool)
+            extra = self.same_split or self.spec.fewshot.draw_extra
             for ident in self.order:
-                if self.same_split:
+                if extra:
                     drawn = [i for i in rnd.sample(range(n), min(k + 1, n)) if self.pool[i].identifier != ident]
                     plan[ident] = drawn[:k]
                 else:
