@@ -6,7 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .models.base import Message
 from .records import Item
@@ -47,6 +47,7 @@ class Task:
     # prompt kind → the reference answer rule that scores it (proctor.scoring.extract); a kind not here is
     # read by proctor's reader alone
     answer_rules: dict[str, AnswerRule] = field(default_factory=dict)
+    default_mode: Literal["generate", "logprob"] | None = None  # the benchmark's scoring mode when --mode is not given
     cluster: str | None = None  # the natural cluster of the items (a field name, e.g. "category"), for standard errors
 
     def answer_rule(self, kind: str) -> AnswerRule | None:

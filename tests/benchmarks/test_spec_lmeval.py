@@ -18,7 +18,7 @@ import pytest
 if importlib.util.find_spec("lm_eval") is None and not os.environ.get("CI"):
     pytest.skip("lm_eval is not installed (pip install -e '.[dev]')", allow_module_level=True)
 
-from lmeval_oracle import (  # noqa: E402
+from lmeval_oracle import (
     MMLU_SUBJECTS,
     arc_rows,
     gsm8k_rows,
@@ -29,10 +29,10 @@ from lmeval_oracle import (  # noqa: E402
     write_jsonl,
 )
 
-from proctor.benchmarks.registry import load_task  # noqa: E402
-from proctor.scoring.extract import ANSWER_RULES  # noqa: E402
-from proctor.scoring.scorers import score_item  # noqa: E402
-from proctor.tasks import Task  # noqa: E402
+from proctor.benchmarks.registry import load_task
+from proctor.scoring.extract import ANSWER_RULES
+from proctor.scoring.scorers import score_item
+from proctor.tasks import Task
 
 
 def _arc(tmp: Path) -> dict[str, Path]:

@@ -24,9 +24,25 @@ from ..tasks import Task
 from . import aime2025, gpqa, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
-from .spec_task import find_spec, load_spec_task
+from .spec import read_spec
+from .spec_task import builtin_specs, find_spec, load_spec_task, user_specs
 
 BUILTINS: dict[str, Builtin] = {b.name: b for module in (mmlu_pro, aime2025, gpqa) for b in module.BENCHMARKS}
+
+
+def benchmark_names() -> list[str]:
+    """Every name a DATASET argument may give: the module built-ins, the shipped specs, the user's specs."""
+    return [*BUILTINS, *builtin_specs(), *user_specs()[0]]
+
+
+def declared_kinds(datasets: list[str]) -> tuple[str, ...]:
+    """The prompt kinds the spec benchmarks among `datasets` declare (any name a spec gives its prompts)."""
+    kinds: list[str] = []
+    for name in datasets:
+        path = None if is_builtin(name) else find_spec(name)
+        if path is not None:
+            kinds += read_spec(path).prompts
+    return tuple(dict.fromkeys(kinds))
 
 
 def is_builtin(spec: str) -> bool:

@@ -9,12 +9,14 @@ names in `proctor.scoring.extract.ANSWER_RULES`. docs/benchmarks-data.md documen
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputError, Problem
+from ..scoring.extract import ANSWER_RULES
 from ..textio import read_text
 from .spec_template import TemplateError, check_transforms, fields_of
 
@@ -219,50 +221,68 @@ class BenchmarkSpec(_Strict):
         return {k: ({"template": t, "shots": 5 if k == FIVE_SHOT else 0} if isinstance(t, str) else t)
                 for k, t in v.items()}
 
-    @model_validator(mode="after")
-    def _consistent(self) -> BenchmarkSpec:
-        for kind, prompt in self.prompts.items():
-            _check_prompt_fields(prompt.template, self.fields, f"prompts.{kind}")
-        for name, template in (("target", self.target), ("description_template", self.description_template)):
-            _check_prompt_fields(template, self.fields, name)
-        if any(p.shots for p in self.prompts.values()) and self.fewshot is None:
-            raise ValueError("a prompt kind with shots needs `fewshot` (the split or file examples come from)")
-        if self.fewshot is not None and (self.fewshot.split is None) == (self.fewshot.file is None):
-            raise ValueError("fewshot: give exactly one of `split` or `file`")
-        if self.scoring.mode == "loglikelihood" and self.fields.choices is None:
-            raise ValueError("scoring by loglikelihood needs `fields.choices`")
-        _check_rule(self.scoring.answer_rule)
-        return self
-
     @property
     def default_kind(self) -> str:
         return next(iter(self.prompts))
 
 
-def _check_prompt_fields(template: str, fields: Fields, where: str) -> None:
-    try:
-        used = fields_of(template)
-    except TemplateError as e:
-        raise ValueError(f"{where}: {e}") from None
-    known = (*PROMPT_FIELDS, *fields.metadata)
-    for name, _ in used:
-        if name not in known:
-            raise ValueError(f"{where}: unknown field {{{name}}}; a prompt may use {', '.join(known)}")
+def spec_problems(spec: BenchmarkSpec, path: str | Path, line_of: LineOf) -> list[Problem]:
+    """What a valid shape can still get wrong across fields, each at its line: a template naming a field the
+    prompt cannot see, shots with no few-shot source, log-likelihood without options, an unknown rule."""
+    out: list[Problem] = []
+
+    def problem(at: tuple[str | int, ...], message: str) -> None:
+        out.append(Problem(str(path), line_of(at), message, ".".join(str(a) for a in at)))
+
+    known = (*PROMPT_FIELDS, *spec.fields.metadata)
+    templates = {("prompts", kind): p.template for kind, p in spec.prompts.items()}
+    templates |= {("target",): spec.target, ("description_template",): spec.description_template}
+    for at, template in templates.items():
+        unknown = [name for name, _ in fields_of(template) if name not in known]
+        if unknown:
+            problem(at, f"unknown field {{{unknown[0]}}}; a prompt may use {', '.join(known)}")
+    unknown_choice = [n for n, _ in fields_of(spec.choice_format) if n not in ("letter", "text")]
+    if unknown_choice:
+        problem(("choice_format",), f"unknown field {{{unknown_choice[0]}}}; it may use letter, text")
+    if spec.fewshot is None and any(p.shots for p in spec.prompts.values()):
+        problem(("prompts",), "a prompt kind with shots needs `fewshot` (the split or file examples come from)")
+    if spec.fewshot is not None and (spec.fewshot.split is None) == (spec.fewshot.file is None):
+        problem(("fewshot",), "give exactly one of `split` or `file`")
+    if spec.scoring.mode == "loglikelihood" and spec.fields.choices is None:
+        problem(("scoring", "mode"), "scoring by loglikelihood needs `fields.choices`")
+    rule = spec.scoring.answer_rule
+    if rule is not None and rule not in ANSWER_RULES:
+        problem(("scoring", "answer_rule"), f"unknown answer rule {rule!r}; known: {', '.join(ANSWER_RULES)}")
+    return out
 
 
-def _check_rule(name: str | None) -> None:
-    from ..scoring.extract import ANSWER_RULES
-
-    if name is not None and name not in ANSWER_RULES:
-        raise ValueError(f"unknown answer rule {name!r}; known: {', '.join(ANSWER_RULES)}")
+SPEC_KEYS = ("fields", "scoring")  # a file with either is a benchmark spec (a CommonEval .yaml or a Question
+# .json dataset has neither)
 
 
-def is_spec_path(spec: str | Path) -> bool:
-    return Path(spec).suffix.lower() in SPEC_SUFFIXES and Path(spec).is_file()
+def is_spec_file(path: str | Path) -> bool:
+    """Whether `path` is a benchmark spec file (a .yaml/.yml/.json mapping with `fields` or `scoring`);
+    unreadable or malformed files raise InputError at `path:line`."""
+    from ..limits import yaml_load
+    from ..textio import load_json
+
+    p = Path(path)
+    if p.suffix.lower() not in SPEC_SUFFIXES or not p.is_file():
+        return False
+    data = load_json(p) if p.suffix.lower() == ".json" else yaml_load(read_text(p), p)
+    return isinstance(data, dict) and any(k in data for k in SPEC_KEYS)
+
+
+LineOf = Callable[[Sequence[int | str]], int | None]
 
 
 def read_spec(path: str | Path) -> BenchmarkSpec:
     """A spec file, validated: every problem as `path:line: field: what` (InputError, exit 2)."""
+    return read_spec_located(path)[0]
+
+
+def read_spec_located(path: str | Path) -> tuple[BenchmarkSpec, LineOf]:
+    """`read_spec`, plus the line of any field path in the file (for problems found later, in the data)."""
     from ..formats.problems import validation_problems
     from ..limits import yaml_load_located
 
@@ -272,10 +292,10 @@ def read_spec(path: str | Path) -> BenchmarkSpec:
         raise InputError.at(path, "expected a benchmark spec: a mapping with name, source, fields, prompts, scoring",
                             line_of(()))
     try:
-        return BenchmarkSpec.model_validate(data)
+        spec = BenchmarkSpec.model_validate(data)
     except ValidationError as e:
         raise InputError(validation_problems(e, path, line_of=line_of)) from None
-
-
-def spec_problem(path: str | Path, message: str, field: str | None = None, line: int | None = None) -> Problem:
-    return Problem(str(path), line, message, field)
+    problems = spec_problems(spec, path, line_of)
+    if problems:
+        raise InputError(problems)
+    return spec, line_of

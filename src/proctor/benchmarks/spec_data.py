@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, Problem
+from ..formats.problems import field_name
 from ..records import LETTERS, Question
-from .hub import FILE_SUFFIXES, HubSource, Rows, fetch, parse_list_cell, require_columns
-from .spec import Answer, BenchmarkSpec, Choices, Fields, Text
+from .hub import FILE_SUFFIXES, HubSource, Rows, fetch, parse_list_cell
+from .spec import Answer, BenchmarkSpec, Choices, Fields, LineOf, Text
 from .spec_template import apply_transforms, fields_of, lookup, render
 
 
@@ -41,22 +42,41 @@ def find_split_file(directory: Path, split: str) -> Path | None:
     return None
 
 
-def required_columns(fields: Fields) -> tuple[str, ...]:
-    """The top-level columns the mapping reads (checked once, before any row)."""
-    paths: list[str] = [fields.answer.column]
-    texts = [fields.original_id, fields.question, fields.category, fields.subcategory, fields.difficulty,
-             *fields.metadata.values()]
-    paths += [name for t in texts if t is not None for name, _ in fields_of(t.template)]
+def columns_by_field(fields: Fields) -> dict[tuple[str | int, ...], list[str]]:
+    """The top-level columns each mapped field reads, by its location in the spec (`("fields", "question")`)."""
+    out: dict[tuple[str | int, ...], list[str]] = {("fields", "answer"): [fields.answer.column]}
+    texts: dict[tuple[str | int, ...], Text | None] = {
+        ("fields", name): getattr(fields, name) for name in ("original_id", "question", "category", "subcategory",
+                                                              "difficulty")}
+    texts.update({("fields", "metadata", name): t for name, t in fields.metadata.items()})
+    for at, t in texts.items():
+        if t is not None:
+            out[at] = [name for name, _ in fields_of(t.template)]
     if fields.choices is not None:
         c = fields.choices
-        paths += [p for p in (c.from_list, c.labels) if p is not None] + list(c.columns or ())
-    paths += [p for p in (fields.id, fields.tags) if p is not None]
-    return tuple(dict.fromkeys(p.split(".")[0] for p in paths))
+        out[("fields", "choices")] = [p for p in (c.from_list, c.labels) if p is not None] + list(c.columns or ())
+    out.update({("fields", name): [p] for name, p in (("id", fields.id), ("tags", fields.tags)) if p is not None})
+    return {at: [p.split(".")[0] for p in paths] for at, paths in out.items()}
 
 
-def to_questions(spec: BenchmarkSpec, rows: Rows) -> list[Question]:
-    """Every row as a Question, or InputError listing every row that does not map (`path:line: why`)."""
-    require_columns(rows, required_columns(spec.fields))
+def check_columns(spec: BenchmarkSpec, rows: Rows, where: Path, line_of: LineOf | None) -> None:
+    """Every column the mapping names is in the data, else `spec:line: fields.X: column 'c' is not in …`."""
+    if not rows.rows:
+        raise InputError.at(rows.path, "no rows")
+    present = set(rows.rows[0])
+    problems = [Problem(str(where), line_of(at) if line_of else None,
+                        f"column {c!r} is not in {rows.path} (its columns: {', '.join(sorted(present))})",
+                        field_name(at))
+                for at, columns in columns_by_field(spec.fields).items() for c in columns if c not in present]
+    if problems:
+        raise InputError(problems)
+
+
+def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
+                 line_of: LineOf | None = None) -> list[Question]:
+    """Every row as a Question, or InputError listing every row that does not map (`path:line: why`); a
+    column the spec names but the data lacks is reported at the spec's line (`where`)."""
+    check_columns(spec, rows, where or Path(rows.path), line_of)
     out: list[Question] = []
     problems = []
     for i, row in enumerate(rows.rows):

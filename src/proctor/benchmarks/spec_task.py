@@ -15,7 +15,7 @@ from ..formats.convert import question_to_item
 from ..records import Dataset, Item, Question
 from ..tasks import Task
 from .hub import Rows, fetch, file_sha256
-from .spec import SPEC_SUFFIXES, BenchmarkSpec, read_spec
+from .spec import SPEC_SUFFIXES, BenchmarkSpec, LineOf, is_spec_file, read_spec, read_spec_located
 from .spec_data import split_rows, to_questions
 from .spec_prompts import FORMATS, Format, SpecPrompts
 
@@ -57,7 +57,7 @@ def find_spec(name: str) -> Path | None:
     """The spec file a DATASET argument names: a spec path, a shipped spec's name, or a user spec's name."""
     p = Path(name)
     if p.suffix.lower() in SPEC_SUFFIXES and p.is_file():
-        return p
+        return p if is_spec_file(p) else None
     key = name.strip().lower()
     for path in _spec_files(BUILTIN_SPECS):
         if path.stem.lower().replace("_", "-") == key:
@@ -69,16 +69,16 @@ def find_spec(name: str) -> Path | None:
 def load_spec_task(path: Path, *, data_file: str | Path | None = None, shots: int | None = None,
                    fmt: str | None = None) -> Task:
     """A spec file's benchmark as a Task (every row; `select` trims it after)."""
-    spec = read_spec(path)
+    spec, line_of = read_spec_located(path)
     if fmt is not None and fmt not in FORMATS:
         raise ProctorError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if shots is not None and shots > 0 and spec.fewshot is None:
         raise ProctorError(f"{spec.name} declares no few-shot source (`fewshot:` in {path}); --shots needs one")
     data_dir = Path(data_file) if data_file is not None else None
     rows = split_rows(spec, path.parent, spec.source.split, data_dir)
-    questions = to_questions(spec, rows)
+    questions = to_questions(spec, rows, path, line_of)
     items = [question_to_item(q, spec.name) for q in questions]
-    pool, same_split = _pool(spec, path.parent, data_dir, items)
+    pool, same_split = _pool(spec, path, data_dir, items, line_of)
     prompts = SpecPrompts(spec, pool=pool, order=[it.identifier for it in items], same_split=same_split,
                           shots=shots, format=_format(fmt))
     return Task(
@@ -87,6 +87,7 @@ def load_spec_task(path: Path, *, data_file: str | Path | None = None, shots: in
         prompts=prompts,
         source=_provenance(spec, path, rows),
         default_max_tokens=spec.scoring.max_tokens,
+        default_mode="logprob" if spec.scoring.mode == "loglikelihood" else "generate",
         answer_rules=_rules(spec),
         cluster=spec.cluster,
     )
@@ -96,7 +97,8 @@ def _format(fmt: str | None) -> Format:
     return "chat" if fmt == "chat" else "completion"
 
 
-def _pool(spec: BenchmarkSpec, spec_dir: Path, data_dir: Path | None, items: list[Item]) -> tuple[list[Item], bool]:
+def _pool(spec: BenchmarkSpec, path: Path, data_dir: Path | None, items: list[Item],
+          line_of: LineOf) -> tuple[list[Item], bool]:
     """The few-shot examples (upstream order) and whether they are the evaluated split itself."""
     fs = spec.fewshot
     if fs is None:
@@ -104,11 +106,12 @@ def _pool(spec: BenchmarkSpec, spec_dir: Path, data_dir: Path | None, items: lis
     if fs.split == spec.source.split:
         return items, True
     if fs.file is not None:
-        rows: Rows = fetch_file(spec_dir / fs.file)
+        rows: Rows = fetch_file(path.parent / fs.file)
     else:
         assert fs.split is not None
-        rows = split_rows(spec, spec_dir, fs.split, data_dir)
-    return [question_to_item(q, f"{spec.name}-fewshot") for q in to_questions(spec, rows)], False
+        rows = split_rows(spec, path.parent, fs.split, data_dir)
+    pool = to_questions(spec, rows, path, line_of)
+    return [question_to_item(q, f"{spec.name}-fewshot") for q in pool], False
 
 
 def fetch_file(path: Path) -> Rows:
@@ -131,9 +134,9 @@ def _provenance(spec: BenchmarkSpec, path: Path, rows: Rows) -> dict[str, Any]:
 
 def spec_dataset(path: Path, data_file: str | Path | None = None) -> Dataset:
     """A spec benchmark as seed 001's Dataset (its questions, categories and `prompts`)."""
-    spec = read_spec(path)
+    spec, line_of = read_spec_located(path)
     rows = split_rows(spec, path.parent, spec.source.split, Path(data_file) if data_file is not None else None)
-    questions: list[Question] = to_questions(spec, rows)
+    questions: list[Question] = to_questions(spec, rows, path, line_of)
     return Dataset(name=spec.name, description=spec.description, questions=questions,
                    prompts={k: p.template for k, p in spec.prompts.items()}, metadata=dict(spec.metadata))
 
@@ -146,3 +149,15 @@ def spec_summary(path: Path, spec: BenchmarkSpec, origin: str) -> dict[str, Any]
             "description": spec.description, "prompt_kinds": list(spec.prompts),
             "mode": spec.scoring.mode, "answer_rule": spec.scoring.answer_rule,
             "reproduces": spec.metadata.get("reproduces"), "spec": str(path), "origin": origin}
+
+
+def validate_spec(path: Path) -> str:
+    """Check a spec file and, where its rows are local files, every row and few-shot example against it; a
+    one-line summary, or InputError with every problem (`path:line: field: what`)."""
+    spec = read_spec(path)
+    if spec.source.split not in spec.source.files:
+        return f"{path}: benchmark spec {spec.name} (rows on the hub: {spec.source.dataset}; not fetched)"
+    task = load_spec_task(path)
+    pool = task.prompts.pool if isinstance(task.prompts, SpecPrompts) else []
+    shots = f", {len(pool)} few-shot examples" if spec.fewshot is not None and pool is not task.items else ""
+    return f"{path}: benchmark spec {spec.name}: {len(task.items)} questions{shots}, prompts {', '.join(spec.prompts)}"

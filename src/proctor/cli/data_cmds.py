@@ -97,8 +97,11 @@ def _print_coverage(cov: Coverage, title: str) -> None:
 
 def validate(paths: Annotated[list[Path], typer.Argument(
         metavar="PATH...", show_default=False,
-        help="Items .jsonl, CommonEval directories, Question .json, suites (.json, .txt or directories).")]) -> None:
+        help="Items .jsonl, CommonEval directories, Question .json, suites (.json, .txt or directories), "
+             "benchmark spec files (.yaml).")]) -> None:
     """Check files in any proctor format and list every problem as `error: path:line: field: message`."""
+    from ..benchmarks.spec import is_spec_file
+    from ..benchmarks.spec_task import validate_spec
     from ..formats.collection import dataset_yamls
     from ..formats.detect import validate_path
 
@@ -106,6 +109,9 @@ def validate(paths: Annotated[list[Path], typer.Argument(
     expanded = [y for p in paths for y in (dataset_yamls(p) or [p])]  # a folder of datasets: each one
     for path in expanded:
         try:
+            if is_spec_file(path):
+                typer.echo(validate_spec(path))
+                continue
             checked = validate_path(path)
             typer.echo(str(checked))
             for w in checked.warnings:

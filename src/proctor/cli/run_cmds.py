@@ -61,8 +61,16 @@ ShardOpt = Annotated[str | None, typer.Option(
 LlmwcConfig = Annotated[Path | None, typer.Option(
     "--config", metavar="LLMWC.yaml",
     help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
-RunMode = Annotated[str, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks (did you mean)
-    "generate: ask for an answer and extract it; logprob: score each choice's log-probability."))]
+RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks
+    "generate: ask for an answer and extract it; logprob: score each choice's log-probability (default: the "
+    "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False)]
+Shots = Annotated[int | None, typer.Option(metavar="K", min=0, help=(
+    "Few-shot examples before each question (spec benchmarks: from the split or file their `fewshot` names; "
+    "default: the prompt kind's own count). Part of the run's identity."))]
+FormatOpt = Annotated[str | None, typer.Option("--format", metavar="completion|chat", help=(
+    "How a spec benchmark's prompt is sent: one plain text (completion, lm-eval's default) or chat turns "
+    "(description as system message, each example a user/assistant turn). Part of the run's identity "
+    "(default: completion)."), show_default=False)]
 PromptKind = Annotated[str | None, typer.Option(metavar="KIND", help=(
     "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))]
 LimitPerCategory = Annotated[int | None, typer.Option(
@@ -151,8 +159,10 @@ def tiny_model(
 def run(
     datasets: Datasets = None,
     model: RunModel = None,
-    mode: RunMode = "generate",
+    mode: RunMode = None,
     prompt: PromptKind = None,
+    shots: Shots = None,
+    fmt: FormatOpt = None,
     limit: options.Limit = None,
     limit_per_category: LimitPerCategory = None,
     seed: options.ChoiceSeed = 0,
@@ -197,8 +207,8 @@ def run(
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
     errored; 2 refused before or stopped early (bad input, or the first answers all failed); 3 stopped by
     --max-cost."""
-    from ..benchmarks.registry import BUILTINS
-    from .checks import check_run_args
+    from ..benchmarks.registry import benchmark_names, declared_kinds
+    from .checks import PROMPT_KINDS, check_run_args
 
     given = model_options or options.ModelOptions({})
     http = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
@@ -216,9 +226,10 @@ def run(
     if not datasets or model is None:
         raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
     check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
-        datasets=datasets, builtins=list(BUILTINS), model=model, judge=judge, mode=mode, prompt=prompt,
+        datasets=datasets, builtins=benchmark_names(), model=model, judge=judge, mode=mode, prompt=prompt,
         limit=limit, limit_per_category=limit_per_category, epochs=epochs, temperature=temperature, top_p=top_p,
-        max_tokens=max_tokens, data_file=data_file, **http)
+        max_tokens=max_tokens, data_file=data_file, prompt_kinds=(*PROMPT_KINDS, *declared_kinds(datasets)),
+        **http)
     from ..shard import Shard
 
     the_shard = Shard.parse(shard) if shard is not None else None  # before a model loads, too
@@ -243,18 +254,19 @@ def run(
         **reasoning,
     )
     tasks = [  # the data first: a missing file or the Hub's answer comes before any model loads
-        load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category)
+        load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category,
+                  shots=shots, fmt=fmt)
         for name in datasets
     ]
     config = RunConfig(
-        mode=mode,  # type: ignore[arg-type]  # checked above
+        mode=mode or "generate",  # type: ignore[arg-type]  # checked above
         prompt_kind=prompt, settings=settings, epochs=epochs, judge_agreement=judge_agreement,
         runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
         progress=progress, command=["proctor", *sys.argv[1:]], truncated_as=TruncatedAs.parse(truncated_as).value,
         extract=extract.strip().lower(), no_answer=no_answer.strip().lower(),
         price=price, max_cost=cost_limit, judge_price=judge_price, shard=the_shard,
     )
-    status = _run_tasks(tasks, _Models(model, judge, given), config, out, max_error_rate)
+    status = _run_tasks(tasks, _Models(model, judge, given), config, out, max_error_rate, mode_given=mode is not None)
     if status:
         raise typer.Exit(status)
 
@@ -287,8 +299,10 @@ def say_resume(state: RunState) -> None:
         note(plain(line))
 
 
-def _run_tasks(tasks: list[Task], models: _Models, config: RunConfig, out: Path | None, max_error_rate: float) -> int:
+def _run_tasks(tasks: list[Task], models: _Models, config: RunConfig, out: Path | None, max_error_rate: float,
+               mode_given: bool = True) -> int:
     """Evaluate each task (its own run directory under `out` when there are several); the worst exit status.
+    Without --mode, a task that declares its mode (a spec benchmark's scoring) runs in it.
 
     Every task is checked and its resume state found before the first model loads."""
     from ..models.vllm_engine import kept_running
@@ -305,7 +319,8 @@ def _run_tasks(tasks: list[Task], models: _Models, config: RunConfig, out: Path 
             out / safe_component(task.name) if out is not None else None)  # a name from data stays inside -o
         settings = budget_for(task, kind_settings(task.prompts, config.prompt_kind or task.prompts.kinds[0],
                                                   config.settings))  # the kind's stop, e.g. tiger-local's
-        task_config = replace(config, out_dir=run_dir, settings=settings)
+        mode = config.mode if mode_given or task.default_mode is None else task.default_mode
+        task_config = replace(config, out_dir=run_dir, settings=settings, mode=mode)
         planned.append((task, task_config, plan_run(task, models.model_spec, task_config, models.judge_spec)))
     status, kept = 0, False
     with ExitStack() as engines:  # a managed vLLM engine serves every dataset, then stops (kept_running)

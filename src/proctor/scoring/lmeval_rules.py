@@ -26,7 +26,7 @@ def regex_filter(text: str, pattern: re.Pattern[str], group_select: int = 0) -> 
     if isinstance(match, tuple):
         groups = [m for m in match if m]
         match = groups[0] if groups else FALLBACK
-    return match.strip()
+    return str(match).strip()
 
 
 def strict_match(text: str) -> str | None:
