@@ -235,7 +235,7 @@ def spec_problems(spec: BenchmarkSpec, path: str | Path, line_of: LineOf) -> lis
         out.append(Problem(str(path), line_of(at), message, ".".join(str(a) for a in at)))
 
     known = (*PROMPT_FIELDS, *spec.fields.metadata)
-    templates = {("prompts", kind): p.template for kind, p in spec.prompts.items()}
+    templates: dict[tuple[str | int, ...], str] = {("prompts", kind): p.template for kind, p in spec.prompts.items()}
     templates |= {("target",): spec.target, ("description_template",): spec.description_template}
     for at, template in templates.items():
         unknown = [name for name, _ in fields_of(template) if name not in known]
