@@ -86,8 +86,10 @@ def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
             field = e.args[0] if isinstance(e, KeyError) else None
             why = f"no column {field!r}" if field is not None else str(e).splitlines()[0]
             problems.append(rows.error(i, why))
-    if problems:
-        raise InputError(problems[:20])
+    if problems:  # one line: the first row that does not map, and how many more do not
+        first = problems[0]
+        more = f" (+{len(problems) - 1} more rows)" if len(problems) > 1 else ""
+        raise InputError([Problem(first.path, first.line, first.message + more, first.field)])
     return out
 
 
@@ -140,7 +142,7 @@ def _answer(a: Answer, c: Choices | None, row: dict[str, Any], choices: dict[str
     text = apply_transforms(str(raw), a.transforms)
     letters = list(choices)
     if a.as_ == "index":
-        index = int(text)
+        index = int(text) if text.strip().lstrip("-").isdigit() else -1
     elif a.as_ == "letter":
         index = letters.index(text.strip().upper()) if text.strip().upper() in letters else -1
     elif a.as_ == "label":

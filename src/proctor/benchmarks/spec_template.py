@@ -65,7 +65,8 @@ def fields_of(template: str) -> list[tuple[str, list[str]]]:
     for _, name, spec, conversion in parsed:
         if name is None:
             continue
-        if not name or conversion or "{" in (spec or "") or "[" in name:
+        if not name or conversion or "{" in (spec or "") or "[" in name or any(
+                part.startswith("_") for part in name.split(".")):
             raise TemplateError(f"bad field {{{name}}} in {template!r}: use {{name}} or {{name:transform}}")
         transforms = [t for t in (spec or "").split("|") if t]
         check_transforms(transforms)
