@@ -152,3 +152,28 @@ def test_hellaswag_preprocess_is_lm_evals() -> None:
 
     for text in ("  [header] How to x [title] Do it.  Then [step] more  ", "plain text", "a  b   c [x] [y]z"):
         assert hellaswag_preprocess(text) == preprocess(text)
+
+
+def test_completion_format_sends_the_text_without_a_chat_template(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from lmeval_oracle import gsm8k_rows, write_jsonl
+
+    from proctor.models.base import GenerateRequest, Message
+    from proctor.models.hf import HFModel
+
+    for split, n in (("train", 7), ("test", 3)):
+        write_jsonl(tmp_path / "data" / f"{split}.jsonl", gsm8k_rows(n, split))
+    model = HFModel(str(tiny_model_dir), dtype="float32")
+    text = "Question: 1 + 1?\nAnswer:"
+    plain = model.render(GenerateRequest((Message("user", text),), completion=True))
+    assert plain == model.encode(text) != model.render(GenerateRequest((Message("user", text),)))  # chat template
+    runs = tmp_path / "runs"
+    args = ["run", "gsm8k", "--data-file", str(tmp_path / "data"), "--model", f"hf:{tiny_model_dir}", "--max-tokens",
+            "4", "--no-cache", "--no-progress", "--store", str(tmp_path / "st"), "--runs-root", str(runs)]
+    assert main(args) in (0, 1)  # a random model's answers: scored, whatever their accuracy
+    (run,) = runs.iterdir()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["answer_rule"] == "lmeval-gsm8k-strict-match" and manifest["mode"] == "generate"
+    sample = json.loads((run / "samples.jsonl").read_text().splitlines()[0])
+    assert sample["prompt"][0]["content"].count("Question: ") == 6  # five train examples, then the question
+    assert main([*args, "--format", "chat"]) in (0, 1)
+    assert len(list(runs.iterdir())) == 2  # the format is part of the run's identity

@@ -131,6 +131,11 @@ class SpecPrompts:
         return (*turns, Message("user", self.question(item, kind)))
 
     @property
+    def completion(self) -> bool:
+        """Generation requests carry the plain text, sent without a chat template (`--format completion`)."""
+        return self.format == "completion"
+
+    @property
     def scoring_kind(self) -> str:
         return self.spec.default_kind
 
