@@ -177,3 +177,24 @@ def test_completion_format_sends_the_text_without_a_chat_template(tiny_model_dir
     assert sample["prompt"][0]["content"].count("Question: ") == 6  # five train examples, then the question
     assert main([*args, "--format", "chat"]) in (0, 1)
     assert len(list(runs.iterdir())) == 2  # the format is part of the run's identity
+
+
+def test_module_benchmarks_register_through_the_entry_point_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    from importlib.metadata import EntryPoint
+
+    from proctor.benchmarks import registry
+
+    (tmp_path / "toy_bench.py").write_text(
+        "from proctor.benchmarks.builtin import Builtin\n"
+        "from proctor.benchmarks.hub import HubSource\n"
+        "def load(data_file=None, seed=0):\n    raise NotImplementedError\n"
+        "BENCHMARKS = (Builtin('toy-bench', load, HubSource('me/toy', split='test'), 3, 'a plugin'),)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    eps = [EntryPoint("toy", "toy_bench", registry.PLUGIN_GROUP),
+           EntryPoint("broken", "no_such_module_anywhere", registry.PLUGIN_GROUP)]
+    plugins = registry.plugin_benchmarks(eps)
+    assert [b.name for b in plugins] == ["toy-bench"]
+    assert "broken" in caplog.text  # a plugin that fails to import is skipped with a warning
+    gathered = registry._gather((), [*plugins, *plugins])
+    assert list(gathered) == ["toy-bench"] and gathered["toy-bench"].as_dict()["source"] == "me/toy"

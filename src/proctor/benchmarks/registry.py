@@ -1,8 +1,9 @@
 """The built-in benchmarks and `load_task`: DATASET is a built-in name or a path.
 
-Each benchmark is one file (`mmlu_pro.py`, `gpqa.py`, `aime2025.py`): loader, prompt templates and its
-`BENCHMARKS` metadata; this module only gathers them. Adding a benchmark is adding a file and its name
-to the tuple below.
+Each benchmark is one file: a spec file (`specs/*.yaml`, or the user's, `proctor.benchmarks.spec`) where its
+behaviour is data, else a module (`mmlu_pro.py`, `gpqa.py`, `aime2025.py`: loader, prompt templates and its
+`BENCHMARKS` metadata). This module only gathers them: proctor's modules, and those other packages register
+under the `proctor.benchmarks` entry-point group.
 
 A built-in loads from the Hugging Face Hub (revision recorded) or, with `data_file`, from a local
 copy in the upstream schema. A path is read by `proctor.formats.detect.load_itemset` and prompted
@@ -11,7 +12,10 @@ with the generic CommonEval builder.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -27,7 +31,36 @@ from .hub import Loaded, file_sha256
 from .spec import read_spec
 from .spec_task import builtin_specs, find_spec, load_spec_task, user_specs
 
-BUILTINS: dict[str, Builtin] = {b.name: b for module in (mmlu_pro, aime2025, gpqa) for b in module.BENCHMARKS}
+PLUGIN_GROUP = "proctor.benchmarks"
+log = logging.getLogger("proctor.benchmarks")
+
+
+def plugin_benchmarks(entry_points: Iterable[EntryPoint] | None = None) -> list[Builtin]:
+    """Benchmarks other packages register under the `proctor.benchmarks` entry-point group: each entry point
+    names a module (or object) with a `BENCHMARKS` tuple of `Builtin`s, or one `Builtin`. One that fails to
+    load is skipped with a warning, never fatal."""
+    found: list[Builtin] = []
+    for ep in entry_points if entry_points is not None else metadata.entry_points(group=PLUGIN_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as e:  # noqa: BLE001 - a third party's import error must not stop proctor
+            log.warning("benchmark plugin %s (%s) not loaded: %s: %s", ep.name, ep.value, type(e).__name__, e)
+            continue
+        declared = obj if isinstance(obj, Builtin) else getattr(obj, "BENCHMARKS", ())
+        found += [b for b in (declared if isinstance(declared, (list, tuple)) else (declared,))
+                  if isinstance(b, Builtin)]
+    return found
+
+
+def _gather(modules: Iterable[Any], plugins: Iterable[Builtin]) -> dict[str, Builtin]:
+    """proctor's own benchmark modules, then the plugins' (a name already taken keeps the first)."""
+    out: dict[str, Builtin] = {b.name: b for module in modules for b in module.BENCHMARKS}
+    for b in plugins:
+        out.setdefault(b.name, b)
+    return out
+
+
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa), plugin_benchmarks())
 
 
 def benchmark_names() -> list[str]:
