@@ -92,7 +92,7 @@ def test_user_spec_listed_and_run_by_name(monkeypatch: pytest.MonkeyPatch, capsy
 
 def test_validate_a_good_spec(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(QUIZ)]) == 0
-    assert "benchmark spec house-quiz: 8 questions, 12 few-shot examples" in capsys.readouterr().out
+    assert "benchmark spec house-quiz, 8 questions, 12 few-shot examples" in capsys.readouterr().out
 
 
 HOSTILE = {

@@ -156,8 +156,8 @@ def validate_spec(path: Path) -> str:
     one-line summary, or InputError with every problem (`path:line: field: what`)."""
     spec = read_spec(path)
     if spec.source.split not in spec.source.files:
-        return f"{path}: benchmark spec {spec.name} (rows on the hub: {spec.source.dataset}; not fetched)"
+        return f"OK {path}: benchmark spec {spec.name} (rows on the hub: {spec.source.dataset}; not fetched)"
     task = load_spec_task(path)
     pool = task.prompts.pool if isinstance(task.prompts, SpecPrompts) else []
     shots = f", {len(pool)} few-shot examples" if spec.fewshot is not None and pool is not task.items else ""
-    return f"{path}: benchmark spec {spec.name}: {len(task.items)} questions{shots}, prompts {', '.join(spec.prompts)}"
+    return f"OK {path}: benchmark spec {spec.name}, {len(task.items)} questions{shots}, prompts {', '.join(spec.prompts)}"
