@@ -118,7 +118,8 @@ def test_aime_comparison_is_integer_only() -> None:
 
 
 def test_every_rule_names_its_upstream_source() -> None:
-    assert set(ANSWER_RULES) == {"tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime"}
+    assert set(ANSWER_RULES) == {"tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime",
+                                 "lmeval-gsm8k-strict-match", "lmeval-gsm8k-flexible-extract"}
     assert all(r.source and r.name == name for name, r in ANSWER_RULES.items())
 
 
