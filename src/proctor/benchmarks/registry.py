@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import InputError, ProctorError
+from ..fewshot import FewShotPrompts
 from ..formats.convert import question_to_item
-from ..prompts import ItemPromptBuilder
+from ..prompts import FIVE_SHOT, ItemPromptBuilder
 from ..records import Dataset, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..tasks import Task
@@ -29,6 +30,7 @@ from . import aime2025, gpqa, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
+from .spec_prompts import FORMATS
 from .spec_task import builtin_specs, find_spec, load_spec_task, user_specs
 
 PLUGIN_GROUP = "proctor.benchmarks"
@@ -136,17 +138,24 @@ def load_task(
     prompt_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     fmt: str | None = None,
+    fewshot_from: str | Path | None = None,
+    prompt_kind: str | None = None,
 ) -> Task:
     """A Task for a built-in name, a spec benchmark (a shipped or user spec's name, or a spec file's path) or a
-    path (items JSONL, CommonEval directory, Question dataset). `shots` and `fmt` (--shots, --format) apply
-    to spec benchmarks."""
+    path (items JSONL, CommonEval directory, Question dataset). `shots` and `fmt` (--shots, --format) apply to
+    spec benchmarks and paths; a path's examples come from `fewshot_from` (--fewshot-from), else from itself
+    (`prompt_kind` five_shot asks for five)."""
     spec_path = None if is_builtin(spec) else find_spec(spec)
     if spec_path is not None:
+        if fewshot_from is not None:
+            raise ProctorError(f"{spec}: a spec benchmark names its own few-shot source (`fewshot:`); "
+                               "--fewshot-from is for item files")
         task = load_spec_task(spec_path, data_file=data_file, shots=shots, fmt=fmt)
         task.items = select(task.items, limit=limit, limit_per_category=limit_per_category)
         return task
-    if shots is not None or fmt is not None:
-        raise ProctorError(f"--shots and --format apply to spec benchmarks (`proctor datasets`), not to {spec!r}")
+    if is_builtin(spec) and (shots is not None or fmt is not None or fewshot_from is not None):
+        raise ProctorError(f"--shots, --format and --fewshot-from apply to spec benchmarks and item files, not to "
+                           f"the built-in {spec!r} (its prompt kinds: --prompt)")
     if is_builtin(spec):
         loaded = load_builtin(spec, data_file=data_file, seed=seed, prompt_options=prompt_options)
         ds = loaded.dataset
@@ -165,7 +174,25 @@ def load_task(
             f"--data-file applies to the built-in benchmarks ({', '.join(BUILTINS)}) and spec benchmarks, "
             f"not to {spec!r}"
         )
-    return _path_task(spec, limit=limit, limit_per_category=limit_per_category)
+    task = _path_task(spec, limit=limit, limit_per_category=limit_per_category)
+    if shots is None and fmt is None and fewshot_from is None and prompt_kind != FIVE_SHOT:
+        return task
+    return with_fewshot(task, shots=shots, fmt=fmt, fewshot_from=fewshot_from)
+
+
+def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from: str | Path | None) -> Task:
+    """An item task with examples before each item (`proctor.fewshot`): from `fewshot_from` (any item format),
+    else the task's own items (never the one asked)."""
+    if fmt is not None and fmt not in FORMATS:
+        raise ProctorError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    assert isinstance(task.prompts, ItemPromptBuilder)
+    pool = list(task.items) if fewshot_from is None else _path_task(str(fewshot_from), limit=None,
+                                                                     limit_per_category=None).items
+    if fewshot_from is not None:
+        task.source["fewshot"] = {"path": str(Path(fewshot_from).resolve()), "sha256": file_sha256(fewshot_from)}
+    task.prompts = FewShotPrompts(task.prompts, pool=pool, shots=shots, format="completion" if fmt == "completion"
+                                  else "chat")
+    return task
 
 
 def _path_task(spec: str, *, limit: int | None, limit_per_category: int | None) -> Task:

@@ -66,11 +66,14 @@ RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=( 
     "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False)]
 Shots = Annotated[int | None, typer.Option(metavar="K", min=0, help=(
     "Few-shot examples before each question (spec benchmarks: from the split or file their `fewshot` names; "
-    "default: the prompt kind's own count). Part of the run's identity."))]
+    "item data: from --fewshot-from; default: the prompt kind's own count). Part of the run's identity."))]
+FewshotFrom = Annotated[Path | None, typer.Option(metavar="PATH", help=(
+    "Item data: the file (any proctor format) few-shot examples come from (default: the dataset itself, never "
+    "the item asked)."), show_default=False)]
 FormatOpt = Annotated[str | None, typer.Option("--format", metavar="completion|chat", help=(
-    "How a spec benchmark's prompt is sent: one plain text (completion, lm-eval's default) or chat turns "
-    "(description as system message, each example a user/assistant turn). Part of the run's identity "
-    "(default: completion)."), show_default=False)]
+    "How a prompt with examples is sent: one plain text (completion, with no chat template) or chat turns "
+    "(each example a user/assistant turn). Part of the run's identity (default: completion for spec "
+    "benchmarks, as lm-eval; chat for item data)."), show_default=False)]
 PromptKind = Annotated[str | None, typer.Option(metavar="KIND", help=(
     "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))]
 LimitPerCategory = Annotated[int | None, typer.Option(
@@ -163,6 +166,7 @@ def run(
     prompt: PromptKind = None,
     shots: Shots = None,
     fmt: FormatOpt = None,
+    fewshot_from: FewshotFrom = None,
     limit: options.Limit = None,
     limit_per_category: LimitPerCategory = None,
     seed: options.ChoiceSeed = 0,
@@ -255,7 +259,7 @@ def run(
     )
     tasks = [  # the data first: a missing file or the Hub's answer comes before any model loads
         load_task(name, data_file=data_file, seed=seed, limit=limit, limit_per_category=limit_per_category,
-                  shots=shots, fmt=fmt)
+                  shots=shots, fmt=fmt, fewshot_from=fewshot_from, prompt_kind=prompt)
         for name in datasets
     ]
     config = RunConfig(
