@@ -87,3 +87,10 @@ def gsm8k_rows(n: int, tag: str) -> list[dict[str, Any]]:
              "answer": f"She has {i + 2} + {3 * i} = <<{i + 2}+{3 * i}={4 * i + 2}>>{4 * i + 2}.\n"
                        f"#### {4 * i + 2:,}"}
             for i in range(n)]
+
+
+def winogrande_rows(n: int, tag: str) -> list[dict[str, Any]]:
+    """allenai/winogrande: sentence (one `_`), option1, option2, answer ("1" or "2")."""
+    return [{"sentence": f"{tag} {i}: Ann gave Bea the book because _ had finished reading it {i} times.",
+             "option1": "Ann", "option2": "Bea", "answer": "12"[(i * 5) % 2 if i % 3 else 1]}
+            for i in range(n)]

@@ -84,11 +84,12 @@ class Choices(_Strict):
 
 
 class Answer(_Strict):
-    """The reference answer: a column read `as` an option index, a letter, an upstream label (`choices.labels`),
-    the option's text, or (open answers, no choices) a value, transformed."""
+    """The reference answer: a column read `as` an option index (0 = the first), an ordinal (1 = the first), a
+    letter, an upstream label (`choices.labels`), the option's text, or (open answers, no choices) a value,
+    transformed."""
 
     column: str
-    as_: Literal["index", "letter", "label", "text", "value"] = Field(alias="as")
+    as_: Literal["index", "ordinal", "letter", "label", "text", "value"] = Field(alias="as")
     transforms: tuple[str, ...] = ()
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -185,8 +186,10 @@ class Scoring(_Strict):
     """How answers are scored: by each option's log-likelihood (acc, acc_norm) or by generating one."""
 
     mode: Literal["loglikelihood", "generation"]
-    # loglikelihood: the scored continuation is target_delimiter + the option's text, or its letter (MMLU)
-    continuation: Literal["text", "letter"] = "text"
+    # loglikelihood: the scored continuation is target_delimiter + the option's text, or its letter (MMLU); or
+    # `blank`: each option fills the question's `_` as its own context and the text after the blank is the
+    # shared continuation (Winogrande's partial scoring)
+    continuation: Literal["text", "letter", "blank"] = "text"
     answer_rule: str | None = None  # a name in proctor.scoring.extract.ANSWER_RULES (generation)
     max_tokens: int | None = Field(default=None, ge=1)
     stop: tuple[str, ...] = ()

@@ -11,6 +11,7 @@ from ..formats.problems import field_name
 from ..records import LETTERS, Question
 from .hub import FILE_SUFFIXES, HubSource, Rows, fetch, parse_list_cell
 from .spec import Answer, BenchmarkSpec, Choices, Fields, LineOf, Text
+from .spec_prompts import BLANK
 from .spec_template import apply_transforms, fields_of, lookup, render
 
 
@@ -81,7 +82,10 @@ def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
     problems = []
     for i, row in enumerate(rows.rows):
         try:
-            out.append(row_question(spec.fields, row, i))
+            question = row_question(spec.fields, row, i)
+            if spec.scoring.continuation == "blank" and BLANK not in question.question:
+                raise ValueError(f"the question has no blank {BLANK!r} for the options to fill")
+            out.append(question)
         except (KeyError, ValueError, TypeError, IndexError) as e:
             field = e.args[0] if isinstance(e, KeyError) else None
             why = f"no column {field!r}" if field is not None else str(e).splitlines()[0]
@@ -141,8 +145,9 @@ def _answer(a: Answer, c: Choices | None, row: dict[str, Any], choices: dict[str
         return apply_transforms(str(raw), a.transforms)
     text = apply_transforms(str(raw), a.transforms)
     letters = list(choices)
-    if a.as_ == "index":
+    if a.as_ in ("index", "ordinal"):
         index = int(text) if text.strip().lstrip("-").isdigit() else -1
+        index -= a.as_ == "ordinal"
     elif a.as_ == "letter":
         index = letters.index(text.strip().upper()) if text.strip().upper() in letters else -1
     elif a.as_ == "label":

@@ -23,6 +23,7 @@ from .spec_template import render
 
 Format = Literal["completion", "chat"]
 FORMATS: tuple[str, ...] = ("completion", "chat")
+BLANK = "_"  # Winogrande's blank, filled by each option (scoring.continuation: blank)
 _META = "question."  # proctor.formats.convert's prefix for Question fields kept on an Item
 
 
@@ -74,7 +75,28 @@ class SpecPrompts:
         return render(self.spec.prompts[kind].template, self._fields(item))
 
     def target(self, item: Item) -> str:
+        if self.blank:
+            return self._after_blank(item, self.spec.default_kind)
         return render(self.spec.target, self._fields(item))
+
+    @property
+    def blank(self) -> bool:
+        return self.spec.scoring.continuation == "blank"
+
+    def _filled(self, item: Item, kind: str) -> list[str]:
+        """Blank mode: the question up to its blank, filled by each option (lm-eval winogrande's doc_to_choice)."""
+        q = self.question(item, kind)
+        return [q[: q.index(BLANK)] + option for option in (item.choices or {}).values()]
+
+    def _after_blank(self, item: Item, kind: str) -> str:
+        q = self.question(item, kind)
+        return q[q.index(BLANK) + 1:].strip()
+
+    def _example_question(self, item: Item, kind: str) -> str:
+        """An example's question: blank mode shows it filled by its correct option."""
+        if not self.blank:
+            return self.question(item, kind)
+        return self._filled(item, kind)[list(item.choices or {}).index(item.best_answer)]
 
     def description(self, item: Item) -> str:
         return render(self.spec.description_template, self._fields(item))
@@ -115,10 +137,14 @@ class SpecPrompts:
     def text(self, item: Item, kind: str) -> str:
         """The plain-text prompt (lm-eval without a chat template), byte for byte."""
         check_kind(kind, self.kinds, self.spec.name)
+        return self._prefix(item, kind) + self.question(item, kind)
+
+    def _prefix(self, item: Item, kind: str) -> str:
+        """The description and the examples, each `question + target_delimiter + target + fewshot_delimiter`."""
         spec = self.spec
-        shots = "".join(self.question(ex, kind) + spec.target_delimiter + self.target(ex) + spec.fewshot_delimiter
-                        for ex in self.examples(item, kind))
-        return self.description(item) + shots + self.question(item, kind)
+        shots = "".join(self._example_question(ex, kind) + spec.target_delimiter + self.target(ex)
+                        + spec.fewshot_delimiter for ex in self.examples(item, kind))
+        return self.description(item) + shots
 
     def messages(self, item: Item, kind: str) -> tuple[Message, ...]:
         if self.format == "completion":
@@ -127,7 +153,7 @@ class SpecPrompts:
         description = self.description(item)
         turns = [Message("system", description)] if description else []
         for ex in self.examples(item, kind):
-            turns += [Message("user", self.question(ex, kind)), Message("assistant", self.target(ex))]
+            turns += [Message("user", self._example_question(ex, kind)), Message("assistant", self.target(ex))]
         return (*turns, Message("user", self.question(item, kind)))
 
     @property
@@ -140,16 +166,29 @@ class SpecPrompts:
         return self.spec.default_kind
 
     def logprob_context(self, item: Item) -> str:
-        return self.text(item, self.scoring_kind)
+        """The context options are scored after (blank mode: the first option's)."""
+        return self.choice_pairs(item)[0][0]
+
+    def choice_pairs(self, item: Item) -> list[tuple[str, str]]:
+        """(context, continuation) per option: the prompt and target_delimiter + the option's text (or letter);
+        blank mode: the prompt with the blank filled by the option, and what follows the blank."""
+        kind = self.scoring_kind
+        delimiter = self.spec.target_delimiter
+        if self.blank:
+            prefix, rest = self._prefix(item, kind), delimiter + self._after_blank(item, kind)
+            return [(prefix + filled, rest) for filled in self._filled(item, kind)]
+        context = self.text(item, kind)
+        by_letter = self.spec.scoring.continuation == "letter"
+        return [(context, delimiter + (k if by_letter else v)) for k, v in (item.choices or {}).items()]
 
     def continuations(self, item: Item) -> list[str]:
-        """What each option's log-likelihood is of: target_delimiter + its text (or its letter)."""
-        options = item.choices or {}
-        by_letter = self.spec.scoring.continuation == "letter"
-        return [self.spec.target_delimiter + (k if by_letter else v) for k, v in options.items()]
+        return [c for _, c in self.choice_pairs(item)]
 
     def norm_texts(self, item: Item) -> list[str]:
-        """What acc_norm divides by the length of: the continuation without the delimiter (lm-eval's choice)."""
+        """What acc_norm divides by the length of, as lm-eval: each choice (the option's text or letter; blank
+        mode: the question filled by the option)."""
+        if self.blank:
+            return self._filled(item, self.scoring_kind)
         return [c[len(self.spec.target_delimiter):] for c in self.continuations(item)]
 
     def request_defaults(self, kind: str) -> KindDefaults:

@@ -54,12 +54,9 @@ def _norm_texts(item: Item) -> list[str] | None:
     return list(spec[1].values()) if spec is not None and spec[1] is not None else None
 
 
-def choice_requests(item: Item, context: str, continuations: Sequence[str] | None = None) -> list[LoglikelihoodRequest]:
+def choice_requests(item: Item, context: str) -> list[LoglikelihoodRequest]:
     """One request per option, in letter order: continuation = " " + option text (then, for a spec-style
-    item whose prompt letters its options, one per option text for acc_norm); or the task's own
-    `continuations` (a spec benchmark: its target delimiter + each option's text or letter)."""
-    if continuations is not None:
-        return [LoglikelihoodRequest(context, c) for c in continuations]
+    item whose prompt letters its options, one per option text for acc_norm)."""
     texts = list(_options(item).values()) + (_norm_texts(item) or [])
     return [LoglikelihoodRequest(context, " " + text) for text in texts]
 
@@ -131,9 +128,10 @@ class ChoiceScorer:
         return text_hash("logprob", *(task.prompts.logprob_context(item) for item in task.items))
 
     def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
-        own = getattr(task.prompts, "continuations", None)
-        continuations = own(item) if callable(own) else None
-        return list(choice_requests(item, task.prompts.logprob_context(item), continuations))
+        pairs = getattr(task.prompts, "choice_pairs", None)  # a spec benchmark's own (context, continuation)s
+        if callable(pairs):
+            return [LoglikelihoodRequest(context, continuation) for context, continuation in pairs(item)]
+        return list(choice_requests(item, task.prompts.logprob_context(item)))
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         own = getattr(task.prompts, "norm_texts", None)
