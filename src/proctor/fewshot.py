@@ -11,12 +11,34 @@ example followed by `Answer: <answer>` and a blank line. Log-likelihood contexts
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .models.base import Message
 from .prompts import FIVE_SHOT, N_SHOTS, ItemPromptBuilder, check_kind, pool_digest
 from .records import Item
 from .tasks import text_hash
+
+
+class _WithShots(Protocol):
+    @property
+    def kinds(self) -> tuple[str, ...]: ...
+    @property
+    def shots(self) -> int | None: ...
+    @property
+    def format(self) -> str: ...
+
+    def template_hash(self, kind: str) -> str: ...
+
+
+def shots_identity(builder: _WithShots, default_format: str) -> dict[str, Any]:
+    """What a few-shot builder adds to a run's identity: a hash over every kind's prompts, and the shots and
+    format when they differ from the defaults (so runs made without them keep their ids)."""
+    out: dict[str, Any] = {"prompt_hash": text_hash(*(builder.template_hash(k) for k in builder.kinds))}
+    if builder.shots is not None:
+        out["shots"] = builder.shots
+    if builder.format != default_format:
+        out["format"] = builder.format
+    return out
 
 
 def example_answer(item: Item, as_text: bool) -> str:
@@ -81,9 +103,4 @@ class FewShotPrompts:
 
     def identity(self) -> dict[str, Any]:
         """Shots and format (when chosen) and a hash of every kind's prompts: part of the run's identity."""
-        out: dict[str, Any] = {"prompt_hash": text_hash(*(self.template_hash(k) for k in self.kinds))}
-        if self.shots is not None:
-            out["shots"] = self.shots
-        if self.format != "chat":
-            out["format"] = self.format
-        return out
+        return shots_identity(self, default_format="chat")

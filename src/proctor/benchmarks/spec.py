@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import InputError, Problem
 from ..scoring.extract import ANSWER_RULES
@@ -39,22 +47,23 @@ def _check_template(value: str) -> str:
     return value
 
 
+def _check_transforms(value: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        check_transforms(value)
+    except TemplateError as e:
+        raise ValueError(str(e)) from None
+    return value
+
+
+Template = Annotated[str, AfterValidator(_check_template)]  # `{field}` / `{field:transform}`, checked when read
+Transforms = Annotated[tuple[str, ...], AfterValidator(_check_transforms)]  # names in the closed set
+
+
 class Text(_Strict):
     """A text made from a row: a template over its columns, then transforms over the whole text."""
 
-    template: str
-    transforms: tuple[str, ...] = ()
-
-    _template = field_validator("template")(_check_template)
-
-    @field_validator("transforms")
-    @classmethod
-    def _known(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        try:
-            check_transforms(v)
-        except TemplateError as e:
-            raise ValueError(str(e)) from None
-        return v
+    template: Template
+    transforms: Transforms = ()
 
 
 def _as_text(value: Any) -> Any:
@@ -70,16 +79,12 @@ class Choices(_Strict):
     from_list: str | None = Field(default=None, alias="list")
     columns: tuple[str, ...] | None = None
     labels: str | None = None
-    transforms: tuple[str, ...] = ()
+    transforms: Transforms = ()
 
     @model_validator(mode="after")
     def _one_source(self) -> Choices:
         if (self.from_list is None) == (self.columns is None):
             raise ValueError("give exactly one of `list` (a list column) or `columns` (one column per option)")
-        try:
-            check_transforms(self.transforms)
-        except TemplateError as e:
-            raise ValueError(str(e)) from None
         return self
 
 
@@ -90,18 +95,9 @@ class Answer(_Strict):
 
     column: str
     as_: Literal["index", "ordinal", "letter", "label", "text", "value"] = Field(alias="as")
-    transforms: tuple[str, ...] = ()
+    transforms: Transforms = ()
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @field_validator("transforms")
-    @classmethod
-    def _known(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        try:
-            check_transforms(v)
-        except TemplateError as e:
-            raise ValueError(str(e)) from None
-        return v
 
 
 class Fields(_Strict):
@@ -176,10 +172,8 @@ class FewShot(_Strict):
 
 
 class PromptKind(_Strict):
-    template: str
+    template: Template
     shots: int = Field(default=0, ge=0, le=64)
-
-    _template = field_validator("template")(_check_template)
 
 
 class Scoring(_Strict):

@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..fewshot import shots_identity
 from ..models.base import Message
 from ..prompts import KindDefaults, check_kind, pool_digest
 from ..records import Item
@@ -206,9 +207,4 @@ class SpecPrompts:
 
     def identity(self) -> dict[str, Any]:
         """What the run id must change with beyond the items: shots and format when chosen, the prompts' hash."""
-        out: dict[str, Any] = {"prompt_hash": text_hash(*(self.template_hash(k) for k in self.kinds))}
-        if self.shots is not None:
-            out["shots"] = self.shots
-        if self.format != "completion":
-            out["format"] = self.format
-        return out
+        return shots_identity(self, default_format="completion")
