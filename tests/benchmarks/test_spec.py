@@ -198,3 +198,27 @@ def test_module_benchmarks_register_through_the_entry_point_group(tmp_path: Path
     assert "broken" in caplog.text  # a plugin that fails to import is skipped with a warning
     gathered = registry._gather((), [*plugins, *plugins])
     assert list(gathered) == ["toy-bench"] and gathered["toy-bench"].as_dict()["source"] == "me/toy"
+
+
+def test_stats_and_convert_read_a_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", str(QUIZ)]) == 0
+    assert "house-quiz: 8 items" in capsys.readouterr().out
+    out = tmp_path / "quiz.jsonl"
+    assert main(["convert", str(QUIZ), "--to", "items", "-o", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 8
+
+
+def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
+    from proctor.models.base import Capability, ModelBase
+    from proctor.runner import RunConfig, _check_before_start, build_scorer
+
+    class ChatOnly(ModelBase):
+        name = "chat-only"
+        capabilities = frozenset({Capability.GENERATE})
+
+    task = load_task(str(QUIZ), fmt="completion")
+    config = RunConfig(mode="generate", prompt_kind="zero_shot")
+    with pytest.raises(Exception, match="--format chat"):
+        _check_before_start(task, ChatOnly(), build_scorer(task, config), config)
+    chat_task = load_task(str(QUIZ), fmt="chat")
+    _check_before_start(chat_task, ChatOnly(), build_scorer(chat_task, config), config)

@@ -29,12 +29,14 @@ class DialectChoice(StrEnum):
 
 
 def resolve_dataset(spec: str, data_file: Path | None = None, seed: int = 0) -> ItemSet:
-    """DATASET: a path in any item-bearing format, else a built-in benchmark name (hub or `data_file`)."""
+    """DATASET: a path in any item-bearing format, else a built-in benchmark or a benchmark spec (its name or
+    file; hub or `data_file`)."""
     from ..benchmarks.registry import load_task
+    from ..benchmarks.spec import is_spec_file
     from ..formats.convert import slug
     from ..formats.detect import load_itemset
 
-    if data_file is None and Path(spec).exists():
+    if data_file is None and Path(spec).exists() and not is_spec_file(spec):
         return load_itemset(spec)
     task = load_task(spec, data_file=data_file, seed=seed)
     return ItemSet(
