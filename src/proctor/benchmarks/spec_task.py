@@ -59,9 +59,9 @@ def find_spec(name: str) -> Path | None:
     if p.suffix.lower() in SPEC_SUFFIXES and p.is_file():
         return p if is_spec_file(p) else None
     key = name.strip().lower()
-    for path in _spec_files(BUILTIN_SPECS):
-        if path.stem.lower().replace("_", "-") == key:
-            return path
+    shipped = next((path for n, (path, _) in builtin_specs().items() if n.lower() == key), None)
+    if shipped is not None:
+        return shipped
     user, _ = user_specs()
     return next((path for n, (path, _) in user.items() if n.lower() == key), None)
 
