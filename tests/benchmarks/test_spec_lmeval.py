@@ -224,3 +224,18 @@ def test_gsm8k_both_filters_equal_lm_eval_on_replayed_outputs(tmp_path: Path) ->
         mine = [score_item(it, REPLIES[i], ANSWER_RULES[rule]).score for i, it in enumerate(ours.items)]
         assert mine == [by_filter[filt][i] for i in range(len(ours.items))], filt
     assert sum(by_filter["flexible-extract"].values()) > sum(by_filter["strict-match"].values()) > 0
+
+
+def test_mmlu_description_of_every_subject_equals_lm_evals(tmp_path: Path) -> None:
+    """All 57 subject files: proctor's description for a question of that subject is the YAML's own."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+    from lmeval_oracle import TASKS
+
+    configs = [load_yaml(p, resolve_func=False) for p in sorted((TASKS / "mmlu" / "default").glob("mmlu_*.yaml"))]
+    assert len(configs) == 57
+    rows = [{"question": "q?", "subject": c["dataset_name"], "choices": ["a", "b", "c", "d"], "answer": 0}
+            for c in configs]
+    write_jsonl(tmp_path / "test.jsonl", rows)
+    write_jsonl(tmp_path / "dev.jsonl", rows)
+    task = load_task("mmlu", data_file=tmp_path, shots=0)
+    assert [task.prompts.description(it) for it in task.items] == [c["description"] for c in configs]  # type: ignore[attr-defined]
