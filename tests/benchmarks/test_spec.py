@@ -222,3 +222,24 @@ def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
         _check_before_start(task, ChatOnly(), build_scorer(task, config), config)
     chat_task = load_task(str(QUIZ), fmt="chat")
     _check_before_start(chat_task, ChatOnly(), build_scorer(chat_task, config), config)
+
+
+def test_ids_must_be_unique_integers(tmp_path: Path) -> None:
+    (tmp_path / "quiz").symlink_to(FIXTURES / "quiz")
+    for column, pattern in (("level", r"test\.csv:2: row: level: 'easy' is not an integer id \(\+7 more rows\)"),
+                            ("qid", None)):
+        spec = tmp_path / f"{column}.yaml"
+        spec.write_text(QUIZ.read_text().replace("id: qid", f"id: {column}"))
+        if pattern is None:
+            assert len(load_task(str(spec)).items) == 8
+            continue
+        with pytest.raises(InputError, match=pattern):
+            load_task(str(spec))
+    rows = tmp_path / "dup.jsonl"
+    rows.write_text('{"n": 1, "q": "a?", "a": "x"}\n{"n": 1, "q": "b?", "a": "y"}\n')
+    spec = tmp_path / "dup.yaml"
+    spec.write_text("name: dup\nsource: {split: test, files: {test: dup.jsonl}}\n"
+                    "fields: {id: n, question: '{q}', answer: {column: a, as: value}}\n"
+                    "prompts: {zero_shot: '{question}'}\nscoring: {mode: generation}\n")
+    with pytest.raises(InputError, match=r"dup\.jsonl:2: row: id 1 is repeated"):
+        load_task(str(spec))

@@ -80,11 +80,15 @@ def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
     check_columns(spec, rows, where or Path(rows.path), line_of)
     out: list[Question] = []
     problems = []
+    seen: set[int] = set()
     for i, row in enumerate(rows.rows):
         try:
             question = row_question(spec.fields, row, i)
             if spec.scoring.continuation == "blank" and BLANK not in question.question:
                 raise ValueError(f"the question has no blank {BLANK!r} for the options to fill")
+            if question.id in seen:
+                raise ValueError(f"id {question.id} is repeated (fields.id must name a column of unique integers)")
+            seen.add(question.id)
             out.append(question)
         except (KeyError, ValueError, TypeError, IndexError) as e:
             field = e.args[0] if isinstance(e, KeyError) else None
@@ -105,7 +109,7 @@ def row_question(fields: Fields, row: dict[str, Any], index: int) -> Question:
     """One row as a Question (seed 001), by the spec's mapping."""
     choices = _choices(fields.choices, row) if fields.choices is not None else {}
     answer = _answer(fields.answer, fields.choices, row, choices)
-    qid = int(lookup(row, fields.id)) if fields.id is not None else index
+    qid = _integer(lookup(row, fields.id), fields.id) if fields.id is not None else index
     metadata = {name: _text(t, row) for name, t in fields.metadata.items()}
     tags = lookup(row, fields.tags) if fields.tags is not None else []
     return Question(
@@ -120,6 +124,13 @@ def row_question(fields: Fields, row: dict[str, Any], index: int) -> Question:
         tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)],
         metadata=metadata,
     )
+
+
+def _integer(value: Any, column: str) -> int:
+    text = str(value).strip()
+    if not text.lstrip("-").isdigit():
+        raise ValueError(f"{column}: {text[:40]!r} is not an integer id")
+    return int(text)
 
 
 def _list(value: Any, path: str) -> list[Any]:

@@ -78,14 +78,14 @@ def load_spec_task(path: Path, *, data_file: str | Path | None = None, shots: in
     rows = split_rows(spec, path.parent, spec.source.split, data_dir)
     questions = to_questions(spec, rows, path, line_of)
     items = [question_to_item(q, spec.name) for q in questions]
-    pool, same_split = _pool(spec, path, data_dir, items, line_of)
+    pool, same_split, pool_source = _pool(spec, path, data_dir, items, line_of)
     prompts = SpecPrompts(spec, pool=pool, order=[it.identifier for it in items], same_split=same_split,
                           shots=shots, format=_format(fmt))
     return Task(
         name=spec.name,
         items=items,
         prompts=prompts,
-        source=_provenance(spec, path, rows),
+        source=_provenance(spec, path, rows) | ({"fewshot": pool_source} if pool_source else {}),
         default_max_tokens=spec.scoring.max_tokens,
         default_mode="logprob" if spec.scoring.mode == "loglikelihood" else "generate",
         answer_rules=_rules(spec),
@@ -98,20 +98,22 @@ def _format(fmt: str | None) -> Format:
 
 
 def _pool(spec: BenchmarkSpec, path: Path, data_dir: Path | None, items: list[Item],
-          line_of: LineOf) -> tuple[list[Item], bool]:
-    """The few-shot examples (upstream order) and whether they are the evaluated split itself."""
+          line_of: LineOf) -> tuple[list[Item], bool, dict[str, Any]]:
+    """The few-shot examples (upstream order), whether they are the evaluated split itself, and where they came
+    from (split, revision or file and its sha256)."""
     fs = spec.fewshot
     if fs is None:
-        return [], False
+        return [], False, {}
     if fs.split == spec.source.split:
-        return items, True
+        return items, True, {"split": fs.split}
     if fs.file is not None:
         rows: Rows = fetch_file(path.parent / fs.file)
     else:
         assert fs.split is not None
         rows = split_rows(spec, path.parent, fs.split, data_dir)
     pool = to_questions(spec, rows, path, line_of)
-    return [question_to_item(q, f"{spec.name}-fewshot") for q in pool], False
+    source = {k: v for k, v in rows.provenance.items() if k != "source"}
+    return [question_to_item(q, f"{spec.name}-fewshot") for q in pool], False, source
 
 
 def fetch_file(path: Path) -> Rows:
