@@ -239,3 +239,30 @@ def test_mmlu_description_of_every_subject_equals_lm_evals(tmp_path: Path) -> No
     write_jsonl(tmp_path / "dev.jsonl", rows)
     task = load_task("mmlu", data_file=tmp_path, shots=0)
     assert [task.prompts.description(it) for it in task.items] == [c["description"] for c in configs]  # type: ignore[attr-defined]
+
+
+def _lmeval_chat(task: Any, num_fewshot: int) -> list[list[dict[str, str]]]:
+    """lm-eval's chat messages per document (`--apply_chat_template --fewshot_as_multiturn`), captured from the
+    chat template it hands them to."""
+    import json
+
+    task.set_fewshot_seed(1234)
+    docs = list(task.eval_docs)
+    return [json.loads(task.fewshot_context(doc, num_fewshot, apply_chat_template=True, fewshot_as_multiturn=True,
+                                            chat_template=lambda msgs, **_: json.dumps(msgs)))
+            for doc in docs]
+
+
+def test_chat_format_is_lm_evals_multiturn_rendering(tmp_path: Path) -> None:
+    files = _mmlu_files(tmp_path)["virology"]
+    theirs = _lmeval_chat(lmeval_task("mmlu/default/mmlu_virology.yaml", files, 5), 5)
+    ours = load_task("mmlu", data_file=tmp_path / "virology", fmt="chat")
+    mine = [[{"role": m.role, "content": m.content} for m in ours.prompts.messages(it, "five_shot")]
+            for it in ours.items]
+    assert mine == theirs and theirs[0][0]["role"] == "system"
+    gsm = _gsm8k(tmp_path / "gsm8k")
+    theirs = _lmeval_chat(lmeval_task("gsm8k/gsm8k.yaml", gsm), 5)
+    ours = load_task("gsm8k", data_file=tmp_path / "gsm8k", fmt="chat")
+    assert [[{"role": m.role, "content": m.content} for m in ours.prompts.messages(it, "five_shot")]
+            for it in ours.items] == theirs
+    assert len(theirs) == 6 and [m["role"] for m in theirs[0]] == ["user", "assistant"] * 5 + ["user"]
