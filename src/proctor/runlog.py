@@ -78,6 +78,8 @@ class Reading(_Log):
     reader: str  # "tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime" or "proctor" (the robust reader)
     rule: str
     answer: str | None = None
+    score: float | None = None  # the credit this reading earns (None: not scored by rule)
+    level: int | None = None  # the level of the authors' fallback chain that read it (TIGER-Lab: 1, 2, 3); None: none
 
 
 class Readings(_Log):
@@ -357,6 +359,22 @@ class Cost(BaseModel):
     judge_unpriced_calls: int | None = None
 
 
+class AnswerReading(BaseModel):
+    """How the numbers of a rule with levels (TIGER-Lab's MMLU-Pro chain) were read: the authors' accuracy
+    beside the share read only by the last fallback, the share credited as guesses, the strict accuracy
+    (levels 1-2, an unread reply wrong) and proctor's robust reader's accuracy, over the samples that count."""
+
+    rule: str  # the reference rule ("tiger-lab-mmlu-pro")
+    no_answer: str = "wrong"  # how the authors' accuracy counted an unread reply: "wrong" or "guess" (1/k)
+    n: int = 0  # samples counted (scored)
+    by_level: dict[str, int] = Field(default_factory=dict)  # "1", "2", "3", "none" → samples read there
+    accuracy: float | None = None  # the authors' count: their levels, an unread reply as `no_answer` says
+    fallback_share: float | None = None  # read only by the last level (the lone letter)
+    guess_share: float | None = None  # unread, credited 1/k as a guess (0 under "wrong")
+    strict_accuracy: float | None = None  # levels before the last only; the last level and unread replies wrong
+    robust_accuracy: float | None = None  # proctor's robust reader, unread wrong
+
+
 class Results(BaseModel):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
@@ -375,6 +393,7 @@ class Results(BaseModel):
     calibration: Calibration | None = None
     acc_norm: MetricBlock | None = None
     judge_agreement: JudgeAgreement | None = None
+    answer_reading: AnswerReading | None = None  # a reference rule with levels: how each number was read
     metrics: dict[str, MetricValue] = Field(default_factory=dict)  # registered metrics beyond the built-ins
     truncated_as: str | None = None  # how accuracy counted truncated samples: "wrong" or "excluded"
     extract: str | None = None  # which reading scored: "reference" or "robust"

@@ -48,7 +48,7 @@ from .runlog import (
 )
 from .scoring.base import Answer, Answered, Request, Scored, Scorer
 from .shard import Shard, manifest_shard, write_shard_file
-from .tasks import Task
+from .tasks import Task, default_no_answer
 
 Mode = Literal["generate", "logprob"]
 DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
@@ -80,7 +80,9 @@ class RunConfig:
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
     truncated_as: str = "wrong"  # "excluded": truncated samples leave accuracy (their rate is reported either way)
     extract: str = "reference"  # "robust": proctor's reader scores, not the benchmark's reference rule
-    no_answer: str = "wrong"  # "guess": an unanswered item earns 1/k for k options (the expected value of a guess)
+    # "guess": an unanswered item earns 1/k for k options (the expected value of a guess); None: as the prompt
+    # kind's reference rule counts it (`proctor.tasks.default_no_answer`: TIGER-Lab's MMLU-Pro kinds guess)
+    no_answer: str | None = None
     price: Price | None = None  # money per million tokens: cost per sample, per run, per correct answer
     max_cost: Decimal | None = None  # stop before a request could cross it (needs `price`, and `judge_price`)
     judge_price: Price | None = None  # the judge's money per million tokens: its calls are on the run's bill
@@ -103,15 +105,27 @@ def build_scorer(task: Task, config: RunConfig, judge: Model | None = None) -> S
 
         return ChoiceScorer()
     kind = config.prompt_kind or task.prompts.kinds[0]
+    rule = task.answer_rule(kind)
+    rule_name, no_answer = (rule.name if rule is not None else None), no_answer_policy(task, config)
     if judge is None:
         from .scoring.scorers import GenerationScorer
 
-        return GenerationScorer(kind, config.settings, config.epochs, extract=config.extract)
+        return GenerationScorer(kind, config.settings, config.epochs, extract=config.extract, answer_rule=rule_name,
+                                no_answer=no_answer)
     from .scoring.judge import JudgeScorer
 
     agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: config.judge_agreement]
     return JudgeScorer(kind, config.settings, config.epochs, judge=judge, agreement_ids=frozenset(agreement),
-                       extract=config.extract)
+                       extract=config.extract, answer_rule=rule_name, no_answer=no_answer)
+
+
+def no_answer_policy(task: Task, config: RunConfig) -> str:
+    """--no-answer when given, else the default of the prompt kind's reference rule (generation runs only)."""
+    if config.no_answer is not None:
+        return config.no_answer
+    if config.mode != "generate" or task.scorer is not None or not task.prompts.kinds:
+        return "wrong"
+    return default_no_answer(task, config.prompt_kind or task.prompts.kinds[0], config.extract)
 
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) -> None:
@@ -133,7 +147,7 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
 
     if config.extract not in EXTRACT_CHOICES:
         raise ProctorError(f"--extract must be reference or robust, not {config.extract!r}")
-    if config.no_answer not in NO_ANSWER_POLICIES:
+    if config.no_answer is not None and config.no_answer not in NO_ANSWER_POLICIES:
         raise ProctorError(f"--no-answer must be wrong or guess, not {config.no_answer!r}")
     if config.max_cost is not None:
         if config.price is None:
@@ -299,7 +313,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
         truncated_as=config.truncated_as,
         extract=ident.get("extract"),
         answer_rule=_answer_rule_name(task, scorer, ident.get("prompt_kind")),
-        no_answer=config.no_answer,
+        no_answer=ident.get("no_answer") or no_answer_policy(task, config),
         price=config.price.as_dict() if config.price is not None else None,
         max_cost=str(config.max_cost) if config.max_cost is not None else None,
         judge_price=config.judge_price.as_dict() if config.judge_price is not None and scorer.kind == "judge" else None,

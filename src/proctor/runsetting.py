@@ -18,7 +18,7 @@ from typing import Any
 _NOT_SETTINGS = frozenset({"scorer", "extractor", "judge_version", "judge_agreement", "prompt_kind", "generation",
                            "epochs", "prompt_hash"})
 _SUITE_DEFAULTS = {"temperature": 1.0, "join": "newline"}
-_DEFAULTS = {"extract": "reference"}  # a default a label need not repeat (runs before it had none)
+_DEFAULTS = {"extract": "reference", "no_answer": "wrong"}  # defaults a label need not repeat (runs before had none)
 
 
 def run_setting(manifest: Mapping[str, Any]) -> dict[str, Any]:

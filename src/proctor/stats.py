@@ -235,7 +235,7 @@ def summarize(
     from .metrics import RunContext, compute_metrics
 
     samples = apply_no_answer(apply_truncated_as(samples, truncated_as), no_answer)
-    builtin, extra = compute_metrics(samples, RunContext(manifest=manifest, seed=seed))
+    builtin, extra = compute_metrics(samples, RunContext(manifest=manifest, seed=seed, no_answer=no_answer))
     return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
                                    "no_answer": no_answer, "extract": extract, "errors": error_counts(samples)})
 

@@ -73,6 +73,14 @@ class Task:
         return {"name": self.name, **self.source, "n_items": len(self.items), "content_hash": self.content_hash}
 
 
+def default_no_answer(task: Task, kind: str | None, extract: str = "reference") -> str:
+    """How results count a reply no rule could read, unless --no-answer says: as the reference rule of prompt
+    `kind` counts it (TIGER-Lab's MMLU-Pro kinds: "guess", 1/k), else "wrong" (proctor's own kinds, and any
+    run scored by proctor's robust reader)."""
+    rule = task.answer_rule(kind) if kind is not None and extract == "reference" else None
+    return rule.no_answer if rule is not None else "wrong"
+
+
 def text_hash(*parts: str) -> str:
     """Short stable hash of template text."""
     return "sha256:" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]

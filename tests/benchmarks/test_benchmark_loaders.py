@@ -69,7 +69,7 @@ def test_mmlu_pro_drops_na_and_reletters_the_answer() -> None:
     assert upstream[106]["answer"] == "D"
     assert shifted.answer == "C"
     assert shifted.choices["C"] == upstream[106]["options"][3]
-    assert ds.prompts.keys() == {"five_shot", "tiger-api", "tiger-local", "chain_of_thought", "zero_shot"}
+    assert ds.prompts.keys() == {"five_shot", "tiger-api", "tiger-local", "lm-eval", "chain_of_thought", "zero_shot"}
     assert ds.categories == ["math", "law", "computer science"]
 
 
@@ -423,7 +423,8 @@ def test_datasets_command_json(capsys: pytest.CaptureFixture[str]) -> None:
         "description": "",
         "max_tokens": 4000,
         "answer_rules": {"five_shot": "tiger-lab-mmlu-pro", "tiger-api": "tiger-lab-mmlu-pro",
-                         "tiger-local": "tiger-lab-mmlu-pro", "chain_of_thought": None, "zero_shot": None},
+                         "tiger-local": "tiger-lab-mmlu-pro-local", "chain_of_thought": None, "zero_shot": None,
+                         "lm-eval": "lm-eval-mmlu-pro"},
     }
 
 

@@ -15,7 +15,7 @@ from proctor.scoring.extract import ANSWER_RULES
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream"
 TIGER, GPQA, MATHARENA = "tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime"
 EXPECTED: dict[str, dict[str, str | None]] = {
-    "mmlu-pro": {"five_shot": TIGER, "tiger-api": TIGER, "tiger-local": TIGER, "chain_of_thought": None,
+    "mmlu-pro": {"five_shot": TIGER, "tiger-api": TIGER, "tiger-local": TIGER + "-local", "lm-eval": "lm-eval-mmlu-pro", "chain_of_thought": None,
                  "zero_shot": None},
     "gpqa": {"zero_shot": GPQA, "chain_of_thought": GPQA, "five_shot": GPQA, "zero_shot_cot": None,
              "five_shot_pool": None},

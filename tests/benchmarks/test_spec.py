@@ -172,7 +172,7 @@ def test_completion_format_sends_the_text_without_a_chat_template(tiny_model_dir
     assert main(args) in (0, 1)  # a random model's answers: scored, whatever their accuracy
     (run,) = runs.iterdir()
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["answer_rule"] == "lmeval-gsm8k-strict-match" and manifest["mode"] == "generate"
+    assert manifest["answer_rule"] == "lm-eval-gsm8k-strict-match" and manifest["mode"] == "generate"
     sample = json.loads((run / "samples.jsonl").read_text().splitlines()[0])
     assert sample["prompt"][0]["content"].count("Question: ") == 6  # five train examples, then the question
     assert main([*args, "--format", "chat"]) in (0, 1)

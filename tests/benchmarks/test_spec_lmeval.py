@@ -219,8 +219,8 @@ def test_gsm8k_both_filters_equal_lm_eval_on_replayed_outputs(tmp_path: Path) ->
     for s in samples:
         by_filter.setdefault(s["filter"], {})[s["doc_id"]] = s["exact_match"]
     ours = load_task("gsm8k", data_file=tmp_path)
-    for filt, rule in (("strict-match", "lmeval-gsm8k-strict-match"),
-                       ("flexible-extract", "lmeval-gsm8k-flexible-extract")):
+    for filt, rule in (("strict-match", "lm-eval-gsm8k-strict-match"),
+                       ("flexible-extract", "lm-eval-gsm8k-flexible-extract")):
         mine = [score_item(it, REPLIES[i], ANSWER_RULES[rule]).score for i, it in enumerate(ours.items)]
         assert mine == [by_filter[filt][i] for i in range(len(ours.items))], filt
     assert sum(by_filter["flexible-extract"].values()) > sum(by_filter["strict-match"].values()) > 0

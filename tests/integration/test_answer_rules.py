@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from proctor.benchmarks import load_task
+
 from .conftest import latest
 
 RAMBLE = "The answer is (A).\nQuestion: what next?\nAnswer: The answer is (B)."
@@ -34,12 +36,17 @@ def _mmlu_pro_dir(tmp: Path) -> Path:
     return folder
 
 
-def _run(cli: Any, tmp: Path, data: Path, reply: str, name: str, *extra: str) -> tuple[Path, str]:
+def _run(cli: Any, tmp: Path, data: Path, reply: str, name: str, *extra: str, model: str = "") -> tuple[Path, str]:
+    """`proctor run mmlu-pro` answering `reply` to every question (or as the scripted `model` says)."""
     out = tmp / name
-    res = cli("run", "mmlu-pro", "--data-file", data, "--model", f"scripted:fixed={reply}", "-o", out,
+    res = cli("run", "mmlu-pro", "--data-file", data, "--model", model or f"scripted:fixed={reply}", "-o", out,
               "--store", tmp / "store.sqlite", "--no-progress", *extra)
     assert res.code == 0, res.err
     return out, res.out
+
+
+def _replayed(cli: Any, tmp: Path, data: Path, script: Path, name: str, *extra: str) -> tuple[Path, str]:
+    return _run(cli, tmp, data, "", name, *extra, model=f"scripted:file={script}")
 
 
 def test_one_and_two_option_rows_run_and_both_readings_are_kept(cli: Any, tmp_path: Path) -> None:
@@ -52,14 +59,18 @@ def test_one_and_two_option_rows_run_and_both_readings_are_kept(cli: Any, tmp_pa
     assert {s["extracted"] for s in samples.values()} == {"A"}  # TIGER-Lab's rule: the first "answer is"
     assert all(s["ambiguous"] is True for s in samples.values())
     readings = samples["mmlu-pro.3#0"]["details"]["readings"]
-    assert readings["reference"] == {"reader": "tiger-lab-mmlu-pro", "rule": "answer_is_first", "answer": "A"}
-    assert readings["robust"]["answer"] == "B" and readings["scored_by"] == "reference"
+    assert readings["reference"] == {"reader": "tiger-lab-mmlu-pro", "rule": "answer_is_first", "answer": "A",
+                                     "score": 0.0, "level": 1}
+    assert readings["robust"] == {"reader": "proctor", "rule": "answer_is", "answer": "B", "score": 1.0,
+                                  "level": None}
+    assert readings["scored_by"] == "reference"
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     results = json.loads((run_dir / "results.json").read_text())
-    assert (manifest["extract"], manifest["no_answer"]) == ("reference", "wrong")
+    assert (manifest["extract"], manifest["no_answer"]) == ("reference", "guess")  # the authors' count by default
     assert (manifest["prompt_kind"], manifest["answer_rule"]) == ("five_shot", "tiger-lab-mmlu-pro")
-    assert (results["extract"], results["no_answer"]) == ("reference", "wrong")
+    assert manifest["scorer"]["answer_rule"] == "tiger-lab-mmlu-pro" and manifest["scorer"]["no_answer"] == "guess"
+    assert (results["extract"], results["no_answer"]) == ("reference", "guess")
     assert results["overall"]["accuracy"] == 0.5  # items 2 and 4 answer A
     assert (results["overall"]["n_ambiguous"], results["overall"]["ambiguous_rate"]) == (4, 1.0)
     assert "ambiguous: 4 answers (100.0%)" in printed and "scored by reference (--extract)" in printed
@@ -80,14 +91,15 @@ def test_proctors_own_kind_is_read_by_proctors_reader(cli: Any, tmp_path: Path) 
                                                                                  ("A", "wrong", None)}
     assert all(s["details"].get("readings") is None for s in samples)
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert (manifest["prompt_kind"], manifest["answer_rule"]) == ("zero_shot", None)
+    assert (manifest["prompt_kind"], manifest["answer_rule"], manifest["no_answer"]) == ("zero_shot", None, "wrong")
     results = json.loads((run_dir / "results.json").read_text())
     assert results["overall"]["accuracy"] == 0.5 and results["overall"].get("n_ambiguous", 0) == 0
+    assert "answer_reading" not in results  # proctor's reader has no levels
 
 
 def test_no_answer_guess_credits_the_expected_value(cli: Any, tmp_path: Path) -> None:
     data = _mmlu_pro_dir(tmp_path)
-    run_dir, printed = _run(cli, tmp_path, data, "I cannot tell.", "guess", "--no-answer", "guess")
+    run_dir, printed = _run(cli, tmp_path, data, "no idea.", "guess", "--no-answer", "guess")
     printed = " ".join(printed.split())
     results = json.loads((run_dir / "results.json").read_text())
     assert json.loads((run_dir / "manifest.json").read_text())["no_answer"] == "guess"
@@ -112,3 +124,40 @@ def test_stats_notes_the_one_and_two_option_items(cli: Any, tmp_path: Path) -> N
     assert "choiceof1" in res.out and "choiceof2" in res.out
     doc = json.loads(cli("stats", "mmlu-pro", "--data-file", data, "--json").out)
     assert doc["few_options"] == 2
+
+
+MIXED = {  # item → a reply read at each level of TIGER-Lab's chain (synthetic)
+    1: "so the answer is (C)",  # level 1, right
+    2: "Answer: A",  # level 2, right
+    3: "I think x, y.",  # level 3 reads the pronoun I: wrong (proctor's reader finds nothing)
+    4: "no idea.",  # unread: a guess, 1/4 by default
+}
+
+
+def test_default_counts_as_the_authors_and_says_how_each_number_was_read(cli: Any, tmp_path: Path) -> None:
+    """TIGER-Lab's kinds count an unread reply 1/k by default; `--no-answer wrong` gives the strict figure; the
+    results, the console line and the samples say which level read each answer."""
+    data = _mmlu_pro_dir(tmp_path)
+    task = load_task("mmlu-pro", data_file=data)
+    script = tmp_path / "replies.jsonl"
+    script.write_text("".join(json.dumps({"prompt": task.prompts.messages(it, "five_shot")[-1].content,
+                                          "answer": MIXED[int(it.identifier.split(".")[-1])]}) + "\n"
+                              for it in task.items))
+    run_dir, printed = _replayed(cli, tmp_path, data, script, "levels")
+    printed = " ".join(printed.split())
+    samples = latest(run_dir)
+    levels = {k: s["details"]["readings"]["reference"]["level"] for k, s in samples.items()}
+    assert levels == {"mmlu-pro.1#0": 1, "mmlu-pro.2#0": 2, "mmlu-pro.3#0": 3, "mmlu-pro.4#0": None}
+    results = json.loads((run_dir / "results.json").read_text())
+    reading = results["answer_reading"]
+    assert reading["by_level"] == {"1": 1, "2": 1, "3": 1, "none": 1} and reading["no_answer"] == "guess"
+    assert abs(reading["accuracy"] - (1 + 1 + 0 + 1 / 4) / 4) < 1e-12
+    assert abs(results["overall"]["accuracy"] - reading["accuracy"]) < 1e-12
+    assert (reading["fallback_share"], reading["guess_share"], reading["strict_accuracy"]) == (0.25, 0.25, 0.5)
+    assert reading["robust_accuracy"] == 0.5
+    assert "authors' accuracy 56.2%" in printed and "25.0% read only by the lone-letter fallback" in printed
+
+    strict_dir, _ = _replayed(cli, tmp_path, data, script, "strict", "--no-answer", "wrong")
+    strict = json.loads((strict_dir / "results.json").read_text())
+    assert strict["overall"]["accuracy"] == 0.5 and strict["answer_reading"]["guess_share"] == 0.0
+    assert strict_dir.resolve() != run_dir.resolve()  # the policy is part of the run's identity

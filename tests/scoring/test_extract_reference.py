@@ -52,16 +52,20 @@ def test_mmlu_pro_first_answer_is_wins_where_proctor_reads_the_last() -> None:
     [
         ("so the answer is F", "F", "answer_is_first"),
         ("so the answer is (J) and not (A)", "J", "answer_is_first"),
-        ("The Answer is (B)", None, "none"),  # case-sensitive, as upstream: no IGNORECASE
-        ("the answer is (K)", None, "none"),  # only A-J
-        ("answer is  (B)", None, "none"),  # exactly one space
+        ("The Answer is (B)", "B", "last_lone_letter"),  # level 1 is case-sensitive: level 3 reads it
+        ("the answer is (K)", None, "none"),  # only A-J, at every level
+        ("answer is  (B)", "B", "last_lone_letter"),  # level 1 wants exactly one space
         ("Answer: B then Answer: C\nlater answer: D", "C", "answer_label"),  # level 2: the first such line, its last match
         ("work\nanswer:\n  G", "G", "answer_label"),  # \s* crosses lines
-        ("I pick B.", None, "none"),  # the scripts' third fallback (a lone letter) guesses: not applied
+        ("I pick B.", "B", "last_lone_letter"),  # level 3: the last lone capital A-J anywhere
+        ("I think so.", "I", "last_lone_letter"),  # the pronoun is a lone capital I: the authors read it
+        ("The answer is $\\boxed{D}$", "D", "last_lone_letter"),
+        ("no capital letter at all", None, "none"),
         ("**The answer is (C)**", "C", "answer_is_first"),
+        ("The answer is **(C)**", "C", "answer_is_first"),  # the API script removes "**" first
     ],
 )
-def test_mmlu_pro_levels_one_and_two_exactly(text: str, answer: str | None, rule: str) -> None:
+def test_mmlu_pro_three_levels_exactly(text: str, answer: str | None, rule: str) -> None:
     got = read_mmlu_pro(text)
     assert (got.answer, got.rule) == (answer, rule)
 
@@ -118,8 +122,9 @@ def test_aime_comparison_is_integer_only() -> None:
 
 
 def test_every_rule_names_its_upstream_source() -> None:
-    assert set(ANSWER_RULES) == {"tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime",
-                                 "lmeval-gsm8k-strict-match", "lmeval-gsm8k-flexible-extract"}
+    assert set(ANSWER_RULES) == {"tiger-lab-mmlu-pro", "tiger-lab-mmlu-pro-local", "gpqa-baselines",
+                                 "matharena-aime", "lm-eval-mmlu-pro", "lm-eval-gsm8k-strict-match",
+                                 "lm-eval-gsm8k-flexible-extract"}
     assert all(r.source and r.name == name for name, r in ANSWER_RULES.items())
 
 

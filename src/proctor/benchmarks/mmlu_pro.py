@@ -75,6 +75,17 @@ LOCAL_STOP = ("Question:",)
 LOCAL_MAX_MODEL_LENGTH, LOCAL_MAX_NEW_TOKENS = 4096, 2048  # evaluate_from_local.py's constants
 API_MAX_TOKENS = 4000  # evaluate_from_api.py's max_tokens
 
+# lm-evaluation-harness 0.4.13, lm_eval/tasks/mmlu_pro/ (task version 3.1): `description` of each category's
+# yaml, utils.py's `format_cot_example` / `format_cot_target`, _default_template_yaml's five first validation
+# examples of the category (`first_n`), target delimiter " ", few-shot delimiter "\n\n", stop "Question:"
+LMEVAL = "lm-eval"
+LMEVAL_DESCRIPTION = (
+    "The following are multiple choice questions (with answers) about {category}. Think step by step and then "
+    'finish your answer with "the answer is (X)" where X is the correct letter choice.\n'
+)
+LMEVAL_ASKED = "Answer: Let's think step by step."
+LMEVAL_SHOTS, LMEVAL_MAX_TOKENS, LMEVAL_STOP = 5, 2048, ("Question:",)
+
 
 def api_block(question: str, options: Sequence[str]) -> str:
     """evaluate_from_api.py's `format_example` up to "Answer:": `Options: A. …` on the Options line, every
@@ -102,6 +113,18 @@ def local_example(question: str, options: Sequence[str], cot_content: str | None
     return text + cot_content.replace("A: Let's think step by step.", "Answer: Let's think step by step.") + "\n\n"
 
 
+def lmeval_example(question: str, options: Sequence[str], cot_content: str | None) -> str:
+    """lm-eval's `format_cot_example` (options stripped, "N/A" kept, ten at most) ending "Answer: Let's think
+    step by step."; a few-shot example then gets " " + its `cot_content` without "A: Let's think step by step. "
+    + "\n\n" (`format_cot_target` and the delimiters)."""
+    text = f"Question:\n{question}\nOptions:\n"
+    text += "".join(f"{letter}. {opt.strip()}\n" for letter, opt in zip(LETTERS[:10], options))
+    text += LMEVAL_ASKED
+    if cot_content is None:
+        return text
+    return text + " " + cot_content.replace("A: Let's think step by step. ", "") + "\n\n"
+
+
 @dataclass(frozen=True)
 class CotExample:
     """One few-shot example: a validation question (as upstream stores it) with its worked answer."""
@@ -109,6 +132,7 @@ class CotExample:
     question: str
     options: tuple[str, ...]
     cot: str
+    options_raw: tuple[str, ...] | None = None  # as upstream stores them, "N/A" included (lm-eval shows them)
 
 
 def _question_text(item: Item) -> str:
@@ -119,6 +143,12 @@ def _question_text(item: Item) -> str:
 
 def _item_options(item: Item) -> list[str]:
     return list((item.choices or {}).values())
+
+
+def _raw_options(item: Item) -> list[str]:
+    """The options as upstream stores them ("N/A" padding included), for lm-eval's prompt."""
+    raw = item.metadata.get("options_raw")
+    return [str(o) for o in raw] if isinstance(raw, list) else _item_options(item)
 
 
 @dataclass
@@ -132,6 +162,7 @@ class MmluProPrompts(RenderedPrompts):
       of cot_prompt_lib/initial_prompt.txt, then the first k validation examples, k from 5 down until the
       prompt has fewer than 4096 - 2048 tokens by the model's tokenizer (`count_tokens`; without one, five);
       generation stops at "Question:".
+    - `lm-eval`: lm-evaluation-harness's `mmlu_pro_<category>` context (`lmeval_prompt`); read by its rule.
     - `chain_of_thought`: the API format with no examples; `zero_shot`: proctor's direct-answer variant.
     """
 
@@ -142,19 +173,22 @@ class MmluProPrompts(RenderedPrompts):
 
     def __post_init__(self) -> None:
         # the authors' protocol (five-shot CoT) first, when validation examples were loaded
-        with_examples = (FIVE_SHOT, TIGER_API, TIGER_LOCAL) if self.examples else ()
+        with_examples = (FIVE_SHOT, TIGER_API, TIGER_LOCAL, LMEVAL) if self.examples else ()
         self.kinds = (*with_examples, CHAIN_OF_THOUGHT, ZERO_SHOT)
 
     @property
     def templates(self) -> dict[str, str]:
         text = {ZERO_SHOT: DIRECT_HEADER + "{question}Answer: ", CHAIN_OF_THOUGHT: API_HEADER + "{question}",
                 FIVE_SHOT: API_HEADER + "{examples}{question}", TIGER_API: API_HEADER + "{examples}{question}",
-                TIGER_LOCAL: LOCAL_INITIAL_PROMPT + "\n{examples}{question}"}
+                TIGER_LOCAL: LOCAL_INITIAL_PROMPT + "\n{examples}{question}",
+                LMEVAL: LMEVAL_DESCRIPTION + "{examples}{question}"}
         return {k: text[k] for k in self.kinds}
 
     def request_defaults(self, kind: str) -> KindDefaults:
         if kind == TIGER_LOCAL:
             return KindDefaults(stop=LOCAL_STOP, max_tokens=LOCAL_MAX_NEW_TOKENS)
+        if kind == LMEVAL:
+            return KindDefaults(stop=LMEVAL_STOP, max_tokens=LMEVAL_MAX_TOKENS)
         return KindDefaults(max_tokens=API_MAX_TOKENS)
 
     def render(self, item: Item, kind: str) -> str:
@@ -162,6 +196,8 @@ class MmluProPrompts(RenderedPrompts):
         category = item.category or "general knowledge"
         if kind == TIGER_LOCAL:
             return self.local_prompt(item)
+        if kind == LMEVAL:
+            return self.lmeval_prompt(item)
         if kind == ZERO_SHOT:
             asked = api_block(_question_text(item), _item_options(item))
             return DIRECT_HEADER.format(category=category) + asked + "Answer: "
@@ -184,6 +220,15 @@ class MmluProPrompts(RenderedPrompts):
                 return prompt
         raise AssertionError("unreachable: k == 0 returns")
 
+    def lmeval_prompt(self, item: Item) -> str:
+        """lm-eval's `mmlu_pro_<category>` context: the description, the category's first five validation
+        examples, the question (as stored, options "N/A" included)."""
+        category = item.category or ""
+        shots = self.examples.get(category, [])[:LMEVAL_SHOTS]
+        examples = "".join(lmeval_example(e.question, e.options_raw or e.options, e.cot) for e in shots)
+        return (LMEVAL_DESCRIPTION.format(category=category) + examples
+                + lmeval_example(_question_text(item), _raw_options(item), None))
+
     def logprob_context(self, item: Item) -> str:
         options = choice_lines(item.choices or {}, "{letter}. {text}")
         return f"Question: {item.prompt}\nOptions:\n{options}\nAnswer:"
@@ -191,9 +236,11 @@ class MmluProPrompts(RenderedPrompts):
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, "mmlu-pro")
         parts = [kind, self.templates[kind]]
-        if kind in (FIVE_SHOT, TIGER_API, TIGER_LOCAL):
+        if kind in (FIVE_SHOT, TIGER_API, TIGER_LOCAL, LMEVAL):
             parts += [f"{c}\x1e{e.question}\x1e{e.options}\x1e{e.cot}" for c in sorted(self.examples)
                       for e in self.examples[c]]
+        if kind == LMEVAL:
+            parts += [f"{c}\x1e{e.options_raw}" for c in sorted(self.examples) for e in self.examples[c]]
         if kind == TIGER_LOCAL:
             parts.append(f"shots={self.shots};tokenizer={'yes' if self.count_tokens else 'none'}")
         return text_hash(*parts)
@@ -254,10 +301,15 @@ def _question(row: dict[str, Any]) -> Question:
     )
 
 
-def _raw_question(row: dict[str, Any]) -> dict[str, str]:
-    """The question as upstream stores it, when stripping changed it: the reference prompts send it as is."""
+def _raw_question(row: dict[str, Any]) -> dict[str, Any]:
+    """The question as upstream stores it, when stripping changed it: the reference prompts send it as is; and
+    the options with their "N/A" padding, when there is some (lm-eval's prompt shows it)."""
     raw = str(row["question"])
-    return {"question_raw": raw} if raw != raw.strip() else {}
+    out: dict[str, Any] = {"question_raw": raw} if raw != raw.strip() else {}
+    options = _options(row["options"])
+    if any(o.strip() == NA for o in options):
+        out["options_raw"] = options
+    return out
 
 
 def few_shot_examples(rows: Rows) -> dict[str, list[CotExample]]:
@@ -267,10 +319,12 @@ def few_shot_examples(rows: Rows) -> dict[str, list[CotExample]]:
     by_category: dict[str, list[CotExample]] = {}
     for i, row in enumerate(rows.rows):
         try:
-            options = tuple(o for o in _options(row["options"]) if o != NA)  # the scripts' exact test
+            raw = tuple(_options(row["options"]))
         except ValueError as e:
             raise InputError(rows.error(i, str(e), "options")) from None
-        example = CotExample(question=str(row["question"]), options=options, cot=str(row["cot_content"]))
+        options = tuple(o for o in raw if o != NA)  # the scripts' exact test
+        example = CotExample(question=str(row["question"]), options=options, cot=str(row["cot_content"]),
+                             options_raw=raw if raw != options else None)
         by_category.setdefault(str(row["category"]), []).append(example)
     return by_category
 
@@ -327,8 +381,8 @@ def _find(directory: Path, split: str) -> Path | None:
 # instruction with no examples, which no script sends; zero_shot: a bare letter after "Answer: ") are read by
 # proctor's reader
 ANSWER_RULES_BY_KIND: dict[str, str | None] = {FIVE_SHOT: "tiger-lab-mmlu-pro", TIGER_API: "tiger-lab-mmlu-pro",
-                                               TIGER_LOCAL: "tiger-lab-mmlu-pro", CHAIN_OF_THOUGHT: None,
-                                               ZERO_SHOT: None}
+                                               TIGER_LOCAL: "tiger-lab-mmlu-pro-local", CHAIN_OF_THOUGHT: None,
+                                               ZERO_SHOT: None, LMEVAL: "lm-eval-mmlu-pro"}
 
 BENCHMARKS = (
     # 4,000 tokens: TIGER-Lab's own evaluate_from_api.py setting for chain-of-thought answers

@@ -17,8 +17,9 @@ from pathlib import Path
 from ..errors import ProctorError
 
 # every kind some dataset offers (kept import-free; each dataset then checks its own): proctor.prompts' three,
-# MMLU-Pro's TIGER-Lab scripts (tiger-api, tiger-local), GPQA's own variants (zero_shot_cot, five_shot_pool)
-PROMPT_KINDS = ("zero_shot", "chain_of_thought", "five_shot", "tiger-api", "tiger-local", "zero_shot_cot",
+# MMLU-Pro's TIGER-Lab scripts (tiger-api, tiger-local) and lm-eval's task (lm-eval), GPQA's own variants
+# (zero_shot_cot, five_shot_pool)
+PROMPT_KINDS = ("zero_shot", "chain_of_thought", "five_shot", "tiger-api", "tiger-local", "lm-eval", "zero_shot_cot",
                 "five_shot_pool")
 
 

@@ -115,9 +115,10 @@ ExtractOpt = Annotated[str, typer.Option(metavar="reference|robust", help=(
     "Which reading scores: the benchmark's reference answer rule (its authors' parser) or proctor's robust "
     "reader; both run on every answer and their disagreements are reported as ambiguous."),
     rich_help_panel=SCORING)]
-NoAnswerOpt = Annotated[str, typer.Option(metavar="wrong|guess", help=(
+NoAnswerOpt = Annotated[str | None, typer.Option(metavar="wrong|guess", help=(
     "How accuracy counts an answer no rule found: wrong, or guess (1/k credit for k options, the expected "
-    "value of a random guess)."), rich_help_panel=SCORING)]
+    "value of a random guess). Default: as the benchmark's authors count it for the prompt kind (MMLU-Pro's "
+    "TIGER-Lab kinds: guess), else wrong."), rich_help_panel=SCORING)]
 COST = "Cost"
 Prices = Annotated[Path | None, typer.Option(metavar="YAML", help=(
     "Price table (default: $PROCTOR_PRICES, else ~/.config/proctor/prices.yaml)."), rich_help_panel=COST)]
@@ -188,7 +189,7 @@ def run(
     extra_body: ExtraBody = None,
     truncated_as: TruncatedAsOpt = "wrong",
     extract: ExtractOpt = "reference",
-    no_answer: NoAnswerOpt = "wrong",
+    no_answer: NoAnswerOpt = None,
     judge: Judge = None,
     judge_agreement: JudgeAgreement = 0,
     prices: Prices = None,
@@ -267,7 +268,7 @@ def run(
         prompt_kind=prompt, settings=settings, epochs=epochs, judge_agreement=judge_agreement,
         runs_root=runs_root, use_cache=not no_cache, store_path=store, record_history=not no_history,
         progress=progress, command=["proctor", *sys.argv[1:]], truncated_as=TruncatedAs.parse(truncated_as).value,
-        extract=extract.strip().lower(), no_answer=no_answer.strip().lower(),
+        extract=extract.strip().lower(), no_answer=no_answer.strip().lower() if no_answer is not None else None,
         price=price, max_cost=cost_limit, judge_price=judge_price, shard=the_shard,
     )
     status = _run_tasks(tasks, _Models(model, judge, given), config, out, max_error_rate, mode_given=mode is not None)

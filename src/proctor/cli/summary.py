@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..metrics.answer_reading import levels_line
 from ..runlog import MetricBlock, MetricValue, Results, RunLog
 from ..termsafe import rich_safe
 
@@ -96,4 +97,7 @@ def answer_reading_lines(results: Results) -> list[str]:
     if results.no_answer == "guess" and overall.n_no_answer:
         lines.append(f"no answer: {overall.n_no_answer} answers credited 1/k, the expected value of a guess "
                      "(--no-answer guess)")
+    if results.answer_reading is not None:
+        lines.append(levels_line(results.answer_reading))
     return lines
+

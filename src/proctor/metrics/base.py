@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, overload, runtime_checkable
 
 from ..runlog import (
+    AnswerReading,
     Calibration,
     Cost,
     EpochSpread,
@@ -19,15 +20,18 @@ from ..runlog import (
 )
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
-MetricOutput = MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost | float
+MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
+                | AnswerReading | float)
 
 
 @dataclass(frozen=True)
 class RunContext:
-    """What a metric may know beyond the samples: the run's manifest (prices, judge), the bootstrap seed."""
+    """What a metric may know beyond the samples: the run's manifest (prices, judge), the bootstrap seed, the
+    --no-answer policy."""
 
     manifest: Manifest | None = None
     seed: int = 0
+    no_answer: str = "wrong"  # how the samples' unread replies were counted ("guess": 1/k already in their score)
 
 
 @runtime_checkable

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .acc_norm import AccNorm
 from .accuracy import Accuracy, Breakdown
+from .answer_reading import AnswerReadingMetric
 from .base import Metric
 from .calibration import CalibrationMetric
 from .cost import CostMetric
@@ -15,5 +16,6 @@ from .text_overlap import MEASURES, TextOverlap
 BUILTIN: list[Metric] = [
     Accuracy(), Breakdown("category"), Breakdown("subcategory"), Breakdown("modality"), Breakdown("difficulty"),
     MacroAccuracy(), Epochs(), CalibrationMetric(), AccNorm(), JudgeAgreementMetric(), CostMetric(),
+    AnswerReadingMetric(),
     *(TextOverlap(m) for m in MEASURES),
 ]

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..coverage import BANDS as COVERAGE_BANDS
-from ..runlog import Calibration as ResultsCalibration
 from ..runlog import (
+    AnswerReading,
     Cost,
     EpochSpread,
     JudgeAgreement,
@@ -28,6 +28,7 @@ from ..runlog import (
     Sample,
     read_run,
 )
+from ..runlog import Calibration as ResultsCalibration
 
 if TYPE_CHECKING:
     from .comparisons import ComparisonSection
@@ -277,6 +278,10 @@ class RunSummary:
         return self.results.metrics
 
     @property
+    def answer_reading(self) -> AnswerReading | None:
+        return self.results.answer_reading
+
+    @property
     def truncated_as(self) -> str:
         """How accuracy counted truncated answers (stated in the report)."""
         return self.results.truncated_as or self.log.manifest.truncated_as
@@ -326,7 +331,7 @@ def filled_results(log: RunLog) -> tuple[Results, list[str]]:
                                      errors=error_counts(log.samples))
     samples = apply_no_answer(apply_truncated_as(log.samples, written.truncated_as or m.truncated_as),
                               written.no_answer or m.no_answer)
-    context = RunContext(manifest=m)
+    context = RunContext(manifest=m, no_answer=written.no_answer or m.no_answer)
     update: dict[str, Any] = {}
     extra = dict(written.metrics)
     notes: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..metrics.answer_reading import levels_line
 from ..runlog import MetricBlock, MetricValue
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
 from .html import _fmt_duration, _fmt_int, run_names
@@ -102,6 +103,8 @@ def _answer_reading(runs: Sequence[RunSummary]) -> list[str]:
            f"({_fmt_int(r.overall.n_ambiguous)}; the benchmark's reference rule and proctor's reader disagree), "
            f"scored by {r.log.manifest.extract or 'reference'}"
            for r in runs if r.overall.ambiguous_rate is not None]
+    out += [f"- {_cell(names[r.index])}: {_cell(levels_line(r.answer_reading))}"
+            for r in runs if r.answer_reading is not None]
     return ["", "## Answer reading", "", *out] if out else []
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
 from typing import Literal, NamedTuple
@@ -433,15 +433,50 @@ def _tiger_level2(text: str) -> str | None:
     return last.group(1)
 
 
-def read_mmlu_pro(text: str) -> Extraction:
-    """TIGER-Lab's MMLU-Pro rule (compute_accuracy.py / evaluate_from_api.py `extract_answer`, levels 1 and 2):
-    the *first* `answer is \\(?([A-J])\\)?`, else the first line with `[aA]nswer:\\s*([A-J])` (its last
-    such match). The scripts' third fallback (the last lone letter anywhere) guesses and is not applied."""
+TIGER_L3 = r"\b[A-J]\b(?!.*\b[A-J]\b)"  # upstream's level 3 (re.DOTALL), read by `_tiger_level3` in linear time
+_LONE_AJ_RE = re.compile(r"\b[A-J]\b")
+TIGER_RULES = ("answer_is_first", "answer_label", "last_lone_letter")  # levels 1, 2, 3
+TIGER_LEVELS = {rule: level for level, rule in enumerate(TIGER_RULES, 1)}
+
+
+def _tiger_level3(text: str) -> str | None:
+    """What `re.search(TIGER_L3, text, re.DOTALL)` returns: the last lone capital A-J anywhere. One-character
+    matches cannot overlap, so the last `finditer` match is the one no later match follows."""
+    last = _last(_LONE_AJ_RE, text)
+    return last.group(0) if last else None
+
+
+def read_mmlu_pro_local(text: str) -> Extraction:
+    """TIGER-Lab's MMLU-Pro rule, evaluate_from_local.py@f418b116 `extract_answer` → `extract_again` →
+    `extract_final`: level 1, the *first* `answer is \\(?([A-J])\\)?`; level 2, the first line with
+    `[aA]nswer:\\s*([A-J])` (its last such match); level 3, the last lone letter A-J anywhere (`\\b[A-J]\\b`,
+    re.DOTALL). Nothing found: None, which the authors count as a random guess (`AnswerRule.no_answer`)."""
     m = _TIGER_L1_RE.search(text)
     if m:
-        return Extraction(m.group(1), "answer_is_first")
-    letter = _tiger_level2(text)
-    return Extraction(letter, "answer_label") if letter else Extraction(None, NONE)
+        return Extraction(m.group(1), TIGER_RULES[0])
+    for rule, level in ((TIGER_RULES[1], _tiger_level2), (TIGER_RULES[2], _tiger_level3)):
+        letter = level(text)
+        if letter:
+            return Extraction(letter, rule)
+    return Extraction(None, NONE)
+
+
+def read_mmlu_pro(text: str) -> Extraction:
+    """TIGER-Lab's MMLU-Pro rule as evaluate_from_api.py@f418b116 applies it: `response.replace('**', '')`,
+    then the three levels of `read_mmlu_pro_local`."""
+    return read_mmlu_pro_local(text.replace("**", ""))
+
+
+LMEVAL_VERSION = "0.4.13"  # lm-evaluation-harness, lm_eval/tasks/mmlu_pro/_default_template_yaml (task version 3.1)
+_LMEVAL_MMLU_PRO_RE = re.compile(r"answer is \(?([ABCDEFGHIJ])\)?")
+
+
+def read_lmeval_mmlu_pro(text: str) -> Extraction:
+    """lm-evaluation-harness's `mmlu_pro` filter "custom-extract": `regex` (`answer is \\(?([ABCDEFGHIJ])\\)?`,
+    the first of `findall`, stripped) then `take_first`; no match is its fallback "[invalid]", which
+    exact_match scores wrong."""
+    m = _LMEVAL_MMLU_PRO_RE.search(text)
+    return Extraction(m.group(1), "answer_is_first") if m else Extraction(None, NONE)
 
 
 _GPQA_PATTERNS = tuple(
@@ -572,19 +607,37 @@ class AnswerRule:
     source: str  # the upstream file (and commit) it reproduces
     read: Callable[[str], Extraction]
     same: Callable[[str, str], bool] | None = None  # the authors' comparison, where it differs from proctor's
+    # how the authors count a reply the rule cannot read: "wrong", or "guess" (1/k for k options, the expected
+    # value of their random draw); the default of --no-answer for the prompt kinds this rule reads
+    no_answer: Literal["wrong", "guess"] = "wrong"
+    levels: Mapping[str, int] = field(default_factory=dict)  # rule name → the level of the authors' chain it is
+    # the letters it reads name the options as upstream stores them ("N/A" padding included: lm-eval), not as
+    # proctor's item does (padding dropped): `scorers` maps them onto the item's before comparing
+    upstream_letters: bool = False
+
+    def level(self, rule: str | None) -> int | None:
+        """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""
+        return self.levels.get(rule) if rule is not None else None
 
 
+TIGER_API_RULE, TIGER_LOCAL_RULE, LMEVAL_RULE = "tiger-lab-mmlu-pro", "tiger-lab-mmlu-pro-local", "lm-eval-mmlu-pro"
 ANSWER_RULES: dict[str, AnswerRule] = {
     r.name: r
     for r in (
-        AnswerRule("tiger-lab-mmlu-pro", "choice", "TIGER-AI-Lab/MMLU-Pro compute_accuracy.py@f418b11 (levels 1, 2)",
-                   read_mmlu_pro),
+        AnswerRule(TIGER_API_RULE, "choice", "TIGER-AI-Lab/MMLU-Pro evaluate_from_api.py@f418b116 extract_answer"
+                   " (levels 1-3, after replace('**', ''); unread: a guess)", read_mmlu_pro, no_answer="guess",
+                   levels=TIGER_LEVELS),
+        AnswerRule(TIGER_LOCAL_RULE, "choice", "TIGER-AI-Lab/MMLU-Pro evaluate_from_local.py@f418b116 extract_answer"
+                   " (levels 1-3; unread: a guess)", read_mmlu_pro_local, no_answer="guess", levels=TIGER_LEVELS),
+        AnswerRule(LMEVAL_RULE, "choice", f"EleutherAI/lm-evaluation-harness {LMEVAL_VERSION} lm_eval/tasks/mmlu_pro/"
+                   "_default_template_yaml filter custom-extract (unread: wrong)", read_lmeval_mmlu_pro,
+                   upstream_letters=True),
         AnswerRule("gpqa-baselines", "choice", "idavidrein/gpqa baselines/run_baseline.py parse_sampled_answer", read_gpqa),
         AnswerRule("matharena-aime", "number", "iamsikun/llm-wc src/llm_wc/matharena.py@188f45b extract_answer", read_aime,
                    same=same_integer),
-        AnswerRule("lmeval-gsm8k-strict-match", "number", "lm-eval 0.4.13 tasks/gsm8k/gsm8k.yaml filter strict-match",
+        AnswerRule("lm-eval-gsm8k-strict-match", "number", "lm-eval 0.4.13 tasks/gsm8k/gsm8k.yaml filter strict-match",
                    partial(_filtered, strict_match, "strict-match"), same=same_exact_match),
-        AnswerRule("lmeval-gsm8k-flexible-extract", "number",
+        AnswerRule("lm-eval-gsm8k-flexible-extract", "number",
                    "lm-eval 0.4.13 tasks/gsm8k/gsm8k.yaml filter flexible-extract",
                    partial(_filtered, flexible_extract, "flexible-extract"), same=same_exact_match),
     )

@@ -1,5 +1,5 @@
 """lm-evaluation-harness's GSM8K answer filters and metric, as plain functions (`proctor.scoring.extract` wraps
-them as the `lmeval-gsm8k-strict-match` and `lmeval-gsm8k-flexible-extract` answer rules).
+them as the `lm-eval-gsm8k-strict-match` and `lm-eval-gsm8k-flexible-extract` answer rules).
 
 From lm_eval 0.4.13: tasks/gsm8k/gsm8k.yaml's `filter_list` (a `regex` filter then `take_first`;
 filters/extraction.py `RegexFilter`: `findall`, the `group_select`-th match, its first non-empty group,

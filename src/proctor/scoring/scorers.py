@@ -132,8 +132,10 @@ def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: s
         return robust
     reference = _score_reference(item, text, rule)
     readings = Readings(
-        reference=Reading(reader=rule.name, rule=reference.extraction_rule or "none", answer=reference.extracted),
-        robust=Reading(reader="proctor", rule=robust.extraction_rule or "none", answer=robust.extracted),
+        reference=Reading(reader=rule.name, rule=reference.extraction_rule or "none", answer=reference.extracted,
+                          score=reference.score, level=rule.level(reference.extraction_rule)),
+        robust=Reading(reader="proctor", rule=robust.extraction_rule or "none", answer=robust.extracted,
+                       score=robust.score),
         scored_by="robust" if extract == ROBUST else "reference",
     )
     chosen = robust if extract == ROBUST else reference
@@ -150,10 +152,26 @@ def _applies(rule: AnswerRule, item: Item) -> bool:
 
 def _score_reference(item: Item, text: str, rule: AnswerRule) -> Scored:
     ex = rule.read(text)
+    if rule.upstream_letters and ex.answer is not None:
+        ex = _item_letter(item, ex)
     if item.modality.is_choice:
         letters = item.modality.letters
         return _graded(ex, item.accepted, rule.same or _same_letter, letters=letters)
     return _graded(ex, item.accepted, rule.same or _same_number, compare="numeric")
+
+
+def _item_letter(item: Item, ex: Extraction) -> Extraction:
+    """A letter naming an option as upstream stores them (`metadata.options_raw`, "N/A" padding included) turned
+    into the item's letter for that option; a letter naming a padding "N/A" stays a letter the item lacks
+    (wrong). Items without padding are unchanged."""
+    raw = item.metadata.get("options_raw")
+    if not isinstance(raw, list) or ex.answer is None or len(ex.answer) != 1:
+        return ex
+    index = ord(ex.answer.upper()) - ord("A")
+    if not 0 <= index < len(raw) or str(raw[index]).strip() == "N/A":
+        return replace(ex, answer="N/A") if 0 <= index < len(raw) else ex
+    kept = sum(1 for o in raw[:index] if str(o).strip() != "N/A")
+    return replace(ex, answer=chr(ord("A") + kept))
 
 
 def _same_reading(a: str | None, b: str | None) -> bool:
@@ -231,6 +249,8 @@ class GenerationScorer:
     mode: str = "generate"
     capability: Capability = Capability.GENERATE
     extract: str = REFERENCE  # which reading scores where the benchmark declares a reference rule (--extract)
+    answer_rule: str | None = None  # the name of the prompt kind's reference rule (None: proctor's reader alone)
+    no_answer: str = "wrong"  # how results count a reply no rule read (--no-answer, else the rule's default)
 
     def check(self, task: Task) -> None:
         if self.prompt_kind not in task.prompts.kinds:
@@ -248,7 +268,8 @@ class GenerationScorer:
         from .extract import EXTRACTOR_VERSION
 
         return {"scorer": self.kind, "prompt_kind": self.prompt_kind, "generation": self.settings.as_dict(),
-                "extractor": EXTRACTOR_VERSION, "extract": self.extract}
+                "extractor": EXTRACTOR_VERSION, "extract": self.extract, "answer_rule": self.answer_rule,
+                "no_answer": self.no_answer}
 
     def template_hash(self, task: Task) -> str:
         return task.prompts.template_hash(self.prompt_kind)
