@@ -140,8 +140,11 @@ def test_verdicts_are_plain_sentences() -> None:
     assert cmp.verdict == "m1 ahead of m2 by 4.1 points [2.8, 5.5], p < 0.001, 1,204 shared items"
     flipped = paired_difference("overall", b, a)
     assert flipped.verdict("m2", "m1").startswith("m1 ahead of m2 by 4.1 points")
-    tie = paired_difference("overall", *_pairs(2, 1, 3, 3))
-    assert tie.verdict("m1", "m2").startswith("no detectable difference: m1 − m2 +11.1 points [")
+    few = paired_difference("overall", *_pairs(2, 1, 3, 3))  # 3 discordant of 9: no difference detectable
+    assert few.verdict("m1", "m2").startswith("underpowered (too few items to detect any difference at 80% power): "
+                                              "m1 − m2 +11.1 points [")
+    same = paired_difference("overall", *_pairs(0, 0, 3, 3))  # identical answers: nothing to power
+    assert same.verdict("m1", "m2").startswith("no detectable difference: m1 − m2 0.0 points [")
     assert cmp.to_dict()["verdict"] == cmp.verdict
 
 

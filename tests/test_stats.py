@@ -195,6 +195,10 @@ METRIC_KEYS = {
     "input_tokens",
     "output_tokens",
     "latency_s_mean",
+    "n_clusters",  # the four below: null unless results are clustered by an item attribute (--cluster)
+    "design_effect",
+    "naive_ci_low",
+    "naive_ci_high",
 }
 
 

@@ -9,12 +9,16 @@ its statistics are `proctor.comparison`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
+from .comparable import first_reason
 from .comparison import CORRECT_THRESHOLD, Comparison, PairedDifference, RunRef, paired_difference
 from .errors import ProctorError
+from .family import Correction, adjust_comparisons
 from .store import RunRecord, RunScores, Store, load_run_scores
 
 _PROVENANCE = (
@@ -67,13 +71,52 @@ def compare_scores(a: RunScores, b: RunScores, n_boot: int = 2000, seed: int = 0
         warnings.insert(0, f"the runs' settings differ: A {a.run.setting_label}; B {b.run.setting_label}")
     if a.run.run_id == b.run.run_id:
         warnings.append("both arguments are the same run")
-    return Comparison(
+    cmp = Comparison(
         a=run_ref(a.run), b=run_ref(b.run), overall=paired_difference("overall", sa, sb, n_boot, seed),
         by_category=by_cat if len(by_cat) > 1 or by_cat[0].group != "(none)" else [],
         warnings=warnings,
         only_in_a=sorted(a.items.keys() - b.items.keys()),
         only_in_b=sorted(b.items.keys() - a.items.keys()),
     )
+    return adjust_comparisons([cmp])[0]  # its categories are one family
+
+
+class ComparisonFamily(BaseModel):
+    """Several runs compared pairwise (or each against a baseline), the family's p-values adjusted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    correction: Correction
+    baseline: str | None = None  # the baseline's run id, when each run was compared against it
+    comparisons: list[Comparison]
+
+    def to_dict(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+
+def _pairs(runs: Sequence[RunScores], baseline: RunScores | None) -> list[tuple[RunScores, RunScores]]:
+    """Every pair in the order given (earlier run as A), or each run (as A) against the baseline (as B)."""
+    if baseline is None:
+        return list(combinations(runs, 2))
+    return [(r, baseline) for r in runs if r.run.run_id != baseline.run.run_id]
+
+
+def compare_family(
+    runs: Sequence[RunScores], baseline: RunScores | None = None, correction: Correction = "holm",
+    mix_settings: bool = False, n_boot: int = 2000, seed: int = 0,
+) -> ComparisonFamily:
+    """Compare runs pairwise, or each against `baseline`, with Holm's (or Benjamini–Hochberg's) correction over
+    the overall differences and over the per-category ones; runs the comparability rule sets apart are refused."""
+    everyone = [*runs, *([baseline] if baseline is not None else [])]
+    why = first_reason([r.run for r in everyone], mix_settings)
+    if why is not None:
+        raise ProctorError(f"not comparable: {why}")
+    pairs = _pairs(runs, baseline)
+    if not pairs:
+        raise ProctorError("nothing to compare: give at least two runs (or one besides --baseline)")
+    raw = [compare_scores(a, b, n_boot=n_boot, seed=seed) for a, b in pairs]
+    return ComparisonFamily(correction=correction, baseline=baseline.run.run_id if baseline is not None else None,
+                            comparisons=adjust_comparisons(raw, correction))
 
 
 def _item_id_hint(a: RunScores, b: RunScores) -> str:
@@ -102,5 +145,6 @@ def compare_runs(
     return compare_scores(a, b, n_boot=n_boot, seed=seed)
 
 
-__all__ = ["CORRECT_THRESHOLD", "Comparison", "GroupComparison", "compare_runs", "compare_scores",
+__all__ = ["CORRECT_THRESHOLD", "Comparison", "ComparisonFamily", "GroupComparison", "compare_family", "compare_runs",
+           "compare_scores",
            "provenance_warnings", "run_ref"]

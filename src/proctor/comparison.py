@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from . import stats
+from . import power, stats
 
 #: An item counts as "correct" for McNemar's test when its (epoch-averaged) score reaches this.
 CORRECT_THRESHOLD = 0.5
@@ -29,6 +29,7 @@ Z = stats.Z95
 _BISECT_STEPS = 80  # halvings of [-1, 1]: far below float resolution of a percentage point
 
 IntervalMethod = Literal["tango_score", "paired_bootstrap_wilson_floor"]
+CORRECTION_LABELS = {"holm": "Holm", "bh": "BH"}
 
 
 def points(x: float, signed: bool = True) -> str:
@@ -96,13 +97,13 @@ def wilson_floor(n: int, z: float = Z) -> float:
     return z * z / (n + z * z)
 
 
-def graded_interval(d: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
+def graded_interval(d: np.ndarray, n_boot: int, seed: int, level: float = LEVEL) -> tuple[float, float]:
     """Paired percentile bootstrap of mean(d), each side widened to at least `wilson_floor` (clipped to [-1, 1])."""
     est = float(d.mean())
     reps = stats.bootstrap_means(d, n_boot, seed)
-    alpha = (1 - LEVEL) / 2
+    alpha = (1 - level) / 2
     lo, hi = (float(v) for v in np.quantile(reps, [alpha, 1 - alpha]))
-    floor = wilson_floor(d.size)
+    floor = wilson_floor(d.size, Z if level == LEVEL else stats.normal_quantile(1 - alpha))
     return max(-1.0, min(lo, est - floor)), min(1.0, max(hi, est + floor))
 
 
@@ -147,6 +148,17 @@ class PairedDifference(BaseModel):
     binary: bool  # every score 0 or 1 (else graded: McNemar on score >= CORRECT_THRESHOLD)
     interval_method: IntervalMethod
     level: float = LEVEL
+    # the smallest difference these items detect at 80% power (proctor.power; None: the runs never disagree)
+    mde: float | None = None
+    # when compared in a family (proctor.family): McNemar's p adjusted for it, the correction and the family's size
+    p_adjusted: float | None = None
+    correction: str | None = None
+    family_size: int = 1
+
+    @property
+    def p_decisive(self) -> float:
+        """The p-value the verdict reads: adjusted for the family when there is one."""
+        return self.p_adjusted if self.p_adjusted is not None else self.p_value
 
     @property
     def excludes_zero(self) -> bool:
@@ -154,24 +166,50 @@ class PairedDifference(BaseModel):
 
     @property
     def detected(self) -> bool:
-        """A difference is claimed only when the interval excludes zero and McNemar's exact p < 1 − level."""
-        return self.excludes_zero and self.p_value < 1 - self.level
+        """A difference is claimed only when the interval excludes zero and McNemar's exact p (adjusted for the
+        family of comparisons, when there is one) < 1 − level."""
+        return self.excludes_zero and self.p_decisive < 1 - self.level
 
     @property
     def borderline(self) -> bool:
         """The interval and the exact test disagree (one sees a difference, the other does not)."""
-        return self.excludes_zero != (self.p_value < 1 - self.level)
+        return self.excludes_zero != (self.p_decisive < 1 - self.level)
+
+    @property
+    def underpowered(self) -> bool:
+        """No difference was detected, and the observed one is below what these items could detect (or, when the
+        runs disagree on so few items that no difference is detectable, at all)."""
+        if self.detected:
+            return False
+        return abs(self.diff) < self.mde if self.mde is not None else self.b10 + self.b01 > 0
 
     def interval_text(self) -> str:
         return f"[{points(self.ci_low)}, {points(self.ci_high)}]"
 
+    def p_texts(self) -> str:
+        """McNemar's p, and the adjusted p when compared in a family of several."""
+        if self.p_adjusted is None or self.family_size < 2:
+            return p_text(self.p_value)
+        name = CORRECTION_LABELS.get(self.correction or "", self.correction or "")
+        return f"{p_text(self.p_value)}, {name}-adjusted {p_text(self.p_adjusted)} over {self.family_size}"
+
+    def mde_text(self) -> str:
+        return "–" if self.mde is None else points(self.mde, signed=False)
+
+    def _undecided(self) -> str:
+        if self.borderline:
+            return "borderline, the interval and the exact test disagree" if self.family_size < 2 \
+                else "borderline, the interval and the adjusted test disagree"
+        if self.underpowered:
+            return (f"underpowered (these items detect {self.mde_text()} points at 80% power)" if self.mde is not None
+                    else "underpowered (too few items to detect any difference at 80% power)")
+        return "no detectable difference"
+
     def verdict(self, a: str = "A", b: str = "B") -> str:
         """One plain sentence: who is ahead by how much, the interval, p and the shared items."""
-        tail = f"{p_text(self.p_value)}, {self.n:,} shared item{'s' if self.n != 1 else ''}"
+        tail = f"{self.p_texts()}, {self.n:,} shared item{'s' if self.n != 1 else ''}"
         if not self.detected:
-            what = "borderline, the interval and the exact test disagree" if self.borderline \
-                else "no detectable difference"
-            return f"{what}: {a} − {b} {points(self.diff)} points {self.interval_text()}, {tail}"
+            return f"{self._undecided()}: {a} − {b} {points(self.diff)} points {self.interval_text()}, {tail}"
         ahead, behind = (a, b) if self.diff > 0 else (b, a)
         lo, hi = sorted((abs(self.ci_low), abs(self.ci_high)))
         return (f"{ahead} ahead of {behind} by {points(abs(self.diff), signed=False)} points "
@@ -215,13 +253,15 @@ def paired_difference(group: str, a: Sequence[float] | np.ndarray, b: Sequence[f
     if binary:
         lo, hi = tango_interval(b10, b01, n)
         method: IntervalMethod = "tango_score"
+        mde = power.min_detectable(n, (b10 + b01) / n)
     else:
         lo, hi = graded_interval(sa - sb, n_boot, seed)
         method = "paired_bootstrap_wilson_floor"
+        mde = power.min_detectable_graded(n, float(np.std(sa - sb, ddof=1)) if n > 1 else 0.0)
     return PairedDifference(
         group=group, n=n, acc_a=float(sa.mean()), acc_b=float(sb.mean()), diff=float(sa.mean() - sb.mean()) + 0.0,
         ci_low=lo + 0.0, ci_high=hi + 0.0, b10=b10, b01=b01, p_value=mcnemar_exact(b10, b01), binary=binary,
-        interval_method=method,
+        interval_method=method, mde=mde,
     )
 
 

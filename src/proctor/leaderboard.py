@@ -1,25 +1,30 @@
 """Rank models on one dataset — and say how much the winner's lead is luck.
 
-Runs are ranked only against runs of the same setting (mode, prompt, epochs, generation settings:
-`proctor.runsetting`): one board per setting, unless mixing them is asked for. On a board, each
+Runs are ranked only against runs `proctor.comparable` finds comparable (the rule `compare` and the report
+follow): the same dataset content, setting (mode, prompt, epochs, generation settings: `proctor.runsetting`) and
+prompt template; one board per setting, unless mixing settings is asked for. On a board, each
 model's latest run of that setting is scored on the items every one of those runs answered, so all
 models face the same questions. The top model's observed score is biased upward
 (it was picked *because* it scored highest); we report a selection-adjusted estimate and the chance
-that the ranking's winner stays on top (`proctor.stats.selection_adjusted`). See docs/history.md.
+that the ranking's winner stays on top (`proctor.stats.selection_adjusted`); every pair of ranked runs is
+compared with Holm's correction over the board (`proctor.family`). See docs/history.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
 from . import stats
+from .comparable import group_key
 from .compare import compare_scores, provenance_warnings
 from .comparison import Comparison
 from .errors import ProctorError
+from .family import MAX_PAIRWISE, adjust_comparisons
 from .store import ItemScore, RunRecord, RunScores, Store
 
 
@@ -50,6 +55,8 @@ class Leaderboard(BaseModel):
     warnings: list[str]
     setting: str = ""  # the setting every ranked run shares, or "mixed settings"
     top_vs_next: Comparison | None = None  # the winner against the runner-up on the board's items
+    # every pair of ranked runs (the winner against each of the rest beyond MAX_PAIRWISE), Holm-adjusted
+    comparisons: list[Comparison] = []
 
     @property
     def selected(self) -> bool:
@@ -105,16 +112,24 @@ def leaderboard_from_scores(
         )
     observed, bias = float(sel["observed"]), float(sel["selection_bias"])
     by_name = {r.run.model: r for r in runs}
-    top_vs_next = (
-        compare_scores(_on_items(by_name[entries[0].model], items), _on_items(by_name[entries[1].model], items),
-                       n_boot=n_boot, seed=seed)
-        if len(entries) > 1 else None
-    )
+    ranked = [_on_items(by_name[e.model], items) for e in entries]
+    comparisons = board_comparisons(ranked, n_boot, seed)
     return Leaderboard(
         dataset=dataset, n_items=len(items), entries=entries, top=str(sel["top"]), observed=observed,
         adjusted=observed - bias, bias=bias, p_top_stays_top=float(sel["p_top_stays_top"]),
-        warnings=warnings, setting=setting, top_vs_next=top_vs_next,
+        warnings=warnings, setting=setting, top_vs_next=comparisons[0] if comparisons else None,
+        comparisons=comparisons,
     )
+
+
+def board_comparisons(ranked: Sequence[RunScores], n_boot: int, seed: int) -> list[Comparison]:
+    """Every pair of a board's runs (best ranked first, so #1 vs #2 comes first), or the winner against each of the
+    rest beyond `MAX_PAIRWISE` runs, as the report compares them; Holm-adjusted as one family."""
+    if len(ranked) > MAX_PAIRWISE:
+        pairs = [(ranked[0], r) for r in ranked[1:]]
+    else:
+        pairs = list(combinations(ranked, 2))
+    return adjust_comparisons([compare_scores(a, b, n_boot=n_boot, seed=seed) for a, b in pairs])
 
 
 MIXED = "mixed settings"
@@ -147,9 +162,9 @@ def leaderboards(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0, 
     """One board per setting (newest first) of each model's latest run on `dataset`; one board of
     each model's latest run whatever its setting with `mix_settings` (a warning names the settings)."""
     records = _candidates(store, dataset, mode, prompt)
-    groups: dict[str, list[RunRecord]] = {}
+    groups: dict[tuple[str | None, ...], list[RunRecord]] = {}
     for rec in records:
-        groups.setdefault(MIXED if mix_settings else rec.setting_key, []).append(rec)
+        groups.setdefault(group_key(rec, mix_settings), []).append(rec)
     boards = []
     for group in groups.values():
         chosen = _latest_per_model(group)

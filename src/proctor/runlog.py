@@ -200,6 +200,7 @@ class Sample(_Log):
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_s: float | None = None
+    cluster: str | None = None  # the item's value of the run's cluster attribute (Manifest.cluster), when it has one
     finish_reason: str | None = None
     reasoning: str | None = None  # the thought, apart from the answer (reasoning_content or a think block)
     cost: str | None = None  # exact money for this request (a Decimal as text) when prices are known
@@ -258,6 +259,7 @@ class Manifest(_Log):
     started_at: IsoTime
     finished_at: IsoTime | None = None
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
+    cluster: str | None = None  # the item attribute accuracy intervals are clustered by (--cluster; Task.cluster)
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
     imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
@@ -273,6 +275,9 @@ class MetricValue(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     method: str | None = None  # "wilson", "clustered_wilson", "bootstrap", "cluster_bootstrap", "mean", "median"…
+
+
+MATERIAL_WIDTH_CHANGE = 0.10  # a clustered interval this much wider or narrower than the naive one is shown beside it
 
 
 class MetricBlock(BaseModel):
@@ -295,6 +300,21 @@ class MetricBlock(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s_mean: float | None = None
+    # clustered by an item attribute (Results.cluster): the interval above counts clusters; beside it the naive
+    # interval (items as independent), the design effect SE² clustered / SE² naive and the number of clusters
+    n_clusters: int | None = None
+    design_effect: float | None = None
+    naive_ci_low: float | None = None
+    naive_ci_high: float | None = None
+
+    @property
+    def cluster_differs(self) -> bool:
+        """The clustered interval is materially wider (or narrower) than the naive one: by 10% or more."""
+        if None in (self.ci_low, self.ci_high, self.naive_ci_low, self.naive_ci_high):
+            return False
+        wide = (self.ci_high or 0.0) - (self.ci_low or 0.0)
+        naive = (self.naive_ci_high or 0.0) - (self.naive_ci_low or 0.0)
+        return abs(wide - naive) > MATERIAL_WIDTH_CHANGE * max(naive, 1e-12)
 
     @property
     def estimate(self) -> MetricValue:
@@ -398,6 +418,7 @@ class Results(BaseModel):
     truncated_as: str | None = None  # how accuracy counted truncated samples: "wrong" or "excluded"
     extract: str | None = None  # which reading scored: "reference" or "robust"
     no_answer: str | None = None  # how accuracy counted unanswered samples: "wrong" or "guess" (1/k)
+    cluster: str | None = None  # the item attribute the intervals are clustered by (None: items alone)
     cost: Cost | None = None  # proctor.pricing.CostSummary's numbers when prices are known
     errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
 

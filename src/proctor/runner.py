@@ -48,7 +48,7 @@ from .runlog import (
 )
 from .scoring.base import Answer, Answered, Request, Scored, Scorer
 from .shard import Shard, manifest_shard, write_shard_file
-from .tasks import Task, default_no_answer
+from .tasks import Task, cluster_value, default_no_answer
 
 Mode = Literal["generate", "logprob"]
 DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
@@ -318,6 +318,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_i
         max_cost=str(config.max_cost) if config.max_cost is not None else None,
         judge_price=config.judge_price.as_dict() if config.judge_price is not None and scorer.kind == "judge" else None,
         command=config.command,
+        cluster=task.cluster,
         host=host_info(),
         started_at=utc_now(),
         identity={"epochs": config.epochs, **ident, **task.prompt_identity()},
@@ -342,7 +343,8 @@ def _sample(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> Sa
         category=item.category, subcategory=item.subcategory, modality=item.modality.value,
         difficulty=item.difficulty, mode=scorer.mode, reference=item.model_dump(mode="json")["response"],
         prompt=v.prompt, raw_output=v.raw_output, extracted=v.extracted, extraction_rule=v.extraction_rule,
-        ambiguous=v.ambiguous, score=v.score, outcome=v.outcome, error=v.error, details=v.details, **v.usage,
+        ambiguous=v.ambiguous, score=v.score, outcome=v.outcome, error=v.error, details=v.details,
+        cluster=cluster_value(item, task.cluster), **v.usage,
     )
 
 

@@ -48,7 +48,9 @@ class Task:
     # read by proctor's reader alone
     answer_rules: dict[str, AnswerRule] = field(default_factory=dict)
     default_mode: Literal["generate", "logprob"] | None = None  # the benchmark's scoring mode when --mode is not given
-    cluster: str | None = None  # the natural cluster of the items (a field name, e.g. "category"), for standard errors
+    # the item attribute whose items share errors (a passage, a source, a subject): accuracy intervals count
+    # these clusters, not items (proctor.stats.clustered_accuracy); "category", "subcategory" or "metadata.KEY"
+    cluster: str | None = None
 
     def answer_rule(self, kind: str) -> AnswerRule | None:
         """The reference rule that reads answers to prompt `kind` (None: proctor's reader alone)."""
@@ -79,6 +81,28 @@ def default_no_answer(task: Task, kind: str | None, extract: str = "reference") 
     run scored by proctor's robust reader)."""
     rule = task.answer_rule(kind) if kind is not None and extract == "reference" else None
     return rule.no_answer if rule is not None else "wrong"
+
+
+CLUSTER_ATTRIBUTES = ("category", "subcategory", "metadata.KEY")
+
+
+def check_cluster(attribute: str) -> str:
+    """`attribute` when it names an item attribute to cluster by (`CLUSTER_ATTRIBUTES`), else a ValueError."""
+    key = attribute.removeprefix("metadata.")
+    if attribute in ("category", "subcategory") or (attribute.startswith("metadata.") and key.strip()):
+        return attribute
+    raise ValueError(f"cannot cluster by {attribute!r}: one of category, subcategory, metadata.KEY")
+
+
+def cluster_value(item: Item, attribute: str | None) -> str | None:
+    """The item's value of the cluster attribute (None: it has none, or no attribute is chosen)."""
+    if attribute is None:
+        return None
+    if attribute in ("category", "subcategory"):
+        value = getattr(item, attribute)
+    else:
+        value = item.metadata.get(attribute.removeprefix("metadata."))
+    return None if value is None or value == "" else str(value)
 
 
 def text_hash(*parts: str) -> str:

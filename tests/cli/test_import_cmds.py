@@ -37,7 +37,10 @@ def test_compare_pairs_an_imported_run_with_a_proctor_run_item_by_item(
     theirs = _import(tmp_path, store, str(request.getfixturevalue(source)), "--item-id", "identifier" if
                      source == "lmeval_results" else "id", "--dataset", dataset, "--name", "other-harness")
     capsys.readouterr()
-    assert main(["compare", str(ours), str(theirs), "--store", str(store), "--json"]) == 0
+    # another harness's run is another setting (proctor.comparable): compared when asked, as the leaderboard does
+    assert main(["compare", str(ours), str(theirs), "--store", str(store)]) == 2
+    assert "different settings" in capsys.readouterr().err
+    assert main(["compare", str(ours), str(theirs), "--store", str(store), "--json", "--mix-settings"]) == 0
     cmp = json.loads(capsys.readouterr().out)
     a = {s.item_id: s.score for s in read_run(ours).samples}
     b: dict[str, list[float]] = {}
@@ -52,7 +55,7 @@ def test_compare_pairs_an_imported_run_with_a_proctor_run_item_by_item(
     assert [g["group"] for g in cmp["by_category"]] == ["alpha", "beta"]
     assert cmp["b"]["model"] == "other-harness"
     run_id = read_run(theirs).manifest.run_id  # the history knows it: compare by run id, history, leaderboard
-    assert main(["compare", str(ours), run_id[:8], "--store", str(store)]) == 0
+    assert main(["compare", str(ours), run_id[:8], "--store", str(store), "--mix-settings"]) == 0
     assert main(["history", "--model", "other-harness", "--dataset", dataset, "--store", str(store)]) == 0
     assert main(["leaderboard", dataset, "--mix-settings", "--store", str(store)]) == 0
     board = capsys.readouterr().out
@@ -66,7 +69,7 @@ def test_ids_that_do_not_line_up_are_named_when_nothing_is_shared(
     ours = _proctor_run(items_file, tmp_path, store)
     theirs = _import(tmp_path, store, str(lmeval_results))  # lm-eval's doc_id: 0, 1, 2…
     capsys.readouterr()
-    assert main(["compare", str(ours), str(theirs), "--store", str(store)]) == 2
+    assert main(["compare", str(ours), str(theirs), "--store", str(store), "--mix-settings"]) == 2
     err = capsys.readouterr().err
     assert "share no scored items: nothing to compare" in err
     assert "A's item ids: demo.0, demo.1, demo.2, …" in err and "B's item ids: 0, 1, 2, …" in err
@@ -152,6 +155,6 @@ def test_a_run_exported_to_inspect_imports_back_sample_for_sample(
     original = {(s.item_id, s.epoch): (s.outcome, s.score) for s in read_run(ours).samples}
     assert {(s.item_id, s.epoch): (s.outcome, s.score) for s in read_run(back).samples} == original
     capsys.readouterr()
-    assert main(["compare", str(ours), str(back), "--store", str(store), "--json"]) == 0
+    assert main(["compare", str(ours), str(back), "--store", str(store), "--json", "--mix-settings"]) == 0
     overall = json.loads(capsys.readouterr().out)["overall"]
     assert overall["n"] == N_ITEMS and overall["b10"] == overall["b01"] == 0 and overall["diff"] == 0

@@ -86,7 +86,9 @@ def test_import_feeds_compare_and_leaderboard(cli: Any, tmp_path: Path, server: 
     board = cli("leaderboard", "mmlu-pro", "--store", store)
     assert board.code == 0, board.err
     assert "tiny:a" in board.out and "tiny:b" in board.out
-    res = cli("compare", imported[0], imported[1], "--store", store)
+    res = cli("compare", imported[0], imported[1], "--store", store)  # two settings: two boards, not compared
+    assert res.code == 2 and "different settings" in res.err
+    res = cli("compare", imported[0], imported[1], "--store", store, "--mix-settings")
     assert res.code == 0, res.err
 
 

@@ -24,6 +24,8 @@ class Builtin:
     # parser behind the authors' published numbers) for the kinds its authors' code reads with it; None for
     # proctor's own kinds, read by proctor's reader alone. Every kind the benchmark offers is listed.
     answer_rules: Mapping[str, str | None] = field(default_factory=dict)
+    # the item attribute whose items share errors (proctor.tasks.Task.cluster): intervals count its clusters
+    cluster: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {

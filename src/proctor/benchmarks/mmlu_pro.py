@@ -385,7 +385,8 @@ ANSWER_RULES_BY_KIND: dict[str, str | None] = {FIVE_SHOT: "tiger-lab-mmlu-pro", 
                                                ZERO_SHOT: None, LMEVAL: "lm-eval-mmlu-pro"}
 
 BENCHMARKS = (
-    # 4,000 tokens: TIGER-Lab's own evaluate_from_api.py setting for chain-of-thought answers
+    # 4,000 tokens: TIGER-Lab's own evaluate_from_api.py setting for chain-of-thought answers; clustered by `src`,
+    # the collection a question came from (ori_mmlu-<subject>, stemez-…, theoremQA-…, scibench-…)
     Builtin(NAME, load, SOURCE, SIZE, "14 subjects, up to 10 options; five-shot CoT from the validation split",
-            max_tokens=4_000, answer_rules=ANSWER_RULES_BY_KIND),
+            max_tokens=4_000, answer_rules=ANSWER_RULES_BY_KIND, cluster="metadata.src"),
 )

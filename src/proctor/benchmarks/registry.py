@@ -23,7 +23,7 @@ from ..errors import InputError, ProctorError
 from ..fewshot import FewShotPrompts
 from ..formats.convert import question_to_item
 from ..prompts import FIVE_SHOT, ItemPromptBuilder
-from ..records import Dataset, ItemSet
+from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..tasks import Task
 from . import aime2025, gpqa, mmlu_pro
@@ -168,6 +168,7 @@ def load_task(
             choice_order_seed=loaded.choice_order_seed,
             default_max_tokens=BUILTINS[spec.strip().lower()].max_tokens,
             answer_rules=reference_rules(BUILTINS[spec.strip().lower()]),
+            cluster=BUILTINS[spec.strip().lower()].cluster,
         )
     if data_file is not None:
         raise ProctorError(
@@ -219,7 +220,15 @@ def _path_task(spec: str, *, limit: int | None, limit_per_category: int | None) 
         prompts=ItemPromptBuilder(task_prompt=itemset.task_prompt),
         source=source,
         task_prompt=itemset.task_prompt,
+        cluster=_natural_cluster(items),
     )
+
+
+def _natural_cluster(items: list[Item]) -> str | None:
+    """The attribute a file's items cluster by: a probsem suite's contexts cluster by their suite."""
+    from ..scoring.suites import SUITE_CLUSTER, is_suite_item
+
+    return SUITE_CLUSTER if items and all(is_suite_item(it) for it in items) else None
 
 
 def _as_itemset(loaded: Any, spec: str) -> ItemSet:

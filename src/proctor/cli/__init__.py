@@ -71,10 +71,11 @@ def _register() -> None:
         report_cmds,
         run_cmds,
         score_cmds,
+        stats_cmds,
     )
 
     for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, merge_cmds, prompt_cmds, history_cmds,
-                   import_cmds, report_cmds, export_cmds):
+                   stats_cmds, import_cmds, report_cmds, export_cmds):
         module.register(app)
     for info in app.registered_commands:  # plain metavars in every command's help (proctor.cli.help)
         info.cls = ProctorCommand

@@ -175,10 +175,17 @@ def _breakdown(r: RunRecord, by: str) -> dict[str, GroupMetrics]:
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(
-        metavar="RUN_A", show_default=False, help="Run directory or recorded run id (a unique prefix will do).")],
-    run_b: Annotated[str, typer.Argument(
-        metavar="RUN_B", show_default=False, help="Run directory or recorded run id.")],
+    runs: Annotated[list[str], typer.Argument(
+        metavar="RUN...", show_default=False,
+        help="Run directories or recorded run ids (a unique prefix will do): two or more.")],
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", metavar="RUN", help="Compare each RUN against this one (default: every pair).")] = None,
+    correction: Annotated[str, typer.Option(
+        "--correction", metavar="holm|bh",
+        help="Multiple-comparison correction over the family: Holm (family-wise error) or Benjamini–Hochberg "
+             "(false discovery rate).")] = "holm",
+    mix_settings: Annotated[bool, typer.Option(
+        "--mix-settings", help="Compare runs of the same items under different settings (warned).")] = False,
     store: StoreOpt = None,
     n_boot: NBootOpt = 2000,
     boot_seed: SeedOpt = 0,
@@ -187,25 +194,47 @@ def compare(
     save: Annotated[Path | None, typer.Option(
         "--save", metavar="FILE", help="Also write the comparison record (the --json figures) to FILE (default: not written).")] = None,
 ) -> None:
-    """Compare two runs on their shared items: the difference with a paired 95% interval, McNemar's exact
-    test and a verdict."""
-    from ..compare import compare_runs
-    from ..store import default_store_path
+    """Compare runs on their shared items: each difference with a paired 95% interval, McNemar's exact test
+    (adjusted for the family of comparisons), the smallest difference the items can detect, and a verdict."""
+    from ..compare import compare_family
+    from ..store import load_run_scores
 
     seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
-    sp = store or default_store_path()
-    if sp.exists():
-        with _store(sp) as st:
-            cmp = compare_runs(run_a, run_b, store=st, n_boot=n_boot, seed=seed)
-    else:
-        cmp = compare_runs(run_a, run_b, n_boot=n_boot, seed=seed)
+    if correction not in ("holm", "bh"):
+        raise InputError.at("--correction", f"expected holm or bh, got {correction!r}")
+    if len(runs) + (baseline is not None) < 2:
+        raise InputError.at("RUN", "give at least two runs (or one and --baseline)")
+    with maybe_store(store) as st:
+        loaded = [load_run_scores(r, st) for r in runs]
+        base = load_run_scores(baseline, st) if baseline is not None else None
+    family = compare_family(loaded, base, correction, mix_settings,  # type: ignore[arg-type]  # checked above
+                            n_boot=n_boot, seed=seed)
+    single = family.comparisons[0] if len(family.comparisons) == 1 and base is None else None
+    record = single.to_dict() if single is not None else family.to_dict()
     if save is not None:
         from ..textio import write_json_atomic
 
-        write_json_atomic(save, cmp.to_dict())
+        write_json_atomic(save, record)
     if as_json:
-        _echo_json(cmp.to_dict())
-        return
+        _echo_json(record)
+    elif single is not None:
+        _print_comparison(single)
+    else:
+        _print_family(family.comparisons, family.correction)
+
+
+def maybe_store(path: Path | None) -> Any:
+    """The store when it exists (run ids resolve through it), else a stand-in that resolves directories only."""
+    from contextlib import nullcontext
+
+    from ..store import default_store_path
+
+    sp = path or default_store_path()
+    return _store(sp) if sp.exists() else nullcontext(None)
+
+
+def _print_comparison(cmp: Comparison) -> None:
+    """Two runs: who each is, the table overall and per category, the verdict, what was left out, warnings."""
     con = _console()
     for name, r in (("A", cmp.a), ("B", cmp.b)):
         con.print(f"{name}: {rich_safe(r.model)} · {rich_safe(r.setting)}  ({r.run_id[:12]}, {_when(r.started_at)})")
@@ -216,17 +245,59 @@ def compare(
     _print_warnings(cmp.warnings)
 
 
+def family_table(comparisons: list[Comparison], correction: str) -> Table:
+    """One row per pair: the overall difference, its interval, raw and adjusted p, the MDE and the verdict word."""
+    from ..comparison import p_cell, points
+    from ..family import CORRECTION_NAMES
+
+    t = Table(title=f"{len(comparisons)} paired comparisons ({CORRECTION_NAMES.get(correction, correction)}-adjusted "
+                    "McNemar p; 95% CI; MDE at 80% power)")
+    for col in ("A", "B", "n", "A − B", "95% CI", "p", "adj. p", "MDE", "verdict"):
+        t.add_column(col, justify="left" if col in ("A", "B", "verdict") else "right")
+    for c in comparisons:
+        g = c.overall
+        t.add_row(rich_safe(f"{c.a.model} ({c.a.run_id[:8]})"), rich_safe(f"{c.b.model} ({c.b.run_id[:8]})"),
+                  str(g.n), points(g.diff), g.interval_text(), p_cell(g.p_value), p_cell(g.p_decisive),
+                  g.mde_text(), verdict_word(g))
+    return t
+
+
+def verdict_word(g: Any) -> str:
+    """detected / borderline / underpowered / no difference: the verdict of a paired difference in one word."""
+    if g.detected:
+        return "A ahead" if g.diff > 0 else "B ahead"
+    return "borderline" if g.borderline else "underpowered" if g.underpowered else "no difference"
+
+
+def _print_family(comparisons: list[Comparison], correction: str) -> None:
+    """Many runs: one row per pair, then each pair's verdict and the per-category differences detected."""
+    con = _console()
+    con.print(family_table(comparisons, correction))
+    for c in comparisons:
+        con.print(escape_control(c.verdict), markup=False)
+        for g in c.by_category:
+            if g.detected:
+                con.print(f"  {escape_control(g.group)}: {escape_control(g.verdict(c.a.model, c.b.model))}",
+                          markup=False)
+    _print_warnings(sorted({w for c in comparisons for w in c.warnings}))
+
+
 def comparison_table(cmp: Comparison) -> Table:
     """A − B overall and per category: the figures of the typed record, as every output shows them."""
     from ..comparison import p_cell, points
 
-    t = Table(title=f"A − B on {cmp.overall.n:,} shared item(s) (paired 95% CI, McNemar's exact test)")
-    for col in ("group", "n", "A %", "B %", "A − B", "95% CI", "A✗B✓", "A✓B✗", "p"):
+    adjusted = any(g.family_size > 1 for g in cmp.by_category)
+    t = Table(title=f"A − B on {cmp.overall.n:,} shared item(s) (paired 95% CI, McNemar's exact test"
+                    + (", categories Holm-adjusted" if adjusted and cmp.by_category[0].correction == "holm" else
+                       ", categories BH-adjusted" if adjusted else "") + "; MDE: detectable at 80% power)")
+    cols = ("group", "n", "A %", "B %", "A − B", "95% CI", "A✗B✓", "A✓B✗", "p", *(("adj. p",) if adjusted else ()),
+            "MDE")
+    for col in cols:
         t.add_column(col, justify="left" if col == "group" else "right")
     for g in [cmp.overall, *cmp.by_category]:
         t.add_row(rich_safe(g.group), str(g.n), _pct(g.acc_a), _pct(g.acc_b), points(g.diff), g.interval_text(),
-                  str(g.b01), str(g.b10), p_cell(g.p_value),
-                  style="bold" if g.group == "overall" else None)
+                  str(g.b01), str(g.b10), p_cell(g.p_value), *((p_cell(g.p_decisive),) if adjusted else ()),
+                  g.mde_text(), style="bold" if g.group == "overall" else None)
     return t
 
 
@@ -278,6 +349,9 @@ def _print_board(lb: Leaderboard) -> None:
     con.print(winner_line(lb), markup=False)
     if lb.top_vs_next is not None:
         con.print(f"#1 vs #2: {escape_control(lb.top_vs_next.verdict)}", markup=False)
+    for c in lb.comparisons[1:]:  # the rest of the board's family, Holm-adjusted with #1 vs #2
+        con.print(f"{escape_control(c.a.model)} vs {escape_control(c.b.model)}: {escape_control(c.verdict)}",
+                  markup=False)
     _print_warnings(lb.warnings)
 
 

@@ -62,6 +62,29 @@ NBoot = Annotated[int, typer.Option("--n-boot", metavar="N", min=100, help="Boot
 BootSeed = Annotated[int, typer.Option("--boot-seed", metavar="N", help="Seed of the bootstrap resamples.")]
 Limit = Annotated[int | None, typer.Option(
     "--limit", metavar="N", help="Evaluate the first N items only (default: all).")]
+Cluster = Annotated[str | None, typer.Option(
+    "--cluster", metavar="category|subcategory|metadata.KEY|none",
+    help="Cluster accuracy intervals by this item attribute: items sharing a value share errors (default: the "
+         "benchmark's own, e.g. MMLU-Pro's src; none: items alone). docs/statistics.md")]
+
+
+DryRun = Annotated[bool, typer.Option(
+    "--dry-run", help="Print the requests, prompt tokens, most output tokens and cost range; send and write nothing.")]
+
+
+def cluster_choice(given: str | None, declared: str | None) -> str | None:
+    """The attribute a run clusters by: `--cluster` (none: items alone), else the benchmark's own."""
+    from ..errors import InputError
+    from ..tasks import check_cluster
+
+    if given is None:
+        return declared
+    if given.strip().lower() == "none":
+        return None
+    try:
+        return check_cluster(given.strip())
+    except ValueError as e:
+        raise InputError.at("--cluster", str(e)) from None
 
 
 def old_spelling(name: str, metavar: str = "VALUE") -> Any:

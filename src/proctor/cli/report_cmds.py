@@ -38,6 +38,9 @@ def report(
         "--format", "-f", metavar="html|md",
         help="html (a self-contained page) or md (default: from the --out suffix, else html).")] = None,
     store: options.Store = None,
+    mix_settings: Annotated[bool, typer.Option(
+        "--mix-settings", help="Compare runs of the same items under different settings too (as compare does).")
+    ] = False,
 ) -> None:
     """Write a report of one or more runs and print its path."""
     from ..report import write_report
@@ -49,7 +52,8 @@ def report(
 
     runs = expand_run_dirs(run_dirs)
     out = output or beside(runs) / ("report.md" if fmt == ReportFormat.MD else "report.html")
-    path = write_report(runs, out, fmt="md" if fmt == ReportFormat.MD else "html", store=store)
+    path = write_report(runs, out, fmt="md" if fmt == ReportFormat.MD else "html", store=store,
+                        mix_settings=mix_settings)
     typer.echo(str(path))
 
 

@@ -204,6 +204,8 @@ def run(
     progress: options.ShowProgress = None,
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE,
     shard: ShardOpt = None,
+    cluster: options.Cluster = None,
+    dry_run: options.DryRun = False,
     llmwc_config: LlmwcConfig = None,
     model_options: options.ModelOptions | None = None,
 ) -> None:
@@ -263,6 +265,8 @@ def run(
                   shots=shots, fmt=fmt, fewshot_from=fewshot_from, prompt_kind=prompt)
         for name in datasets
     ]
+    for task in tasks:  # a reporting choice: recorded in the manifest and results.json, not in the run id
+        task.cluster = options.cluster_choice(cluster, task.cluster)
     config = RunConfig(
         mode=mode or "generate",  # type: ignore[arg-type]  # checked above
         prompt_kind=prompt, settings=settings, epochs=epochs, judge_agreement=judge_agreement,
@@ -271,6 +275,10 @@ def run(
         extract=extract.strip().lower(), no_answer=no_answer.strip().lower() if no_answer is not None else None,
         price=price, max_cost=cost_limit, judge_price=judge_price, shard=the_shard,
     )
+    if dry_run:  # proctor.estimate: the run's size and cost range; nothing is sent or written
+        from .dry_run import show_dry_run
+
+        return show_dry_run(tasks, _Models(model, judge, given), config)
     status = _run_tasks(tasks, _Models(model, judge, given), config, out, max_error_rate, mode_given=mode is not None)
     if status:
         raise typer.Exit(status)

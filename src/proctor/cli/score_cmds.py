@@ -48,13 +48,14 @@ def suite_task(groups: list[tuple[Any, list[Any]]], files: list[Path], options: 
     from ..benchmarks.hub import file_sha256
     from ..formats.convert import suite_to_items
     from ..prompts import ItemPromptBuilder
-    from ..scoring.suites import SuiteScorer
+    from ..scoring.suites import SUITE_CLUSTER, SuiteScorer
     from ..tasks import Task
 
     names = list(dict.fromkeys(p.name for p, _ in groups))
     items = [it for prompt, suites in groups for s in suites for it in suite_to_items(prompt, s)]
     source = {"source": "probsem", "files": [str(f) for f in files], "sha256": {str(f): file_sha256(f) for f in files}}
-    return Task("+".join(names), items, ItemPromptBuilder(), source=source, scorer=SuiteScorer(options))
+    return Task("+".join(names), items, ItemPromptBuilder(), source=source, scorer=SuiteScorer(options),
+                cluster=SUITE_CLUSTER)
 
 
 def _options(norm: str, temperature: float, join: str) -> Any:

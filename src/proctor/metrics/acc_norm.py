@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..runlog import MetricBlock, Outcome, Sample
-from .accuracy import group_block
+from .accuracy import group_block, run_cluster
 from .base import RunContext
 
 ACC_NORM = "acc_norm_correct"
@@ -27,4 +27,5 @@ class AccNorm:
     def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock | None:
         if not any(ACC_NORM in s.details for s in samples):
             return None
-        return group_block([as_acc_norm(s) for s in samples if ACC_NORM in s.details or not s.scored], context.seed)
+        return group_block([as_acc_norm(s) for s in samples if ACC_NORM in s.details or not s.scored], context.seed,
+                           run_cluster(context))

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..coverage import difficulty_band
-from ..runlog import MetricBlock, Outcome, Sample
-from ..stats import accuracy_ci
+from ..runlog import MetricBlock, MetricValue, Outcome, Sample
+from ..stats import accuracy_ci, clustered_accuracy
 from .base import RunContext
 
 
@@ -32,13 +33,39 @@ def mean_score(samples: Sequence[Sample]) -> float | None:
     return float(np.mean(scores)) if scores else None
 
 
-def group_block(samples: Sequence[Sample], seed: int = 0) -> MetricBlock:
-    """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval)."""
+def _item_key(s: Sample) -> str:
+    return f"{s.dataset}\x1f{s.item_id}"
+
+
+def sample_cluster(s: Sample, attribute: str) -> str:
+    """The cluster of a sample under `attribute` (category, subcategory, or metadata.KEY as the run recorded it in
+    `Sample.cluster`); an item without a value is a cluster of its own."""
+    value = s.category if attribute == "category" else s.subcategory if attribute == "subcategory" else s.cluster
+    return f"\x1e{value}" if value is not None else _item_key(s)
+
+
+def _interval(scored: Sequence[Sample], seed: int, cluster: str | None) -> tuple[MetricValue, dict[str, Any]]:
+    """Accuracy with its interval: items as the unit, or clusters of items under the attribute `cluster` (with the
+    naive interval, the design effect and the number of clusters beside it); a group with one cluster (a category
+    when clustering by category) keeps the items' interval."""
+    scores, items = scored_scores(scored), [_item_key(s) for s in scored]
+    if cluster is None:
+        return accuracy_ci(scores, items, seed=seed), {}
+    got = clustered_accuracy(scores, items, [sample_cluster(s, cluster) for s in scored], seed=seed)
+    if got.n_clusters < 2:
+        return got.naive, {}
+    return got.clustered, {"n_clusters": got.n_clusters, "design_effect": got.design_effect,
+                           "naive_ci_low": got.naive.ci_low, "naive_ci_high": got.naive.ci_high}
+
+
+def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:
+    """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval; so
+    do items sharing a value of the attribute `cluster`, when one is given)."""
     scored = counted(samples)
     n_no_answer = sum(s.outcome is Outcome.NO_ANSWER for s in samples)
     n_truncated = sum(s.outcome is Outcome.TRUNCATED for s in samples)
     n_answered = sum(s.outcome is not Outcome.ERROR for s in samples)
-    acc = accuracy_ci(scored_scores(scored), [f"{s.dataset}\x1f{s.item_id}" for s in scored], seed=seed)
+    acc, clustering = _interval(scored, seed, cluster)
     latencies = [s.latency_s for s in samples if s.latency_s is not None]
     read_twice = [s for s in samples if s.ambiguous is not None]
     n_ambiguous = sum(bool(s.ambiguous) for s in read_twice)
@@ -51,7 +78,7 @@ def group_block(samples: Sequence[Sample], seed: int = 0) -> MetricBlock:
         n_ambiguous=n_ambiguous, ambiguous_rate=n_ambiguous / len(read_twice) if read_twice else None,
         input_tokens=sum(s.input_tokens or 0 for s in samples), output_tokens=sum(s.output_tokens or 0 for s in samples),
         latency_s_mean=float(np.mean(latencies)) if latencies else None,
-    )
+    ).model_copy(update=clustering)
 
 
 GROUP_KEYS: dict[str, Callable[[Sample], str | None]] = {
@@ -74,9 +101,14 @@ def groups(samples: Sequence[Sample], by: str) -> dict[str, list[Sample]]:
     return dict(sorted(out.items()))
 
 
-def breakdown(samples: Sequence[Sample], by: str, seed: int = 0) -> dict[str, MetricBlock]:
+def breakdown(samples: Sequence[Sample], by: str, seed: int = 0, cluster: str | None = None) -> dict[str, MetricBlock]:
     """METRICS per group (see `groups`)."""
-    return {k: group_block(v, seed) for k, v in groups(samples, by).items()}
+    return {k: group_block(v, seed, cluster) for k, v in groups(samples, by).items()}
+
+
+def run_cluster(context: RunContext) -> str | None:
+    """The attribute a run's intervals are clustered by (its manifest's `cluster`), if any."""
+    return context.manifest.cluster if context.manifest is not None else None
 
 
 class Accuracy:
@@ -85,10 +117,10 @@ class Accuracy:
     name = "overall"
     label = "overall"
     needs = frozenset({"score", "outcome", "item_id", "dataset", "input_tokens", "output_tokens", "latency_s",
-                       "ambiguous"})
+                       "ambiguous", "cluster", "category", "subcategory"})
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock:
-        return group_block(samples, context.seed)
+        return group_block(samples, context.seed, run_cluster(context))
 
 
 class Breakdown:
@@ -104,4 +136,4 @@ class Breakdown:
         self.label = by
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> dict[str, MetricBlock]:
-        return breakdown(samples, self.by, context.seed)
+        return breakdown(samples, self.by, context.seed, run_cluster(context))

@@ -52,7 +52,7 @@ class Metric(Protocol):
 
 
 _BUILTIN_FIELDS = frozenset(Results.model_fields) - {"schema_version", "metrics", "truncated_as", "extract",
-                                                       "no_answer", "errors"}
+                                                       "no_answer", "errors", "cluster"}
 _registered: list[Metric] = []
 _builtins_loaded = False
 
@@ -79,7 +79,7 @@ def _add(metric: Metric) -> None:
         raise ValueError(f"metric {metric.name!r} needs {', '.join(sorted(unknown))}: not Sample fields")
     if any(m.name == metric.name for m in _registered):
         raise ValueError(f"a metric named {metric.name!r} is already registered")
-    if metric.name in {"schema_version", "metrics", "truncated_as", "extract", "no_answer", "errors"}:
+    if metric.name in {"schema_version", "metrics", "truncated_as", "extract", "no_answer", "errors", "cluster"}:
         raise ValueError(f"{metric.name!r} is a results.json setting, not a metric name")
     _registered.append(metric)
 

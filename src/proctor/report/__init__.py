@@ -23,10 +23,11 @@ def write_report(
     fmt: Literal["html", "md"] = "html",
     store: str | Path | None = None,
     history: Sequence[Mapping[str, Any]] | None = None,
+    mix_settings: bool = False,
 ) -> Path:
     """Read the runs, render the report and write it atomically to `out`; returns the path written."""
     from ..textio import write_text_atomic
 
-    data = load(run_dirs, store=store, history=history)
+    data = load(run_dirs, store=store, history=history, mix_settings=mix_settings)
     write_text_atomic(out, render_html(data) if fmt == "html" else render_markdown(data))
     return Path(out)

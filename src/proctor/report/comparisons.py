@@ -1,8 +1,10 @@
 """The report's comparison section: paired comparisons of the runs that can be compared, the others set apart.
 
-Runs are comparable when they share dataset, setting (mode, prompt, generation settings), dataset revision and
-content, and prompt template; each group of two or more gets `proctor.comparison` records (every pair up to
-`MAX_PAIRWISE` runs, the best against the rest beyond). A run alone in its group is listed with the reason.
+Which runs are comparable is `proctor.comparable`'s rule (the one `compare` and the leaderboard follow): same
+dataset and content, same setting and prompt template (or only the same items with `mix_settings`). Each group of
+two or more gets `proctor.comparison` records (every pair up to `MAX_PAIRWISE` runs, the best against the rest
+beyond), their p-values Holm-adjusted over the group (`proctor.family`). A run alone in its group is listed with
+the reason.
 """
 
 from __future__ import annotations
@@ -11,22 +13,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from ..agree import Agreement, agreement
+from ..comparable import MIX_HINT, group_key
 from ..compare import compare_scores, provenance_warnings
 from ..comparison import Comparison
 from ..errors import ProctorError
+from ..family import MAX_PAIRWISE, adjust_comparisons
 from ..store import RunRecord, RunScores, item_scores, record_from_log
 from .data import RunSummary
-
-MAX_PAIRWISE = 8  # runs in a group up to which every pair is compared; beyond it, the best against the rest
 
 
 @dataclass(frozen=True)
 class ComparedPair:
-    """One comparison, with the report's indices of its two runs (A first)."""
+    """One comparison, with the report's indices of its two runs (A first), and how often their answers agree."""
 
     a: int
     b: int
     record: Comparison
+    agreement: Agreement | None = None
 
 
 @dataclass
@@ -54,10 +58,6 @@ class ComparisonSection:
     apart: list[SetApart]
 
 
-def _key(r: RunRecord) -> tuple[str | None, ...]:
-    return (r.dataset, r.setting_key, r.dataset_revision, r.dataset_hash, r.template_hash)
-
-
 def _pair(a: RunSummary, b: RunSummary, scores: dict[int, RunScores], n_boot: int) -> ComparedPair | None:
     """A against B on their shared items; None when they share none."""
     try:
@@ -82,6 +82,17 @@ def _group_pairs(group: ComparableGroup, by_index: dict[int, RunSummary], scores
             group.notes.append(f"{by_index[i].model} and {by_index[j].model} share no scored item")
         else:
             group.pairs.append(got)
+    adjusted = adjust_comparisons([p.record for p in group.pairs])
+    group.pairs = [ComparedPair(p.a, p.b, rec, _agreement(by_index[p.a], by_index[p.b]))
+                   for p, rec in zip(group.pairs, adjusted, strict=True)]
+
+
+def _agreement(a: RunSummary, b: RunSummary) -> Agreement | None:
+    """`proctor agree` of two runs (None when they answered no item in common)."""
+    try:
+        return agreement(a.log, b.log)
+    except ProctorError:
+        return None
 
 
 def _reason(rec: RunRecord, others: Sequence[RunRecord]) -> str:
@@ -98,10 +109,11 @@ def _reason(rec: RunRecord, others: Sequence[RunRecord]) -> str:
     # the setting says most of it: the other differences are named, their values are in Provenance
     also = [w.split(":", 1)[0].removeprefix("different ") for w in provenance]
     return f"setting: {rec.setting_label} vs {other.setting_label}" + (f" (also different: {', '.join(also)})"
-                                                                         if also else "")
+                                                                         if also else "") + f"; {MIX_HINT}"
 
 
-def comparison_section(runs: Sequence[RunSummary], n_boot: int = 2000) -> ComparisonSection | None:
+def comparison_section(runs: Sequence[RunSummary], n_boot: int = 2000,
+                       mix_settings: bool = False) -> ComparisonSection | None:
     """Comparable groups with their paired comparisons, and the runs set apart; None for fewer than two runs."""
     if len(runs) < 2:
         return None
@@ -109,7 +121,7 @@ def comparison_section(runs: Sequence[RunSummary], n_boot: int = 2000) -> Compar
     scores = {r.index: RunScores(records[r.index], item_scores(r.log.samples)) for r in runs}
     by_key: dict[tuple[str | None, ...], list[int]] = {}
     for r in runs:
-        by_key.setdefault(_key(records[r.index]), []).append(r.index)
+        by_key.setdefault(group_key(records[r.index], mix_settings), []).append(r.index)
     by_index = {r.index: r for r in runs}
     groups, apart = [], []
     for members in by_key.values():
@@ -118,7 +130,9 @@ def comparison_section(runs: Sequence[RunSummary], n_boot: int = 2000) -> Compar
             apart.append(SetApart(members[0], _reason(rec, [records[i] for i in records if i != members[0]])))
             continue
         rec = records[members[0]]
-        group = ComparableGroup(f"{rec.dataset} · {rec.setting_label}", members)
+        labels = {records[i].setting_label for i in members}
+        group = ComparableGroup(f"{rec.dataset} · {rec.setting_label if len(labels) == 1 else 'mixed settings'}",
+                                members)
         _group_pairs(group, by_index, scores, n_boot)
         groups.append(group)
     return ComparisonSection(groups, apart)

@@ -237,6 +237,17 @@ class RunSummary:
         return self.results.overall
 
     @property
+    def clustering(self) -> str | None:
+        """A sentence on the clustered interval when it differs materially from the naive one (else None)."""
+        o = self.results.overall
+        if self.results.cluster is None or not o.cluster_differs:
+            return None
+        deff = f", design effect {o.design_effect:.2f}" if o.design_effect is not None else ""
+        return (f"clustered by {self.results.cluster} ({o.n_clusters} clusters{deff}): the interval counts clusters; "
+                f"treating items as independent gives [{100 * (o.naive_ci_low or 0):.1f}, "
+                f"{100 * (o.naive_ci_high or 0):.1f}]")
+
+    @property
     def by_category(self) -> dict[str, MetricBlock]:
         return self.results.by_category
 
@@ -420,8 +431,10 @@ def load(
     *,
     store: str | Path | None = None,
     history: Sequence[Mapping[str, Any]] | None = None,
+    mix_settings: bool = False,
 ) -> ReportData:
-    """Read every run and compute what the report shows.
+    """Read every run and compute what the report shows (`mix_settings`: compare runs of the same items under
+    different settings too, as `proctor.comparable` allows).
 
     `history` — explicit points ({started_at, accuracy, ci_low, ci_high}, optionally model/dataset; without
     them a point belongs to the first run's model and dataset). Otherwise the history store is asked.
@@ -463,4 +476,4 @@ def load(
     from .comparisons import comparison_section
 
     return ReportData(runs, cov, hist, datetime.now().astimezone().isoformat(timespec="seconds"), aborted=aborted,
-                      warnings=warnings, comparisons=comparison_section(runs))
+                      warnings=warnings, comparisons=comparison_section(runs, mix_settings=mix_settings))

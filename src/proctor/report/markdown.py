@@ -126,6 +126,24 @@ def _notices(data: ReportData) -> list[str]:
     return [*out, ""] if out else []
 
 
+def _agreements(pairs: Sequence[Any], names: Sequence[str]) -> list[str]:
+    """How often each compared pair's answers agree (`proctor agree`): flips, identical outputs, log-prob deltas."""
+    rows = []
+    for p in pairs:
+        ag = p.agreement
+        if ag is None:
+            continue
+        lp = ag.logprob
+        rows.append([_cell(names[p.a]), _cell(names[p.b]), _fmt_int(ag.n_paired),
+                     f"{_fmt_int(ag.n_flips)} ({_pct(ag.flip_rate)} [{_pct(ag.flip_ci_low)}, {_pct(ag.flip_ci_high)}])",
+                     _pct(ag.identical_share) if ag.identical_share is not None else "—",
+                     f"{lp.max:.2e} / {lp.p99:.2e}" if lp is not None else "—"])
+    if not rows:
+        return []
+    return ["", "#### Agreement", "", *_table(["A", "B", "Paired", "Answers that flip", "Identical outputs",
+                                               "max / p99 Δ log p"], rows, {2, 3, 4, 5})]
+
+
 def _comparison(data: ReportData) -> list[str]:
     """Each comparable group's paired comparisons (the records' figures and verdicts), then the runs set apart."""
     from ..comparison import p_cell, points
@@ -136,14 +154,16 @@ def _comparison(data: ReportData) -> list[str]:
     names = run_names(data.runs)
     out = ["", "## Comparison", "",
            ("Paired, on the items both runs scored: A − B in points, 95% interval (Tango's score interval for 0/1 "
-            "scores; a paired bootstrap with a Wilson floor for graded scores), McNemar's exact test.")]
+            "scores; a paired bootstrap with a Wilson floor for graded scores), McNemar's exact test, Holm-adjusted over "
+            "each group's pairs; MDE: the smallest difference the shared items detect at 80% power.")]
     for g in cmp.groups:
         out += ["", f"### {_cell(g.label)}" + (" (the best against each of the rest)" if g.best_vs_rest else ""), ""]
         rows = [[_cell(names[p.a]), _cell(names[p.b]), _fmt_int(o.n), points(o.diff), o.interval_text(),
-                 p_cell(o.p_value)] for p in g.pairs for o in [p.record.overall]]
-        out += _table(["A", "B", "Shared", "A − B", "95% CI", "p"], rows, {2, 3, 4, 5})
+                 p_cell(o.p_value), p_cell(o.p_decisive), o.mde_text()] for p in g.pairs for o in [p.record.overall]]
+        out += _table(["A", "B", "Shared", "A − B", "95% CI", "p", "Holm p", "MDE"], rows, {2, 3, 4, 5, 6, 7})
         out += [""] + [f"- {_cell(p.record.overall.verdict(names[p.a], names[p.b]))}" for p in g.pairs]
         out += [f"- {_cell(n)}" for n in g.notes]
+        out += _agreements(g.pairs, names)
     if cmp.apart:
         out += ["", "### Not comparable", ""] + [f"- {_cell(names[a.run])}: {_cell(a.reason)}" for a in cmp.apart]
     return out
@@ -162,7 +182,8 @@ def render_markdown(data: ReportData) -> str:
             *(_cell(fs.get(k, "—")) for k in ("mode", "prompt", "settings")),
             f"{_fmt_int(o.n_scored)} / {_fmt_int(o.n)}",
             _pct(o.accuracy),
-            f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]",
+            f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]" + (
+                f" (naive [{_pct(o.naive_ci_low)}, {_pct(o.naive_ci_high)}])" if r.clustering else ""),
             _pct(r.macro_accuracy),
             _fmt_int(o.n_errors),
             f"{_pct(o.no_answer_rate)} ({_fmt_int(o.n_no_answer)})",
@@ -175,6 +196,8 @@ def render_markdown(data: ReportData) -> str:
             f"truncated answers count as {counted} (--truncated-as)."), ""]
     out += _notices(data)
     out += _table(head, rows, {5, 6, 8, 9, 10, 11, 12})
+    clustered = [f"- {_cell(r.model)}: {_cell(r.clustering)}." for r in runs if r.clustering]
+    out += ["", *clustered, ""] if clustered else []
     out += _comparison(data)
     out += _epochs_and_judge(runs)
     out += _truncation_and_cost(runs)

@@ -117,7 +117,8 @@ async def score_suites(
     if len(set(names)) != len(names):
         raise ProctorError(f"suite names repeat in {names}: each suite of a prompt needs its own name")
     scorer = SuiteScorer(options)
-    task = Task(prompt.name, [it for s in suites for it in suite_to_items(prompt, s)], ItemPromptBuilder(), scorer=scorer)
+    task = Task(prompt.name, [it for s in suites for it in suite_to_items(prompt, s)], ItemPromptBuilder(), scorer=scorer,
+                cluster=SUITE_CLUSTER)
     scorer.check(task)
     samples = await score_chunk(task, model, scorer, [(it, 0) for it in task.items])
     return suite_results(task.items, samples)
@@ -160,6 +161,11 @@ def _score_context(
 
 # ---------------------------------------------------------------- the Scorer (proctor.runner)
 _META = "suite."
+
+
+#: a suite's contexts share its pretext, posttext and queries: their errors are clustered by suite (the item's
+#: subcategory, `proctor.formats.convert.suite_to_items`)
+SUITE_CLUSTER = "subcategory"
 
 
 def is_suite_item(item: Item) -> bool:

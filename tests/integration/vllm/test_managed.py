@@ -8,6 +8,7 @@ process of the engine's group is left."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -97,6 +98,30 @@ def test_managed_score_logprobs_equal_hf(managed: dict[str, Any], vllm_servers: 
         assert a.outcome is not Outcome.ERROR and a.extracted == b.extracted
         for query, lp in b.details["logprobs"].items():
             assert abs(a.details["logprobs"][query] - lp) <= TOLERANCE, (sid, query)
+
+
+def test_agree_holds_vllm_to_hf(managed: dict[str, Any], vllm_servers: dict[str, VLLMServer], tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`proctor agree` of the managed `vllm:` runs and `hf:` runs of the same weights: log-prob deltas within
+    1e-3 (the suites), and the generation's flips and identical outputs as the samples say."""
+    model_dir = vllm_servers["tiny-llama"].model_dir
+    assert main(["score", str(SUITES), "--model", f"hf:{model_dir}", "--dtype", "float32", "-o", str(tmp_path / "s"),
+                 "--no-cache", "--no-history", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["agree", str(managed["score_dir"]), str(next((tmp_path / "s").glob("test__*"))), "--json"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert scored["logprob"]["n"] >= 2 and scored["logprob"]["max"] <= TOLERANCE and scored["n_flips"] == 0
+    assert main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), "--model", f"hf:{model_dir}", "--dtype", "float32",
+                 *GENERATE, "-o", str(tmp_path / "hf-gen"), "--no-cache", "--no-history"]) == 0
+    capsys.readouterr()
+    assert main(["agree", str(managed["base"] / "gen"), str(tmp_path / "hf-gen"), "--json"]) == 0
+    gen = json.loads(capsys.readouterr().out)
+    ours = {s.sample_id: s for s in read_run(managed["base"] / "gen").samples}
+    theirs = {s.sample_id: s for s in read_run(tmp_path / "hf-gen").samples}
+    assert gen["n_paired"] == len(ours) == 6 and gen["logprob"] is None
+    assert gen["n_identical_outputs"] == sum(ours[k].raw_output == theirs[k].raw_output for k in ours)
+    assert sorted(f["item_id"] for f in gen["flips"]) == sorted(
+        ours[k].item_id for k in ours if ours[k].extracted != theirs[k].extracted)
 
 
 def test_identity_and_log_and_no_process_left(managed: dict[str, Any]) -> None:

@@ -1,0 +1,207 @@
+"""`proctor plan | gate | agree`: how many items a comparison needs, a release gate with exit codes, and two
+backends held to each other."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import InputError
+from . import options
+from .history_cmds import maybe_store
+from .messages import warning
+
+_RUNS = """  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:first -o runs/mmlu-first
+  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:random -o runs/mmlu-random
+"""
+PLAN_EXAMPLES = f"""Examples (the first assumes independent errors: an upper bound):
+
+  proctor plan --delta 2 --accuracy 70
+  proctor plan --delta 2 --accuracy 70 --discordance 15 --dataset mmlu-pro
+{_RUNS}  proctor plan --delta 10 --run runs/mmlu-first --run runs/mmlu-random
+"""
+GATE_EXAMPLES = f"""Examples (GO, exit 0, when the candidate is within --max-drop points of the baseline):
+
+{_RUNS}  proctor gate runs/mmlu-first --baseline runs/mmlu-random --max-drop 40
+  proctor gate runs/mmlu-first --baseline runs/mmlu-random --max-drop 90 --per-category --json
+
+Exit status: 0 GO, 1 NO-GO, 3 INCONCLUSIVE, 2 bad input (docs/statistics.md shows it in a CI job).
+"""
+
+
+def _percent(value: float, flag: str, low: float = 0.0, high: float = 100.0) -> float:
+    """A percentage given on the command line as a proportion; out of range is one line, exit 2."""
+    if not low < value < high:
+        raise InputError.at(flag, f"expected a percentage between {low:g} and {high:g}, got {value:g}")
+    return value / 100
+
+
+def _dataset_items(name: str) -> int:
+    """How many items a built-in benchmark (its published size) or a dataset file holds."""
+    from ..benchmarks.registry import BUILTINS, load_task
+
+    builtin = BUILTINS.get(name.strip().lower())
+    return builtin.size if builtin is not None else len(load_task(name).items)
+
+
+def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float, str]:
+    """Discordance and mean accuracy of two earlier runs on their shared items."""
+    from ..compare import compare_scores
+    from ..store import load_run_scores
+
+    if len(refs) != 2:
+        raise InputError.at("--run", f"give exactly two runs (--run A --run B), got {len(refs)}")
+    with maybe_store(store) as st:
+        a, b = (load_run_scores(r, st) for r in refs)
+    o = compare_scores(a, b, n_boot=100).overall
+    where = f"runs {a.run.run_id[:12]} and {b.run.run_id[:12]}, {o.n:,} shared items"
+    return (o.b10 + o.b01) / o.n, (o.acc_a + o.acc_b) / 2, where
+
+
+def plan(
+    delta: Annotated[float, typer.Option(
+        "--delta", metavar="POINTS", show_default=False, help="The difference of accuracies to detect, in points.")],
+    accuracy: Annotated[float | None, typer.Option(
+        "--accuracy", metavar="PERCENT", help="The accuracy the two models are near (default: from --run).")] = None,
+    discordance: Annotated[float | None, typer.Option(
+        "--discordance", metavar="PERCENT",
+        help="Share of items one model gets right and the other wrong (default: from --run, else independent "
+             "errors, an upper bound).")] = None,
+    run: Annotated[list[str] | None, typer.Option(
+        "--run", metavar="RUN",
+        help="Two earlier runs (give --run twice) to take the discordance from (default: none).")] = None,
+    dataset: Annotated[str | None, typer.Option(
+        "--dataset", metavar="NAME|PATH", help="Say whether this dataset has enough items (default: not asked).")] = None,
+    items: Annotated[int | None, typer.Option(
+        "--items", metavar="N", min=1, help="Say whether N items are enough (default: not asked).")] = None,
+    power: Annotated[float, typer.Option("--power", metavar="PERCENT", help="Power wanted.")] = 80.0,
+    alpha: Annotated[float, typer.Option("--alpha", metavar="LEVEL", help="Two-sided significance level.")] = 0.05,
+    store: options.Store = None,
+    as_json: options.Json = False,
+) -> None:
+    """How many items a paired comparison needs to detect --delta points between two models (McNemar's test,
+    Connor 1987), and whether a dataset has them."""
+    from ..power import plan as make_plan
+
+    source = "given"
+    if run:
+        psi, acc, source = _runs_discordance(run, store)
+        discordance = discordance if discordance is not None else 100 * psi
+        accuracy = accuracy if accuracy is not None else 100 * acc
+    if accuracy is None:
+        raise InputError.at("--accuracy", "give the accuracy the models are near (or two runs with --run)")
+    if not 0 < alpha < 1:
+        raise InputError.at("--alpha", f"expected a level between 0 and 1, got {alpha:g}")
+    n = items if items is not None else _dataset_items(dataset) if dataset is not None else None
+    try:
+        got = make_plan(_percent(delta, "--delta"), _percent(accuracy, "--accuracy"),
+                        _percent(discordance, "--discordance", high=100.0001) if discordance is not None else None,
+                        source, n, dataset or (f"{items:,} items" if items else None), alpha,
+                        _percent(power, "--power"))
+    except ValueError as e:
+        raise InputError.at("--delta", str(e)) from None
+    if as_json:
+        typer.echo(json.dumps(got.model_dump(mode="json"), indent=2))
+        return
+    for line in got.lines():
+        typer.echo(line)
+
+
+def gate(
+    candidate: Annotated[str, typer.Argument(
+        metavar="CANDIDATE", show_default=False, help="The candidate run: a run directory or recorded run id.")],
+    baseline: Annotated[str, typer.Option(
+        "--baseline", metavar="RUN", show_default=False, help="The run to hold the candidate to.")],
+    max_drop: Annotated[float, typer.Option(
+        "--max-drop", metavar="POINTS", show_default=False, help="The largest drop in accuracy allowed, in points.")],
+    per_category: Annotated[bool, typer.Option(
+        "--per-category", help="Gate every category too (Bonferroni over the categories).")] = False,
+    mix_settings: Annotated[bool, typer.Option(
+        "--mix-settings", help="Gate runs of the same items under different settings (warned).")] = False,
+    store: options.Store = None,
+    n_boot: options.NBoot = 2000,
+    boot_seed: options.BootSeed = 0,
+    as_json: options.Json = False,
+) -> None:
+    """GO, NO-GO or INCONCLUSIVE: is the candidate within --max-drop points of the baseline, on their shared items?
+    Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
+    from ..gate import gate as run_gate
+    from ..store import load_run_scores
+
+    if not 0 <= max_drop < 100:
+        raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
+    with maybe_store(store) as st:
+        cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
+    result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed)
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+    else:
+        _print_gate(result)
+    raise typer.Exit(result.exit_code)
+
+
+def _print_gate(result: Any) -> None:
+    from ..termsafe import escape_control
+
+    typer.echo(f"{result.decision.value}: {escape_control(result.deciding.text(result.max_drop))}")
+    typer.echo(f"candidate {escape_control(result.candidate.model)} ({result.candidate.run_id[:12]}), "
+               f"baseline {escape_control(result.baseline.model)} ({result.baseline.run_id[:12]})")
+    for check in result.checks:
+        if check is not result.deciding:
+            typer.echo(f"  {escape_control(check.text(result.max_drop))}")
+    for w in result.warnings:
+        warning(w)
+
+
+AGREE_EXAMPLES = f"""Examples (any two runs of the same items: hf: and vllm: on the same weights, two batch sizes…):
+
+{_RUNS}  proctor agree runs/mmlu-first runs/mmlu-random
+"""
+
+
+def agree(
+    run_a: Annotated[str, typer.Argument(
+        metavar="RUN_A", show_default=False, help="Run directory or recorded run id.")],
+    run_b: Annotated[str, typer.Argument(
+        metavar="RUN_B", show_default=False, help="Run directory or recorded run id (the same items).")],
+    store: options.Store = None,
+    as_json: options.Json = False,
+    save: Annotated[Path | None, typer.Option(
+        "--save", metavar="FILE", help="Also write the agreement record (the --json figures) to FILE (default: not written).")] = None,
+) -> None:
+    """Hold two runs of the same items to each other (two backends, engines, dtypes, batch sizes, shards):
+    per-item log-prob differences, the answers that flip (rate with a 95% interval) and identical outputs."""
+    from ..agree import SHOWN_FLIPS, agreement, read_for_agreement
+    from ..termsafe import escape_control
+
+    with maybe_store(store) as st:
+        a, b = read_for_agreement(run_a, st), read_for_agreement(run_b, st)
+    got = agreement(a, b)
+    if save is not None:
+        from ..textio import write_json_atomic
+
+        write_json_atomic(save, got.model_dump(mode="json"))
+    if as_json:
+        typer.echo(json.dumps(got.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"A: {escape_control(got.a.model)} ({got.a.run_id[:12]})   B: {escape_control(got.b.model)} "
+               f"({got.b.run_id[:12]})")
+    for line in got.lines():
+        typer.echo(line)
+    for f in got.flips[:SHOWN_FLIPS]:
+        typer.echo(f"  flip {escape_control(f.item_id)}#{f.epoch}: A {escape_control(str(f.answer_a))} → "
+                   f"B {escape_control(str(f.answer_b))}")
+    if len(got.flips) > SHOWN_FLIPS:
+        typer.echo(f"  … and {len(got.flips) - SHOWN_FLIPS} more (--json lists them all)")
+    if got.only_in_a or got.only_in_b:
+        typer.echo(f"left out: {got.only_in_a} answer(s) only in A, {got.only_in_b} only in B")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to `app`."""
+    app.command(epilog=PLAN_EXAMPLES)(plan)
+    app.command(epilog=GATE_EXAMPLES)(gate)
+    app.command(epilog=AGREE_EXAMPLES)(agree)
