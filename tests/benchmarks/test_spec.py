@@ -243,3 +243,8 @@ def test_ids_must_be_unique_integers(tmp_path: Path) -> None:
                     "prompts: {zero_shot: '{question}'}\nscoring: {mode: generation}\n")
     with pytest.raises(InputError, match=r"dup\.jsonl:2: row: id 1 is repeated"):
         load_task(str(spec))
+
+
+def test_dry_run_counts_a_spec_in_its_own_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(QUIZ), "--model", "scripted:first", "--dry-run"]) == 0
+    assert "house-quiz · scripted:first · logprob: 8 item(s) × 1 epoch(s) → 32 request(s)" in capsys.readouterr().out

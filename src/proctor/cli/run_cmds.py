@@ -278,7 +278,10 @@ def run(
     if dry_run:  # proctor.estimate: the run's size and cost range; nothing is sent or written
         from .dry_run import show_dry_run
 
-        return show_dry_run(tasks, _Models(model, judge, given), config)
+        modes = {t.default_mode for t in tasks}  # without --mode, the benchmarks' own (when they agree)
+        own = modes.pop() if len(modes) == 1 else None
+        chosen = replace(config, mode=own) if mode is None and own is not None else config
+        return show_dry_run(tasks, _Models(model, judge, given), chosen)
     status = _run_tasks(tasks, _Models(model, judge, given), config, out, max_error_rate, mode_given=mode is not None)
     if status:
         raise typer.Exit(status)
