@@ -98,7 +98,7 @@ def run_config(spec: RunSpec, options: RunOptions, out_dir: Path | None = None) 
     shard = Shard(spec.shard.index, spec.shard.count) if spec.shard is not None else None
     judge_price = spec.judge.price if spec.judge is not None else None
     return RunConfig(
-        mode=scorer.mode, prompt_kind=scorer.prompt_kind, settings=spec.generation.settings(), epochs=spec.epochs,
+        mode=scorer.mode or "generate", prompt_kind=scorer.prompt_kind, settings=spec.generation.settings(), epochs=spec.epochs,
         judge_agreement=scorer.judge_agreement, out_dir=out_dir, runs_root=options.runs_root,
         use_cache=options.use_cache, store_path=options.store, record_history=options.record_history,
         chunk_size=options.chunk_size, progress=options.progress, command=options.command,
