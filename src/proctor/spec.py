@@ -232,7 +232,7 @@ class RunSpec(_Record):
                 dataset[optional] = value
         dataset["prompt_options"] = dict(sorted(data.prompt_options.items()))
         scorer = self.scorer.model_dump(mode="json")
-        generation = self.generation.model_dump(mode="json") if self.scorer.mode == "generate" else None
+        generation = self.generation.model_dump(mode="json") if self.scorer.mode != "logprob" else None
         return {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
                 "scorer": scorer, "generation": generation, "epochs": self.epochs,
                 "judge": self.judge.identity() if self.judge is not None else None}

@@ -217,7 +217,7 @@ def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
         capabilities = frozenset({Capability.GENERATE})
 
     task = load_task(str(QUIZ), fmt="completion")
-    config = RunConfig(mode="generate", prompt_kind="zero_shot")
+    config = RunConfig(mode="generate", prompt_kind="zero_shot", no_answer="wrong")  # as resolve leaves it
     with pytest.raises(Exception, match="--format chat"):
         _check_before_start(task, ChatOnly(), build_scorer(task, config), config)
     chat_task = load_task(str(QUIZ), fmt="chat")
