@@ -69,13 +69,17 @@ class Planned:
     state: RunState
 
 
+# what load_spec_task reads from the scorer: specs that differ in these load their own Task (few-shot prompts
+# are built for their shots, format and prompt kind)
+_SHAPES_THE_TASK = {"answer_rule", "norm", "join", "softmax_temperature", "shots", "format", "prompt_kind"}
+
+
 def plan(specs: Sequence[RunSpec], options: RunOptions = RunOptions()) -> list[Planned]:
     """Load every dataset (once each), resolve every spec, find each run's directory and progress."""
     tasks: dict[str, Task] = {}
     planned = []
     for index, spec in enumerate(specs):
-        key = spec.dataset.model_dump_json() + spec.scorer.model_dump_json(include={"answer_rule", "norm", "join",
-                                                                                   "softmax_temperature"})
+        key = spec.dataset.model_dump_json() + spec.scorer.model_dump_json(include=_SHAPES_THE_TASK)
         task = tasks[key] if key in tasks else tasks.setdefault(key, load_spec_task(spec))
         resolved = resolve(spec, task)
         config = run_config(resolved, options, _out_dir(index, task, specs, options))

@@ -100,3 +100,11 @@ def test_answer_rule_selects_gsm8ks_flexible_extract(tmp_path: Path) -> None:
         read[rule] = (overall["n_no_answer"], overall["accuracy"])
     assert read["lm-eval-gsm8k-strict-match"] == (6, 0.0)  # no `#### N`: nothing read
     assert read["lm-eval-gsm8k-flexible-extract"] == (0, pytest.approx(1 / 6))  # the last number: one of six right
+
+
+def test_one_plan_loads_a_task_per_shots_and_format() -> None:
+    from proctor.pipeline import plan
+
+    planned = plan([eval_spec(QUIZ, MODEL), eval_spec(QUIZ, MODEL, shots=1), eval_spec(QUIZ, MODEL, format="chat")])
+    assert len({id(p.task) for p in planned}) == 3
+    assert len({p.spec.dataset.prompt_hash for p in planned}) == 3 and len({p.spec.run_id() for p in planned}) == 3
