@@ -37,11 +37,12 @@ class EvalOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    mode: Literal["generate", "logprob"] = "generate"
+    mode: Literal["generate", "logprob"] | None = None  # None: the benchmark's own (resolve), else generate
     prompt: str | None = None
     answer_rule: str | None = None
     format: Literal["chat", "completion"] | None = None
     shots: int | None = Field(default=None, ge=0)
+    fewshot_from: str | None = None  # item data: the file few-shot examples come from
     limit: int | None = Field(default=None, ge=1)
     limit_per_category: int | None = Field(default=None, ge=1)
     seed: int = 0
@@ -80,7 +81,7 @@ class EvalOptions(BaseModel):
     cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
 
 
-_CHOICES = {"mode": ("generate", "logprob"), "truncated_as": ("wrong", "excluded"),
+_CHOICES = {"mode": ("generate", "logprob"), "format": ("chat", "completion"), "truncated_as": ("wrong", "excluded"),
             "extract": ("reference", "robust"), "no_answer": ("wrong", "guess")}
 
 
@@ -96,7 +97,7 @@ def eval_options(**given: Any) -> EvalOptions:
             given[name] = (given[name],)
         elif isinstance(given.get(name), list):
             given[name] = tuple(given[name])
-    for name in ("data_file", "prices"):
+    for name in ("data_file", "prices", "fewshot_from"):
         if isinstance(given.get(name), Path):
             given[name] = str(given[name])
     for name in ("price_in", "price_out", "max_cost"):
@@ -116,7 +117,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
     try:
         return RunSpec(
             dataset=DatasetRef(name=dataset, data_file=options.data_file, seed=options.seed, limit=options.limit,
-                               limit_per_category=options.limit_per_category),
+                               limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from),
             model=ModelSpec(spec=model, options=backend, api_key_env=options.api_key_env),
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,

@@ -69,13 +69,17 @@ class Planned:
     state: RunState
 
 
+# what load_spec_task reads from the scorer: specs that differ in these load their own Task (few-shot prompts
+# are built for their shots, format and prompt kind)
+_SHAPES_THE_TASK = {"answer_rule", "norm", "join", "softmax_temperature", "shots", "format", "prompt_kind"}
+
+
 def plan(specs: Sequence[RunSpec], options: RunOptions = RunOptions()) -> list[Planned]:
     """Load every dataset (once each), resolve every spec, find each run's directory and progress."""
     tasks: dict[str, Task] = {}
     planned = []
     for index, spec in enumerate(specs):
-        key = spec.dataset.model_dump_json() + spec.scorer.model_dump_json(include={"answer_rule", "norm", "join",
-                                                                                   "softmax_temperature"})
+        key = spec.dataset.model_dump_json() + spec.scorer.model_dump_json(include=_SHAPES_THE_TASK)
         task = tasks[key] if key in tasks else tasks.setdefault(key, load_spec_task(spec))
         resolved = resolve(spec, task)
         config = run_config(resolved, options, _out_dir(index, task, specs, options))
@@ -98,7 +102,7 @@ def run_config(spec: RunSpec, options: RunOptions, out_dir: Path | None = None) 
     shard = Shard(spec.shard.index, spec.shard.count) if spec.shard is not None else None
     judge_price = spec.judge.price if spec.judge is not None else None
     return RunConfig(
-        mode=scorer.mode, prompt_kind=scorer.prompt_kind, settings=spec.generation.settings(), epochs=spec.epochs,
+        mode=scorer.mode or "generate", prompt_kind=scorer.prompt_kind, settings=spec.generation.settings(), epochs=spec.epochs,
         judge_agreement=scorer.judge_agreement, out_dir=out_dir, runs_root=options.runs_root,
         use_cache=options.use_cache, store_path=options.store, record_history=options.record_history,
         chunk_size=options.chunk_size, progress=options.progress, command=options.command,

@@ -136,7 +136,8 @@ class ItemPromptBuilder:
             return GENERIC_INSTRUCTIONS["choice"].format(letters=letter_list(m.letters))
         return GENERIC_INSTRUCTIONS[m.value]
 
-    def _body(self, item: Item) -> str:
+    def body(self, item: Item) -> str:
+        """The item's prompt and its choices as `A) text` lines (what both the chat and the log-prob prompt show)."""
         parts = [item.prompt]
         if item.choices:
             parts.append(choice_lines(item.choices))
@@ -147,7 +148,7 @@ class ItemPromptBuilder:
         instruction = self.instruction(item)
         if kind == CHAIN_OF_THOUGHT:
             instruction = (instruction + " " + GENERIC_COT).strip()
-        user = self._body(item) + (f"\n\n{instruction}" if instruction else "")
+        user = self.body(item) + (f"\n\n{instruction}" if instruction else "")
         system = item.effective_task_prompt(self.task_prompt)
         msgs = [Message("system", system)] if system else []
         return (*msgs, Message("user", user))
@@ -155,7 +156,7 @@ class ItemPromptBuilder:
     def logprob_context(self, item: Item) -> str:
         system = item.effective_task_prompt(self.task_prompt)
         head = f"{system}\n\n" if system else ""
-        return f"{head}{self._body(item)}\nAnswer:"
+        return f"{head}{self.body(item)}\nAnswer:"
 
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, "a CommonEval item")

@@ -10,6 +10,7 @@ is the resolved spec's. The dtype policy is the backends': the spec's `dtype` op
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,7 +26,15 @@ from .scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, Answer
 from .scoring.judge import JUDGE_VERSION
 from .scoring.logprob import Norm
 from .scoring.suites import ScoreOptions, is_suite_item
-from .spec import DEFAULT_MAX_TOKENS, NO_CLUSTER, DatasetRef, GenerationSpec, RunSpec, ScorerSpec
+from .spec import (
+    DEFAULT_MAX_TOKENS,
+    NO_CLUSTER,
+    DatasetRef,
+    GenerationSpec,
+    RunSpec,
+    ScorerSpec,
+    canonical_json,
+)
 from .tasks import Task, default_no_answer
 from .termsafe import plain
 
@@ -37,18 +46,26 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     if spec.resolved:
         return spec
     task = task if task is not None else load_spec_task(spec)
-    scorer = _scorer(spec.scorer, task)
+    scorer = _scorer(spec.scorer.model_copy(update={"mode": spec.scorer.mode or task.default_mode or "generate"}),
+                     task)
     generation = spec.generation
     if scorer.mode == "generate" and task.scorer is None:
         generation = _generation(spec.generation, task, scorer.prompt_kind or task.prompts.kinds[0])
     revision = spec.dataset.revision or task.source.get("revision")
-    dataset = spec.dataset.model_copy(update={"content_hash": task.content_hash,
+    dataset = spec.dataset.model_copy(update={"content_hash": task.content_hash, "prompt_hash": prompt_hash(task),
                                               "revision": str(revision) if revision is not None else None})
     judged = spec.judge is not None and scorer.mode == "generate" and task.scorer is None  # only answers are judged
     judge = spec.judge.model_copy(update={"version": JUDGE_VERSION}) if judged and spec.judge else None
     cluster = spec.cluster or task.cluster or NO_CLUSTER  # a reporting choice: the benchmark's unless given
     return spec.model_copy(update={"dataset": dataset, "scorer": scorer, "generation": generation, "judge": judge,
                                    "cluster": cluster, "resolved": True})
+
+
+def prompt_hash(task: Task) -> str | None:
+    """What the run id must change with beyond the items (the templates, the few-shot pool, the shots and format
+    a builder declares: `Task.prompt_identity`), as one hash; None for builders that declare nothing."""
+    declared = task.prompt_identity()
+    return "sha256:" + hashlib.sha256(canonical_json(declared).encode()).hexdigest() if declared else None
 
 
 def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
@@ -91,7 +108,9 @@ def load_spec_task(spec: RunSpec) -> Task:
         return load_suite_task([Path(ref.name), *map(Path, ref.files)], suite_options(spec.scorer))
     with _hf_token(ref.hf_token_env):
         task = load_task(ref.name, data_file=ref.data_file, seed=ref.seed, limit=ref.limit,
-                         limit_per_category=ref.limit_per_category, prompt_options=ref.prompt_options or None)
+                         limit_per_category=ref.limit_per_category, prompt_options=ref.prompt_options or None,
+                         shots=spec.scorer.shots, fmt=spec.scorer.format, fewshot_from=ref.fewshot_from,
+                         prompt_kind=spec.scorer.prompt_kind)
     task = _subjects(task, ref)
     if spec.scorer.answer_rule is not None:  # a rule chosen by name (llm-wc's): it reads every prompt kind
         rule = answer_rule_named(spec.scorer.answer_rule, task.name)

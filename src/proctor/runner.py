@@ -189,6 +189,10 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
 def _check_before_start(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> None:
     """Refuse, before anything runs, what cannot work."""
     _check_data(task, model.name, scorer, config)
+    if scorer.capability is Capability.GENERATE and getattr(task.prompts, "completion", False) \
+            and not getattr(model, "text_completion", False):
+        raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name} asks in completion format, "
+                           "lm-eval's default): run with --format chat")
     if config.judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
         require(config.judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 

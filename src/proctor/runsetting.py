@@ -18,7 +18,7 @@ from .runlog import Manifest
 
 # identity fields that are versions or bookkeeping, not settings a user chose
 _NOT_SETTINGS = frozenset({"scorer", "extractor", "judge_version", "judge_agreement", "prompt_kind", "generation",
-                           "epochs"})
+                           "epochs", "prompt_hash"})
 _SUITE_DEFAULTS = {"temperature": 1.0, "join": "newline"}
 _DEFAULTS = {"extract": "reference", "no_answer": "wrong"}  # defaults a label need not repeat (runs before had none)
 

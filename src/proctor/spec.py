@@ -61,6 +61,10 @@ class DatasetRef(_Record):
     subjects: tuple[str, ...] | int | None = None  # only these categories (names), or the first N
     prompt_options: dict[str, str] = Field(default_factory=dict)  # AIME `instruction`, GPQA `cot_examples`
     hf_token_env: str | None = None  # a variable standing in for HF_TOKEN while the data loads
+    fewshot_from: str | None = None  # item data: the file few-shot examples come from (None: the data itself)
+    # a hash of every prompt template and the few-shot pool (spec benchmarks, few-shot item data; filled by
+    # resolve from Task.prompt_identity): the content hash covers the items, not what is asked around them
+    prompt_hash: str | None = None
 
 
 class ModelSpec(_Record):
@@ -121,7 +125,7 @@ class GenerationSpec(_Record):
 class ScorerSpec(_Record):
     """How answers are asked for and read."""
 
-    mode: Mode = "generate"
+    mode: Mode | None = None  # None: the benchmark's own (a spec's `scoring`), else generate (resolved)
     prompt_kind: str | None = None  # None: the dataset's first kind (resolved)
     format: Literal["chat", "completion"] | None = None  # how the prompt is sent (None: the benchmark's)
     shots: int | None = Field(default=None, ge=0)  # worked examples before the question (None: the kind's)
@@ -228,9 +232,14 @@ class RunSpec(_Record):
         dataset: dict[str, Any] = (
             {"content_hash": data.content_hash} if data.content_hash is not None
             else data.model_dump(mode="json", exclude={"content_hash", "hf_token_env"}))
+        for optional in ("fewshot_from", "prompt_hash"):  # in the id only when set: runs before them keep theirs
+            value = getattr(data, optional)
+            dataset.pop(optional, None)
+            if value is not None:
+                dataset[optional] = value
         dataset["prompt_options"] = dict(sorted(data.prompt_options.items()))
         scorer = self.scorer.model_dump(mode="json")
-        generation = self.generation.model_dump(mode="json") if self.scorer.mode == "generate" else None
+        generation = self.generation.model_dump(mode="json") if self.scorer.mode != "logprob" else None
         return {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
                 "scorer": scorer, "generation": generation, "epochs": self.epochs,
                 "judge": self.judge.identity() if self.judge is not None else None}

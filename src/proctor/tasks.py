@@ -6,7 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .models.base import Message
 from .records import Item
@@ -47,6 +47,7 @@ class Task:
     # prompt kind → the reference answer rule that scores it (proctor.scoring.extract); a kind not here is
     # read by proctor's reader alone
     answer_rules: dict[str, AnswerRule] = field(default_factory=dict)
+    default_mode: Literal["generate", "logprob"] | None = None  # the benchmark's scoring mode when --mode is not given
     # the item attribute whose items share errors (a passage, a source, a subject): accuracy intervals count
     # these clusters, not items (proctor.stats.clustered_accuracy); "category", "subcategory" or "metadata.KEY"
     cluster: str | None = None
@@ -63,6 +64,12 @@ class Task:
             h.update(json.dumps(item.model_dump(mode="json", by_alias=True), sort_keys=True).encode())
             h.update(b"\n")
         return "sha256:" + h.hexdigest()
+
+    def prompt_identity(self) -> dict[str, Any]:
+        """What the prompts add to a run's identity beyond the items (a spec benchmark: shots, format, the
+        templates' hash); empty for builders that declare nothing."""
+        declared = getattr(self.prompts, "identity", None)
+        return dict(declared()) if callable(declared) else {}
 
     def provenance(self) -> dict[str, Any]:
         return {"name": self.name, **self.source, "n_items": len(self.items), "content_hash": self.content_hash}

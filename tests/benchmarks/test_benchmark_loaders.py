@@ -407,8 +407,10 @@ def test_datasets_command_json(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["datasets", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in rows] == list(BUILTINS)
+    assert [r["name"] for r in rows] == [*BUILTINS, "arc-challenge", "gsm8k", "hellaswag", "mmlu",
+                                               "winogrande"]  # + shipped specs
     assert rows[0] | {"description": ""} == {
+        "origin": "built-in",
         "name": "mmlu-pro",
         "source": "TIGER-Lab/MMLU-Pro",
         "config": None,

@@ -67,6 +67,16 @@ async def test_text_completions_mode(server: LocalServer) -> None:
     assert server.stats()["by_path"] == {"/v1/completions": 1}
 
 
+async def test_a_completion_request_goes_to_text_completions_as_it_is(server: LocalServer) -> None:
+    """`--format completion` (a spec benchmark's plain-text prompt): /v1/completions with the text unchanged,
+    even from a chat model."""
+    text = "Question: 1 + 1?\nAnswer:"
+    [g] = await fast(server).generate([GenerateRequest((Message("user", text),), completion=True)])
+    assert g.error is None
+    assert server.stats()["by_path"] == {"/v1/completions": 1}
+    assert server.stats()["last_body"]["prompt"] == text
+
+
 async def test_several_base_urls_share_the_load() -> None:
     with serve(latency=0.02) as a, serve(latency=0.02) as b:
         model = OpenAIModel("m", base_url=[a.base_url, b.base_url], concurrency=8, api_key="k")

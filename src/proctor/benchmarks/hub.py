@@ -40,6 +40,7 @@ class HubSource:
     split: str
     config: str | None = None
     gated: bool = False
+    revision: str | None = None  # a pinned commit (benchmark spec files); None: the hub's current one
 
     @property
     def url(self) -> str:
@@ -256,7 +257,7 @@ def load_hub(source: HubSource) -> Rows:
         ) from None
     token = os.environ.get("HF_TOKEN") or None
     try:
-        revision = HfApi().dataset_info(source.repo, token=token).sha
+        revision = source.revision or HfApi().dataset_info(source.repo, token=token).sha
         ds = datasets.load_dataset(
             source.repo, source.config, split=source.split, revision=revision, token=token
         )

@@ -1,8 +1,9 @@
 """The built-in benchmarks and `load_task`: DATASET is a built-in name or a path.
 
-Each benchmark is one file (`mmlu_pro.py`, `gpqa.py`, `aime2025.py`): loader, prompt templates and its
-`BENCHMARKS` metadata; this module only gathers them. Adding a benchmark is adding a file and its name
-to the tuple below.
+Each benchmark is one file: a spec file (`specs/*.yaml`, or the user's, `proctor.benchmarks.spec`) where its
+behaviour is data, else a module (`mmlu_pro.py`, `gpqa.py`, `aime2025.py`: loader, prompt templates and its
+`BENCHMARKS` metadata). This module only gathers them: proctor's modules, and those other packages register
+under the `proctor.benchmarks` entry-point group.
 
 A built-in loads from the Hugging Face Hub (revision recorded) or, with `data_file`, from a local
 copy in the upstream schema. A path is read by `proctor.formats.detect.load_itemset` and prompted
@@ -11,14 +12,18 @@ with the generic CommonEval builder.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import InputError, ProctorError
+from ..fewshot import FewShotPrompts
 from ..formats.convert import dataset_to_itemset, question_to_item
 from ..formats.detect import load_itemset
-from ..prompts import ItemPromptBuilder
+from ..prompts import FIVE_SHOT, ItemPromptBuilder
 from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
@@ -26,8 +31,55 @@ from ..tasks import Task
 from . import aime2025, gpqa, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
+from .spec import read_spec
+from .spec_prompts import FORMATS
+from .spec_task import builtin_specs, find_spec, load_spec_task, user_specs
 
-BUILTINS: dict[str, Builtin] = {b.name: b for module in (mmlu_pro, aime2025, gpqa) for b in module.BENCHMARKS}
+PLUGIN_GROUP = "proctor.benchmarks"
+log = logging.getLogger("proctor.benchmarks")
+
+
+def plugin_benchmarks(entry_points: Iterable[EntryPoint] | None = None) -> list[Builtin]:
+    """Benchmarks other packages register under the `proctor.benchmarks` entry-point group: each entry point
+    names a module (or object) with a `BENCHMARKS` tuple of `Builtin`s, or one `Builtin`. One that fails to
+    load is skipped with a warning, never fatal."""
+    found: list[Builtin] = []
+    for ep in entry_points if entry_points is not None else metadata.entry_points(group=PLUGIN_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as e:  # noqa: BLE001 - a third party's import error must not stop proctor
+            log.warning("benchmark plugin %s (%s) not loaded: %s: %s", ep.name, ep.value, type(e).__name__, e)
+            continue
+        declared = obj if isinstance(obj, Builtin) else getattr(obj, "BENCHMARKS", ())
+        found += [b for b in (declared if isinstance(declared, (list, tuple)) else (declared,))
+                  if isinstance(b, Builtin)]
+    return found
+
+
+def _gather(modules: Iterable[Any], plugins: Iterable[Builtin]) -> dict[str, Builtin]:
+    """proctor's own benchmark modules, then the plugins' (a name already taken keeps the first)."""
+    out: dict[str, Builtin] = {b.name: b for module in modules for b in module.BENCHMARKS}
+    for b in plugins:
+        out.setdefault(b.name, b)
+    return out
+
+
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa), plugin_benchmarks())
+
+
+def benchmark_names() -> list[str]:
+    """Every name a DATASET argument may give: the module built-ins, the shipped specs, the user's specs."""
+    return [*BUILTINS, *builtin_specs(), *user_specs()[0]]
+
+
+def declared_kinds(datasets: list[str]) -> tuple[str, ...]:
+    """The prompt kinds the spec benchmarks among `datasets` declare (any name a spec gives its prompts)."""
+    kinds: list[str] = []
+    for name in datasets:
+        path = None if is_builtin(name) else find_spec(name)
+        if path is not None:
+            kinds += read_spec(path).prompts
+    return tuple(dict.fromkeys(kinds))
 
 
 def is_builtin(spec: str) -> bool:
@@ -86,8 +138,26 @@ def load_task(
     limit: int | None = None,
     limit_per_category: int | None = None,
     prompt_options: Mapping[str, Any] | None = None,
+    shots: int | None = None,
+    fmt: str | None = None,
+    fewshot_from: str | Path | None = None,
+    prompt_kind: str | None = None,
 ) -> Task:
-    """A Task for a built-in name or a path (items JSONL, CommonEval directory, Question dataset)."""
+    """A Task for a built-in name, a spec benchmark (a shipped or user spec's name, or a spec file's path) or a
+    path (items JSONL, CommonEval directory, Question dataset). `shots` and `fmt` (--shots, --format) apply to
+    spec benchmarks and paths; a path's examples come from `fewshot_from` (--fewshot-from), else from itself
+    (`prompt_kind` five_shot asks for five)."""
+    spec_path = None if is_builtin(spec) else find_spec(spec)
+    if spec_path is not None:
+        if fewshot_from is not None:
+            raise ProctorError(f"{spec}: a spec benchmark names its own few-shot source (`fewshot:`); "
+                               "--fewshot-from is for item files")
+        task = load_spec_task(spec_path, data_file=data_file, shots=shots, fmt=fmt)
+        task.items = select(task.items, limit=limit, limit_per_category=limit_per_category)
+        return task
+    if is_builtin(spec) and (shots is not None or fmt is not None or fewshot_from is not None):
+        raise ProctorError(f"--shots, --format and --fewshot-from apply to spec benchmarks and item files, not to "
+                           f"the built-in {spec!r} (its prompt kinds: --prompt)")
     if is_builtin(spec):
         loaded = load_builtin(spec, data_file=data_file, seed=seed, prompt_options=prompt_options)
         ds = loaded.dataset
@@ -104,9 +174,28 @@ def load_task(
         )
     if data_file is not None:
         raise ProctorError(
-            f"--data-file applies to the built-in benchmarks ({', '.join(BUILTINS)}), not to {spec!r}"
+            f"--data-file applies to the built-in benchmarks ({', '.join(BUILTINS)}) and spec benchmarks, "
+            f"not to {spec!r}"
         )
-    return _path_task(spec, limit=limit, limit_per_category=limit_per_category)
+    task = _path_task(spec, limit=limit, limit_per_category=limit_per_category)
+    if shots is None and fmt is None and fewshot_from is None and prompt_kind != FIVE_SHOT:
+        return task
+    return with_fewshot(task, shots=shots, fmt=fmt, fewshot_from=fewshot_from)
+
+
+def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from: str | Path | None) -> Task:
+    """An item task with examples before each item (`proctor.fewshot`): from `fewshot_from` (any item format),
+    else the task's own items (never the one asked)."""
+    if fmt is not None and fmt not in FORMATS:
+        raise ProctorError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    assert isinstance(task.prompts, ItemPromptBuilder)
+    pool = list(task.items) if fewshot_from is None else _path_task(str(fewshot_from), limit=None,
+                                                                     limit_per_category=None).items
+    if fewshot_from is not None:
+        task.source["fewshot"] = {"path": str(Path(fewshot_from).resolve()), "sha256": file_sha256(fewshot_from)}
+    task.prompts = FewShotPrompts(task.prompts, pool=pool, shots=shots, format="completion" if fmt == "completion"
+                                  else "chat")
+    return task
 
 
 def _path_task(spec: str, *, limit: int | None, limit_per_category: int | None) -> Task:

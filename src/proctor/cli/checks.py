@@ -162,13 +162,14 @@ def _in_hf_cache(repo_id: str) -> bool:
 
 
 def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: str, judge: str | None,
-                   mode: str, prompt: str | None, limit: int | None, limit_per_category: int | None,
+                   mode: str | None, prompt: str | None, limit: int | None, limit_per_category: int | None,
                    epochs: int, temperature: float, top_p: float | None, max_tokens: int | None,
                    concurrency: int | None, timeout: float | None, max_retries: int | None,
-                   data_file: Path | None) -> None:
-    """Everything `proctor run` can check without importing a backend or reading a dataset."""
+                   data_file: Path | None, prompt_kinds: Sequence[str] = PROMPT_KINDS) -> None:
+    """Everything `proctor run` can check without importing a backend or reading a dataset (`prompt_kinds`:
+    the built-ins' kinds plus those the spec benchmarks named declare)."""
     choice(mode, ("generate", "logprob"), "--mode")
-    choice(prompt, PROMPT_KINDS, "--prompt")
+    choice(prompt, prompt_kinds, "--prompt")
     at_least(limit, 1, "--limit")
     at_least(limit_per_category, 1, "--limit-per-category")
     at_least(epochs, 1, "--epochs")

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from ..benchmarks.registry import load_task
+from ..benchmarks.spec import is_spec_file
+from ..benchmarks.spec_task import validate_spec
 from ..coverage import Coverage, coverage
 from ..errors import InputError, Problem, ProctorError
 from ..formats.collection import dataset_folder, dataset_yamls, subject_coverage
@@ -39,8 +41,9 @@ class DialectChoice(StrEnum):
 
 
 def resolve_dataset(spec: str, data_file: Path | None = None, seed: int = 0) -> ItemSet:
-    """DATASET: a path in any item-bearing format, else a built-in benchmark name (hub or `data_file`)."""
-    if data_file is None and Path(spec).exists():
+    """DATASET: a path in any item-bearing format, else a built-in benchmark or a benchmark spec (its name or
+    file; hub or `data_file`)."""
+    if data_file is None and Path(spec).exists() and not is_spec_file(spec):
         return load_itemset(spec)
     task = load_task(spec, data_file=data_file, seed=seed)
     return ItemSet(
@@ -101,12 +104,16 @@ def _print_coverage(cov: Coverage, title: str) -> None:
 
 def validate(paths: Annotated[list[Path], typer.Argument(
         metavar="PATH...", show_default=False,
-        help="Items .jsonl, CommonEval directories, Question .json, suites (.json, .txt or directories).")]) -> None:
+        help="Items .jsonl, CommonEval directories, Question .json, suites (.json, .txt or directories), "
+             "benchmark spec files (.yaml).")]) -> None:
     """Check files in any proctor format and list every problem as `error: path:line: field: message`."""
     problems: list[Problem] = []
     expanded = [y for p in paths for y in (dataset_yamls(p) or [p])]  # a folder of datasets: each one
     for path in expanded:
         try:
+            if is_spec_file(path):
+                typer.echo(validate_spec(path))
+                continue
             checked = validate_path(path)
             typer.echo(str(checked))
             for w in checked.warnings:

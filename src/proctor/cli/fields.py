@@ -11,7 +11,8 @@ from ..errors import InputError, Problem, ProctorError
 
 FLAGS = {
     "model": "--model", "mode": "--mode", "prompt": "--prompt", "answer_rule": "--answer-rule", "scorer.answer_rule": "--answer-rule",
-    "format": "--format", "shots": "--shots", "limit": "--limit", "limit_per_category": "--limit-per-category",
+    "format": "--format", "shots": "--shots", "fewshot_from": "--fewshot-from", "dataset.fewshot_from": "--fewshot-from",
+    "limit": "--limit", "limit_per_category": "--limit-per-category",
     "seed": "--seed", "data_file": "--data-file", "epochs": "--epochs", "temperature": "--temperature",
     "top_p": "--top-p", "max_tokens": "--max-tokens", "stop": "--stop", "gen_seed": "--gen-seed",
     "reasoning_effort": "--reasoning-effort", "thinking_budget": "--thinking-budget", "top_k": "--top-k",

@@ -20,7 +20,7 @@ from ..tasks import Task
 from ..termsafe import json_safe, plain, plain_text
 from . import options
 from .checks import at_least, in_unit_interval
-from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP
+from .run_cmds import FewshotFrom, FormatOpt, MaxTokens, PromptKind, Shots, Stop, Temperature, TopP
 
 ItemId = Annotated[str, typer.Option("--item", metavar="ID", help=(
     "The item: proctor's identifier (e.g. mmlu-pro.70) or the upstream id (question_id, problem_idx, "
@@ -56,13 +56,18 @@ def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, A
         "template_hash": task.prompts.template_hash(kind),
         "messages": [{"role": m.role, "content": m.content} for m in task.prompts.messages(item, kind)],
         "settings": final.as_dict(),
+        **({"completion": True} if getattr(task.prompts, "completion", False) else {}),  # sent as plain text
     }
 
 
 def show_prompt(
-    dataset: Annotated[str, typer.Argument(metavar="BENCHMARK", help="A built-in benchmark or an item file.")],
+    dataset: Annotated[str, typer.Argument(metavar="BENCHMARK", help=(
+        "A built-in benchmark, a benchmark spec (name or file) or an item file."))],
     item: ItemId,
     prompt: PromptKind = None,
+    shots: Shots = None,
+    fmt: FormatOpt = None,
+    fewshot_from: FewshotFrom = None,
     data_file: options.DataFile = None,
     seed: options.ChoiceSeed = 0,
     temperature: Temperature = 0.0,
@@ -82,7 +87,8 @@ def show_prompt(
     in_unit_interval(top_p, "--top-p")
     at_least(max_tokens, 1, "--max-tokens")
     task = load_task(dataset, data_file=data_file, seed=seed,
-                     prompt_options={"cot_examples": cot_examples, "instruction": instruction})
+                     prompt_options={"cot_examples": cot_examples, "instruction": instruction},
+                     shots=shots, fmt=fmt, fewshot_from=fewshot_from, prompt_kind=prompt)
     if tokenizer is not None:
         splitter = TokenSplitter(tokenizer)
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))

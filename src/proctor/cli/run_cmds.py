@@ -62,8 +62,19 @@ ShardOpt = Annotated[str | None, typer.Option(
 LlmwcConfig = Annotated[Path | None, typer.Option(
     "--config", metavar="LLMWC.yaml",
     help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
-RunMode = Annotated[str, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks (did you mean)
-    "generate: ask for an answer and extract it; logprob: score each choice's log-probability."))]
+RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks
+    "generate: ask for an answer and extract it; logprob: score each choice's log-probability (default: the "
+    "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False)]
+Shots = Annotated[int | None, typer.Option(metavar="K", min=0, help=(
+    "Few-shot examples before each question (spec benchmarks: from the split or file their `fewshot` names; "
+    "item data: from --fewshot-from; default: the prompt kind's own count). Part of the run's identity."))]
+FewshotFrom = Annotated[Path | None, typer.Option(metavar="PATH", help=(
+    "Item data: the file (any proctor format) few-shot examples come from (default: the dataset itself, never "
+    "the item asked)."), show_default=False)]
+FormatOpt = Annotated[str | None, typer.Option("--format", metavar="completion|chat", help=(
+    "How a prompt with examples is sent: one plain text (completion, with no chat template) or chat turns "
+    "(each example a user/assistant turn). Part of the run's identity (default: completion for spec "
+    "benchmarks, as lm-eval; chat for item data)."), show_default=False)]
 PromptKind = Annotated[str | None, typer.Option(metavar="KIND", help=(
     "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))]
 LimitPerCategory = Annotated[int | None, typer.Option(
@@ -164,7 +175,8 @@ def tiny_model(
 
 @with_model_options
 def run(
-    datasets: Datasets = None, model: RunModel = None, mode: RunMode = "generate", prompt: PromptKind = None,
+    datasets: Datasets = None, model: RunModel = None, mode: RunMode = None, prompt: PromptKind = None,
+    shots: Shots = None, fmt: FormatOpt = None, fewshot_from: FewshotFrom = None,
     limit: options.Limit = None, limit_per_category: LimitPerCategory = None, seed: options.ChoiceSeed = 0,
     data_file: options.DataFile = None, epochs: Epochs = 1, temperature: Temperature = 0.0, top_p: TopP = None,
     max_tokens: MaxTokens = None, stop: Stop = None, gen_seed: GenSeed = None,
@@ -195,7 +207,7 @@ def run(
     given = model_options or options.ModelOptions({})
     run_options = RunOptions(out=out, runs_root=runs_root, store=store, use_cache=not no_cache,
                              record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
-    flags = {k: v for k, v in locals().items() if k in EvalOptions.model_fields}
+    flags = {k: v for k, v in locals().items() if k in EvalOptions.model_fields} | {"format": fmt}
     try:
         if llmwc_config is not None:  # llm-wc (proctor.importers.llmwc_config): the config names benchmark, models
             refuse_unapplied()
@@ -218,14 +230,16 @@ def run(
 def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given: options.ModelOptions) -> list[RunSpec]:
     """Check the flags (before anything loads) and build a spec per dataset."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from ..benchmarks.registry import BUILTINS
+    from ..benchmarks.registry import benchmark_names, declared_kinds
     from ..build import build_spec, eval_options
+    from .checks import PROMPT_KINDS
 
     if not datasets or model is None:
         raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
     http: dict[str, Any] = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
     check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
-        datasets=datasets, builtins=list(BUILTINS), model=model, **{k: flags[k] for k in _CHECKED}, **http)
+        datasets=datasets, builtins=benchmark_names(), model=model, **{k: flags[k] for k in _CHECKED}, **http,
+        prompt_kinds=(*PROMPT_KINDS, *declared_kinds(datasets)))
     if flags["data_file"] is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
     reasoning_settings(model, **{k: flags[k] for k in _REASONING})  # a setting the backend cannot send, by flag

@@ -75,12 +75,18 @@ _OPTIONAL_SETTINGS = ("reasoning_effort", "enable_thinking", "thinking_budget", 
 class GenerateRequest:
     messages: tuple[Message, ...]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
+    # a plain-text prompt (`--format completion`): the messages' contents sent as they are, no chat template
+    # (hf: the text's tokens; openai/vllm: /v1/completions); only backends with `text_completion` take it
+    completion: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "messages": [{"role": m.role, "content": m.content} for m in self.messages],
             "settings": self.settings.as_dict(),
         }
+        if self.completion:  # only when set: cache keys of chat requests stay what they were
+            d["completion"] = True
+        return d
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,7 @@ class ModelBase:
 
     name: str = "model"
     capabilities: frozenset[Capability] = frozenset()
+    text_completion: bool = False  # takes a plain-text prompt (GenerateRequest.completion), no chat template
     preferred_chunk_size: int = 256  # requests the runner hands over per call (local backends batch them)
     context_length: int | None = None
 
@@ -258,6 +265,7 @@ class ModelWrapper(ModelBase):
         self.inner = inner
         self.name = inner.name
         self.capabilities = inner.capabilities
+        self.text_completion = getattr(inner, "text_completion", False)
         self.preferred_chunk_size = inner.preferred_chunk_size
         self.context_length = inner.context_length
 

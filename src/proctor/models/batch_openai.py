@@ -196,6 +196,7 @@ class OpenAIBatchModel(BatchBackend, OpenAIModel):
     """`openai:<model>` through the Batch API; the state file lives in `state_dir` (the run directory)."""
 
     capabilities = frozenset({Capability.GENERATE})
+    text_completion = False  # batch lines are chat completions
     def __init__(self, model: str, base_url: str | Sequence[str] | None = None, *, state_dir: str | Path | None = None,
                  poll_interval: float = 30.0, max_wait: float = 24 * 3600.0, api_key: str | None = None,
                  seed: int = 0, **kw: Any) -> None:

@@ -47,6 +47,7 @@ class OpenAIModel(HTTPModel):
     """Chat or text completions over HTTP, with prompt log-probs where the server echoes them."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
+    text_completion = True  # a completion request goes to /v1/completions (batch models: chat only)
     prefix = "openai"
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
@@ -144,7 +145,7 @@ class OpenAIModel(HTTPModel):
         return await run_all(requests, self._generate_one, lambda msg: Generation(error=msg))
 
     def _settings(self, r: GenerateRequest) -> dict[str, Any]:
-        return sampling_body(self.model, r.settings, chat=self.chat)
+        return sampling_body(self.model, r.settings, chat=self.chat and not r.completion)
 
     def chat_body(self, r: GenerateRequest) -> dict[str, Any]:
         """The `/v1/chat/completions` request for `r` (also what a Batch API line carries)."""
@@ -153,7 +154,7 @@ class OpenAIModel(HTTPModel):
         return merge_extra_body(body, r.settings.extra_body)
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
-        if self.chat:
+        if self.chat and not r.completion:
             data, latency = await self.http.post("/chat/completions", self.chat_body(r))
             return chat_generation(data, latency)  # validated: a bad shape is an error record
         body = self._settings(r)

@@ -89,6 +89,7 @@ class ScriptedModel(ModelBase):
     """Answers by rule, instantly; see the module docstring for the rules."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
+    text_completion = True
 
     def __init__(self, rule: str = "first") -> None:
         self.name = f"scripted:{rule}"

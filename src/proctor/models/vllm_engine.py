@@ -268,6 +268,7 @@ class VLLMModel(ModelBase):
     """A vLLM server proctor starts and stops, used through the `openai:` backend."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
+    text_completion = True  # its OpenAI client sends a completion request to /v1/completions
     preferred_chunk_size = 1  # as openai: every answer is cached and logged the moment it arrives
 
     def __init__(

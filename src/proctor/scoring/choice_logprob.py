@@ -63,12 +63,14 @@ def choice_requests(item: Item, context: str) -> list[LoglikelihoodRequest]:
 
 
 def score_choices(
-    item: Item, results: Sequence[Loglikelihood]
+    item: Item, results: Sequence[Loglikelihood], lengths_of: Sequence[str] | None = None
 ) -> tuple[str | None, bool | None, bool | None, dict[str, Any]]:
-    """(predicted letter, acc correct, acc_norm correct, details) for one item's option results."""
+    """(predicted letter, acc correct, acc_norm correct, details) for one item's option results; acc_norm
+    divides by the characters of each option's text, or of `lengths_of` (a spec benchmark's continuations
+    without their delimiter, as lm-eval divides)."""
     options = _options(item)
     letters = list(options)
-    norm_texts = _norm_texts(item)
+    norm_texts = _norm_texts(item) if lengths_of is None else None
     if len(results) != len(letters) * (2 if norm_texts else 1):
         raise ValueError(f"item {item.identifier}: {len(letters)} options but {len(results)} results")
     results, norm_results = (results[:len(letters)], results[len(letters):]) if norm_texts else (results, results)
@@ -80,7 +82,7 @@ def score_choices(
         return None, None, None, details
     sums = [r.logprob for r in results]
     per_char = [normalize(r.logprob, Norm.CHAR, n_tokens=r.n_tokens, text=t)
-                for r, t in zip(norm_results, norm_texts or options.values())]
+                for r, t in zip(norm_results, lengths_of or norm_texts or options.values())]
     top, top_norm = argmax_ties(sums), argmax_ties(per_char)
     details.update({
         "logprobs": dict(zip(letters, sums)),
@@ -125,19 +127,23 @@ class ChoiceScorer:
         return text_hash("logprob", *(task.prompts.logprob_context(item) for item in task.items))
 
     def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
+        pairs = getattr(task.prompts, "choice_pairs", None)  # a spec benchmark's own (context, continuation)s
+        if callable(pairs):
+            return [LoglikelihoodRequest(context, continuation) for context, continuation in pairs(item)]
         return list(choice_requests(item, task.prompts.logprob_context(item)))
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
-        return [self._score_one(a) for a in batch]
+        own = getattr(task.prompts, "norm_texts", None)
+        return [self._score_one(a, own(a.item) if callable(own) else None) for a in batch]
 
-    def _score_one(self, answered: Answered) -> Scored:
+    def _score_one(self, answered: Answered, lengths_of: Sequence[str] | None = None) -> Scored:
         first = answered.requests[0] if answered.requests else None
         prompt = first.context if isinstance(first, LoglikelihoodRequest) else ""
         usage = usage_of(answered.answers)
         if answered.error is not None:
             return Scored(Outcome.ERROR, ChoiceDetails(), error=answered.error, prompt=prompt, usage=usage)
         results = [a for a in answered.answers if isinstance(a, Loglikelihood)]
-        predicted, correct, norm_correct, raw = score_choices(answered.item, results)
+        predicted, correct, norm_correct, raw = score_choices(answered.item, results, lengths_of)
         details = ChoiceDetails.model_validate(raw)
         if not answered.item.is_scored:
             return Scored(Outcome.UNSCORED, details, extracted=predicted, extraction_rule="argmax-logprob",

@@ -20,6 +20,8 @@ from fractions import Fraction
 from functools import partial
 from typing import Literal, NamedTuple
 
+from .lmeval_rules import flexible_extract, same_exact_match, strict_match
+
 # 2: built-in benchmarks score by their reference answer rule (ANSWER_RULES), proctor's reader beside it
 EXTRACTOR_VERSION = "proctor-extract/2"
 NONE = "none"
@@ -590,6 +592,12 @@ def read_llmwc_mcqa(text: str, choices: str) -> Extraction:
     return Extraction(None, NONE, rejected)
 
 
+def _filtered(read: Callable[[str], str | None], rule: str, text: str) -> Extraction:
+    """An lm-eval filter (`proctor.scoring.lmeval_rules`) as an Extraction named after it."""
+    answer = read(text)
+    return Extraction(answer, rule if answer is not None else NONE)
+
+
 @dataclass(frozen=True)
 class AnswerRule:
     """A benchmark's reference answer rule: the parser behind its authors' published numbers."""
@@ -627,6 +635,11 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         AnswerRule("gpqa-baselines", "choice", "idavidrein/gpqa baselines/run_baseline.py parse_sampled_answer", read_gpqa),
         AnswerRule("matharena-aime", "number", "iamsikun/llm-wc src/llm_wc/matharena.py@188f45b extract_answer", read_aime,
                    same=same_integer),
+        AnswerRule("lm-eval-gsm8k-strict-match", "number", "lm-eval 0.4.13 tasks/gsm8k/gsm8k.yaml filter strict-match",
+                   partial(_filtered, strict_match, "strict-match"), same=same_exact_match),
+        AnswerRule("lm-eval-gsm8k-flexible-extract", "number",
+                   "lm-eval 0.4.13 tasks/gsm8k/gsm8k.yaml filter flexible-extract",
+                   partial(_filtered, flexible_extract, "flexible-extract"), same=same_exact_match),
     )
 }
 LLMWC_MCQA = "llm-wc-mcqa"

@@ -46,6 +46,7 @@ class HFModel(GenerationMixin, ModelBase):
     """A transformers causal LM with scheduled (shared-prefix or plain) log-likelihood and batched generation."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
+    text_completion = True
 
     def __init__(
         self,

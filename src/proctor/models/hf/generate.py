@@ -73,8 +73,11 @@ class GenerationMixin:
         return [g if g is not None else Generation(error="not generated") for g in out]
 
     def render(self, req: GenerateRequest) -> list[int]:
-        """The prompt tokens: the chat template when the tokenizer has one, else the contents joined by newlines."""
+        """The prompt tokens: a completion request's text as it is; else the chat template when the tokenizer has
+        one, else the contents joined by newlines."""
         msgs = [{"role": m.role, "content": m.content} for m in req.messages]
+        if req.completion:  # --format completion: the text as it is (lm-eval's prompt without a chat template)
+            return self.encode("".join(m.content for m in req.messages))
         if getattr(self.tokenizer, "chat_template", None):
             text = self.tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
             return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])

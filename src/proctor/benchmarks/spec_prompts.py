@@ -1,0 +1,210 @@
+"""How a spec benchmark is asked: lm-evaluation-harness's prompt assembly, from the spec's templates.
+
+A prompt is `description + Σ(example question + target_delimiter + example target + fewshot_delimiter) +
+question` (lm-eval's `fewshot_context` rendered as plain text); `--format chat` sends the same parts as
+lm-eval's chat rendering with few-shot as turns (`--apply_chat_template --fewshot_as_multiturn`): the
+description as the system message, each example a user turn and its target an assistant turn. Options
+scored by log-likelihood are `target_delimiter + option text` (or `+ letter`, MMLU), and acc_norm divides
+by the characters of what follows the delimiter, as lm-eval does.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..fewshot import shots_identity
+from ..models.base import Message
+from ..prompts import KindDefaults, check_kind, pool_digest
+from ..records import Item
+from ..tasks import text_hash
+from .spec import BenchmarkSpec
+from .spec_template import render
+
+Format = Literal["completion", "chat"]
+FORMATS: tuple[str, ...] = ("completion", "chat")
+BLANK = "_"  # Winogrande's blank, filled by each option (scoring.continuation: blank)
+_META = "question."  # proctor.formats.convert's prefix for Question fields kept on an Item
+
+
+def item_fields(item: Item, choice_format: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """What a prompt template may name, for one item (seed-001 Question fields, `choices` formatted)."""
+    choices = item.choices or {}
+    answer = item.best_answer
+    meta = item.metadata
+    out: dict[str, Any] = {
+        "question": item.prompt,
+        "choices": "\n".join(render(choice_format, {"letter": k, "text": v}) for k, v in choices.items()),
+        "answer": answer,
+        "answer_text": choices.get(answer, answer),
+        "category": item.category or "",
+        "subcategory": item.subcategory or "",
+        "difficulty": meta.get(_META + "difficulty", item.difficulty if item.difficulty is not None else ""),
+        "id": meta.get(_META + "id", item.identifier),
+        "original_id": meta.get(_META + "original_id", item.identifier),
+    }
+    out.update({name: meta.get(name, "") for name in names})
+    return out
+
+
+@dataclass
+class SpecPrompts:
+    """The prompt builder of a spec benchmark (`proctor.tasks.PromptBuilder`)."""
+
+    spec: BenchmarkSpec
+    pool: list[Item] = field(default_factory=list)  # few-shot examples, in upstream order
+    order: list[str] = field(default_factory=list)  # every item's identifier in evaluation order (seeded draws)
+    same_split: bool = False  # the examples come from the evaluated split: the asked item is never shown
+    shots: int | None = None  # --shots: overrides every kind's count
+    format: Format = "completion"
+    kinds: tuple[str, ...] = field(init=False)
+    _plans: dict[int, dict[str, list[int]]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.kinds = tuple(self.spec.prompts)
+
+    # ------------------------------------------------------------------ pieces
+
+    def n_shots(self, kind: str) -> int:
+        return self.shots if self.shots is not None else self.spec.prompts[kind].shots
+
+    def _fields(self, item: Item) -> dict[str, Any]:
+        return item_fields(item, self.spec.choice_format, tuple(self.spec.fields.metadata))
+
+    def question(self, item: Item, kind: str) -> str:
+        return render(self.spec.prompts[kind].template, self._fields(item))
+
+    def target(self, item: Item) -> str:
+        if self.blank:
+            return self._after_blank(item, self.spec.default_kind)
+        return render(self.spec.target, self._fields(item))
+
+    @property
+    def blank(self) -> bool:
+        return self.spec.scoring.continuation == "blank"
+
+    def _filled(self, item: Item, kind: str) -> list[str]:
+        """Blank mode: the question up to its blank, filled by each option (lm-eval winogrande's doc_to_choice)."""
+        q = self.question(item, kind)
+        return [q[: q.index(BLANK)] + option for option in (item.choices or {}).values()]
+
+    def _after_blank(self, item: Item, kind: str) -> str:
+        q = self.question(item, kind)
+        return q[q.index(BLANK) + 1:].strip()
+
+    def _example_question(self, item: Item, kind: str) -> str:
+        """An example's question: blank mode shows it filled by its correct option."""
+        if not self.blank:
+            return self.question(item, kind)
+        return self._filled(item, kind)[list(item.choices or {}).index(item.best_answer)]
+
+    def description(self, item: Item) -> str:
+        return render(self.spec.description_template, self._fields(item))
+
+    def examples(self, item: Item, kind: str) -> list[Item]:
+        """The few-shot examples shown before `item`, by the spec's selection."""
+        k = self.n_shots(kind)
+        if k == 0 or self.spec.fewshot is None:
+            return []
+        selection = self.spec.fewshot.selection
+        if selection == "seeded":
+            return [self.pool[i] for i in self._plan(k).get(item.identifier, [])]
+        pool = [p for p in self.pool if not (self.same_split and p.identifier == item.identifier)]
+        if selection == "same_category":
+            pool = [p for p in pool if p.category == item.category]
+        return pool[:k]
+
+    def _plan(self, k: int) -> dict[str, list[int]]:
+        """lm-eval's default sampler: one `Random(seed)`, `sample(pool, k)` drawn for each question in order
+        (k + 1 and the asked row removed when the pool is the evaluated split, or the spec says `draw_extra`)."""
+        if k not in self._plans:
+            assert self.spec.fewshot is not None
+            rnd = random.Random(self.spec.fewshot.seed)
+            plan: dict[str, list[int]] = {}
+            n = len(self.pool)
+            extra = self.same_split or self.spec.fewshot.draw_extra
+            for ident in self.order:
+                if extra:
+                    drawn = [i for i in rnd.sample(range(n), min(k + 1, n)) if self.pool[i].identifier != ident]
+                    plan[ident] = drawn[:k]
+                else:
+                    plan[ident] = rnd.sample(range(n), min(k, n))
+            self._plans[k] = plan
+        return self._plans[k]
+
+    # ------------------------------------------------------------------ PromptBuilder
+
+    def text(self, item: Item, kind: str) -> str:
+        """The plain-text prompt (lm-eval without a chat template), byte for byte."""
+        check_kind(kind, self.kinds, self.spec.name)
+        return self._prefix(item, kind) + self.question(item, kind)
+
+    def _prefix(self, item: Item, kind: str) -> str:
+        """The description and the examples, each `question + target_delimiter + target + fewshot_delimiter`."""
+        spec = self.spec
+        shots = "".join(self._example_question(ex, kind) + spec.target_delimiter + self.target(ex)
+                        + spec.fewshot_delimiter for ex in self.examples(item, kind))
+        return self.description(item) + shots
+
+    def messages(self, item: Item, kind: str) -> tuple[Message, ...]:
+        if self.format == "completion":
+            return (Message("user", self.text(item, kind)),)
+        check_kind(kind, self.kinds, self.spec.name)
+        description = self.description(item)
+        turns = [Message("system", description)] if description else []
+        for ex in self.examples(item, kind):
+            turns += [Message("user", self._example_question(ex, kind)), Message("assistant", self.target(ex))]
+        return (*turns, Message("user", self.question(item, kind)))
+
+    @property
+    def completion(self) -> bool:
+        """Generation requests carry the plain text, sent without a chat template (`--format completion`)."""
+        return self.format == "completion"
+
+    @property
+    def scoring_kind(self) -> str:
+        return self.spec.default_kind
+
+    def logprob_context(self, item: Item) -> str:
+        """The context options are scored after (blank mode: the first option's)."""
+        return self.choice_pairs(item)[0][0]
+
+    def choice_pairs(self, item: Item) -> list[tuple[str, str]]:
+        """(context, continuation) per option: the prompt and target_delimiter + the option's text (or letter);
+        blank mode: the prompt with the blank filled by the option, and what follows the blank."""
+        kind = self.scoring_kind
+        delimiter = self.spec.target_delimiter
+        if self.blank:
+            prefix, rest = self._prefix(item, kind), delimiter + self._after_blank(item, kind)
+            return [(prefix + filled, rest) for filled in self._filled(item, kind)]
+        context = self.text(item, kind)
+        by_letter = self.spec.scoring.continuation == "letter"
+        return [(context, delimiter + (k if by_letter else v)) for k, v in (item.choices or {}).items()]
+
+    def continuations(self, item: Item) -> list[str]:
+        return [c for _, c in self.choice_pairs(item)]
+
+    def norm_texts(self, item: Item) -> list[str]:
+        """What acc_norm divides by the length of, as lm-eval: each choice (the option's text or letter; blank
+        mode: the question filled by the option)."""
+        if self.blank:
+            return self._filled(item, self.scoring_kind)
+        return [c[len(self.spec.target_delimiter):] for c in self.continuations(item)]
+
+    def request_defaults(self, kind: str) -> KindDefaults:
+        return KindDefaults(stop=self.spec.scoring.stop, max_tokens=self.spec.scoring.max_tokens)
+
+    def template_hash(self, kind: str) -> str:
+        check_kind(kind, self.kinds, self.spec.name)
+        s = self.spec
+        parts = [kind, s.prompts[kind].template, s.description_template, s.target, s.choice_format,
+                 repr(s.target_delimiter), repr(s.fewshot_delimiter), f"shots={self.n_shots(kind)}",
+                 f"format={self.format}", s.scoring.continuation]
+        if self.n_shots(kind) and s.fewshot is not None:
+            parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool)]
+        return text_hash(*parts)
+
+    def identity(self) -> dict[str, Any]:
+        """What the run id must change with beyond the items: shots and format when chosen, the prompts' hash."""
+        return shots_identity(self, default_format="completion")
