@@ -57,7 +57,7 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise InputError.at(target, "exists and is not an empty folder: export writes a new one (choose another -o)")
-    logs = [read_run(d) for d in expand_run_dirs(run_dirs)]
+    logs = [read_run(d, samples=False) for d in expand_run_dirs(run_dirs)]  # streamed: never all held
     if not logs:
         raise InputError.at("RUN", "no run directories given")
     try:

@@ -7,11 +7,12 @@ comes from the typed `Sample` records.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..metrics.accuracy import scored_scores
-from ..runlog import MetricBlock, RunLog, Sample
+from ..runlog import MetricBlock, Outcome, RunLog, Sample
 
 
 def overall_accuracy(log: RunLog) -> MetricBlock:
@@ -22,9 +23,48 @@ def overall_accuracy(log: RunLog) -> MetricBlock:
     return log.results.overall
 
 
+@dataclass
+class RunTally:
+    """What an exporter needs about all of a run's samples, gathered in one streamed pass (a few bytes a sample):
+    the counts, the scores accuracy counts, the tokens and the item ids."""
+
+    n: int = 0
+    n_errors: int = 0
+    scores: list[float] = field(default_factory=list)  # of the counted samples (scored, with a score)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    item_ids: set[str] = field(default_factory=set)
+
+    @property
+    def n_scored(self) -> int:
+        return len(self.scores)
+
+    @property
+    def n_unscored(self) -> int:
+        """Neither counted nor errored."""
+        return self.n - self.n_scored - self.n_errors
+
+
+def tally(samples: Iterable[Sample]) -> RunTally:
+    """The `RunTally` of samples (a run's `iter_samples()`: streamed, never all held)."""
+    t = RunTally()
+    for s in samples:
+        t.n += 1
+        t.n_errors += s.outcome is Outcome.ERROR
+        t.scores += scored_scores([s])
+        t.input_tokens += s.input_tokens or 0
+        t.output_tokens += s.output_tokens or 0
+        t.item_ids.add(s.item_id)
+    return t
+
+
 def stderr(samples: Sequence[Sample]) -> float | None:
     """Standard error of the mean score over the scored samples (sample standard deviation / √n), None under 2."""
-    values = scored_scores(samples)
+    return stderr_of(scored_scores(samples))
+
+
+def stderr_of(values: Sequence[float]) -> float | None:
+    """Standard error of the mean of `values` (sample standard deviation / √n), None under 2."""
     n = len(values)
     if n < 2:
         return None
