@@ -50,10 +50,14 @@ def test_not_a_run_and_a_used_folder_are_refused(run: Path, tmp_path: Path, caps
     assert f"{tmp_path / 'nope'}: not a run directory (no manifest.json)" in capsys.readouterr().err
     used = tmp_path / "used"
     used.mkdir()
-    (used / "keep.txt").write_text("mine")
+    (used / "run.json").write_text("mine")
     assert main(["export", str(run), "--to", "llmwc", "-o", str(used)]) == 2
-    assert f"{used}: exists and is not an empty folder" in capsys.readouterr().err
-    assert [p.name for p in used.iterdir()] == ["keep.txt"]
+    assert f"{used / 'run.json'}: exists: export adds files to a folder, never replaces one" in capsys.readouterr().err
+    assert [p.name for p in used.iterdir()] == ["run.json"] and (used / "run.json").read_text() == "mine"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["export", str(run), "--to", "llmwc", "-o", str(afile)]) == 2
+    assert f"{afile}: exists and is not a folder" in capsys.readouterr().err
 
 
 def test_a_run_that_did_not_finish_is_refused(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,13 +34,33 @@ def test_a_failing_exporter_leaves_nothing_behind(mixed_run: Path, tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed"]  # neither out nor its staging folder
 
 
-def test_an_empty_folder_is_filled_and_a_used_one_refused(mixed_run: Path, tmp_path: Path) -> None:
+def test_an_empty_folder_is_filled_and_files_are_added_to_a_used_one_unless_they_clash(
+        mixed_run: Path, tmp_path: Path) -> None:
+    """#32.30: an export adds its files to a folder that holds others (an Inspect log dir); a file that is
+    already there is refused, and nothing is added or changed."""
     empty = tmp_path / "empty"
     empty.mkdir()
-    written = exporters.export([mixed_run], "inspect" if _has("inspect_ai") else "llmwc", empty)
+    (empty / "other.eval").write_text("someone else's log")
+    written = exporters.export([mixed_run], "llmwc", empty)
     assert written and all(p.is_file() and p.parent.is_relative_to(empty) for p in written)
-    with pytest.raises(InputError, match="not an empty folder"):
+    assert (empty / "other.eval").read_text() == "someone else's log"
+    before = {p: p.read_bytes() for p in empty.rglob("*") if p.is_file()}
+    with pytest.raises(InputError, match="run.json: exists: export adds files to a folder, never replaces one"):
         exporters.export([mixed_run], "llmwc", empty)
+    assert {p: p.read_bytes() for p in empty.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "mixed"]  # no staging folder left
+
+
+def test_export_folders_have_the_usual_mode(mixed_run: Path, tmp_path: Path) -> None:
+    """#32.30: the folder an export creates (and those inside it) are 0777 less the umask, like every other
+    folder proctor writes (it was 0700, the staging folder's mode)."""
+    old = os.umask(0o022)
+    try:
+        exporters.export([mixed_run], "llmwc", tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "out" / "models").stat().st_mode) == 0o755
 
 
 def test_folders_of_runs_are_expanded(mixed_run: Path, tmp_path: Path) -> None:
