@@ -64,3 +64,12 @@ def test_a_run_that_did_not_finish_is_refused(run: Path, tmp_path: Path, capsys:
     (run / "results.json").unlink()
     assert main(["export", str(run), "--to", "llmwc", "-o", str(tmp_path / "out")]) == 2
     assert "no results.json: the run did not finish" in capsys.readouterr().err
+
+
+def test_one_file_written_is_said_in_the_singular(run: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """#32.32: "wrote 1 inspect file", not "1 inspect files"."""
+    pytest.importorskip("inspect_ai")
+    out = tmp_path / "one"
+    assert main(["export", str(run), "--to", "inspect", "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote 1 inspect file to {out}"

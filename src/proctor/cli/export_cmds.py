@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..exporters import FORMATS
+from .messages import count
 
 EXPORT_EXAMPLES = """Examples (on the bundled examples, offline; open an Inspect log with `inspect view --log-dir DIR`):
 
@@ -36,7 +37,7 @@ def export(
     from ..exporters import export as write
 
     written = write(run_dirs, to, out)
-    typer.echo(f"wrote {len(written)} {to} files to {out}")
+    typer.echo(f"wrote {count(len(written), f'{to} file')} to {out}")
 
 
 def register(app: typer.Typer) -> None:
