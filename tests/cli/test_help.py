@@ -152,9 +152,8 @@ def test_help_at_80_and_120_columns_never_cuts_an_option_name(command: str, colu
     """#32.27: a terminal 80 columns wide shows every option name whole (they were cut: `--reasoning-effo…`);
     help text wraps instead, and no line is wider than the terminal."""
     import click
-    from rich.console import Console
-
     import typer.rich_utils as ru
+    from rich.console import Console
 
     cmd = _commands()[command]
     out = Console(width=columns, record=True, force_terminal=False, color_system=None)

@@ -35,7 +35,7 @@ class _HelpTable(Table):
         yield from super().__rich_console__(console, options)
 
 
-typer.rich_utils.Table = _HelpTable  # type: ignore[misc] # the table class typer's help panels are made of
+typer.rich_utils.Table = _HelpTable  # type: ignore[attr-defined] # the table class typer's help panels are made of
 
 
 def _type_metavar(param: Any) -> str:
