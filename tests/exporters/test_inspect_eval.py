@@ -125,3 +125,14 @@ def test_export_streams_each_sample_once_and_never_builds_the_whole_log(
     monkeypatch.setattr(inspect_ai.log, "write_eval_log", lambda *a, **k: pytest.fail("write_eval_log is quadratic"))
     back = _read_back(scripted_run, tmp_path / "inspect")
     assert len(converted) == len(set(converted)) == 16 and back.samples is not None and len(back.samples) == 16
+
+
+def test_an_inspect_round_trip_keeps_the_models_name(mixed_run: Path, tmp_path: Path) -> None:
+    """#32.31: proctor's `openai:Qwen/Qwen3-8B` is Inspect's `openai/Qwen/Qwen3-8B`; imported back it is
+    `openai:Qwen/Qwen3-8B` again (it was the other spelling: two models in the history for one)."""
+    from proctor.importers import ImportOptions, read_all
+
+    (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
+    (run,) = read_all([path], ImportOptions())
+    assert run.manifest.model["spec"] == read_run(mixed_run).manifest.model["spec"] == "openai:Qwen/Qwen3-8B"
+    assert run.manifest.model["inspect_model"] == "openai/Qwen/Qwen3-8B"

@@ -30,7 +30,7 @@ def test_every_sample_of_every_epoch_is_scored_as_inspect_scored_it(inspect_eval
     assert wrong == {"demo.1", "demo.6"}
     stated = theirs.results.scores[0].metrics["accuracy"].value  # type: ignore[union-attr]
     assert log.results is not None and log.results.overall.accuracy == pytest.approx(stated)
-    assert log.manifest.epochs == 2 and log.manifest.model["spec"] == "mockllm/model"
+    assert log.manifest.epochs == 2 and log.manifest.model["spec"] == "mockllm:model"  # Inspect: provider/model
     assert (log.manifest.imported_from or {})["metric"] == "includes"
     assert {s.category for s in log.samples} == {"alpha", "beta"}
 

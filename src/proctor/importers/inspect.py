@@ -62,7 +62,7 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
     dataset_name = opts.dataset or log.eval.task
     samples = [_sample(s, scorer, template, dataset_name, path) for s in log.samples]
     check_unique_ids(samples, template, path)
-    spec = opts.name or log.eval.model
+    spec = opts.name or proctor_spec(log.eval.model)
     digest = file_digest(path)
     epochs = (log.eval.config.epochs if log.eval.config else None) or max(s.epoch for s in samples) + 1
     manifest = new_manifest(
@@ -94,6 +94,13 @@ def _read_log(path: Path) -> EvalLog:
     except Exception as e:  # noqa: BLE001 - a damaged file fails inside Inspect's reader in many ways (zip, JSON, validation)
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise InputError.at(path, f"not a readable Inspect log: {first}") from None
+
+
+def proctor_spec(inspect_model: str) -> str:
+    """Inspect's `provider/model` as proctor spells a model, `backend:model` (`openai/Qwen/Qwen3-8B` →
+    `openai:Qwen/Qwen3-8B`): the same model as proctor's own runs and exports name it."""
+    provider, slash, model = inspect_model.partition("/")
+    return f"{provider}:{model}" if slash and provider and model else inspect_model
 
 
 def _check_members(path: Path) -> None:
