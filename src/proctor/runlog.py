@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
@@ -174,6 +175,18 @@ SampleDetails = Annotated[
 ]
 
 
+def _shared_prompt(prompt: list[dict[str, str]] | str) -> list[dict[str, str]] | str:
+    """The prompt with its texts interned: every epoch of an item (and every run of a report) asks the same
+    prompt, and 100k samples held 100k copies of it (a few KB each); now equal texts are one string."""
+    if isinstance(prompt, str):
+        return sys.intern(prompt)
+    for message in prompt:
+        for key, value in message.items():
+            if isinstance(value, str):
+                message[key] = sys.intern(value)
+    return prompt
+
+
 class Sample(_Log):
     """One item answered once (one epoch) by one model."""
 
@@ -186,7 +199,7 @@ class Sample(_Log):
     modality: str | None = None
     difficulty: float | None = None
     mode: str = "generate"  # "generate" | "logprob"
-    prompt: list[dict[str, str]] | str = ""  # chat messages, or the scored context
+    prompt: Annotated[list[dict[str, str]] | str, AfterValidator(_shared_prompt)] = ""  # chat messages, or the context
     reference: Any = None  # the gold answer(s)
     raw_output: str | None = None
     extracted: str | None = None

@@ -123,9 +123,16 @@ def runs_view(recs: list[RunRecord], console: Console) -> RenderableType:
         blocks.append(Text.assemble(
             (r.run_id[:12], "bold"), f"  {_when(r.started_at)}  ", escape_control(r.model),
             f"\n  {escape_control(r.dataset)}{escape_control(revision)} · {escape_control(r.setting_label)}",
-            f"\n  n {r.n_scored or 0} · accuracy % [95% CI] {_acc(r.accuracy, r.ci_low, r.ci_high)}{cost}",
+            f"\n  n {r.n_scored or 0} · accuracy {_acc_line(r)}{cost}",
             overflow="fold"))
     return Group(*blocks)
+
+
+def _acc_line(r: RunRecord) -> str:
+    """`50.0% [9.5, 90.5]` (95% CI), or `–` when nothing was scored."""
+    if r.accuracy is None:
+        return "–"
+    return f"{_pct(r.accuracy)}%" + (f" {_ci(r.ci_low, r.ci_high)}" if r.ci_low is not None and r.ci_high is not None else "")
 
 
 def _runs_table(recs: list[RunRecord]) -> Table:
