@@ -22,16 +22,11 @@ def read_bytes(path: str | Path) -> bytes:
 
     p = Path(path)
     limit = max_file_bytes()
-    try:
-        size = _checked_size(p, limit)
-        with open(p, "rb") as f:
-            raw = _read_up_to(f, size, limit)
-    except FileNotFoundError:
-        raise InputError.at(p, "no such file") from None
-    except IsADirectoryError:
-        raise InputError.at(p, "is a directory, expected a file") from None
-    except OSError as e:
-        raise InputError.at(p, f"cannot read: {e.strerror or e}") from None
+    with open_checked(p) as f:
+        try:
+            raw = _read_up_to(f, os.fstat(f.fileno()).st_size, limit)
+        except OSError as e:
+            raise InputError.at(p, f"cannot read: {e.strerror or e}") from None
     if len(raw) > limit:
         raise InputError.at(p, f"file grew past the {limit:,}-byte limit while being read")
     return raw
