@@ -53,7 +53,7 @@ def difference_warning(a: RunRecord, b: RunRecord) -> str | None:
     parts = [w.removeprefix("different ") for w in provenance_warnings([a, b])]
     if a.setting_key != b.setting_key:
         parts.insert(0, f"settings: A {a.setting_label}; B {b.setting_label}")
-    return "the runs differ in " + "; ".join(parts) if parts else None
+    return "the runs differ in " + "; ".join(parts) if parts else None  # one line: reports and --json show it too
 
 
 def compare_scores(a: RunScores, b: RunScores, n_boot: int = 2000, seed: int = 0) -> Comparison:
