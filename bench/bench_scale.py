@@ -3,6 +3,7 @@ its report and its three exports (inspect, eee, llmwc) — wall time and peak RS
 `proctor` process (peak RSS from `os.wait4`'s rusage of that process alone).
 
     PYTHONPATH=src .venv/bin/python bench/bench_scale.py [--samples 100000] [--epochs 8] [--steps run,report,...]
+        [--work DIR] [--src OLD_CHECKOUT/src]   # --src: the same steps on another tree (before/after)
 
 The goal (issue 32, #19/#20): each step of a 100k-sample run finishes in seconds to a minute and stays
 under 1 GB peak RSS.
@@ -60,10 +61,10 @@ def command(step: str, work: Path, epochs: int) -> list[str]:
     return [*proctor, "export", str(run), "--to", step, "-o", str(work / f"export-{step}")]
 
 
-def measure(argv: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MB and exit status of one process."""
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in MB and exit status of one process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -71,7 +72,7 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         print(f"  {argv[3]} exited {proc.returncode}: {err.decode(errors='replace')[-500:]}", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
 
 
 def main() -> None:
@@ -80,6 +81,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--work", type=Path, help="keep the files here (default: a temporary folder, removed)")
+    ap.add_argument("--src", help="run this source tree's proctor (PYTHONPATH), e.g. an older checkout's src/")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="proctor-scale-"))
     steps = args.steps.split(",")
@@ -92,14 +94,13 @@ def main() -> None:
         shutil.rmtree(work / f"export-{step}", ignore_errors=True)
     print(f"{n_items} synthetic MMLU-Pro items × {args.epochs} epochs = {n_items * args.epochs} samples, "
           "scripted:random, each step a fresh process")
-    print("| step | wall s | peak RSS MB | exit |")
-    print("|---|---:|---:|---:|")
-    env_ok = {**os.environ, "OMP_NUM_THREADS": "1"}
-    os.environ.update(env_ok)
+    print("| step | wall s | CPU s | peak RSS MB | exit |")
+    print("|---|---:|---:|---:|---:|")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **({"PYTHONPATH": args.src} if args.src else {})}
     for step in steps:
-        wall, rss, code = measure(command(step, work, args.epochs))
-        print(f"| {step if step in ('run', 'report') else 'export --to ' + step} | {wall:.1f} | {rss:.0f} | {code} |",
-              flush=True)
+        wall, cpu, rss, code = measure(command(step, work, args.epochs), env)
+        name = step if step in ("run", "report") else f"export --to {step}"
+        print(f"| {name} | {wall:.1f} | {cpu:.1f} | {rss:.0f} | {code} |", flush=True)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
 
