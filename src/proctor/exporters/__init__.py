@@ -9,6 +9,7 @@ a file already there.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import shutil
@@ -96,7 +97,7 @@ def _add_files(staging: Path, target: Path, written: Sequence[Path]) -> None:
             dest = target / path.relative_to(staging)
             dest.parent.mkdir(parents=True, exist_ok=True)
             try:
-                os.link(path, dest)  # fails if dest exists: never clobbers
+                _place(path, dest)
             except FileExistsError:
                 raise InputError.at(dest, "exists: export adds files to a folder, never replaces one "
                                           "(choose another -o, or move it away)") from None
@@ -105,6 +106,18 @@ def _add_files(staging: Path, target: Path, written: Sequence[Path]) -> None:
         for dest in added:
             dest.unlink(missing_ok=True)
         raise
+
+
+def _place(src: Path, dest: Path) -> None:
+    """`src` at `dest`, which must not exist (FileExistsError): a hard link, else (another file system) a copy
+    into a file created exclusively."""
+    try:
+        os.link(src, dest)
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+        with open(src, "rb") as source, open(dest, "xb") as target:
+            shutil.copyfileobj(source, target)
 
 
 def _as_destination(filename: object, staging: Path, target: Path) -> Path:

@@ -87,8 +87,7 @@ def stop_tree(grace_s: float) -> None:
 
 def main(argv: list[str]) -> int:
     grace_s, parent, engine = float(argv[0]), int(argv[1]), argv[3:]
-    signal.signal(signal.SIGTERM, _on_term)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl-C reaches proctor, which stops us with SIGTERM
+    signal.signal(signal.SIGTERM, _on_term)  # (ctrl-C never reaches us: we run in a session of our own)
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
         prctl(_PR_SET_CHILD_SUBREAPER, 1)
