@@ -198,7 +198,11 @@ def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
     assert [s.sample_id for s in streamed] == ["q2#0", "q1#0", "q0#0", "q0#1"] and streamed[1].score == 1.0
     assert [s.sample_id for s in iter_run_samples(tmp_path, by_item=True)] == ["q0#0", "q0#1", "q1#0", "q2#0"]
     lazy = read_run(tmp_path, samples=False)
-    assert lazy.samples == [] and [s.sample_id for s in lazy.iter_samples()] == [s.sample_id for s in streamed]
+    assert [s.sample_id for s in lazy.iter_samples()] == [s.sample_id for s in streamed]
+    with pytest.raises(ProctorError, match="read without its samples"):  # never an empty run by mistake
+        len(lazy.samples)
+    with pytest.raises(ProctorError, match="read without its samples"):
+        list(lazy.samples)
     path.write_bytes(path.read_bytes().replace(b'"outcome":"wrong"', b'"outcome":"lost"'))
     with pytest.raises(InputError, match=r"samples.jsonl:4: bad sample"):
         list(iter_run_samples(tmp_path))

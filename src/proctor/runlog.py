@@ -429,6 +429,24 @@ def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+class _SamplesOnDisk(list[Sample]):
+    """The `samples` of a run read without them (`read_run(d, samples=False)`): using the list is an error, never
+    an empty run that counts as nothing scored; `RunLog.iter_samples()` reads them."""
+
+    def _refuse(self) -> ProctorError:
+        return ProctorError("internal error: this run was read without its samples (read_run(d, samples=False)); "
+                            "read them with RunLog.iter_samples()")
+
+    def __iter__(self) -> Iterator[Sample]:
+        raise self._refuse()
+
+    def __len__(self) -> int:
+        raise self._refuse()
+
+    def __getitem__(self, index: Any) -> Any:
+        raise self._refuse()
+
+
 class RunLog(BaseModel):
     """A run read back from its directory."""
 
@@ -647,7 +665,8 @@ def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     d = Path(run_dir)
     manifest = read_manifest(d)
     if not samples:
-        return RunLog(path=d, manifest=manifest, samples=[], results=read_results(d), streamed=True)
+        return RunLog.model_construct(path=d, manifest=manifest, samples=_SamplesOnDisk(), results=read_results(d),
+                                      streamed=True)
     latest: dict[str, Sample] = {}
     for s in iter_samples(d / SAMPLES):
         latest[s.sample_id] = s
