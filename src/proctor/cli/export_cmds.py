@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..exporters import FORMATS
+from .messages import count
 
 EXPORT_EXAMPLES = """Examples (on the bundled examples, offline; open an Inspect log with `inspect view --log-dir DIR`):
 
@@ -38,7 +39,7 @@ def export(
 
     with terminate_as_interrupt():  # SIGTERM cleans the staging folder up as ctrl-C does
         written = write(run_dirs, to, out)
-    typer.echo(f"wrote {len(written)} {to} files to {out}")
+    typer.echo(f"wrote {count(len(written), f'{to} file')} to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,12 +1,14 @@
 """Accuracy with its 95% interval and the counts behind it (METRICS), overall and per group.
 
-The one place accuracy is computed: `group_block` for a group of samples; `mean_score` for the bare mean.
+The one place accuracy is computed: `group_block` for a group of samples (`BlockTally` for a stream of them);
+`mean_score` for the bare mean.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,24 +36,59 @@ def mean_score(samples: Sequence[Sample]) -> float | None:
 
 def group_block(samples: Sequence[Sample], seed: int = 0) -> MetricBlock:
     """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval)."""
-    scored = counted(samples)
-    n_no_answer = sum(s.outcome is Outcome.NO_ANSWER for s in samples)
-    n_truncated = sum(s.outcome is Outcome.TRUNCATED for s in samples)
-    n_answered = sum(s.outcome is not Outcome.ERROR for s in samples)
-    acc = accuracy_ci(scored_scores(scored), [f"{s.dataset}\x1f{s.item_id}" for s in scored], seed=seed)
-    latencies = [s.latency_s for s in samples if s.latency_s is not None]
-    read_twice = [s for s in samples if s.ambiguous is not None]
-    n_ambiguous = sum(bool(s.ambiguous) for s in read_twice)
-    return MetricBlock(
-        n=len(samples), n_scored=len(scored), n_errors=sum(s.outcome is Outcome.ERROR for s in samples),
-        n_unscored=sum(s.outcome is Outcome.UNSCORED for s in samples), n_no_answer=n_no_answer,
-        accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high, ci_method=acc.method,
-        no_answer_rate=n_no_answer / len(scored) if scored else None,
-        n_truncated=n_truncated, truncated_rate=n_truncated / n_answered if n_answered else None,
-        n_ambiguous=n_ambiguous, ambiguous_rate=n_ambiguous / len(read_twice) if read_twice else None,
-        input_tokens=sum(s.input_tokens or 0 for s in samples), output_tokens=sum(s.output_tokens or 0 for s in samples),
-        latency_s_mean=float(np.mean(latencies)) if latencies else None,
-    )
+    acc = BlockTally()
+    for s in samples:
+        acc.add(s)
+    return acc.block(seed)
+
+
+@dataclass
+class BlockTally:
+    """What `group_block` needs of each sample, gathered one sample at a time (a few bytes a sample), so that a
+    streamed run (`RunLog.iter_samples`) gets the same block without holding its samples."""
+
+    n: int = 0
+    n_errors: int = 0
+    n_unscored: int = 0
+    n_no_answer: int = 0
+    n_truncated: int = 0
+    n_read_twice: int = 0
+    n_ambiguous: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    scores: list[float] = field(default_factory=list)  # of the counted samples
+    clusters: list[str] = field(default_factory=list)  # their dataset and item (epochs of an item cluster)
+    latencies: list[float] = field(default_factory=list)
+
+    def add(self, s: Sample) -> None:
+        self.n += 1
+        self.n_errors += s.outcome is Outcome.ERROR
+        self.n_unscored += s.outcome is Outcome.UNSCORED
+        self.n_no_answer += s.outcome is Outcome.NO_ANSWER
+        self.n_truncated += s.outcome is Outcome.TRUNCATED
+        self.n_read_twice += s.ambiguous is not None
+        self.n_ambiguous += bool(s.ambiguous)
+        self.input_tokens += s.input_tokens or 0
+        self.output_tokens += s.output_tokens or 0
+        if s.latency_s is not None:
+            self.latencies.append(s.latency_s)
+        if s.scored and s.score is not None:
+            self.scores.append(s.score)
+            self.clusters.append(f"{s.dataset}\x1f{s.item_id}")
+
+    def block(self, seed: int = 0) -> MetricBlock:
+        n_scored, n_answered = len(self.scores), self.n - self.n_errors
+        acc = accuracy_ci(self.scores, self.clusters, seed=seed)
+        return MetricBlock(
+            n=self.n, n_scored=n_scored, n_errors=self.n_errors, n_unscored=self.n_unscored,
+            n_no_answer=self.n_no_answer, accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high,
+            ci_method=acc.method, no_answer_rate=self.n_no_answer / n_scored if n_scored else None,
+            n_truncated=self.n_truncated, truncated_rate=self.n_truncated / n_answered if n_answered else None,
+            n_ambiguous=self.n_ambiguous,
+            ambiguous_rate=self.n_ambiguous / self.n_read_twice if self.n_read_twice else None,
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+            latency_s_mean=float(np.mean(self.latencies)) if self.latencies else None,
+        )
 
 
 GROUP_KEYS: dict[str, Callable[[Sample], str | None]] = {
