@@ -714,10 +714,7 @@ def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[S
 
     truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
                       extract=manifest.extract, manifest=manifest)
-    differ = first_difference(written.as_dict(), truth.as_dict())
-    if differ:
-        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
-                    Path(run_dir) / RESULTS, differ, SAMPLES)
+    warn_if_disagrees(run_dir, written.as_dict(), truth.as_dict())
     # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
     held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}
     kept = {k: v for k, v in truth.as_dict().items() if k in held}
@@ -725,12 +722,21 @@ def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[S
     return Results.model_validate(kept)
 
 
-def first_difference(written: Any, truth: Any, where: str = "") -> str | None:
+def warn_if_disagrees(run_dir: str | Path, written: Any, truth: Any, where: str = "") -> None:
+    """Name on stderr a results.json (or its block `where`) that disagrees with the numbers recomputed from the
+    samples, with the first value that differs."""
+    differ = _first_difference(written, truth, where)
+    if differ:
+        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
+                    Path(run_dir) / RESULTS, differ, SAMPLES)
+
+
+def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
     """The first value `written` holds that `truth` does not ("overall.accuracy: 7.5, not 0.0"); keys that only
     one side has (an older schema, a metric not registered here) are not compared."""
     if isinstance(written, dict) and isinstance(truth, dict):
         for key in written.keys() & truth.keys():
-            found = first_difference(written[key], truth[key], f"{where}.{key}" if where else str(key))
+            found = _first_difference(written[key], truth[key], f"{where}.{key}" if where else str(key))
             if found:
                 return found
         return None

@@ -7,17 +7,14 @@ everything per sample comes from the typed `Sample` records.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..metrics.accuracy import BlockTally, scored_scores
-from ..runlog import RESULTS, SAMPLES, MetricBlock, Outcome, RunLog, Sample, first_difference
+from ..runlog import MetricBlock, Outcome, RunLog, Sample, warn_if_disagrees
 from ..stats import apply_no_answer, apply_truncated_as
-
-log = logging.getLogger(__name__)
 
 
 def overall_accuracy(run: RunLog, t: RunTally | None = None) -> MetricBlock:
@@ -27,10 +24,7 @@ def overall_accuracy(run: RunLog, t: RunTally | None = None) -> MetricBlock:
     if run.results is None:
         raise InputError.at(run.path, "no results.json: the run did not finish (re-run its command to finish it)")
     truth = (t or tally(run)).overall.block()
-    differ = first_difference(run.results.overall.model_dump(mode="json"), truth.model_dump(mode="json"), "overall")
-    if differ:
-        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
-                    run.path / RESULTS, differ, SAMPLES)
+    warn_if_disagrees(run.path, run.results.overall.model_dump(mode="json"), truth.model_dump(mode="json"), "overall")
     return truth
 
 
