@@ -29,7 +29,7 @@ def test_run_entry_points_are_exported_and_load_on_first_use() -> None:
             "print(before, (RunConfig, Scorer, Task, evaluate) == (R, S, T, e), 'evaluate' in dir(proctor))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True", "True"]
-    assert {"evaluate", "Task", "RunConfig", "Scorer"} <= set(proctor.__all__)
+    assert {"eval", "eval_async", "evaluate"} <= set(proctor.__all__)  # help(proctor) shows the entry points
     with pytest.raises(AttributeError, match="no_such_name"):
         proctor.no_such_name  # noqa: B018
 
@@ -45,3 +45,12 @@ def test_cli_commands_are_registered_once() -> None:
     assert len(app.registered_commands) == n
     names = [c.name or c.callback.__name__ for c in app.registered_commands]  # type: ignore[union-attr]
     assert len(names) == len(set(names))
+
+
+def test_help_is_short_and_starts_with_an_example() -> None:
+    """help(proctor) was 8,000 lines with no example: now the entry points and an example that runs."""
+    import pydoc
+
+    text = pydoc.render_doc(proctor, renderer=pydoc.plaintext)
+    assert len(text.splitlines()) < 150
+    assert "proctor.eval(" in text.split("FUNCTIONS")[0]

@@ -180,7 +180,8 @@ def _good_run(tmp_path: Path) -> Path:
 def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
         tmp_path: Path, accuracy: float, caplog: pytest.LogCaptureFixture) -> None:
     """Issue 32 #1: results.json is never trusted: the numbers read back are the samples' (a pure function)."""
-    from proctor.runlog import RESULTS, read_run
+    from proctor.results import read_run
+    from proctor.runlog import RESULTS
 
     out = _good_run(tmp_path)
     truth = json.loads((out / RESULTS).read_text())
@@ -196,7 +197,8 @@ def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
 
 def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> None:
     """Issue 32 #1: 16 scored over an empty samples.jsonl is read as nothing scored."""
-    from proctor.runlog import SAMPLES, read_run
+    from proctor.results import read_run
+    from proctor.runlog import SAMPLES
 
     out = _good_run(tmp_path)
     (out / SAMPLES).write_text("")
@@ -209,7 +211,8 @@ def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> N
 def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: str) -> None:
     """Issue 32 #2: not only `score`: a NaN or infinite float anywhere in a sample is refused at its line."""
     from proctor.errors import InputError
-    from proctor.runlog import SAMPLES, read_run
+    from proctor.results import read_run
+    from proctor.runlog import SAMPLES
 
     out = _good_run(tmp_path)
     lines = (out / SAMPLES).read_text().splitlines()
@@ -279,7 +282,8 @@ def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
     """#32.20: `iter_run_samples` gives what `read_run` gives — each sample_id's last record (a retried error
     replaced), in the order ids first appear, a torn tail skipped — holding an index, not the samples; by item
     it is in (item id, epoch) order; a bad line is reported at its own line number."""
-    from proctor.runlog import SAMPLES, iter_run_samples, read_run
+    from proctor.results import read_run
+    from proctor.runlog import SAMPLES, iter_run_samples
 
     (tmp_path / "manifest.json").write_text(json.dumps({
         "run_id": "r", "proctor_version": "0.1.0", "dataset": {"name": "d"}, "model": {"spec": "scripted:first"},

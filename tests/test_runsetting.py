@@ -1,8 +1,26 @@
-"""A run's setting and its label: what tells two runs of one model on one dataset apart."""
+"""A run's setting and its label: what tells two runs of one model on one dataset apart.
+
+The manifests are given in the shape proctor wrote before v4 (`identity`, open dicts): `run_setting` reads them
+through the migration, as it reads an old history's rows; a v4 manifest gives the same setting."""
 
 from __future__ import annotations
 
-from proctor.runsetting import run_setting, setting_key, setting_label
+from typing import Any
+
+from proctor.runlog import Manifest
+from proctor.runsetting import run_setting as _run_setting
+from proctor.runsetting import setting_key, setting_label
+
+_REQUIRED = {"run_id": "r", "proctor_version": "0.1.0", "dataset": {"name": "d"}, "model": {"spec": "scripted:first"},
+             "started_at": "2025-01-01T00:00:00+00:00", "runlog_version": 2}
+
+
+def run_setting(old: dict[str, Any]) -> dict[str, Any]:
+    """The setting of a manifest in the old shape, which must equal that of the same manifest migrated to v4."""
+    manifest = Manifest.model_validate({**_REQUIRED, **old})
+    again = Manifest.model_validate_json(manifest.model_dump_json())
+    assert again.runlog_version == 4 and _run_setting(again) == _run_setting(manifest)
+    return _run_setting(manifest)
 
 
 def test_generation_setting_and_label() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from proctor.coverage import difficulty_band
 from proctor.metrics.epochs import epoch_spread
+from proctor.results import summarize
 from proctor.runlog import Outcome, Sample
 from proctor.stats import (
     accuracy_ci,
@@ -20,7 +21,6 @@ from proctor.stats import (
     calibration,
     pass_at_k,
     selection_adjusted,
-    summarize,
     wilson_interval,
 )
 
@@ -315,30 +315,15 @@ def test_summarize_epochs() -> None:
 
 
 def test_summarize_calibration_and_acc_norm() -> None:
-    samples = [
-        sample(
-            "s1",
-            C,
-            1.0,
-            mode="logprob",
-            details={"distribution": [0.8, 0.2], "expected": 0, "acc_norm_correct": True},
-        ),
-        sample(
-            "s2",
-            W,
-            0.0,
-            mode="logprob",
-            details={"distribution": [0.6, 0.4], "expected": 1, "acc_norm_correct": True},
-        ),
-        sample(
-            "s3",
-            C,
-            1.0,
-            mode="logprob",
-            details={"distribution": [0.3, 0.7], "expected": 1, "acc_norm_correct": False},
-        ),
-        sample("s4", E, None, mode="logprob"),
-    ]
+    """Calibration from suite contexts' distributions (a known expected index); acc_norm from choice samples."""
+    dists = [([0.8, 0.2], 0, C), ([0.6, 0.4], 1, W), ([0.3, 0.7], 1, C)]
+    samples = [sample(f"s{i}", o, 1.0 if o is C else 0.0, mode="logprob",
+                      details={"kind": "suite", "distribution": d, "expected": e})
+               for i, (d, e, o) in enumerate(dists)]
+    samples += [sample(f"c{i}", o, 1.0 if o is C else 0.0, mode="logprob",
+                       details={"kind": "choice", "acc_norm_correct": ok})
+                for i, (o, ok) in enumerate(((C, True), (W, True), (C, False)))]
+    samples.append(sample("s4", E, None, mode="logprob"))
     r = summarize(samples)
     assert r.calibration.brier == pytest.approx((0.08 + 0.72 + 0.18) / 3)
     assert r.calibration is not None and len(r.calibration.bins) == 10

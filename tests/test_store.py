@@ -229,6 +229,6 @@ def test_a_valid_store_on_a_read_only_file_system_is_opened_read_only(
 
 
 def read_run_for_store(run: Path):  # type: ignore[no-untyped-def]
-    from proctor.runlog import read_run
+    from proctor.results import read_run
 
     return read_run(run)

@@ -1,9 +1,13 @@
 """proctor — evaluate language models on benchmarks, with honest error bars.
 
-The public API re-exports the records, the model seam and the entry points; heavy backends
-(torch, transformers, datasets) are imported only when a model or hub dataset needs them. The entry
-points of a run (`evaluate`, `RunConfig`, `Task`, `Scorer`) load on first use, so `import proctor` stays
-fast: `from proctor import evaluate` imports the runner then.
+    import proctor
+    log = proctor.eval("mmlu-pro", "hf:out/tiny", data_file="examples/upstream/mmlu_pro", limit=8)
+    print(log.results.overall.accuracy, log.path)          # a run directory, as `proctor run` writes
+
+`proctor.eval(dataset, model, **options)` takes `proctor run`'s options by name (max_tokens=, no_answer=,
+judge=, judge_base_url=…) and the backend's (dtype=, base_url=…); it builds the same RunSpec, run id and
+run directory as the command line, and works inside a running event loop; `await proctor.eval_async(...)`
+too. Lower level: `proctor.evaluate(task, model, RunConfig(...))`. More: docs/python.md.
 """
 
 from __future__ import annotations
@@ -11,46 +15,56 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import CapabilityError, InputError, ProctorError
-from .models.base import (
-    Capability,
-    GenerateRequest,
-    Generation,
-    GenerationSettings,
-    Loglikelihood,
-    LoglikelihoodRequest,
-    Message,
-    Model,
-)
+from ._version import __version__ as __version__
+from .errors import CapabilityError as CapabilityError
+from .errors import InputError as InputError
+from .errors import ProctorError as ProctorError
+from .models.base import Capability as Capability
+from .models.base import GenerateRequest as GenerateRequest
+from .models.base import Generation as Generation
+from .models.base import GenerationSettings as GenerationSettings
+from .models.base import Loglikelihood as Loglikelihood
+from .models.base import LoglikelihoodRequest as LoglikelihoodRequest
+from .models.base import Message as Message
+from .models.base import Model as Model
 from .models.registry import get_model
-from .records import (
-    ContextCase,
-    Dataset,
-    GradedAnswer,
-    Item,
-    ItemSet,
-    Modality,
-    Prompt,
-    Question,
-    TestSuite,
-)
-from .runlog import Manifest, Outcome, RunLog, Sample, read_run
+from .records import ContextCase as ContextCase
+from .records import Dataset as Dataset
+from .records import GradedAnswer as GradedAnswer
+from .records import Item as Item
+from .records import ItemSet as ItemSet
+from .records import Modality as Modality
+from .records import Prompt as Prompt
+from .records import Question as Question
+from .records import TestSuite as TestSuite
+from .runlog import Manifest as Manifest
+from .runlog import Outcome as Outcome
+from .runlog import RunLog as RunLog
+from .runlog import Sample as Sample
 
 if TYPE_CHECKING:
-    from .metrics import Metric
-    from .runner import RunConfig, evaluate
-    from .scoring.base import Scorer
-    from .tasks import Task
+    from .api import eval, eval_async, eval_spec
+    from .metrics import Metric as Metric
+    from .results import read_run
+    from .runner import RunConfig as RunConfig
+    from .runner import evaluate
+    from .scoring.base import Scorer as Scorer
+    from .spec import RunSpec as RunSpec
+    from .tasks import Task as Task
 
-__version__ = "0.1.0"
 
 # name -> the module that defines it, imported on first access (module __getattr__, PEP 562)
 _LAZY = {
+    "RunSpec": ".spec",
+    "eval": ".api",
+    "eval_async": ".api",
+    "eval_spec": ".api",
     "RunConfig": ".runner",
     "Scorer": ".scoring.base",
     "Task": ".tasks",
     "evaluate": ".runner",
     "Metric": ".metrics",
+    "read_run": ".results",  # it recomputes results: it needs the metrics (and numpy)
 }
 
 
@@ -67,36 +81,13 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
+# what `help(proctor)` shows and `from proctor import *` gives: the entry points. Every name above stays
+# importable (`from proctor import Item, Model, RunConfig, RunSpec, Sample, Task…`).
 __all__ = [
-    "Capability",
-    "CapabilityError",
-    "ContextCase",
-    "Dataset",
-    "GenerateRequest",
-    "Generation",
-    "GenerationSettings",
-    "GradedAnswer",
-    "InputError",
-    "Item",
-    "ItemSet",
-    "Loglikelihood",
-    "LoglikelihoodRequest",
-    "Manifest",
-    "Message",
-    "Metric",
-    "Modality",
-    "Model",
-    "Outcome",
-    "ProctorError",
-    "Prompt",
-    "Question",
-    "RunConfig",
-    "RunLog",
-    "Sample",
-    "Scorer",
-    "Task",
-    "TestSuite",
     "__version__",
+    "eval",
+    "eval_async",
+    "eval_spec",
     "evaluate",
     "get_model",
     "read_run",

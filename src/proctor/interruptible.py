@@ -43,7 +43,18 @@ class DaemonThreadExecutor(ThreadPoolExecutor):
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)`, with worker threads that never hold up ctrl-C or the exit."""
+    """`asyncio.run(coro)`, with worker threads that never hold up ctrl-C or the exit. Called while an event
+    loop runs in this thread (Jupyter, an async app), it runs `coro` on a loop of its own in a worker thread
+    and waits for it (that loop is never blocked by this one: it is not this one)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _run_here(coro)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="proctor-loop") as pool:
+        return pool.submit(_run_here, coro).result()
+
+
+def _run_here(coro: Coroutine[Any, Any, T]) -> T:
     with asyncio.Runner() as runner:
         runner.get_loop().set_default_executor(DaemonThreadExecutor())
         return runner.run(coro)

@@ -25,10 +25,14 @@ from pydantic import (
     field_validator,
 )
 
+from .benchmarks.registry import BUILTINS
 from .errors import InputError, Problem
+from .formats.problems import field_name, json_loc_lines, validation_problems
+from .limits import yaml_load_located
 from .redact import redact_url
 from .safepath import distinct_components
-from .textio import lone_surrogate, read_text
+from .scoring.extract import ANSWER_RULES, llmwc_mcqa
+from .textio import lone_surrogate, parse_json, read_text
 
 if TYPE_CHECKING:
     from .scoring.extract import AnswerRule
@@ -148,9 +152,6 @@ def model_dir(name: str) -> str:
 
 def read_config(path: str | Path) -> LlmwcConfig:
     """An llm-wc config, validated as the command line validates flags: `path:line: field: message`."""
-    from .formats.problems import validation_problems
-    from .limits import yaml_load_located
-
     text = read_text(path)
     data, line_of = yaml_load_located(text, path)  # malformed YAML: `path:line:`, exit 2
     if not isinstance(data, dict):
@@ -171,8 +172,6 @@ def read_config(path: str | Path) -> LlmwcConfig:
 def _check_sent(path: str | Path, at: tuple[str | int, ...], params: RequestParams,
                 line_of: Callable[[Sequence[int | str]], int | None]) -> list[Problem]:
     """Refuse a request parameter proctor would not send (a penalty only at the API's own default)."""
-    from .formats.problems import field_name
-
     out = []
     for key, value in params.given().items():
         if key not in _SENT and (key not in _NEUTRAL or (value is not None and value != _NEUTRAL[key])):
@@ -199,7 +198,6 @@ def builtin_name(block: BenchmarkBlock) -> str:
     name = block.name.strip().lower().replace("_", "-")
     if name == "gpqa":
         name = f"gpqa-{(block.subset or 'main').strip().lower()}"
-    from .benchmarks.registry import BUILTINS  # the one list of built-in benchmarks
 
     if name not in BUILTINS:
         raise InputError.at("benchmark.name", f"{block.name!r}: proctor runs {', '.join(sorted(BUILTINS))}")
@@ -219,8 +217,6 @@ LLMWC_CHOICES = {"mmlu-pro": "ABCDEFGHIJ", "gpqa": "ABCD"}
 def llmwc_rule(benchmark: str) -> AnswerRule:
     """The answer rule llm-wc scores `benchmark` (proctor's name) with, whatever the prompt kind: its
     multiple-choice parser for MMLU-Pro and GPQA, MathArena's for AIME."""
-    from .scoring.extract import ANSWER_RULES, llmwc_mcqa
-
     if benchmark == "aime-2025":
         return ANSWER_RULES["matharena-aime"]
     return llmwc_mcqa(LLMWC_CHOICES["gpqa" if benchmark.startswith("gpqa-") else benchmark])
@@ -291,9 +287,6 @@ ROWS = TypeAdapter(list[ResultRow])
 
 def read_layout_file(path: Path, model: type[BaseModel] | TypeAdapter[Any]) -> Any:
     """One of llm-wc's JSON files, validated: every problem as `path:line: key: message`, never a traceback."""
-    from .formats.problems import field_name, json_loc_lines, validation_problems
-    from .textio import parse_json
-
     text = read_text(path)
     if not text.strip():
         raise InputError.at(path, "empty file")

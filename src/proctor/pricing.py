@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, ProctorError
+from .limits import yaml_compose
 from .models.base import (
     GenerateRequest,
     Generation,
@@ -40,7 +41,10 @@ from .models.base import (
     Model,
     ModelWrapper,
 )
+from .provenance import PriceRecord
 from .runlog import Cost
+from .termsafe import plain
+from .textio import read_text
 
 MILLION = Decimal(1_000_000)
 CENT = Decimal("0.01")
@@ -56,14 +60,18 @@ class Price:
     source: str = "command line"
 
     def as_dict(self) -> dict[str, str]:
-        return {"input_per_million": str(self.input), "output_per_million": str(self.output),
-                "currency": self.currency, "source": self.source}
+        return self.record().model_dump(mode="json")
+
+    def record(self) -> PriceRecord:
+        """The price as the manifest records it."""
+        return PriceRecord(input_per_million=str(self.input), output_per_million=str(self.output),
+                           currency=self.currency, source=self.source)
 
     @classmethod
-    def from_dict(cls, d: dict[str, str]) -> Price:
-        """The price recorded in a manifest (`as_dict`)."""
-        return cls(Decimal(d["input_per_million"]), Decimal(d["output_per_million"]),
-                   d.get("currency", "USD"), d.get("source", "manifest"))
+    def of(cls, record: PriceRecord) -> Price:
+        """The price recorded in a manifest."""
+        return cls(Decimal(record.input_per_million), Decimal(record.output_per_million), record.currency,
+                   record.source or "manifest")
 
 
 def sample_cost(price: Price, input_tokens: int | None, output_tokens: int | None) -> Decimal | None:
@@ -105,8 +113,6 @@ def format_money(amount: Decimal | None, currency: str = "USD") -> str:
 def format_amount(value: object, currency: object = "USD") -> str:
     """A recorded amount (text from results.json) for display: `format_money`, or the text itself, control
     characters escaped, when it is not a finite number; a currency that is not letters is shown escaped."""
-    from .termsafe import plain
-
     name = str(currency) if str(currency).isalpha() else plain(currency)
     try:
         amount = Decimal(str(value))
@@ -247,9 +253,6 @@ def default_prices_path() -> Path:
 def load_prices(path: Path) -> PriceTable:
     """Read a price table with the limits of every input file (a regular file, size, YAML depth and
     expansion); every problem is reported as `path:line: key: what is wrong` (InputError)."""
-    from .limits import yaml_compose
-    from .textio import read_text
-
     return _table(path, yaml_compose(read_text(path), path))
 
 
@@ -343,7 +346,7 @@ def parse_money(text: str, what: str) -> Decimal:
         Decimal(text.strip())
     except InvalidOperation:
         raise ProctorError(f"{what} must be a number, got {text!r}") from None
-    checked = check_amount(text, MAX_MONEY if what == "--max-cost" else MAX_PRICE)
+    checked = check_amount(text, MAX_MONEY if what in ("--max-cost", "max_cost") else MAX_PRICE)
     if isinstance(checked, str):
         raise ProctorError(f"{what} {checked}")
     return checked

@@ -19,6 +19,7 @@ from typing import Any
 
 from .errors import ProctorError
 from .models.base import Generation, GenerationSettings
+from .models.registry import BACKENDS
 from .scoring.extract import split_reasoning
 
 LENGTH_FINISH_REASONS = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
@@ -61,8 +62,6 @@ def answer_text(gen: Generation) -> str | None:
 
 def unsupported_settings(backend: str, settings: GenerationSettings) -> list[str]:
     """Problems with `settings` for `backend` (the spec prefix: openai, anthropic, hf…); empty when fine."""
-    from .models.registry import BACKENDS  # each backend declares the settings it can send
-
     allowed = BACKENDS[backend].settings if backend in BACKENDS else frozenset()
     set_fields = [k for k in settings.as_dict() if k in _REASONING_FIELDS]
     problems = [f"{backend}: backend cannot send {_flag(k)}" for k in set_fields if k not in allowed]

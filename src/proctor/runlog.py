@@ -3,7 +3,7 @@
 A run directory holds:
 * `manifest.json` — what produced the run (never a secret);
 * `samples.jsonl` — one `Sample` per line, appended as each finishes;
-* `results.json` — the metrics, a pure function of the samples (`proctor.stats.summarize`).
+* `results.json` — the metrics, a pure function of the samples (`proctor.results.summarize`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,25 @@ from pydantic import (
 
 from .errors import InputError, ProctorError, brief
 from .limits import check_json_depth
+from .provenance import (
+    BackendIdentity,
+    BackendInfo,
+    DatasetInfo,
+    GenerationRecord,
+    ImportOrigin,
+    PriceRecord,
+    Provenance,
+    ScorerInfo,
+    migrate_manifest,
+)
+from .redact import redact
+from .spec import RunSpec
 from .textio import open_checked, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
-RUNLOG_VERSION = 2  # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop)
+# 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
+# 6639c56 and earlier); 4: typed provenance ("manifest v4", issue 30; 3 was never written). 1 and 2 migrate on read.
+RUNLOG_VERSION = 4
 RESULTS_SCHEMA_VERSION = 3  # 2: no `metrics` block (read as 3 by Results._migrate)
 log = logging.getLogger("proctor.runlog")
 
@@ -54,18 +69,16 @@ SCORED_OUTCOMES = frozenset({Outcome.CORRECT, Outcome.PARTIAL, Outcome.WRONG, Ou
 
 
 class _Log(BaseModel):
-    model_config = ConfigDict(extra="allow", allow_inf_nan=False)  # every typed float finite (NaN never exported)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every typed float finite (NaN never exported)
 
 
 class _Details(_Log):
-    """Per-sample details of one scorer kind. Extra keys are kept (overlap metrics, backend extras);
-    `get`, `in` and `[]` read fields and extras alike (an unset field reads as absent)."""
+    """Per-sample details of one scorer kind: every key declared (`extra="forbid"`). `get`, `in` and `[]` read a
+    field by name across kinds (an unset field, or one this kind lacks, reads as absent)."""
 
     def _value(self, key: str) -> Any:
-        """A field's value, else an extra key's (None when unset); without pydantic's slower attribute fallback."""
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        return (self.__pydantic_extra__ or {}).get(key)
+        """A field's value (None when unset or not a field of this kind)."""
+        return getattr(self, key) if key in type(self).model_fields else None
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self._value(key)
@@ -84,6 +97,24 @@ class _Details(_Log):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+class Overlap(_Details):
+    """Lexical overlap of a prose answer with its references (`proctor.scoring.text_metrics.overlap_metrics`)."""
+
+    token_f1: float | None = None
+    rouge1: float | None = None
+    rouge2: float | None = None
+    rougeL: float | None = None
+    bleu: float | None = None
+
+
+class JudgeUsage(_Log):
+    """What one judge call billed; `failed`: a call that failed and reported no usage (not billed)."""
+
+    input_tokens: Annotated[int, Field(ge=0)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
+    failed: Annotated[int, Field(ge=0)] | None = None
+
+
 class Reading(_Log):
     """One reader's answer: the rule that found it (`none` when none did) and the answer (None then)."""
 
@@ -100,8 +131,8 @@ class Readings(_Log):
     scored_by: Literal["reference", "robust"] = "reference"  # --extract
 
 
-class GenerationDetails(_Details):
-    """An answer extracted from generated text and matched against the references."""
+class GenerationDetails(Overlap):
+    """An answer extracted from generated text and matched against the references (prose: with its overlap)."""
 
     kind: Literal["generation"] = "generation"
     readings: Readings | None = None  # when the benchmark declares a reference rule
@@ -109,12 +140,13 @@ class GenerationDetails(_Details):
     letters: str | None = None
     compare: str | None = None  # "numeric" | "normalized"
     matched_credit: float | None = None
-    rejected: Any = None  # what the extractor saw and refused
-    judge_check: dict[str, Any] | None = None  # the judge's verdict on an exact-answer item (agreement)
+    rejected: str | None = None  # what the extractor saw and refused
+    judge_check: JudgeCheck | None = None  # the judge's verdict on an exact-answer item (agreement)
+    p_correct: float | None = None  # a stated probability that the answer is correct (binary calibration)
 
 
-class JudgeDetails(_Details):
-    """A prose answer graded by an LLM judge."""
+class JudgeDetails(Overlap):
+    """A prose answer graded by an LLM judge (with its lexical overlap)."""
 
     kind: Literal["judge"] = "judge"
     judge_model: str | None = None
@@ -124,7 +156,15 @@ class JudgeDetails(_Details):
     judge_thinking: str | None = None
     judge_raw: str | None = None
     judge_error: str | None = None
-    judge_usage: dict[str, int | None] | None = None  # the judge call's {input_tokens, output_tokens}, when asked
+    judge_usage: JudgeUsage | None = None  # what the judge call billed, when it was asked
+
+
+class JudgeCheck(_Log):
+    """The judge's verdict on an exact-answer item, beside exact match's (`--judge-agreement`)."""
+
+    outcome: Outcome
+    score: float | None = None
+    details: JudgeDetails
 
 
 class ChoiceDetails(_Details):
@@ -142,6 +182,23 @@ class ChoiceDetails(_Details):
     tie: bool | None = None
     tie_norm: bool | None = None
     acc_norm_correct: bool | None = None
+    error: str | None = None  # the first option's error, when an option could not be scored
+
+
+class SuiteRow(_Log):
+    """One query of a probsem context, as probsem's CSV/JSONL rows show it."""
+
+    query: str
+    logprob: float | None = None
+    n_tokens: int | None = None
+    n_chars: int | None = None
+    n_bytes: int | None = None
+    is_greedy: bool | None = None
+    unconditional_logprob: float | None = None
+    norms: dict[str, float | None] = Field(default_factory=dict)
+    error: str | None = None
+    score: float | None = None
+    probability: float | None = None
 
 
 class SuiteDetails(_Details):
@@ -157,7 +214,7 @@ class SuiteDetails(_Details):
     scores: list[float | None] = Field(default_factory=list)
     ties: Annotated[int, Field(ge=0)] = 0
     tie_indexes: list[int] = Field(default_factory=list)
-    rows: list[dict[str, Any]] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
+    rows: list[SuiteRow] = Field(default_factory=list)  # probsem's per-query rows (CSV/JSONL)
     norm: Literal["sum", "token", "char", "byte", "pmi"] | None = None  # proctor.scoring.logprob.Norm
     temperature: Annotated[float, Field(gt=0)] | None = None
     join: str | None = None
@@ -257,83 +314,82 @@ def _iso_time(value: str) -> str:
 IsoTime = Annotated[str, AfterValidator(_iso_time)]
 
 
-class Manifest(_Log):
-    """Provenance: everything that produced the run."""
+class Manifest(BaseModel):
+    """Provenance: everything that produced the run (v4: typed records, every key declared).
+
+    A manifest written before v4 (open dicts) is migrated on read (`proctor.provenance.migrate_manifest`)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every typed float finite
 
     runlog_version: int = RUNLOG_VERSION
     run_id: str
-    proctor_version: str
-    git_sha: str | None = None
-    dataset: dict[str, Any]  # name, source, revision, content_hash, n_items…
-    model: dict[str, Any]  # spec + describe() of the backend
-    model_identity: dict[str, Any] = Field(default_factory=dict)  # what the cache key uses (Model.identity())
+    spec: RunSpec | None = None  # the resolved RunSpec the run id hashes (None: written before RunSpec existed)
+    provenance: Provenance  # proctor's version and commit, the host, numeric packages, the resolved backend
+    dataset: DatasetInfo  # name, source, revision, content_hash, n_items…
+    model: BackendInfo  # the backend's describe(): spec and settings
     mode: str
-    scorer: dict[str, Any] = Field(default_factory=dict)  # the Scorer's kind and settings (Scorer.identity())
+    scorer: ScorerInfo = Field(default_factory=ScorerInfo)  # the Scorer's kind and settings
     prompt_kind: str | None = None
     prompt_template_hash: str | None = None
     extractor_version: str | None = None
     choice_order_seed: int | None = None
-    generation: dict[str, Any] = Field(default_factory=dict)
+    generation: GenerationRecord | None = None  # generation runs: the settings asked with (the one place)
     epochs: int = 1
-    judge: dict[str, Any] | None = None
+    judge: BackendInfo | None = None
     truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
     extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
     # generation: the reference rule that read this prompt kind's answers (None: proctor's reader alone)
     answer_rule: str | None = None
     no_answer: str = "wrong"  # how results count an answer no rule found: "wrong" or "guess" 1/k (--no-answer)
-    price: dict[str, str] | None = None  # proctor.pricing.Price.as_dict(): the prices cost was computed with
+    price: PriceRecord | None = None  # the prices cost was computed with
     max_cost: str | None = None  # --max-cost, when given
-    judge_price: dict[str, str] | None = None  # the judge's price (Price.as_dict()), when a judge graded and it is known
+    judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
     command: list[str] | None = None
-    identity: dict[str, Any] = Field(default_factory=dict)  # the settings that make this run this run
-    host: dict[str, Any] = Field(default_factory=dict)
     started_at: IsoTime
     finished_at: IsoTime | None = None
     elapsed_s: float | None = None  # wall time spent running, summed over every session (a resumed run too)
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
-    imported_from: dict[str, Any] | None = None  # `proctor import`: the other harness, its files, task and metric
+    imported_from: ImportOrigin | None = None  # `proctor import`: the other harness, its files, task and metric
 
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """A manifest before v4 (no `provenance`) is reshaped into v4 (`migrate_manifest`)."""
+        if isinstance(data, dict) and int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
+            return {**migrate_manifest(data), "runlog_version": RUNLOG_VERSION}
+        return data
 
-class GenerationRecord(_Log):
-    """The checks on a manifest's `generation` block as read back: each sampling setting proctor knows of the
-    type it must have (a hand edit never reaches an exporter's models); other keys (an import's) are kept."""
+    @property
+    def proctor_version(self) -> str:
+        return self.provenance.proctor_version
 
-    temperature: Annotated[float, Field(ge=0)] | None = None
-    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
-    stop: str | list[str] | None = None
-    seed: int | None = None
+    @property
+    def git_sha(self) -> str | None:
+        return self.provenance.git_sha
 
-
-class ModelRecord(_Log):
-    """The checks on a manifest's `model` block as read back: its spec, name and base URLs are text."""
-
-    spec: str | None = None
-    name: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    base_urls: list[str] | None = None
+    @property
+    def model_identity(self) -> BackendIdentity:
+        """The resolved backend (`Model.identity()`): the dtype that ran, weights, engine."""
+        return self.provenance.backend
 
 
 def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:
-    """Refuse sampling settings with a wrong-typed value (`temperature: "hot"`, `max_tokens: -5`) at `path`."""
+    """Refuse sampling settings with a wrong-typed value (`temperature: "hot"`, `max_tokens: -5`) at `path`,
+    as the manifest's `GenerationRecord` would (a key proctor has no name for goes to its `extra_body`)."""
     try:
-        GenerationRecord.model_validate(settings)
+        GenerationRecord.of(settings) if isinstance(settings, dict) else GenerationRecord.model_validate(settings)
     except ValueError as e:
         raise InputError.at(path, f"{what}.{brief(e)}") from None
 
 
-def _check_blocks(manifest: Manifest, path: Path) -> None:
-    """Refuse a manifest whose `generation` or `model` block holds a wrong-typed value, naming the field."""
-    check_generation(manifest.generation, path)
-    try:
-        ModelRecord.model_validate(manifest.model)
-    except ValueError as e:
-        raise InputError.at(path, f"bad manifest: model.{brief(e)}") from None
+class _Block(BaseModel):
+    """A results.json block: every key declared (`extra="forbid"`)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
-class MetricValue(BaseModel):
+class MetricValue(_Block):
     """One number a metric computed over a group of samples, with its 95% interval and how it was found."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # never a non-JSON NaN in results.json
@@ -346,7 +402,7 @@ class MetricValue(BaseModel):
     error: str | None = None  # why the metric could not be computed (it raised, or returned the wrong thing)
 
 
-class MetricBlock(BaseModel):
+class MetricBlock(_Block):
     """results.json's METRICS: accuracy with its interval and the counts behind it, for one group of samples."""
 
     n: int = 0  # samples
@@ -374,7 +430,7 @@ class MetricBlock(BaseModel):
                            method=self.ci_method)
 
 
-class EpochSpread(BaseModel):
+class EpochSpread(_Block):
     """mean@k, pass@k and the per-item spread over items answered in k epochs."""
 
     k: int
@@ -384,7 +440,7 @@ class EpochSpread(BaseModel):
     items_by_correct: dict[str, int] = Field(default_factory=dict)  # items fully correct in c of k epochs
 
 
-class CalibrationBin(BaseModel):
+class CalibrationBin(_Block):
     """One equal-width confidence bin: its bounds, count, mean confidence and accuracy (None when empty)."""
 
     lo: float
@@ -394,7 +450,7 @@ class CalibrationBin(BaseModel):
     accuracy: float | None = None
 
 
-class Calibration(BaseModel):
+class Calibration(_Block):
     """Brier score, expected calibration error and mean log-loss, with the reliability bins."""
 
     brier: float
@@ -404,7 +460,7 @@ class Calibration(BaseModel):
     bins: list[CalibrationBin] = Field(default_factory=list)
 
 
-class JudgeAgreement(BaseModel):
+class JudgeAgreement(_Block):
     """How often the judge agreed with exact-match scoring on items checked both ways."""
 
     n: int = 0
@@ -414,7 +470,7 @@ class JudgeAgreement(BaseModel):
     confusion: dict[str, int] = Field(default_factory=dict)  # "judge/exact": count
 
 
-class Cost(BaseModel):
+class Cost(_Block):
     """The run's cost at the manifest's prices (`proctor.pricing.CostSummary`): exact decimals."""
 
     total: Decimal
@@ -430,12 +486,12 @@ class Cost(BaseModel):
     judge_unpriced_calls: int | None = None
 
 
-class Results(BaseModel):
+class Results(_Block):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
     Every block is typed; the built-in metrics fill the named fields and metrics registered beside them
     (`proctor.metrics.register`) land in `metrics`. `errors` counts each distinct error message. A key this
-    version does not know is not kept (results are recomputed from the samples, never edited)."""
+    version does not declare is refused, naming it (results are recomputed from the samples, never edited)."""
 
     schema_version: int = RESULTS_SCHEMA_VERSION
     overall: MetricBlock = Field(default_factory=MetricBlock)
@@ -492,7 +548,7 @@ def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-class _SamplesOnDisk(list[Sample]):
+class SamplesOnDisk(list[Sample]):
     """The `samples` of a run read without them (`read_run(d, samples=False)`): using the list is an error, never
     an empty run that counts as nothing scored; `RunLog.iter_samples()` reads them."""
 
@@ -674,8 +730,6 @@ def iter_run_samples(run_dir: str | Path, by_item: bool = False) -> Iterator[Sam
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Write the manifest; every string in it is redacted first (a key in a URL or a command line never lands)."""
-    from .redact import redact
-
     write_json_atomic(run_dir / MANIFEST, redact(manifest.model_dump(mode="json")))
 
 
@@ -703,48 +757,6 @@ def read_results(run_dir: str | Path) -> Results | None:
         raise InputError.at(path, f"bad results: {brief(e)}") from None
 
 
-def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
-    """The run's results recomputed from its samples (the truth; results are a pure function of them), or None
-    when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand edit, a
-    copy from another run) is named on stderr and never used."""
-    written = read_results(run_dir)
-    if written is None:
-        return None
-    from .stats import summarize  # stats builds on this module's records
-
-    truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
-                      extract=manifest.extract, manifest=manifest)
-    warn_if_disagrees(run_dir, written.as_dict(), truth.as_dict())
-    # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
-    held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}
-    kept = {k: v for k, v in truth.as_dict().items() if k in held}
-    kept["metrics"] = {k: v for k, v in truth.as_dict()["metrics"].items() if k in written.metrics}
-    return Results.model_validate(kept)
-
-
-def warn_if_disagrees(run_dir: str | Path, written: Any, truth: Any, where: str = "") -> None:
-    """Name on stderr a results.json (or its block `where`) that disagrees with the numbers recomputed from the
-    samples, with the first value that differs."""
-    differ = _first_difference(written, truth, where)
-    if differ:
-        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
-                    Path(run_dir) / RESULTS, differ, SAMPLES)
-
-
-def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
-    """The first value `written` holds that `truth` does not ("overall.accuracy: 7.5, not 0.0"); keys that only
-    one side has (an older schema, a metric not registered here) are not compared."""
-    if isinstance(written, dict) and isinstance(truth, dict):
-        for key in written.keys() & truth.keys():
-            found = _first_difference(written[key], truth[key], f"{where}.{key}" if where else str(key))
-            if found:
-                return found
-        return None
-    if written == truth:
-        return None
-    return f"{where or 'results'}: {repr(written)[:80]}, not {repr(truth)[:80]}"  # a list of bins stays short
-
-
 def expand_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
     """Each path as given when it is a run directory; a folder of run directories (such as `score -o OUT`
     or `runs/`) as the run directories directly inside it, sorted (hidden ones, such as the staging folder a
@@ -768,22 +780,4 @@ def read_manifest(run_dir: str | Path) -> Manifest:
         manifest = Manifest.model_validate(json.loads(text))
     except ValueError as e:  # bad JSON (a JSONDecodeError), a wrong field
         raise InputError.at(mpath, f"bad manifest: {brief(e)}") from None
-    _check_blocks(manifest, mpath)
     return manifest
-
-
-def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
-    """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors).
-    `samples=False`: the manifest and results.json as written (unchecked: whoever uses a number of it recomputes
-    it from the streamed samples, as `exporters._common.overall_accuracy` does); `RunLog.iter_samples` streams
-    the samples from disk. Else the results are recomputed from the samples (`checked_results`)."""
-    d = Path(run_dir)
-    manifest = read_manifest(d)
-    if not samples:
-        return RunLog.model_construct(path=d, manifest=manifest, samples=_SamplesOnDisk(), results=read_results(d),
-                                      streamed=True)
-    latest: dict[str, Sample] = {}
-    for s in iter_samples(d / SAMPLES):
-        latest[s.sample_id] = s
-    held = list(latest.values())
-    return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))

@@ -7,7 +7,7 @@ durable the moment it arrives: remote backends hand over one item per call (`pre
 so its response is cached and its sample appended to `samples.jsonl` as soon as it is back, and a
 kill -9 repeats at most the requests in flight. The same command run again resumes: samples already in
 the log are kept, errored ones are retried, and the request cache answers anything the model already
-did. Results are a pure function of the samples (`proctor.stats.summarize`).
+did. Results are a pure function of the samples (`proctor.results.summarize`).
 """
 
 from __future__ import annotations
@@ -25,12 +25,26 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .errors import ProctorError
-from .models.base import Capability, GenerateRequest, GenerationSettings, LoglikelihoodRequest, Model, require
-from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost
-from .progress import expect
-from .provenance import git_sha, host_info, utc_now
+from pydantic import ValidationError
+
+from .benchmarks.registry import load_task
+from .chunk import score_chunk
+from .errors import ProctorError, brief
+from .finalize import finalize_run, results_of
+from .models.base import Capability, GenerateRequest, GenerationSettings, Model, require
+from .models.registry import get_model
+from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
+from .prompts import bind_tokenizer
+from .provenance import (
+    BackendInfo,
+    DatasetInfo,
+    GenerationRecord,
+    ScorerInfo,
+    collect_provenance,
+    utc_now,
+)
 from .records import Item
+from .resolve import resolve
 from .runlog import (
     MANIFEST,
     SAMPLES,
@@ -42,12 +56,23 @@ from .runlog import (
     append_samples,
     iter_samples,
     read_manifest,
-    read_run,
     write_manifest,
-    write_results,
 )
-from .scoring.base import Answer, Answered, Request, Scored, Scorer
+from .safepath import safe_component
+from .scoring.base import Scorer
+from .scoring.judge import JUDGE_SETTINGS
 from .shard import Shard, manifest_shard, write_shard_file
+from .spec import (
+    Budget,
+    DatasetRef,
+    GenerationSpec,
+    JudgeSpec,
+    ModelSpec,
+    Money,
+    RunSpec,
+    ScorerSpec,
+    ShardSpec,
+)
 from .tasks import Task
 
 Mode = Literal["generate", "logprob"]
@@ -65,11 +90,12 @@ class RunConfig:
 
     mode: Mode = "generate"
     prompt_kind: str | None = None  # default: the task's first kind
-    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    # max_tokens None: the prompt kind's budget, else the benchmark's, else 1024 (proctor.resolve)
+    settings: GenerationSettings = field(default_factory=lambda: GenerationSettings(max_tokens=None))
     epochs: int = 1
     judge: Model | None = None
     judge_agreement: int = 0  # also judge this many exact-answer items, to report judge/exact agreement
-    out_dir: Path | None = None
+    out_dir: Path | None = None  # paths may be given as strings too
     runs_root: Path = Path("runs")
     use_cache: bool = True
     store_path: Path | None = None  # None: proctor.store.default_store_path()
@@ -80,11 +106,18 @@ class RunConfig:
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
     truncated_as: str = "wrong"  # "excluded": truncated samples leave accuracy (their rate is reported either way)
     extract: str = "reference"  # "robust": proctor's reader scores, not the benchmark's reference rule
-    no_answer: str = "wrong"  # "guess": an unanswered item earns 1/k for k options (the expected value of a guess)
+    no_answer: str | None = None  # "guess": an unanswered item earns 1/k for k options; None: the answer rule's
     price: Price | None = None  # money per million tokens: cost per sample, per run, per correct answer
     max_cost: Decimal | None = None  # stop before a request could cross it (needs `price`, and `judge_price`)
     judge_price: Price | None = None  # the judge's money per million tokens: its calls are on the run's bill
+    judge_settings: GenerationSettings | None = None  # the judge's sampling settings (None: greedy, 1024 tokens)
     shard: Shard | None = None  # run only this shard's items (--shard K/N; proctor.shard)
+    spec: RunSpec | None = None  # the resolved spec (proctor.pipeline); None: built from this config and resolved
+
+    def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
+        self.runs_root = Path(self.runs_root)
+        self.out_dir = Path(self.out_dir) if self.out_dir is not None else None
+        self.store_path = Path(self.store_path) if self.store_path is not None else None
 
 
 # ---------------------------------------------------------------- planning
@@ -111,7 +144,7 @@ def build_scorer(task: Task, config: RunConfig, judge: Model | None = None) -> S
 
     agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: config.judge_agreement]
     return JudgeScorer(kind, config.settings, config.epochs, judge=judge, agreement_ids=frozenset(agreement),
-                       extract=config.extract)
+                       extract=config.extract, judge_settings=config.judge_settings or JUDGE_SETTINGS)
 
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) -> None:
@@ -119,7 +152,7 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     if config.epochs < 1:
-        raise ProctorError("--epochs must be at least 1")
+        raise ProctorError("epochs must be at least 1")
     if scorer.capability is Capability.GENERATE:
         from .reasoning import unsupported_settings
 
@@ -127,22 +160,22 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
         if problems:
             raise ProctorError("; ".join(problems))
     if config.truncated_as not in ("wrong", "excluded"):
-        raise ProctorError(f"--truncated-as must be wrong or excluded, not {config.truncated_as!r}")
+        raise ProctorError(f"truncated_as must be wrong or excluded, not {config.truncated_as!r}")
     from .scoring.extract import EXTRACT_CHOICES
     from .stats import NO_ANSWER_POLICIES
 
     if config.extract not in EXTRACT_CHOICES:
-        raise ProctorError(f"--extract must be reference or robust, not {config.extract!r}")
+        raise ProctorError(f"extract must be reference or robust, not {config.extract!r}")
     if config.no_answer not in NO_ANSWER_POLICIES:
-        raise ProctorError(f"--no-answer must be wrong or guess, not {config.no_answer!r}")
+        raise ProctorError(f"no_answer must be wrong or guess, not {config.no_answer!r}")
     if config.max_cost is not None:
         if config.price is None:
-            raise ProctorError(f"--max-cost needs the price of {model_name}: --prices FILE or --price-in/--price-out")
+            raise ProctorError(f"max_cost needs the price of {model_name}: a price table or price_in/price_out")
         if scorer.capability is not Capability.GENERATE or config.settings.max_tokens is None:
-            raise ProctorError("--max-cost needs a generation run with --max-tokens (each request's worst case)")
+            raise ProctorError("max_cost needs a generation run with max_tokens (each request's worst case)")
         if config.judge is not None and scorer.kind == "judge" and config.judge_price is None:
-            raise ProctorError(f"--max-cost needs the price of the judge {config.judge.name} too: "
-                               "add it to the price table (--prices FILE)")
+            raise ProctorError(f"max_cost needs the price of the judge {config.judge.name} too: "
+                               "add it to the price table")
     if config.price is not None and config.judge_price is not None and config.price.currency != config.judge_price.currency:
         raise ProctorError(f"the model's price is in {config.price.currency}, the judge's in "
                            f"{config.judge_price.currency}: one bill needs one currency")
@@ -189,16 +222,13 @@ def plan_run(task: Task, model_name: str, config: RunConfig, judge_name: str | N
     the run (`config.out_dir`, else the default directory) is already done."""
     judge = cast(Model, _Named(judge_name)) if judge_name else None
     named = cast(Model, _Named(model_name))
+    config = with_spec(task, model_name, config, judge_name)
     scorer = build_scorer(task, config, judge)
     _check_data(task, model_name, scorer, config)
-    run_dir = config.out_dir or default_run_dir(task, named, scorer, config)
+    run_dir, _ = locate_run(task, named, scorer, config)
     wanted = {f"{item.identifier}#{epoch}" for epoch in range(config.epochs) for item in _items_of(task, config)}
     finished: dict[str, bool] = {}
     if (run_dir / MANIFEST).exists():
-        if read_manifest(run_dir).run_id != run_identity_hash(task, named, scorer, config):
-            raise ProctorError(
-                f"{run_dir} holds a different run (dataset, model or settings differ): choose another -o directory"
-            )
         finished = {s.sample_id: s.outcome is not Outcome.ERROR for s in iter_samples(run_dir / SAMPLES)
                     if s.sample_id in wanted}
     done = sum(finished.values())
@@ -248,18 +278,85 @@ def _check_context(task: Task, model: Model, scorer: Scorer, config: RunConfig) 
         )
 
 
-def run_identity_hash(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
+def legacy_run_id(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> str:
+    """The run id of proctor before RunSpec (main 6639c56): its run directories are still found and resumed."""
     key = {"dataset": task.content_hash, "model": model.name, "epochs": config.epochs, **scorer.identity()}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> Path:
-    """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
-    from .safepath import safe_component
+def run_id_of(config: RunConfig) -> str:
+    """The run id: the resolved spec's (`with_spec` sets it)."""
+    if config.spec is None:
+        raise ProctorError("internal: a run's config has no spec (call with_spec first)")
+    return config.spec.run_id()
 
+
+def default_run_dir(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str | None = None) -> Path:
+    """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
     name = safe_component(f"{task.name}__{model.name}".replace(":", "-"), fallback="run")
     shard = f"__{config.shard.suffix}" if config.shard is not None else ""
-    return config.runs_root / f"{name}__{run_identity_hash(task, model, scorer, config)}{shard}"
+    return config.runs_root / f"{name}__{run_id or run_id_of(config)}{shard}"
+
+
+def locate_run(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> tuple[Path, str]:
+    """The run's directory and id: `out_dir` or the default directory, or the directory an older proctor
+    wrote for the same run (its old id kept); a directory holding another run is refused."""
+    run_id, legacy = run_id_of(config), legacy_run_id(task, model, scorer, config)
+    path = config.out_dir or default_run_dir(task, model, scorer, config, run_id)
+    if config.out_dir is None and not (path / MANIFEST).exists():
+        old = default_run_dir(task, model, scorer, config, legacy)
+        if (old / MANIFEST).exists() and _is_legacy_of(read_manifest(old), legacy, config):
+            return old, legacy
+    if not (path / MANIFEST).exists():
+        return path, run_id
+    found = read_manifest(path)
+    if found.run_id == run_id:
+        return path, run_id
+    if _is_legacy_of(found, legacy, config):
+        return path, legacy
+    raise ProctorError(f"{path} holds a different run (dataset, model or settings differ): choose another -o directory")
+
+
+def _is_legacy_of(found: Manifest, legacy: str, config: RunConfig) -> bool:
+    """`found` is this run as an older proctor wrote it: its old id, and what that id left out (how results
+    count no-answers and truncations, the answer rule) agrees."""
+    spec = config.spec
+    return found.run_id == legacy and spec is not None and (found.no_answer, found.truncated_as, found.answer_rule) == (
+        spec.scorer.no_answer, spec.scorer.truncated_as, spec.scorer.answer_rule)
+
+
+def spec_of(task: Task, model_name: str, config: RunConfig, judge_name: str | None = None) -> RunSpec:
+    """The RunSpec a Task object, a model and a RunConfig express (the door of `evaluate(task, model, config)`)."""
+    judge = judge_name or (config.judge.name if config.judge is not None else None)
+    try:
+        return RunSpec(
+            dataset=DatasetRef(name=task.name), model=ModelSpec(spec=model_name),
+            scorer=ScorerSpec(mode=config.mode, prompt_kind=config.prompt_kind, extract=config.extract,  # type: ignore[arg-type]
+                              no_answer=config.no_answer, truncated_as=config.truncated_as,  # type: ignore[arg-type]
+                              judge_agreement=config.judge_agreement),
+            generation=GenerationSpec.of(config.settings), epochs=config.epochs,
+            shard=ShardSpec(index=config.shard.index, count=config.shard.count) if config.shard else None,
+            judge=JudgeSpec(model=judge, price=money(config.judge_price)) if judge else None,
+            price=money(config.price), budget=Budget(max_cost=config.max_cost) if config.max_cost is not None else None)
+    except ValidationError as e:
+        raise ProctorError(f"run settings: {brief(e)}") from None
+
+
+def money(price: Price | None) -> Money | None:
+    """A Price as the spec records it."""
+    if price is None:
+        return None
+    return Money(input=price.input, output=price.output, currency=price.currency, source=price.source)
+
+
+def with_spec(task: Task, model_name: str, config: RunConfig, judge_name: str | None = None) -> RunConfig:
+    """`config` with its resolved spec, and what resolving it chose applied (prompt kind, settings, no-answer)."""
+    if config.spec is not None and config.spec.resolved:
+        return config
+    spec = resolve(config.spec or spec_of(task, model_name, config, judge_name), task)
+    settings = spec.generation.settings() if spec.scorer.mode == "generate" else config.settings
+    return replace(config, spec=spec, prompt_kind=spec.scorer.prompt_kind, settings=settings,
+                   no_answer=spec.scorer.no_answer)
 
 
 # ---------------------------------------------------------------- provenance
@@ -271,75 +368,37 @@ def _answer_rule_name(task: Task, scorer: Scorer, kind: str | None) -> str | Non
 
 
 def _manifest(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str) -> Manifest:
-    from . import __version__
-
     ident = scorer.identity()
     extractor = ident.get("extractor") or (f"argmax-{ident['norm']}" if "norm" in ident else None)
+    judged = config.judge is not None and scorer.kind == "judge"
     return Manifest(
         run_id=run_id,
-        proctor_version=__version__,
-        git_sha=git_sha(),
-        dataset=task.provenance(),
-        model=model.describe(),
-        model_identity=model.identity(),
+        provenance=collect_provenance(model.identity()),
+        dataset=DatasetInfo.of(task.provenance()),
+        model=BackendInfo.of(model.describe()),
         mode=scorer.mode,
-        scorer=ident,
+        scorer=ScorerInfo.of(ident),
         prompt_kind=ident.get("prompt_kind", "probsem-suite" if scorer.kind == "suite" else None),
         prompt_template_hash=scorer.template_hash(task),
         extractor_version=extractor,
         choice_order_seed=task.choice_order_seed,
-        generation=config.settings.as_dict() if scorer.mode == "generate" else {},
+        generation=GenerationRecord.of(config.settings.as_dict()) if scorer.mode == "generate" else None,
         epochs=config.epochs,
-        judge=config.judge.describe() if config.judge and scorer.kind == "judge" else None,
+        judge=BackendInfo.of(config.judge.describe()) if config.judge is not None and judged else None,
         truncated_as=config.truncated_as,
         extract=ident.get("extract"),
         answer_rule=_answer_rule_name(task, scorer, ident.get("prompt_kind")),
-        no_answer=config.no_answer,
-        price=config.price.as_dict() if config.price is not None else None,
+        no_answer=config.no_answer or "wrong",
+        price=config.price.record() if config.price is not None else None,
         max_cost=str(config.max_cost) if config.max_cost is not None else None,
-        judge_price=config.judge_price.as_dict() if config.judge_price is not None and scorer.kind == "judge" else None,
+        judge_price=config.judge_price.record() if config.judge_price is not None and judged else None,
         command=config.command,
-        host=host_info(),
         started_at=utc_now(),
-        identity={"epochs": config.epochs, **ident},
+        spec=config.spec,
     )
 
 
 # ---------------------------------------------------------------- one chunk: ask, score, sample
-
-
-async def _ask(model: Model, capability: Capability, requests: Sequence[Request]) -> list[Answer]:
-    """Send one scorer's requests (all of one kind) to the model in one batch-first call."""
-    if capability is Capability.GENERATE:
-        gen = [r for r in requests if isinstance(r, GenerateRequest)]
-        return list(await model.generate(gen))
-    ll = [r for r in requests if isinstance(r, LoglikelihoodRequest)]
-    return list(await model.loglikelihood(ll))
-
-
-def _sample(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> Sample:
-    return Sample(
-        sample_id=f"{item.identifier}#{epoch}", item_id=item.identifier, epoch=epoch, dataset=task.name,
-        category=item.category, subcategory=item.subcategory, modality=item.modality.value,
-        difficulty=item.difficulty, mode=scorer.mode, reference=item.model_dump(mode="json")["response"],
-        prompt=v.prompt, raw_output=v.raw_output, extracted=v.extracted, extraction_rule=v.extraction_rule,
-        ambiguous=v.ambiguous, score=v.score, outcome=v.outcome, error=v.error, details=v.details, **v.usage,
-    )
-
-
-async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[tuple[Item, int]]) -> list[Sample]:
-    """Ask the model everything `plan` needs in one call, score each item, return its samples."""
-    per_item = [scorer.requests(task, item, epoch) for item, epoch in plan]
-    unique = list(dict.fromkeys(r for reqs in per_item for r in reqs))  # e.g. PMI's shared unconditionals
-    expect(requests=len(unique))  # a backend's report(requests=k) is then k/len(unique) of this call
-    by_request = dict(zip(unique, await _ask(model, scorer.capability, unique), strict=True))
-    answers = [by_request[r] for reqs in per_item for r in reqs]
-    batch, offset = [], 0
-    for (item, epoch), reqs in zip(plan, per_item, strict=True):
-        batch.append(Answered(item, epoch, reqs, answers[offset : offset + len(reqs)]))
-        offset += len(reqs)
-    verdicts = await scorer.score(task, batch)
-    return [_sample(task, a.item, a.epoch, scorer, v) for a, v in zip(batch, verdicts, strict=True)]
 
 
 # ---------------------------------------------------------------- the run
@@ -538,29 +597,34 @@ def _guarded(model: Model, guard: CostGuard | None, price: Price | None, role: s
     return GuardedModel(model, guard, concurrency, price, role, then if isinstance(then, GuardedModel) else None)
 
 
-async def evaluate_async(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
-    """Run `task` on `model` with the task's scorer; return the run log (also written to disk)."""
+async def evaluate_async(task: Task | str | Path, model: Model | str, config: RunConfig | None = None) -> RunLog:
+    """Run `task` on `model` with the task's scorer; return the run log (also written to disk). `task` may be
+    a built-in benchmark name or a path, `model` a spec such as "hf:out/tiny" (`proctor.eval` takes options too)."""
     from .runlock import hold_run_dir
 
+    task = task if isinstance(task, Task) else load_task(str(task))
+    model = model if isinstance(model, Model) else get_model(model)
     config = config or RunConfig()
     try:
+        config = with_spec(task, model.name, config)
+        bind_tokenizer(task.prompts, token_counter(model))  # a builder fitting prompts to a budget counts with it
         scorer = build_scorer(task, config, config.judge)
         _check_before_start(task, model, scorer, config)
-        model.set_log_dir(config.out_dir or default_run_dir(task, model, scorer, config))  # vllm: its engine.log
+        run_dir, run_id = locate_run(task, model, scorer, config)
+        model.set_log_dir(run_dir)  # vllm: its engine.log
         await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
         _check_context(task, model, scorer, config)
-        with hold_run_dir(config.out_dir or default_run_dir(task, model, scorer, config)):  # one writer per dir
-            return await _evaluate(task, model, scorer, config)
+        with hold_run_dir(run_dir):  # one writer per dir
+            return await _evaluate(task, model, scorer, replace(config, out_dir=run_dir), run_id)
     finally:
         await model.aclose()
         if config.judge is not None:
             await config.judge.aclose()
 
 
-async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> RunLog:
+async def _evaluate(task: Task, model: Model, scorer: Scorer, config: RunConfig, run_id: str) -> RunLog:
     session_start = time.monotonic()
-    run_id = run_identity_hash(task, model, scorer, config)
-    run_dir = config.out_dir or default_run_dir(task, model, scorer, config)
+    run_dir = config.out_dir or default_run_dir(task, model, scorer, config, run_id)
     manifest = _manifest(task, model, scorer, config, run_id)
     manifest.shard = str(config.shard) if config.shard is not None else None
     store = _open_store(config)  # a damaged store stops the run before its directory is touched
@@ -618,29 +682,7 @@ def _items_of(task: Task, config: RunConfig) -> list[Item]:
     return [item for item in task.items if shard is None or shard.holds(item.identifier)]
 
 
-def results_of(log: RunLog) -> Results:
-    """The run's results, a pure function of its samples and the manifest's counting settings."""
-    from .stats import summarize
-
-    return summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
-                     extract=log.manifest.extract, manifest=log.manifest)
-
-
-def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None = None) -> RunLog:
-    """Compute results.json from the samples (of a run directory, or already in memory; or take `results`
-    computed from them), stamp the manifest as finished, and record the run in the history store."""
-    log = run if isinstance(run, RunLog) else read_run(run)
-    results = results_of(log) if results is None else results
-    write_results(log.path, results)
-    log.manifest.finished_at = utc_now()
-    write_manifest(log.path, log.manifest)
-    log = log.model_copy(update={"results": results})
-    if store is not None:
-        store.record_run(log)
-    return log
-
-
-def evaluate(task: Task, model: Model, config: RunConfig | None = None) -> RunLog:
+def evaluate(task: Task | str | Path, model: Model | str, config: RunConfig | None = None) -> RunLog:
     """Synchronous wrapper around `evaluate_async` (ctrl-C is not held up by a backend's worker thread)."""
     from .interruptible import run
 

@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .runlog import Manifest
+
 # identity fields that are versions or bookkeeping, not settings a user chose
 _NOT_SETTINGS = frozenset({"scorer", "extractor", "judge_version", "judge_agreement", "prompt_kind", "generation",
                            "epochs"})
@@ -21,18 +23,18 @@ _SUITE_DEFAULTS = {"temperature": 1.0, "join": "newline"}
 _DEFAULTS = {"extract": "reference"}  # a default a label need not repeat (runs before it had none)
 
 
-def run_setting(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The setting of a run, from its manifest (a dict as written to manifest.json)."""
-    identity = dict(manifest.get("identity") or {})
-    mode = str(manifest.get("mode") or "generate")
+def run_setting(manifest: Manifest) -> dict[str, Any]:
+    """The setting of a run, from its manifest (one read back from manifest.json or the history, any version)."""
+    identity = manifest.scorer.model_dump(exclude_none=True)
+    mode = manifest.mode or "generate"
     setting: dict[str, Any] = {
         "mode": mode,
-        "prompt": manifest.get("prompt_kind") or identity.get("prompt_kind"),
-        "epochs": int(manifest.get("epochs") or identity.get("epochs") or 1),
+        "prompt": manifest.prompt_kind or identity.get("prompt_kind"),
+        "epochs": manifest.epochs or 1,
     }
-    generation = manifest.get("generation") or identity.get("generation") or {}
+    generation = manifest.generation.as_dict() if manifest.generation is not None else {}
     if mode == "generate" and generation:
-        setting["generation"] = {k: v for k, v in generation.items() if v not in (None, [], ())}
+        setting["generation"] = {k: v for k, v in generation.items() if v not in (None, [], (), {})}
     scorer = identity.get("scorer")
     extra = {k: v for k, v in identity.items() if k not in _NOT_SETTINGS and _DEFAULTS.get(k, object()) != v}
     if scorer == "suite":  # its temperature divides scores before a softmax; it samples nothing

@@ -20,13 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ProctorError
+from .finalize import finalize_run
+from .results import read_run
+from .runlog import SAMPLES, RunLog, append_samples, write_manifest
 from .textio import atomic_directory, parse_json
 
 SHARD_FILE = "shard.json"
 MAX_SHARDS = 1_000_000  # more jobs than items is possible (empty shards), but not without bound
 _SHARD = re.compile(r"\s*([0-9]{1,7})\s*/\s*([0-9]{1,7})\s*", re.ASCII)
 # manifest fields that differ between the shards of one run without changing its results
-PER_JOB_FIELDS = frozenset({"model", "command", "host", "started_at", "finished_at", "elapsed_s", "shard", "git_sha"})
+# `spec` too: its identity is the run id (compared), the rest is per job (the shard, the model's base URL)
+PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard", "spec"})
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,6 @@ class ShardDir:
 
 
 def _read_shard(path: Path) -> ShardDir:
-    from .runlog import read_run
-
     file = path / SHARD_FILE
     if not file.is_file():
         raise ProctorError(f"{path}: not a shard (no {SHARD_FILE}; was it run with --shard K/N?)")
@@ -103,9 +105,17 @@ def _read_shard(path: Path) -> ShardDir:
     return ShardDir(path, shard, order, read_run(path))
 
 
+def _comparable(manifest: Any) -> dict[str, Any]:
+    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`): the host, the
+    commit and the package versions are each job's own."""
+    data: dict[str, Any] = manifest.model_dump(mode="json")
+    data["model_identity"] = data.pop("provenance")["backend"]
+    return data
+
+
 def _same_run(first: ShardDir, other: ShardDir) -> None:
     """Refuse a shard of another run, naming the first setting that differs."""
-    a, b = first.log.manifest.model_dump(mode="json"), other.log.manifest.model_dump(mode="json")
+    a, b = _comparable(first.log.manifest), _comparable(other.log.manifest)
     for key in sorted(set(a) | set(b)):
         if key not in PER_JOB_FIELDS and a.get(key) != b.get(key):
             raise ProctorError(f"{other.path} is a shard of another run than {first.path}: their {key} differ "
@@ -134,9 +144,6 @@ def _samples_by_id(shards: Sequence[ShardDir]) -> dict[str, Any]:
 
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     """Merge the shard directories `dirs` into the run directory `out`; return its RunLog."""
-    from .runlog import SAMPLES, RunLog, append_samples, write_manifest
-    from .runner import finalize_run
-
     shards = [_read_shard(Path(d)) for d in dirs]
     if not shards:
         raise ProctorError("merge: give the shard run directories")
@@ -160,6 +167,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
         raise ProctorError(f"merge: {out} exists and is not empty; choose another -o directory")
     manifest = shards[0].log.manifest.model_copy(deep=True)
     manifest.shard = None
+    manifest.spec = manifest.spec.model_copy(update={"shard": None}) if manifest.spec is not None else None
     manifest.merged_from = [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)]
     manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
     samples = [by_id[sid] for sid in shards[0].order]

@@ -3,8 +3,8 @@
 * `accuracy_ci` — Wilson interval for 0/1 scores, bootstrap percentile for graded scores; when items were
   answered several times (epochs) the item is the unit: Wilson at the clustered effective sample size
   (Miller 2024) for 0/1 scores, cluster (item) bootstrap for graded ones; `ci_method` says which.
-* `summarize` — results.json (docs/runlog.md): the registered metrics (`proctor.metrics`) over run-log samples;
-  errors are never accuracy.
+* the policies for truncated and unanswered samples (`apply_truncated_as`, `apply_no_answer`) that
+  `proctor.results.summarize` applies before the metrics (results.json; errors are never accuracy).
 * calibration — Brier, ECE (equal-width bins, bins returned for plotting), mean log-loss.
 * paired comparisons — `binom_cdf` for McNemar's exact test; the comparison itself is `proctor.comparison`'s.
 * winner's curse — `selection_adjusted`: the top model's observed score and a selection-adjusted one.
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .runlog import Calibration, CalibrationBin, Manifest, MetricValue, Outcome, Results, Sample, error_counts
+from .runlog import Calibration, CalibrationBin, MetricValue, Outcome, Sample
 
 Z95 = 1.959963984540054
 DEFAULT_BOOT = 2000
@@ -222,22 +222,6 @@ def apply_no_answer(samples: Sequence[Sample], no_answer: str) -> list[Sample]:
         raise ValueError(f"no_answer must be wrong or guess, not {no_answer!r}")
     return [s.model_copy(update={"score": guess_credit(s.modality)}) if s.outcome is Outcome.NO_ANSWER else s
             for s in samples]
-
-
-def summarize(
-    samples: Sequence[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
-    extract: str | None = None, manifest: Manifest | None = None,
-) -> Results:
-    """results.json from samples (see docs/runlog.md): every registered metric (`proctor.metrics`) over them,
-    and each distinct error with its count. Truncated samples count as wrong, or leave accuracy with
-    `truncated_as="excluded"` (rates kept either way); unanswered ones count as wrong, or as the expected value
-    of a guess with `no_answer="guess"`. `manifest` gives the metrics that need it their prices and judge."""
-    from .metrics import RunContext, compute_metrics
-
-    samples = apply_no_answer(apply_truncated_as(samples, truncated_as), no_answer)
-    builtin, extra = compute_metrics(samples, RunContext(manifest=manifest, seed=seed))
-    return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
-                                   "no_answer": no_answer, "extract": extract, "errors": error_counts(samples)})
 
 
 # ---------------------------------------------------------------- calibration

@@ -31,8 +31,10 @@ from typing import Any, Self, TypeVar
 
 from .errors import InputError
 from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
-from .runlog import SCORED_OUTCOMES, MetricBlock, RunLog, Sample, read_run
-from .runsetting import run_setting
+from .redact import redact
+from .results import read_run
+from .runlog import SCORED_OUTCOMES, Manifest, MetricBlock, RunLog, Sample
+from .runsetting import run_setting, setting_key, setting_label
 
 STORE_ENV = "PROCTOR_STORE"
 STORE_FILENAME = "store.sqlite"
@@ -188,14 +190,10 @@ class RunRecord:
 
     @property
     def setting_label(self) -> str:
-        from .runsetting import setting_label
-
         return setting_label(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     @property
     def setting_key(self) -> str:
-        from .runsetting import setting_key
-
         return setting_key(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     def to_dict(self) -> dict[str, Any]:
@@ -237,10 +235,10 @@ def record_from_log(log: RunLog) -> RunRecord:
     return RunRecord(
         run_id=man.run_id,
         path=str(log.path.resolve()),
-        model=str(model.get("spec") or model.get("name") or "?"),
-        dataset=str(ds.get("name") or "?"),
-        dataset_revision=ds.get("revision"),
-        dataset_hash=ds.get("content_hash"),
+        model=model.spec or "?",
+        dataset=ds.name or "?",
+        dataset_revision=ds.revision,
+        dataset_hash=ds.content_hash,
         mode=man.mode,
         prompt_kind=man.prompt_kind,
         template_hash=man.prompt_template_hash,
@@ -258,7 +256,7 @@ def record_from_log(log: RunLog) -> RunRecord:
         truncated_rate=res.overall.truncated_rate if res else None,
         by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
         by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
-        setting=run_setting(man.model_dump(mode="json")),
+        setting=run_setting(man),
     )
 
 
@@ -526,7 +524,6 @@ class Store:
         if log.results is None:
             raise InputError.at(Path(run_dir), "run has no results.json yet (unfinished?); finish it first")
         rec = record_from_log(log)
-        from .redact import redact
 
         manifest = _canonical(redact(log.manifest.model_dump(mode="json")))  # never a secret in the history
         results = _canonical(log.results.as_dict())
@@ -572,7 +569,7 @@ class Store:
         return [
             RunRecord(**_readable_cost(dict(zip((*_RUN_FIELDS, *_DERIVED), r[:-1], strict=True))),
                       by_category=groups[r[0]]["category"], by_modality=groups[r[0]]["modality"],
-                      setting=run_setting(json.loads(r[-1])))
+                      setting=run_setting(Manifest.model_validate_json(r[-1])))
             for r in rows
         ]
 

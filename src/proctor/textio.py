@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import InputError, Problem
+from .limits import check_json_depth, max_file_bytes, max_line_bytes
 
 
 def read_bytes(path: str | Path) -> bytes:
     """A regular file's bytes, within the size limit; devices, pipes and unreadable paths are `InputError`s."""
-    from .limits import max_file_bytes
-
     p = Path(path)
     limit = max_file_bytes()
     with open_checked(p) as f:
@@ -96,8 +95,6 @@ def read_text(path: str | Path) -> str:
 def parse_json(text: str, path: str | Path, line: int | None = None) -> Any:
     """`json.loads`, with every way it can fail (syntax, nesting past MAX_JSON_DEPTH, integers of more than
     4300 digits) turned into an `InputError` at `path:line`."""
-    from .limits import check_json_depth
-
     check_json_depth(text, path, line)  # before the parser, and every walker after it, recurses
     try:
         return json.loads(text)
@@ -142,8 +139,6 @@ def refuse_lone_surrogate(value: Any, path: str | Path, line: int | None = None)
 
 def iter_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
     """Yield (line number, parsed value) for each non-blank line; record malformed lines in `problems`."""
-    from .limits import max_line_bytes
-
     text = read_text(path)
     if not text.strip():
         problems.append(Problem(str(path), None, "empty file"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import load_task
-from proctor.cli.llmwc_cmds import load_config_task
+from proctor.importers.llmwc_config import load_config_task
 from proctor.llmwc import read_config
 
 LLMWC_INSTRUCTION = ("Please reason step by step, and put your final answer within \\boxed{}.\n"

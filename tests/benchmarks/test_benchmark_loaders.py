@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 
 from proctor.benchmarks import BUILTINS, load_dataset, load_task, select
 from proctor.benchmarks import gpqa as gpqa_mod
+from proctor.benchmarks import registry as benchmark_registry
 from proctor.benchmarks.hub import HubSource, load_hub
 from proctor.errors import DatasetAccessError, InputError, ProctorError
 from proctor.prompts import FIVE_SHOT, ItemPromptBuilder, UnknownPromptKind
@@ -394,9 +394,7 @@ def test_path_spec_uses_load_itemset_and_the_generic_builder(
             for i in range(5)
         ],
     )
-    fake = types.ModuleType("proctor.formats.detect")
-    fake.load_itemset = lambda p: itemset  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "proctor.formats.detect", fake)
+    monkeypatch.setattr(benchmark_registry, "load_itemset", lambda p: itemset)
     task = load_task(str(path), limit_per_category=2)
     assert [it.identifier for it in task.items] == ["demo.0", "demo.1", "demo.3", "demo.4"]
     assert isinstance(task.prompts, ItemPromptBuilder) and task.task_prompt == "Answer carefully."

@@ -11,7 +11,7 @@ from import_sources import N_ITEMS, inspect_eval, items_file, lmeval_results, lm
 from mounts import tmpfs
 
 from proctor.cli import main
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 __all__ = ["inspect_eval", "items_file", "lmeval_results", "lmeval_root"]  # fixtures, shared with tests/importers
 
@@ -34,7 +34,7 @@ def test_compare_pairs_an_imported_run_with_a_proctor_run_item_by_item(
         capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "history.sqlite"
     ours = _proctor_run(items_file, tmp_path, store)
-    dataset = read_run(ours).manifest.dataset["name"]
+    dataset = read_run(ours).manifest.dataset.name
     theirs = _import(tmp_path, store, str(request.getfixturevalue(source)), "--item-id", "identifier" if
                      source == "lmeval_results" else "id", "--dataset", dataset, "--name", "other-harness")
     capsys.readouterr()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.cli.llmwc_cmds import load_config_task, prompt_kind
 from proctor.errors import InputError
+from proctor.importers.llmwc_config import load_config_task, prompt_kind
 from proctor.llmwc import BenchmarkBlock, llmwc_rule, read_config
 
 GPQA_CSV = Path(__file__).parents[1] / "fixtures" / "upstream" / "gpqa" / "gpqa_main.csv"

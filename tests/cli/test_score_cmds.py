@@ -15,7 +15,8 @@ from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's 
 import proctor
 from proctor.cli import main
 from proctor.formats.suites import results_stem
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 from proctor.store import Store
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "suites"
@@ -48,9 +49,9 @@ def test_seed_example_subprocess_writes_both_outputs(tiny_model_dir: Path, tmp_p
     assert len(inputs) == 3 and all(h.startswith("sha256:") and len(h) == 71 for h in inputs.values())
     # the proctor run log: readable without a model, with calibration, the -1 context unscored
     log = read_run(run_dir)
-    assert log.manifest.mode == "logprob" and log.manifest.dataset["name"] == "test"
-    assert log.manifest.dataset["n_items"] == 3 and log.manifest.dataset["content_hash"].startswith("sha256:")
-    assert log.manifest.finished_at is not None and log.manifest.scorer["join"] == "newline"
+    assert log.manifest.mode == "logprob" and log.manifest.dataset.name == "test"
+    assert log.manifest.dataset.n_items == 3 and log.manifest.dataset.content_hash.startswith("sha256:")
+    assert log.manifest.finished_at is not None and log.manifest.scorer.join == "newline"
     by_id = {s.item_id: s for s in log.samples}
     assert sorted(by_id) == ["test.A.0", "test.A.1", "test.B.0"]
     a0, a1, b0 = by_id["test.A.0"], by_id["test.A.1"], by_id["test.B.0"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
+from proctor.results import summarize
 from proctor.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
-from proctor.stats import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"

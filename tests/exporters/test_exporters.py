@@ -173,15 +173,32 @@ def test_negative_tokens_are_refused_at_their_line(mixed_run: Path, tmp_path: Pa
         exporters.export([mixed_run], "eee", tmp_path / "out")
 
 
-def test_any_value_a_formats_models_refuse_is_one_line(mixed_run: Path, tmp_path: Path) -> None:
-    """Issue 32 #13, the safety net: what proctor does not check itself but Inspect's models refuse."""
+def test_any_value_a_formats_models_refuse_is_one_line(mixed_run: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 #13, the safety net: what proctor does not check itself but Inspect's models refuse.
+
+    A wrong-typed `dataset.n_items` is now refused by the typed manifest itself (issue 30), at the manifest;
+    the net is tripped by Inspect's own `EvalDataset` refusing a value the exporter hands it."""
     import json
 
     pytest.importorskip("inspect_ai")
+    from inspect_ai.log import EvalDataset
+
+    from proctor.exporters import inspect_eval
+
     manifest = mixed_run / "manifest.json"
     data = json.loads(manifest.read_text())
     data["dataset"]["n_items"] = "many"
     manifest.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"manifest.json: bad manifest: dataset.n_items"):
+        exporters.export([mixed_run], "inspect", tmp_path / "out")
+    data["dataset"]["n_items"] = 3
+    manifest.write_text(json.dumps(data))
+
+    def refused(log: object) -> object:
+        return EvalDataset.model_validate({"name": "x", "samples": "many"})
+
+    monkeypatch.setattr(inspect_eval, "_spec", refused)
     with pytest.raises(InputError, match=r"out: a run holds a value inspect refuses: .*samples") as caught:
         exporters.export([mixed_run], "inspect", tmp_path / "out")
     assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()
@@ -212,7 +229,8 @@ def test_a_streamed_export_never_uses_a_hand_edited_results_json(
     import json
 
     from proctor.exporters._common import overall_accuracy
-    from proctor.runlog import RESULTS, read_run
+    from proctor.results import read_run
+    from proctor.runlog import RESULTS
 
     if fmt == "inspect":
         pytest.importorskip("inspect_ai")

@@ -10,7 +10,7 @@ import pytest
 from proctor.cli import main
 from proctor.exporters import export
 from proctor.exporters._common import overall_accuracy
-from proctor.runlog import read_run
+from proctor.results import read_run
 
 pytest.importorskip("inspect_ai")
 from inspect_ai.log import read_eval_log

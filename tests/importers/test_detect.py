@@ -28,7 +28,7 @@ def test_a_folder_is_the_results_and_logs_under_it(lmeval_root: Path, inspect_ev
     found = expand([lmeval_root, inspect_eval.parent])
     assert [p.name.startswith("results_") for p in found].count(True) == 2 and inspect_eval in found
     runs = read_all([lmeval_root, inspect_eval], ImportOptions())
-    assert sorted((r.manifest.imported_from or {})["task"] for r in runs) == ["demo_gen", "demo_mc", "demo_mc"]
+    assert sorted(r.manifest.imported_from.task for r in runs) == ["demo_gen", "demo_mc", "demo_mc"]
 
 
 def test_a_file_given_twice_is_one_run(lmeval_results: Path) -> None:

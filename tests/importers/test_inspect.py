@@ -11,7 +11,8 @@ from import_sources import N_ITEMS, inspect_log
 from proctor.errors import InputError, ProctorError
 from proctor.importers import ImportOptions, read_all, run_dir_for, write_run
 from proctor.importers.inspect import score_value
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 
 inspect_log_api = pytest.importorskip("inspect_ai.log")
 
@@ -30,8 +31,8 @@ def test_every_sample_of_every_epoch_is_scored_as_inspect_scored_it(inspect_eval
     assert wrong == {"demo.1", "demo.6"}
     stated = theirs.results.scores[0].metrics["accuracy"].value  # type: ignore[union-attr]
     assert log.results is not None and log.results.overall.accuracy == pytest.approx(stated)
-    assert log.manifest.epochs == 2 and log.manifest.model["spec"] == "mockllm:model"  # Inspect: provider/model
-    assert (log.manifest.imported_from or {})["metric"] == "includes"
+    assert log.manifest.epochs == 2 and log.manifest.model.spec == "mockllm:model"  # Inspect: provider/model
+    assert log.manifest.imported_from.metric == "includes"
     assert {s.category for s in log.samples} == {"alpha", "beta"}
 
 
@@ -95,7 +96,7 @@ def test_a_secret_in_the_logs_model_base_url_is_never_written(inspect_eval: Path
     inspect_log_api.write_eval_log(theirs, str(edited))
     (run,) = read_all([edited], ImportOptions())
     log = write_run(run, run_dir_for(run, tmp_path / "runs"))
-    assert read_run(log.path).manifest.model["base_url"] == "https://h/v1?api-version=2024-06-01&authToken=***"
+    assert read_run(log.path).manifest.model.base_url == "https://h/v1?api-version=2024-06-01&authToken=***"
     assert all(b"IMPSECRET77" not in p.read_bytes() for p in (tmp_path / "runs").rglob("*") if p.is_file())
 
 

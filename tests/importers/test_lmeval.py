@@ -12,7 +12,8 @@ from import_sources import N_ITEMS
 from proctor.errors import InputError
 from proctor.importers import ImportOptions, read_all, run_dir_for, write_run
 from proctor.importers.lmeval import samples_file
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 
 
 def _samples(results: Path) -> list[dict[str, object]]:
@@ -41,10 +42,10 @@ def test_each_sample_becomes_a_proctor_sample_scored_by_lm_evals_metric(lmeval_r
         assert s.extracted in theirs[s.item_id]["doc"]["choices"].values()  # type: ignore[union-attr]
     stated = json.loads(lmeval_results.read_text())["results"]["demo_mc"]["acc,none"]
     assert back.results is not None and back.results.overall.accuracy == pytest.approx(stated)
-    origin = back.manifest.imported_from or {}
-    assert origin["harness"] == "lm-eval" and origin["metric"] == "acc" and origin["filter"] == "none"
-    assert set(origin["files"]) == {str(lmeval_results), str(samples_file(lmeval_results, "demo_mc"))}
-    assert back.manifest.model["spec"] == "dummy" and back.manifest.dataset["name"] == "demo_mc"
+    origin = back.manifest.imported_from
+    assert origin is not None and origin.harness == "lm-eval" and origin.metric == "acc" and origin.filter == "none"
+    assert set(origin.files) == {str(lmeval_results), str(samples_file(lmeval_results, "demo_mc"))}
+    assert back.manifest.model.spec == "dummy" and back.manifest.dataset.name == "demo_mc"
 
 
 def test_metric_item_ids_and_names_are_chosen(lmeval_results: Path, tmp_path: Path) -> None:
@@ -55,7 +56,7 @@ def test_metric_item_ids_and_names_are_chosen(lmeval_results: Path, tmp_path: Pa
     assert log.results is not None and log.results.overall.accuracy == pytest.approx(stated)
     assert sorted(s.item_id for s in log.samples) == sorted(f"demo.{i}" for i in range(N_ITEMS))
     assert {s.category for s in log.samples} == {"alpha", "beta"}  # the doc's own category
-    assert log.manifest.model["spec"] == "hf:tiny" and log.manifest.dataset["name"] == "demo"
+    assert log.manifest.model.spec == "hf:tiny" and log.manifest.dataset.name == "demo"
     assert log.path.name.startswith("demo__hf-tiny__")
 
 
@@ -111,7 +112,7 @@ def test_a_generation_task_is_scored_under_the_filter_asked_for(lmeval_gen_resul
         assert len(run.samples) == N_ITEMS and run.manifest.mode == "generate"
         accuracy = sum(s.score or 0.0 for s in run.samples) / N_ITEMS
         assert accuracy == pytest.approx(stated[key])
-        assert (run.manifest.imported_from or {})["filter"] == key.split(",")[1]
+        assert run.manifest.imported_from.filter == key.split(",")[1]
     assert stated["exact_match,first"] == 0.5 and stated["exact_match,strict"] == 0.0  # the filters differ
     assert {s.raw_output for s in default.samples} == {s.raw_output for s in first.samples} == {"lol"}
     assert {s.extracted for s in first.samples} == {"lol"}
@@ -127,7 +128,7 @@ def test_provenance_of_the_wrong_type_is_left_out_never_a_traceback(lmeval_resul
                  "date": "soon", "lm_eval_version": ["0.4"], "results": {"demo_mc": 5}})
     results.write_text(json.dumps(data))
     (run,) = read_all([results], ImportOptions())
-    assert run.manifest.model["spec"] == "lm-eval" and run.manifest.dataset["content_hash"] is None
+    assert run.manifest.model.spec == "lm-eval" and run.manifest.dataset.content_hash is None
     assert len(run.samples) == N_ITEMS  # the scores come from the samples file, which is intact
 
 

@@ -27,7 +27,7 @@ def test_hf_generation_run(cli: Any, tmp_path: Path, tiny_model_dir: Path) -> No
     first = log.samples[0]
     assert first.raw_output is not None and first.extraction_rule  # "none" is a rule too: audited, not an error
     assert first.output_tokens is not None and 0 < first.output_tokens <= 8
-    assert log.manifest.model["spec"] == f"hf:{tiny_model_dir}"
+    assert log.manifest.model.spec == f"hf:{tiny_model_dir}"
 
 
 def test_anthropic_run(cli: Any, tmp_path: Path, server: LocalServer, monkeypatch: Any) -> None:

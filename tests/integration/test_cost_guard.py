@@ -42,7 +42,8 @@ def _prices(path: Path) -> Path:
 
 def _run(cli: Any, srv: LocalServer, tmp_path: Path, concurrency: int, max_cost: str, judge: bool = True) -> Any:
     items = _items(tmp_path / "items.jsonl", modality="shortprose" if judge else "single-value")
-    return cli("run", items, "--model", "openai:proctor-test", *(["--judge", "openai:proctor-judge"] if judge else []),
+    judge_args = ["--judge", "openai:proctor-judge", "--judge-base-url", srv.base_url] if judge else []  # its own
+    return cli("run", items, "--model", "openai:proctor-test", *judge_args,
                "--base-url", srv.base_url, "--prices", _prices(tmp_path / "prices.yaml"),
                "--max-tokens", "10", "--concurrency", str(concurrency), "--max-cost", max_cost,
                "--store", tmp_path / "s.sqlite", "--no-progress", "-o", tmp_path / "run")

@@ -90,7 +90,7 @@ def test_benchmark_budget_is_sent_and_the_context_window_refuses(cli: Any, srv: 
     r = _run(cli, srv, tmp_path, limit="1", out="budget")
     assert r.code == 0, r.err
     assert srv.stats()["last_body"]["max_tokens"] == 32768  # AIME 2025's budget when --max-tokens is not given
-    assert read_run(tmp_path / "budget").manifest.generation["max_tokens"] == 32768
+    assert read_run(tmp_path / "budget").manifest.generation.max_tokens == 32768
     srv.configure(max_model_len=4096)
     r = _run(cli, srv, tmp_path, limit="1", out="too-long")
     assert r.code == 2 and "exceeds openai:proctor-test's context window of 4096 tokens" in r.err
@@ -111,7 +111,7 @@ def test_cost_to_the_cent_in_results_console_history_and_report(cli: Any, srv: L
     assert cost is not None and cost.total == expected and cost.correct == 1
     assert cost.per_correct == expected  # one correct answer (item 1: 64)
     assert sum(Decimal(s.cost or "0") for s in log.samples) == expected
-    assert log.manifest.price == {"input_per_million": "1.10", "output_per_million": "4.40", "currency": "USD",
+    assert log.manifest.price is not None and log.manifest.price.as_dict() == {"input_per_million": "1.10", "output_per_million": "4.40", "currency": "USD",
                                   "source": "command line"}
     assert "cost: $0.00" in r.out
     runs = cli("runs", "--store", tmp_path / "s.sqlite", "--json")

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 from proctor.metrics.cost import run_cost_of
 from proctor.pricing import Price
+from proctor.results import summarize
 from proctor.runlog import Manifest, Outcome, Sample
-from proctor.stats import summarize
 
 
 def _manifest(price: Price | None) -> Manifest:

@@ -13,8 +13,8 @@ from median_output_tokens import MedianOutputTokens
 import proctor
 from proctor.cli import main
 from proctor.metrics import Metric, register, registered, unregister
-from proctor.runlog import MetricValue, Outcome, Sample, read_run
-from proctor.stats import summarize
+from proctor.results import read_run, summarize
+from proctor.runlog import MetricValue, Outcome, Sample
 
 DEMO = Path(__file__).parents[2] / "examples" / "questions" / "demo.json"
 
@@ -104,7 +104,7 @@ def test_the_registry_refuses_duplicates_settings_and_non_metrics() -> None:
 
     with pytest.raises(ValueError, match="colour: not Sample fields"):
         register(NeedsNothingThere())
-    assert "Metric" in proctor.__all__ and proctor.Metric is Metric
+    assert "Metric" in dir(proctor) and proctor.Metric is Metric  # importable; __all__ lists the entry points
     assert isinstance(MedianOutputTokens(), proctor.Metric)
 
 

@@ -6,9 +6,9 @@ import pytest
 
 from proctor.metrics import RunContext
 from proctor.metrics.text_overlap import MEASURES, TextOverlap
+from proctor.results import summarize
 from proctor.runlog import GenerationDetails, Outcome, Sample
 from proctor.scoring.text_metrics import overlap_metrics
-from proctor.stats import summarize
 
 
 def _sample(i: int, answer: str, reference: str, outcome: Outcome = Outcome.WRONG) -> Sample:

@@ -27,7 +27,8 @@ from proctor.models.vllm_engine import (
     engine_launcher,
     group_members,
 )
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 
 FAKE = Path(__file__).with_name("fake_vllm.py")
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "questions" / "demo.json"
@@ -99,8 +100,8 @@ def test_run_starts_the_engine_logs_to_the_run_dir_and_leaves_no_process(fake_py
     _assert_nothing_left(tmp_path)
     log = read_run(tmp_path / "a")
     assert "fake vllm starting with --model tiny" in (tmp_path / "a" / "engine.log").read_text()
-    ident = log.manifest.model_identity
-    assert ident["engine"] == "vllm 0.0.fake" and ident["device"] == "cpu"
+    ident = log.manifest.model_identity.flat()
+    assert ident["engine"] == "vllm 0.0.fake" and ident["device"] == "cpu" and ident["dtype"] == "float32"
     assert ident["tensor_parallel"] == 1 and ident["data_parallel"] == 1 and ident["batch_invariant"] is False
     assert "127.0.0.1" not in json.dumps(ident)  # never the port: another engine finds the same cache entries
     assert all(s.outcome is not Outcome.ERROR for s in log.samples)
@@ -111,7 +112,7 @@ def test_run_starts_the_engine_logs_to_the_run_dir_and_leaves_no_process(fake_py
     finally:
         del os.environ["FAKE_VLLM_CONFIG"]
     again = read_run(tmp_path / "b")
-    assert again.manifest.model_identity == ident
+    assert again.manifest.model_identity.flat() == ident
     assert [s.raw_output for s in again.samples] == [s.raw_output for s in log.samples]
     _assert_nothing_left(tmp_path)
 

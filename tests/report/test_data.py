@@ -126,7 +126,7 @@ def test_epochs_and_judge_agreement_come_from_results_or_samples(tmp_path: Path)
 
     ss = judged_samples(30, epochs=3, seed=5)
     checked = [s for s in ss if "judge_check" in s.details]
-    agree = sum(s.details["judge_check"]["outcome"] == s.outcome for s in checked)
+    agree = sum(s.details["judge_check"].outcome == s.outcome for s in checked)
     written = {"k": 3, "mean_at_k": 0.25, "pass_at_k": 0.5}
     with_res = write_run(tmp_path, "a", model="m", samples=ss, results={"overall": group_block(ss), "epochs": written})
     bare = write_run(tmp_path, "b", model="m", samples=ss)

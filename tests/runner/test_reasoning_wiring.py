@@ -15,8 +15,8 @@ from proctor.models.base import GenerateRequest, Generation, GenerationSettings,
 from proctor.models.registry import get_model
 from proctor.pricing import CostGuard, CostLimitReached, GuardedModel, Price
 from proctor.progress import Progress
+from proctor.results import summarize
 from proctor.runlog import Outcome, Sample
-from proctor.stats import summarize
 
 
 def _sample(i: int, outcome: Outcome, score: float | None, epoch: int = 0, category: str = "c") -> Sample:

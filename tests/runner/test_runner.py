@@ -9,7 +9,8 @@ import pytest
 
 from proctor.errors import CapabilityError, ProctorError
 from proctor.models.base import Capability
-from proctor.runlog import Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import Outcome
 from proctor.runner import RunConfig, evaluate
 from proctor.tasks import Task
 
@@ -36,8 +37,8 @@ def test_generate_run_scores_and_logs(tmp_path: Path, task: Task, gold: dict[str
     s = log.samples[0]
     assert s.extraction_rule and s.extracted in "ABCD" and s.raw_output
     m = log.manifest
-    assert m.dataset["content_hash"].startswith("sha256:") and m.extractor_version and m.finished_at
-    assert m.prompt_template_hash and m.host["python"]
+    assert m.dataset.content_hash and m.dataset.content_hash.startswith("sha256:") and m.extractor_version and m.finished_at
+    assert m.prompt_template_hash and m.provenance.host.python and m.provenance.backend.spec == m.model.spec
     assert m.elapsed_s is not None and 0 < m.elapsed_s < 60
     text = (log.path / "manifest.json").read_text()
     assert "FAKE_KEY" in text  # the *name* of the env var is provenance; the value never is
@@ -128,7 +129,7 @@ def test_judge_agreement_is_reported(tmp_path: Path, task: Task, gold: dict[str,
     # items 0..9: the even ones are answered correctly, so an always-CORRECT judge agrees on half
     assert agreement.n == 10 and agreement.agreement == pytest.approx(0.5)
     checked = [s for s in log.samples if "judge_check" in s.details]
-    assert len(checked) == 10 and all(s.details["judge_check"]["outcome"] == "correct" for s in checked)
+    assert len(checked) == 10 and all(s.details["judge_check"].outcome == "correct" for s in checked)
 
 
 def test_logprob_mode_scores_boolean_items_over_their_closed_set(tmp_path: Path, gold: dict[str, str]) -> None:

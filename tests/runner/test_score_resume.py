@@ -87,4 +87,4 @@ def test_other_base_url_reuses_the_cache(tiny_model_dir: Path, tmp_path: Path, m
         assert probes <= 1  # only the capability probe: every log-prob came from the cache
     a, b = proctor.read_run(the_run_dir(tmp_path / "a")), proctor.read_run(the_run_dir(tmp_path / "b"))
     assert {s.item_id: s.details["logprobs"] for s in a.samples} == {s.item_id: s.details["logprobs"] for s in b.samples}
-    assert "base_url" not in json.dumps(a.manifest.model_identity)
+    assert "base_url" not in a.manifest.model_identity.model_dump_json()

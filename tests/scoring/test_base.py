@@ -5,7 +5,7 @@ from __future__ import annotations
 from proctor.models.base import Generation, Loglikelihood, LoglikelihoodRequest
 from proctor.records import Item
 from proctor.runlog import GenerationDetails, Outcome
-from proctor.scoring.base import JUDGE_PENDING, Answered, Scored, usage_of
+from proctor.scoring.base import JUDGE_PENDING, Answered, Scored, Usage, usage_of
 
 
 def _item() -> Item:
@@ -21,10 +21,9 @@ def test_an_answered_item_is_an_error_when_any_answer_failed() -> None:
 
 def test_usage_of_one_generation_and_of_log_likelihoods() -> None:
     gen = Generation(text="B", finish_reason="stop", input_tokens=12, output_tokens=3, latency_s=0.5)
-    assert usage_of([gen]) == {"input_tokens": 12, "output_tokens": 3, "latency_s": 0.5, "finish_reason": "stop",
-                               "reasoning": None}
-    assert usage_of([Loglikelihood(n_tokens=4), Loglikelihood(n_tokens=5)]) == {"input_tokens": 9}
-    assert usage_of([Loglikelihood(error="x")]) == {"input_tokens": None}
+    assert usage_of([gen]) == Usage(input_tokens=12, output_tokens=3, latency_s=0.5, finish_reason="stop")
+    assert usage_of([Loglikelihood(n_tokens=4), Loglikelihood(n_tokens=5)]) == Usage(input_tokens=9)
+    assert usage_of([Loglikelihood(error="x")]) == Usage()
 
 
 def test_the_verdict_says_correct_and_whether_a_judge_must_grade_it() -> None:

@@ -16,7 +16,8 @@ from proctor.exporters.probsem import csv_text
 from proctor.formats.suites import read_prompt, read_prompt_dir, read_suite, write_prompt, write_suite
 from proctor.models.base import Capability, Loglikelihood, LoglikelihoodRequest, ModelBase
 from proctor.records import ContextCase, Item, Modality, Prompt, TestSuite
-from proctor.runlog import RESULTS_SCHEMA_VERSION, Outcome, read_run
+from proctor.results import read_run
+from proctor.runlog import RESULTS_SCHEMA_VERSION, Outcome
 from proctor.scoring.choice_logprob import choice_requests, score_choices
 from proctor.scoring.suites import (
     ScoreOptions,
@@ -195,7 +196,7 @@ def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     log = evaluate(task, model, RunConfig(out_dir=tmp_path / "run", use_cache=False, record_history=False,
                                           progress=False, fail_fast_after=0))
     assert log.manifest.mode == "logprob" and log.manifest.extractor_version == "argmax-char"
-    assert log.manifest.scorer == {"scorer": "suite", "norm": "char", "temperature": 1.0, "join": "newline"}
+    assert log.manifest.scorer.as_dict() == {"scorer": "suite", "norm": "char", "temperature": 1.0, "join": "newline"}
     by_id = {s.sample_id: s for s in log.samples}
     assert list(by_id) == ["p.T.0#0", "p.T.1#0", "p.T.2#0", "p.U.0#0", "p.U.1#0"]
     c0, c1, c2 = by_id["p.T.0#0"], by_id["p.T.1#0"], by_id["p.T.2#0"]

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, Problem
 from ..formats.convert import question_to_item
+from ..formats.problems import validation_problems
 from ..prompts import (
     CHAIN_OF_THOUGHT,
     FIVE_SHOT,
@@ -38,6 +39,7 @@ from ..prompts import (
 )
 from ..records import LETTERS, Dataset, Item, Question
 from ..tasks import text_hash
+from ..textio import read_text
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, fetch, file_sha256, reason, require_columns
 
@@ -110,9 +112,6 @@ class CotExamples(BaseModel):
 
 def read_cot_examples(path: str | Path) -> list[CotExample]:
     """The examples file; a malformed one is `path: field: what is wrong`."""
-    from ..formats.problems import validation_problems
-    from ..textio import read_text
-
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as e:

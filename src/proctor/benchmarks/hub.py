@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetAccessError, InputError, Problem
+from ..formats.jsonrows import iter_records
 from ..records import Dataset, Question
 from ..tasks import PromptBuilder
 from ..textio import read_text
@@ -156,8 +157,6 @@ def _read_csv(p: Path) -> tuple[list[dict[str, Any]], list[int]]:
 
 
 def _read_jsonl(p: Path) -> tuple[list[dict[str, Any]], list[int]]:
-    from ..formats.jsonrows import iter_records
-
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     problems: list[Problem] = []

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import InputError, ProctorError
-from ..formats.convert import question_to_item
+from ..formats.convert import dataset_to_itemset, question_to_item
+from ..formats.detect import load_itemset
 from ..prompts import ItemPromptBuilder
 from ..records import Dataset, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
@@ -112,12 +113,6 @@ def _path_task(spec: str, *, limit: int | None, limit_per_category: int | None) 
         raise InputError.at(
             spec, f"no such file or directory, and not a built-in benchmark ({', '.join(BUILTINS)})"
         )
-    try:
-        from ..formats.detect import load_itemset
-    except ImportError:
-        raise ProctorError(
-            f"cannot read {spec}: proctor.formats.detect is not available in this build"
-        ) from None
     loaded: Any = load_itemset(path)
     itemset = _as_itemset(loaded, spec)
     items = select(list(itemset.items), limit=limit, limit_per_category=limit_per_category)
@@ -137,8 +132,6 @@ def _as_itemset(loaded: Any, spec: str) -> ItemSet:
     if isinstance(loaded, ItemSet):
         return loaded
     if isinstance(loaded, Dataset):
-        from ..formats.convert import dataset_to_itemset
-
         return dataset_to_itemset(loaded)
     raise ProctorError(
         f"{spec}: not an item dataset (got {type(loaded).__name__}); use it with `proctor score`"

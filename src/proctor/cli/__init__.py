@@ -7,7 +7,21 @@ from functools import cache
 
 import typer
 
+from .. import __version__
 from ..errors import ProctorError
+from ..redact import redact
+from . import (
+    bench_data_cmds,
+    data_cmds,
+    export_cmds,
+    history_cmds,
+    import_cmds,
+    merge_cmds,
+    prompt_cmds,
+    report_cmds,
+    run_cmds,
+    score_cmds,
+)
 from .help import ProctorCommand, ProctorGroup
 from .messages import error, report_error
 
@@ -35,8 +49,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__
-
         typer.echo(f"proctor {__version__}")
         raise typer.Exit()
 
@@ -52,27 +64,12 @@ def _root(
 @app.command(epilog="Example:\n\n  proctor version\n")
 def version() -> None:
     """Print proctor's version."""
-    from .. import __version__
-
     typer.echo(__version__)
 
 
 @cache
 def _register() -> None:
     """Add every command once (main() may run many times in one process: tests, notebooks)."""
-    from . import (
-        bench_data_cmds,
-        data_cmds,
-        export_cmds,
-        history_cmds,
-        import_cmds,
-        merge_cmds,
-        prompt_cmds,
-        report_cmds,
-        run_cmds,
-        score_cmds,
-    )
-
     for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, merge_cmds, prompt_cmds, history_cmds,
                    import_cmds, report_cmds, export_cmds):
         module.register(app)
@@ -88,7 +85,6 @@ def _say_interrupted(argv: list[str] | None) -> None:
     """After ctrl-C: what was kept and, for a run, the command that resumes it (secrets redacted)."""
     import shlex
 
-    from ..redact import redact
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in _RESUMABLE:

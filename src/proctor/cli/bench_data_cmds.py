@@ -8,13 +8,13 @@ from typing import Annotated
 
 import typer
 
+from ..benchmarks.registry import BUILTINS
+
 
 def datasets(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the built-in benchmarks with their source, config, split and expected size."""
-    from ..benchmarks.registry import BUILTINS
-
     rows = [b.as_dict() for b in BUILTINS.values()]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..errors import ProctorError
+from ..models import registry
 
 # every kind some dataset offers (kept import-free; each dataset then checks its own): proctor.prompts' three,
 # MMLU-Pro's TIGER-Lab scripts (tiger-api, tiger-local), GPQA's own variants (zero_shot_cot, five_shot_pool)
@@ -86,14 +87,12 @@ def readable_file(path: Path | None, option: str, *, allow_dir: bool = False) ->
 def model_spec(spec: str, option: str = "--model") -> None:
     """SCHEME:NAME with a scheme the backend registry knows (`proctor.models.registry.SCHEMES`, imported without a
     backend); an `hf:` path that does not exist says so before transformers loads."""
-    from ..models.registry import SCHEMES
-
     scheme, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise ProctorError(f"{option} {spec!r} must look like SCHEME:NAME, with SCHEME one of {', '.join(SCHEMES)}"
-                           + _spec_hint(spec, SCHEMES))
-    if scheme not in SCHEMES:
-        raise ProctorError(f"{option} {spec!r}: unknown scheme {scheme!r}{_did_you_mean(scheme, SCHEMES)}")
+        raise ProctorError(f"{option} {spec!r} must look like SCHEME:NAME, with SCHEME one of {', '.join(registry.SCHEMES)}"
+                           + _spec_hint(spec, registry.SCHEMES))
+    if scheme not in registry.SCHEMES:
+        raise ProctorError(f"{option} {spec!r}: unknown scheme {scheme!r}{_did_you_mean(scheme, registry.SCHEMES)}")
     if scheme == "hf":
         hf_location(rest, option)
 

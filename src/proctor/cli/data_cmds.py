@@ -9,9 +9,19 @@ from typing import Annotated, Any
 
 import typer
 
+from ..benchmarks.registry import load_task
 from ..coverage import Coverage, coverage
 from ..errors import InputError, Problem, ProctorError
+from ..formats.collection import dataset_folder, dataset_yamls, subject_coverage
+from ..formats.commoneval import complete_metadata, dataset_warnings, write_commoneval
+from ..formats.convert import flatten_task_prompt, items_to_suites, itemset_to_questions, slug
+from ..formats.detect import load_itemset, validate_path
+from ..formats.dialects import Dialect
+from ..formats.items import write_items
+from ..formats.questions import write_questions
+from ..formats.suites import write_prompt_suites
 from ..records import ItemSet
+from ..termsafe import plain
 from . import options
 from .messages import error, note, warning
 
@@ -30,10 +40,6 @@ class DialectChoice(StrEnum):
 
 def resolve_dataset(spec: str, data_file: Path | None = None, seed: int = 0) -> ItemSet:
     """DATASET: a path in any item-bearing format, else a built-in benchmark name (hub or `data_file`)."""
-    from ..benchmarks.registry import load_task
-    from ..formats.convert import slug
-    from ..formats.detect import load_itemset
-
     if data_file is None and Path(spec).exists():
         return load_itemset(spec)
     task = load_task(spec, data_file=data_file, seed=seed)
@@ -65,8 +71,6 @@ CONVERT_EXAMPLES = """Examples:
 
 
 def _print_coverage(cov: Coverage, title: str) -> None:
-    from ..termsafe import plain
-
     typer.echo(f"{plain(title)}: {cov.total} items")
 
     def block(name: str, counts: dict[str, int], indent: str = "  ") -> None:
@@ -99,9 +103,6 @@ def validate(paths: Annotated[list[Path], typer.Argument(
         metavar="PATH...", show_default=False,
         help="Items .jsonl, CommonEval directories, Question .json, suites (.json, .txt or directories).")]) -> None:
     """Check files in any proctor format and list every problem as `error: path:line: field: message`."""
-    from ..formats.collection import dataset_yamls
-    from ..formats.detect import validate_path
-
     problems: list[Problem] = []
     expanded = [y for p in paths for y in (dataset_yamls(p) or [p])]  # a folder of datasets: each one
     for path in expanded:
@@ -133,8 +134,6 @@ def stats(
     Over a folder of several CommonEval datasets: counts per dataset `subject` (the Dataset spec's
     under- or over-represented subject areas), then the pooled items.
     """
-    from ..formats.collection import dataset_folder, subject_coverage
-
     folder = dataset_folder(Path(dataset)) if data_file is None else None
     if folder:
         _stats_by_subject(folder, subject_coverage(folder), as_json)
@@ -163,8 +162,6 @@ def _stats_by_subject(folder: list[ItemSet], subjects: Any, as_json: bool) -> No
 
 
 def _echo_warnings(itemset: ItemSet) -> None:
-    from ..formats.commoneval import dataset_warnings
-
     for w in dataset_warnings(itemset):
         warning(str(w))
 
@@ -190,8 +187,6 @@ def convert(
     seed: SeedOption = 0,
 ) -> None:
     """Convert between items JSONL, Question JSON, CommonEval directories and probsem suites (atomic)."""
-    from ..formats.dialects import Dialect
-
     out = options.prefer(out, output, "--output", "--out")
     if out is None:
         raise ProctorError("convert needs --out PATH (the file or directory to write)")
@@ -217,12 +212,6 @@ def _parse_meta(pairs: list[str]) -> dict[str, str]:
 
 def _write_converted(itemset: ItemSet, to: Target, out: Path, shard_size: int | None, dialect: Any,
                      meta: dict[str, str], src: str, notes: list[str]) -> int:
-    from ..formats.commoneval import complete_metadata, write_commoneval
-    from ..formats.convert import flatten_task_prompt, items_to_suites, itemset_to_questions
-    from ..formats.items import write_items
-    from ..formats.questions import write_questions
-    from ..formats.suites import write_prompt_suites
-
     if to is Target.ITEMS:
         write_items(out, flatten_task_prompt(itemset), dialect)
     elif to is Target.QUESTIONS:

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from ..exporters import FORMATS
+from ..exporters import export as write
+from ..interruptible import terminate_as_interrupt
 from .messages import count
 
 EXPORT_EXAMPLES = """Examples (on the bundled examples, offline; open an Inspect log with `inspect view --log-dir DIR`):
@@ -34,9 +36,6 @@ def export(
         help="A new (or empty) folder to write into; it appears whole or not at all.")],
 ) -> None:
     """Write runs in another tool's format (llm-wc, probsem, Inspect, Every Eval Ever)."""
-    from ..exporters import export as write
-    from ..interruptible import terminate_as_interrupt
-
     with terminate_as_interrupt():  # SIGTERM cleans the staging folder up as ctrl-C does
         written = write(run_dirs, to, out)
     typer.echo(f"wrote {count(len(written), f'{to} file')} to {out}")

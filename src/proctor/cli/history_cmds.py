@@ -12,8 +12,14 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from ..compare import compare_runs
+from ..comparison import p_cell, points
 from ..errors import InputError
+from ..leaderboard import leaderboards
+from ..pricing import format_money
+from ..store import Store, default_store_path
 from ..termsafe import escape_control, rich_safe
+from ..textio import write_json_atomic
 from . import options
 from .messages import warning
 
@@ -39,8 +45,6 @@ RECORD_EXAMPLES = f"Examples:\n\n{_RUNS}  proctor record runs/mmlu-first runs/mm
 
 def _store(path: Path | None, must_exist: bool = True) -> Any:
     """Open the store; a missing one is an error for reads (nothing recorded) rather than silently created."""
-    from ..store import Store, default_store_path
-
     p = path or default_store_path()
     if must_exist and not p.exists():
         raise InputError.at(p, "no run history here yet (runs are recorded when they finish)")
@@ -73,7 +77,6 @@ def _cost(r: RunRecord) -> str:
     """A run's cost and cost per correct answer, to the cent; "–" when no prices were known."""
     from decimal import Decimal
 
-    from ..pricing import format_money
 
     if r.cost is None:
         return "–"
@@ -225,9 +228,6 @@ def compare(
 ) -> None:
     """Compare two runs on their shared items: the difference with a paired 95% interval, McNemar's exact
     test and a verdict."""
-    from ..compare import compare_runs
-    from ..store import default_store_path
-
     seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     sp = store or default_store_path()
     if sp.exists():
@@ -236,8 +236,6 @@ def compare(
     else:
         cmp = compare_runs(run_a, run_b, n_boot=n_boot, seed=seed)
     if save is not None:
-        from ..textio import write_json_atomic
-
         write_json_atomic(save, cmp.to_dict())
     if as_json:
         _echo_json(cmp.to_dict())
@@ -254,8 +252,6 @@ def compare(
 
 def comparison_table(cmp: Comparison) -> Table:
     """A − B overall and per category: the figures of the typed record, as every output shows them."""
-    from ..comparison import p_cell, points
-
     t = Table(title=f"A − B on {cmp.overall.n:,} shared item(s) (paired 95% CI, McNemar's exact test)")
     for col in ("group", "n", "A %", "B %", "A − B", "95% CI", "A✗B✓", "A✓B✗", "p"):
         t.add_column(col, justify="left" if col == "group" else "right")
@@ -285,8 +281,6 @@ def leaderboard(
 
     A board ranks each model's latest run of one setting (mode, prompt, epochs, generation settings):
     runs of different settings are never ranked together unless --mix-settings asks for it."""
-    from ..leaderboard import leaderboards
-
     seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     with _store(store) as st:
         boards = leaderboards(st, dataset, n_boot=n_boot, seed=seed, mix_settings=mix_settings, mode=mode,
@@ -319,8 +313,6 @@ def _print_board(lb: Leaderboard) -> None:
 
 def winner_line(lb: Leaderboard) -> str:
     """The winner's observed and selection-adjusted score; no correction where nothing was selected."""
-    from ..comparison import points
-
     top = escape_control(lb.top)  # a model name from data
     if not lb.selected:
         why = "one model" if len(lb.entries) == 1 else "every model tied"

@@ -10,10 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import InputError
+from ..importers import ImportOptions, is_llmwc_results, read_all, run_dir_for, write_run
+from ..runner import accuracy_line
+from ..store import Store, default_store_path
+from ..termsafe import plain
 from . import options
+from .llmwc_cmds import import_results
 
 if TYPE_CHECKING:
-    from ..importers import ImportedRun, ImportOptions
+    from ..importers import ImportedRun
 
 IMPORT_EXAMPLES = """Examples (lm-eval run with --output_path out/lm --log_samples; Inspect logs in logs/;
 an llm-wc results directory):
@@ -51,8 +56,6 @@ def import_runs(
 ) -> None:
     """Read another harness's results into proctor run directories and the history, so that report, compare,
     history and leaderboard read them. Everything is checked before anything is written."""
-    from ..importers import ImportOptions, is_llmwc_results, read_all
-
     llmwc = [p for p in paths if is_llmwc_results(p)]
     others = [p for p in paths if p not in llmwc]
     opts = ImportOptions(name=name, dataset=dataset, item_id=item_id, metric=metric,
@@ -61,8 +64,6 @@ def import_runs(
         _llmwc_takes_no_options(llmwc[0], opts, no_history)
     runs = read_all(others, opts) if others else []  # every lm-eval and Inspect file checked before any write
     for results_dir in llmwc:
-        from .llmwc_cmds import import_results
-
         import_results(results_dir, store, runs_root)
     if runs:
         _write_and_record(runs, runs_root, None if no_history else store or _default_store())
@@ -78,18 +79,11 @@ def _llmwc_takes_no_options(results_dir: Path, opts: ImportOptions, no_history: 
 
 
 def _default_store() -> Path:
-    from ..store import default_store_path
-
     return default_store_path()
 
 
 def _write_and_record(runs: list[ImportedRun], runs_root: Path, store: Path | None) -> None:
     """Write each run directory whole, record it in the history (unless `store` is None), and say so."""
-    from ..importers import run_dir_for, write_run
-    from ..runner import accuracy_line
-    from ..store import Store
-    from ..termsafe import plain
-
     history = Store(store) if store is not None else None
     try:
         for run in runs:

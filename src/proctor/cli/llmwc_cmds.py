@@ -4,136 +4,41 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from .. import pipeline
+from ..build import eval_options, with_prices
 from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
+from ..exporters.llmwc import write_results_dir
+from ..importers.llmwc_config import config_errors, config_specs
 from ..llmwc import (
     ID_COLUMNS,
     ROWS,
     BenchmarkBlock,
     ImportedBenchmark,
-    LlmwcConfig,
-    ModelEntry,
     ResultRow,
     RunFile,
     SummaryFile,
     builtin_name,
-    llmwc_rule,
     read_config,
     read_layout_file,
-    request_params,
 )
+from ..pipeline import Events, RunOptions
 from ..redact import redact, redact_url
-from ..runlog import MetricBlock, check_generation
+from ..runlog import MetricBlock, RunLog, check_generation
+from ..runner import accuracy_line
 from ..safepath import safe_component
-from ..tasks import Task
 from ..termsafe import plain
 from . import options
 from .help import plain_metavar
 from .messages import note
-
-
-@contextmanager
-def _hf_token(env_name: str | None) -> Iterator[None]:
-    """llm-wc's `hf_token_env`: the named variable stands in for HF_TOKEN while the data loads."""
-    value = os.environ.get(env_name) if env_name else None
-    old = os.environ.get("HF_TOKEN")
-    if value:
-        os.environ["HF_TOKEN"] = value
-    try:
-        yield
-    finally:
-        if value:
-            if old is None:
-                os.environ.pop("HF_TOKEN", None)
-            else:
-                os.environ["HF_TOKEN"] = old
-
-
-def _api_key(entry: ModelEntry, index: int) -> str | None:
-    if entry.api_key_env:
-        key = os.environ.get(entry.api_key_env)
-        if not key:
-            raise InputError.at("config", f"environment variable {entry.api_key_env} is not set",
-                                field=f"models[{index}].api_key_env")
-        return key
-    return entry.api_key
-
-
-def load_config_task(config: LlmwcConfig, config_path: Path, data_file: Path | None) -> Task:
-    """The benchmark of a config as a proctor Task (dataset_path a local file → the data file), its answers
-    read by llm-wc's own rule whatever the prompt kind."""
-    from ..benchmarks.registry import load_task
-
-    block = config.benchmark
-    try:
-        name = builtin_name(block)
-    except InputError as e:
-        raise InputError.at(config_path, plain(e.problems[0].message), field="benchmark.name") from None
-    if data_file is None and block.dataset_path:
-        for candidate in (Path(block.dataset_path), config_path.parent / block.dataset_path):
-            if candidate.exists():
-                data_file = candidate
-                break
-    with _hf_token(block.hf_token_env):
-        task = load_task(name, data_file=data_file, seed=block.seed, limit_per_category=block.limit_per_subject,
-                         prompt_options=prompt_options(block, name, config_path))
-    limit = block.subjects()
-    if limit is not None:
-        present = [str(c) for c in dict.fromkeys(it.category for it in task.items)]
-        wanted = present[:limit] if isinstance(limit, int) else limit
-        missing = [s for s in wanted if s not in present]
-        if missing:
-            raise InputError.at(config_path, f"no such subject(s): {plain(', '.join(missing))} (the data has "
-                                f"{plain(', '.join(str(p) for p in present))})", field="benchmark.limit_subjects")
-        task = dataclasses.replace(task, items=[it for it in task.items if it.category in wanted])
-    rule = llmwc_rule(name)
-    return dataclasses.replace(task, answer_rules=dict.fromkeys(task.prompts.kinds, rule))
-
-
-LLMWC_KINDS = {"5_shot": "five_shot", "default": None, "cot": None}  # llm-wc's prompt_type → proctor's kind
-
-
-def prompt_kind(block: BenchmarkBlock) -> str | None:
-    """The proctor kind of an llm-wc `prompt_type` (None: the benchmark's default, llm-wc's own)."""
-    kind = block.prompt_type
-    return LLMWC_KINDS.get(kind, kind) if kind is not None else None
-
-
-def prompt_options(block: BenchmarkBlock, name: str, config_path: Path) -> dict[str, Any]:
-    """What llm-wc's config says about prompts: AIME's `instruction`, GPQA's `cot_examples_path` (relative to
-    the working directory, else to the config; llm-wc reads it only for chain_of_thought and 5_shot)."""
-    if name == "aime-2025":
-        instruction = (block.model_extra or {}).get("instruction", getattr(block, "instruction", None))
-        return {"instruction": instruction} if isinstance(instruction, str) else {}
-    if not name.startswith("gpqa-") or not block.cot_examples_path:
-        return {}
-    for candidate in (Path(block.cot_examples_path), config_path.parent / block.cot_examples_path):
-        if candidate.is_file():
-            return {"cot_examples": candidate}
-    if prompt_kind(block) in ("chain_of_thought", "five_shot"):
-        raise InputError.at(config_path, f"cot_examples_path {block.cot_examples_path!r}: no such file (the "
-                            f"{block.prompt_type} prompt shows its examples)", field="benchmark.cot_examples_path")
-    return {}
-
-
-def _settings(params: dict[str, Any], max_tokens: int | None) -> Any:
-    from ..models import GenerationSettings
-
-    stop = params.get("stop") or ()
-    return GenerationSettings(temperature=float(params.get("temperature", 0.0)), top_p=params.get("top_p"),
-                              max_tokens=max_tokens or params.get("max_tokens"), seed=params.get("seed"),
-                              stop=(stop,) if isinstance(stop, str) else tuple(stop))
-
+from .outcome import error_status
 
 # `run` options that apply to a config run, besides the chat backend's own (--concurrency, --timeout…);
 # the rest are refused by name: the config says those things, or a config run does not do them
@@ -197,54 +102,33 @@ class ConfigRunOptions:
     http: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
-def selected_models(config: LlmwcConfig, model: str | None) -> list[tuple[int, ModelEntry, str]]:
-    """(index, entry, directory name) of the models to run: all, or the one `--model` names."""
-    chosen = [(i, m, d) for i, (m, d) in enumerate(zip(config.models, config.dir_names(), strict=True))]
-    if model is None:
-        return chosen
-    wanted = model.removeprefix("openai:")
-    picked = [c for c in chosen if wanted in (c[1].name, c[1].label)]
-    if not picked:
-        names = ", ".join(plain(m.name) for m in config.models)
-        raise ProctorError(f"--model {plain(model)}: not a model of the config (it lists {names})")
-    return picked
-
-
 def run_config(config_path: Path, given: ConfigRunOptions) -> int:
     """Run the config's models (or the one --model names); write llm-wc's results directory; the exit status."""
-    from ..models import get_model
-    from ..runner import RunConfig, accuracy_line, evaluate
-    from .run_cmds import _prices, error_status
-
     config = read_config(config_path)
-    chosen = selected_models(config, given.model)
-    prices = [_prices(f"openai:{m.name}", given.prices, None, None, given.max_cost, False) for _, m, _ in chosen]
-    keys = [_api_key(m, i) for i, m, _ in chosen]
-    task = load_config_task(config, config_path, given.data_file)
+    models = config_specs(config, config_path, model=given.model, data_file=given.data_file,
+                          max_tokens=given.max_tokens, http=given.http)
+    opts = eval_options(prices=given.prices, max_cost=given.max_cost)
+    specs = [with_prices(m.spec, opts) for m in models]
     stamp = datetime.now(UTC)
     base = given.out or Path(config.benchmark.output_dir or f"results/{config.benchmark.name}")
     root = Path(f"{base}_{stamp.strftime('%Y%m%dT%H%M%SZ')}")
-    runs, status = [], 0
-    for (_, entry, dir_name), (price, limit), key in zip(chosen, prices, keys, strict=True):
-        options: dict[str, Any] = {k: v for k, v in {**given.http, "api_key": key}.items() if v is not None}
-        if entry.api_base:
-            options["base_url"] = entry.api_base
-        model = get_model(f"openai:{entry.name}", **options)
-        run = RunConfig(prompt_kind=prompt_kind(config.benchmark),
-                        settings=_settings(request_params(config, entry), given.max_tokens),
-                        out_dir=root / "runs" / dir_name, store_path=given.store, progress=given.progress,
-                        use_cache=given.use_cache, record_history=given.record_history, price=price, max_cost=limit,
-                        command=["proctor", *sys.argv[1:]])
-        log = evaluate(task, model, run)
-        runs.append((entry, dir_name, log))
-        line = accuracy_line(log.results) if log.results is not None else "no results"
-        typer.echo(plain(f"{entry.name} on {task.name}: {line}  → {log.path}"))  # names from the config
-        status = max(status, error_status(log, given.max_error_rate))
-    from ..exporters.llmwc import write_results_dir  # the user asked for llm-wc's layout
+    run_options = RunOptions(out_dirs=tuple(root / "runs" / m.dir_name for m in models), store=given.store,
+                             progress=given.progress, use_cache=given.use_cache, record_history=given.record_history,
+                             command=["proctor", *sys.argv[1:]])
+    statuses: list[int] = []
 
+    def finished(log: RunLog) -> None:
+        line = accuracy_line(log.results) if log.results is not None else "no results"
+        name = log.manifest.model.spec.removeprefix("openai:")
+        typer.echo(plain(f"{name} on {log.manifest.dataset.name}: {line}  → {log.path}"))
+        statuses.append(error_status(log, given.max_error_rate))
+
+    with config_errors(config_path):
+        logs = pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), finished=finished))
+    runs = [(m.entry, m.dir_name, log) for m, log in zip(models, logs, strict=True)]
     write_results_dir(root, config, runs, stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
     typer.echo(plain(f"llm-wc results: {root}"))
-    return status
+    return max(statuses, default=0)
 
 
 # ---------------------------------------------------------------- import
@@ -319,7 +203,7 @@ class ImportedModel:
 
 def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path) -> ImportedModel:
     """One llm-wc model directory, validated whole (nothing is written yet)."""
-    from .. import __version__
+    from ..provenance import BackendInfo, DatasetInfo, GenerationRecord, collect_provenance
     from ..runlog import Manifest
 
     summary_path = model_dir / "summary.json"
@@ -332,15 +216,16 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     check_generation(given.request_params, summary_path, "request_params")  # what the manifest records
     name = given.model or model_dir.name
     run_id = hashlib.sha256(f"llm-wc:{results_dir.resolve()}:{model_dir.name}".encode(errors="surrogatepass"))
+    spec = f"openai:{name}"
     manifest = Manifest(
-        run_id=run_id.hexdigest(), proctor_version=__version__, mode="generate", prompt_kind=run.benchmark.prompt_type,
-        dataset={"name": dataset, "source": given.dataset_path or run.benchmark.dataset_path,
-                 "n_items": len(rows), "imported_from": str(results_dir)},
-        model={"spec": f"openai:{name}", "model": name,
-               "base_url": redact_url(given.api_base) if given.api_base else None},
+        run_id=run_id.hexdigest(), provenance=collect_provenance({"spec": spec}), mode="generate",
+        prompt_kind=run.benchmark.prompt_type,
+        dataset=DatasetInfo(name=dataset, source=given.dataset_path or run.benchmark.dataset_path, n_items=len(rows),
+                            details={"imported_from": str(results_dir)}),
+        model=BackendInfo(spec=spec, model=name, base_url=redact_url(given.api_base) if given.api_base else None),
         choice_order_seed=given.seed if given.seed is not None else run.benchmark.seed,
-        generation=redact(given.request_params), started_at=run.started_at or datetime.now(UTC).isoformat(),
-        command=["proctor", "import", str(results_dir)],
+        generation=GenerationRecord.of(redact(given.request_params)),
+        started_at=run.started_at or datetime.now(UTC).isoformat(), command=["proctor", "import", str(results_dir)],
     )
     # one directory per source (its resolved path hashed in): same-named results directories or models that
     # sanitise alike (`a b`, `a_b`) never share one, and a name from data never climbs out of runs_root

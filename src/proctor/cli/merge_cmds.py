@@ -7,6 +7,10 @@ from typing import Annotated
 
 import typer
 
+from ..runner import accuracy_line
+from ..shard import merge_runs
+from ..store import Store, default_store_path
+from ..termsafe import plain
 from . import options
 
 MERGE_EXAMPLES = """Example (three jobs, e.g. a Slurm array or a Kubernetes indexed job, then one merge):
@@ -30,18 +34,12 @@ def merge(
 
     Refuses shards of different runs (dataset, model or settings differ), a missing or repeated shard,
     and unfinished samples."""
-    from ..runner import accuracy_line
-    from ..shard import merge_runs
-    from ..termsafe import plain
-
     history = None
     if not no_history:
-        from ..store import Store, default_store_path
-
         history = Store(store or default_store_path())
     log = merge_runs(shard_dirs, out, history)
     if log.results is not None:
-        typer.echo(plain(f"{log.manifest.dataset.get('name', 'run')}: {accuracy_line(log.results)}  → {log.path}"))
+        typer.echo(plain(f"{log.manifest.dataset.name or 'run'}: {accuracy_line(log.results)}  → {log.path}"))
 
 
 def register(app: typer.Typer) -> None:

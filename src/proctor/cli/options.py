@@ -24,6 +24,9 @@ from typing import Annotated, Any, Literal, TypeVar
 import typer
 
 from ..errors import ProctorError
+from ..models.base import GenerationSettings
+from ..models.registry import BACKENDS, backend_for
+from ..reasoning import parse_extra_body, unsupported_settings
 from .messages import deprecated
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -119,8 +122,6 @@ def _cli_type(name: str, annotation: Any) -> tuple[Any, str]:
 @functools.cache
 def model_cli_options() -> tuple[ModelOption, ...]:
     """Every backend option the command line offers, in registry order, each once."""
-    from ..models.registry import BACKENDS
-
     seen: dict[str, ModelOption] = {}
     for backend in BACKENDS.values():
         for name, info in backend.options.model_fields.items():
@@ -167,8 +168,6 @@ class ModelOptions:
 
 
 def _fields(spec: str) -> set[str]:
-    from ..models.registry import backend_for
-
     backend, _ = backend_for(spec)
     return set(backend.options.model_fields)
 
@@ -230,9 +229,6 @@ def reasoning_settings(
 ) -> dict[str, Any]:
     """GenerationSettings keyword arguments from the reasoning options; refuses (ProctorError, exit 2)
     settings the spec's backend cannot send rather than ignoring them."""
-    from ..models.base import GenerationSettings
-    from ..reasoning import parse_extra_body, unsupported_settings
-
     given: dict[str, Any] = {
         "reasoning_effort": reasoning_effort, "enable_thinking": enable_thinking, "thinking_budget": thinking_budget,
         "top_k": top_k, "min_p": min_p, "presence_penalty": presence_penalty, "frequency_penalty": frequency_penalty,

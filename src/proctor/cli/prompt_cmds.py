@@ -8,11 +8,18 @@ from typing import Annotated, Any
 
 import typer
 
+from ..benchmarks.registry import load_task
 from ..errors import ProctorError
+from ..models import GenerationSettings
+from ..models.openai import TokenSplitter
+from ..prompts import bind_tokenizer, check_kind
 from ..records import Item
+from ..resolve import budget_for
+from ..spec import GenerationSpec
 from ..tasks import Task
 from ..termsafe import json_safe, plain, plain_text
 from . import options
+from .checks import at_least, in_unit_interval
 from .run_cmds import MaxTokens, PromptKind, Stop, Temperature, TopP
 
 ItemId = Annotated[str, typer.Option("--item", metavar="ID", help=(
@@ -40,11 +47,8 @@ def find_item(task: Task, wanted: str) -> Item:
 
 def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
-    from ..prompts import check_kind, kind_settings
-    from .run_cmds import budget_for
-
     check_kind(kind, task.prompts.kinds, task.name)
-    final = budget_for(task, kind_settings(task.prompts, kind, settings))
+    final = budget_for(task, kind, GenerationSpec.of(settings)).settings()  # what `run` resolves for the kind
     return {
         "benchmark": task.name,
         "item": item.identifier,
@@ -72,11 +76,6 @@ def show_prompt(
 ) -> None:
     """Print the exact request a run would send for one item: messages with their roles, stop sequences
     and generation settings. With --json, machine-readable, to diff against another harness."""
-    from ..benchmarks.registry import load_task
-    from ..models import GenerationSettings
-    from ..prompts import check_kind
-    from .checks import at_least, in_unit_interval
-
     if prompt is not None and not prompt.strip():  # '' is no kind, never "the default one"
         raise ProctorError("--prompt: empty; name a prompt kind (or leave the option out for the default)")
     at_least(temperature, 0, "--temperature")  # as `run` checks them, before the data is read
@@ -85,9 +84,6 @@ def show_prompt(
     task = load_task(dataset, data_file=data_file, seed=seed,
                      prompt_options={"cot_examples": cot_examples, "instruction": instruction})
     if tokenizer is not None:
-        from ..models.openai import TokenSplitter
-        from ..prompts import bind_tokenizer
-
         splitter = TokenSplitter(tokenizer)
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))
     settings = GenerationSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens,

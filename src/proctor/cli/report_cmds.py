@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from ..report import write_report
+from ..runlog import expand_run_dirs
 from . import options
 
 
@@ -40,12 +42,9 @@ def report(
     store: options.Store = None,
 ) -> None:
     """Write a report of one or more runs and print its path."""
-    from ..report import write_report
-
     output = options.prefer(out, output, "--output", "--out")
     if fmt is None:
         fmt = ReportFormat.MD if output is not None and output.suffix.lower() in (".md", ".markdown") else ReportFormat.HTML
-    from ..runlog import expand_run_dirs
 
     runs = expand_run_dirs(run_dirs)
     out = output or beside(runs) / ("report.md" if fmt == ReportFormat.MD else "report.html")

@@ -7,60 +7,24 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
-from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
+from .. import pipeline
+from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
+from ..exporters.probsem import write_probsem_outputs
+from ..pipeline import Events, RunOptions
+from ..scoring.logprob import Norm
+from ..scoring.suites import ScoreOptions, suite_results
+from ..spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
+from ..termsafe import plain
 from . import options
+from .messages import note
 from .options import with_model_options
+from .outcome import finish
 
 
-def _load(paths: list[Path]) -> tuple[list[tuple[Any, list[Any]]], list[Path]]:
-    """(prompt, suites) groups and every input file read, from `DIR` or `PROMPT_FILE SUITE_FILE...`."""
-    from ..formats.suites import read_prompt, read_prompt_dir, read_suite
-
-    if len(paths) == 1 and paths[0].is_dir():
-        groups = [(p, s) for p, s in read_prompt_dir(paths[0]) if s]
-        if not groups:
-            raise InputError.at(paths[0], "no suite files (<P>_<T>.json) next to any prompt (<P>.txt)")
-        files = [paths[0] / f"{p.name}.txt" for p, _ in groups]
-        files += [paths[0] / f"{p.name}_{s.name}.json" for p, ss in groups for s in ss]
-        return groups, files
-    if len(paths) < 2:
-        raise InputError.at(paths[0], "give a directory, or a prompt file followed by at least one suite file")
-    prompt = read_prompt(paths[0])
-    problems = []
-    suites = []
-    for sp in paths[1:]:
-        try:
-            suites.append(read_suite(sp, prompt=prompt.name))
-        except InputError as e:
-            problems.extend(e.problems)
-    if problems:
-        raise InputError(problems)
-    names = [s.name for s in suites]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError.at(paths[1], f"suite names repeat: {dup} (names come from <P>_<T>.json)")
-    return [(prompt, suites)], list(paths)
-
-
-def suite_task(groups: list[tuple[Any, list[Any]]], files: list[Path], options: Any) -> Any:
-    """One Task over every context of every suite, carrying the suite scorer."""
-    from ..benchmarks.hub import file_sha256
-    from ..formats.convert import suite_to_items
-    from ..prompts import ItemPromptBuilder
-    from ..scoring.suites import SuiteScorer
-    from ..tasks import Task
-
-    names = list(dict.fromkeys(p.name for p, _ in groups))
-    items = [it for prompt, suites in groups for s in suites for it in suite_to_items(prompt, s)]
-    source = {"source": "probsem", "files": [str(f) for f in files], "sha256": {str(f): file_sha256(f) for f in files}}
-    return Task("+".join(names), items, ItemPromptBuilder(), source=source, scorer=SuiteScorer(options))
-
-
-def _options(norm: str, temperature: float, join: str) -> Any:
-    from ..scoring.logprob import Norm
-    from ..scoring.suites import ScoreOptions
-
+def _options(norm: str, temperature: float, join: str) -> ScoreOptions:
     if norm not in {n.value for n in Norm}:
         raise ProctorError(f"--norm must be one of {', '.join(n.value for n in Norm)}, got {norm!r}")
     if join not in ("newline", "space"):
@@ -111,27 +75,20 @@ def score(
     results.json, summary.json) that `proctor report`, `runs`, `history` and `compare` read into a run
     directory under `--out` (default: under `--runs-root`).
     """
-    from ..exporters.probsem import write_probsem_outputs  # the user asked for probsem's files
-    from ..models.registry import get_model
-    from ..runner import RunConfig, evaluate, finish_done_run, plan_run
-    from ..scoring.suites import suite_results
-    from .run_cmds import finish, say_resume
-
     temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")
     opts = _options(norm, temperature, join)
-    groups, files = _load(paths)
-    task = suite_task(groups, files, opts)
     given = model_options or options.ModelOptions({})
     given.check_applicable([model])
+    spec = RunSpec(dataset=DatasetRef(name=str(paths[0]), files=tuple(str(p) for p in paths[1:])),
+                   model=ModelSpec(spec=model, options=given.for_spec(model)),
+                   scorer=ScorerSpec(mode="logprob", norm=opts.norm.value, softmax_temperature=opts.temperature,
+                                     join=opts.join))
     # -o is probsem's output folder: each model's CSVs accumulate there, each run log in a directory of its own
-    config = RunConfig(mode="logprob", runs_root=out or runs_root, use_cache=not no_cache, store_path=store,
-                       record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
-    state = plan_run(task, model, config)
-    say_resume(state)
-    if state.left == 0:  # nothing left to ask: the model is not loaded
-        log = finish_done_run(state, config)
-    else:
-        log = evaluate(task, get_model(model, **given.for_spec(model)), config)
+    run_options = RunOptions(runs_root=out or runs_root, use_cache=not no_cache, store=store,
+                             record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
+    (planned,) = pipeline.plan([spec], run_options)
+    task = planned.task
+    (log,) = pipeline.execute([planned], Events(resuming=lambda line: note(plain(line))))
     results = suite_results(task.items, log.samples)
     written = write_probsem_outputs(out or log.path, log.path, model.replace("/", "-"), results, opts)
     _print_table(model, norm, temperature, results)
@@ -141,9 +98,6 @@ def score(
 
 
 def _print_table(model: str, norm: str, temp: float, results: list[Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title=f"proctor score · {model} · norm={norm} · softmax temperature={temp}")
     for col in ("suite", "contexts", "scored", "ties", "accuracy", "95% CI", "Brier", "ECE", "log-loss"):
         table.add_column(col, justify="left" if col == "suite" else "right")

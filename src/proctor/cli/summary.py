@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..pricing import cost_line
 from ..runlog import MetricBlock, MetricValue, Results, RunLog
 from ..termsafe import rich_safe
 
@@ -36,7 +37,7 @@ def print_results(log: RunLog) -> None:
 
     results = log.results or Results()
     console = Console(width=None if sys.stdout.isatty() else 110)
-    title = rich_safe(f"{log.manifest.dataset.get('name')} · {log.manifest.model.get('spec')} · {log.manifest.mode}")
+    title = rich_safe(f"{log.manifest.dataset.name} · {log.manifest.model.spec} · {log.manifest.mode}")
     table = Table(title=title, title_justify="left")
     for col in ("group", "accuracy", "95% CI", "scored", "errors", "no answer", "truncated"):
         table.add_column(col, justify="left" if col == "group" else "right")
@@ -79,8 +80,6 @@ def reasoning_lines(results: Results) -> list[str]:
         lines.append(f"{ep.k} epochs: mean@{ep.k} {ep.mean_at_k:.3f}, pass@{ep.k} {ep.pass_at_k or 0:.3f}"
                      + (f", per-item spread (sd) {spread:.3f}" if spread is not None else ""))
     if results.cost is not None:
-        from ..pricing import cost_line
-
         lines.append(cost_line(results.cost))
     return lines
 

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import ValidationError
 
 from ..errors import InputError, brief
+from ..results import read_run
+from ..runlog import expand_run_dirs
 from ..textio import make_staging
 
 if TYPE_CHECKING:
@@ -57,8 +59,6 @@ def get_exporter(name: str) -> Exporter:
 
 def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Path]:
     """Read the runs, write them as `to` into the new folder `out` (all or nothing); the paths written."""
-    from ..runlog import expand_run_dirs, read_run
-
     exporter = get_exporter(to)
     target = Path(out)
     if target.exists() and not target.is_dir():

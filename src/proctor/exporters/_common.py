@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..metrics.accuracy import BlockTally, scored_scores
-from ..runlog import MetricBlock, Outcome, RunLog, Sample, warn_if_disagrees
+from ..results import warn_if_disagrees
+from ..runlog import MetricBlock, Outcome, RunLog, Sample
 from ..stats import apply_no_answer, apply_truncated_as
 
 
@@ -85,14 +86,14 @@ def stderr_of(values: Sequence[float]) -> float | None:
 def model_name(log: RunLog) -> str:
     """The model as the run named it (`openai:qwen3` → `qwen3`; a local path's last part for `hf:out/tiny`)."""
     model = log.manifest.model
-    spec = str(model.get("model") or model.get("spec") or "model")
+    spec = model.model or model.spec or "model"
     return spec.split(":", 1)[-1]
 
 
 def model_spec(log: RunLog) -> str:
     """The backend and model as given on the command line (`openai:qwen3`)."""
-    return str(log.manifest.model.get("spec") or model_name(log))
+    return log.manifest.model.spec or model_name(log)
 
 
 def dataset_name(log: RunLog) -> str:
-    return str(log.manifest.dataset.get("name") or "dataset")
+    return log.manifest.dataset.name or "dataset"

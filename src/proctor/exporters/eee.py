@@ -94,7 +94,7 @@ def _identity(log: RunLog) -> dict[str, Any]:
     backend = spec.split(":", 1)[0] if ":" in spec else "unknown"
     name = model_name(log)
     developer = name.split("/", 1)[0] if "/" in name else backend
-    base_url = str(log.manifest.model.get("base_url") or "")
+    base_url = log.manifest.model.base_url or ""
     local = backend in _LOCAL or any(h in base_url for h in ("localhost", "127.0.0.1", "[::1]"))
     deployment = "self_deployed" if local else ("externally_managed" if backend in ("openai", "anthropic") else "unknown")
     details = {"deployment_type": deployment,
@@ -110,8 +110,6 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
     samples tallied (default: tallied here)."""
     from every_eval_ever.converters import SCHEMA_VERSION
 
-    from .. import __version__
-
     m = log.manifest
     t = t or tally(log)
     overall = overall_accuracy(log, t)
@@ -124,8 +122,8 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
     if overall.ci_low is not None and overall.ci_high is not None:
         uncertainty["confidence_interval"] = {"lower": overall.ci_low, "upper": overall.ci_high,
                                               "confidence_level": 0.95, "method": overall.ci_method or "unknown"}
-    g = m.generation
-    args = {k: g.get(k) for k in ("temperature", "top_p", "max_tokens") if g.get(k) is not None}
+    g = m.generation.as_dict() if m.generation is not None else {}
+    args = {k: g[k] for k in ("temperature", "top_p", "max_tokens") if g.get(k) is not None}
     if m.command:
         import shlex
 
@@ -138,7 +136,7 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
         "retrieved_timestamp": str(int(time.time())),
         "source_metadata": {"source_name": "proctor", "source_type": "evaluation_run",
                             "source_organization_name": "proctor", "evaluator_relationship": "third_party"},
-        "eval_library": {"name": "proctor", "version": m.proctor_version or __version__,
+        "eval_library": {"name": "proctor", "version": m.proctor_version,
                          "additional_details": {"run_id": m.run_id, **({"git_sha": m.git_sha} if m.git_sha else {})}},
         "model_info": ident,
         "evaluation_results": [{
@@ -166,18 +164,19 @@ def _settings(log: RunLog) -> dict[str, Any]:
     m = log.manifest
     out = {"mode": m.mode, "prompt_kind": m.prompt_kind, "prompt_template_hash": m.prompt_template_hash,
            "extractor_version": m.extractor_version, "answer_rule": m.answer_rule, "epochs": m.epochs,
-           "truncated_as": m.truncated_as, "no_answer": m.no_answer, "dataset_content_hash": m.dataset.get("content_hash")}
+           "truncated_as": m.truncated_as, "no_answer": m.no_answer, "dataset_content_hash": m.dataset.content_hash}
     return {k: v for k, v in out.items() if v is not None}
 
 
 def _source_data(log: RunLog, ids: list[str]) -> dict[str, Any]:
     """EEE's `source_data`: the hub dataset when the run's data came from one, else a private dataset."""
     ds = log.manifest.dataset
-    source = str(ds.get("source") or "")
+    source = ds.source or ""
     if "/" in source and source != "file":
         return {"dataset_name": dataset_name(log), "source_type": "hf_dataset", "hf_repo": source,
-                "hf_split": ds.get("split"), "samples_number": len(ids), "sample_ids": ids}
-    details = {k: str(ds[k]) for k in ("path", "data_file", "sha256", "content_hash") if ds.get(k)}
+                "hf_split": ds.split, "samples_number": len(ids), "sample_ids": ids}
+    given = {"path": ds.path, "data_file": ds.data_file, "sha256": ds.sha256, "content_hash": ds.content_hash}
+    details = {k: str(v) for k, v in given.items() if v}
     return {"dataset_name": dataset_name(log), "source_type": "other", "additional_details": details}
 
 

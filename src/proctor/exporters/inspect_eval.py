@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..errors import InputError, ProctorError
+from ..provenance import GenerationRecord
 from ..redact import redact, redact_url
 from ..runlog import Outcome, RunLog, Sample
 from ..safepath import is_safe_component, safe_component, short_hash
@@ -105,7 +106,7 @@ def eval_log(log: RunLog, t: RunTally | None = None) -> EvalLog:
         extra = {"stderr": stderr_of(t.scores), "ci_low": overall.ci_low, "ci_high": overall.ci_high}
         metrics = {name: EvalMetric(name=name, value=value)
                    for name, value in {"accuracy": overall.accuracy, **extra}.items() if value is not None}
-    score = EvalScore(name=SCORER, scorer=str(m.scorer.get("scorer") or m.mode), scored_samples=t.n_scored,
+    score = EvalScore(name=SCORER, scorer=m.scorer.scorer or m.mode, scored_samples=t.n_scored,
                       unscored_samples=t.n - t.n_scored, metrics=metrics,
                       reducer="mean" if m.epochs > 1 else None,
                       metadata={"ci_method": overall.ci_method} if overall.ci_method else None)
@@ -128,21 +129,18 @@ def _spec(log: RunLog, sample_ids: list[str]) -> EvalSpec:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
     from inspect_ai.model import GenerateConfig
 
-    from .. import __version__
-
     m = log.manifest
-    g = m.generation
-    stop = g.get("stop")
-    config = GenerateConfig(temperature=g.get("temperature"), top_p=g.get("top_p"), max_tokens=g.get("max_tokens"),
-                            seed=g.get("seed"), stop_seqs=[stop] if isinstance(stop, str) else (stop or None))
+    g = m.generation or GenerationRecord()
+    config = GenerateConfig(temperature=g.temperature, top_p=g.top_p, max_tokens=g.max_tokens, seed=g.seed,
+                            stop_seqs=g.stop or None)
     ds = m.dataset
-    base_url = m.model.get("base_url")
+    base_url = m.model.base_url
     return EvalSpec(
         run_id=m.run_id, eval_id=m.run_id, task_id=m.run_id, created=m.started_at, task=dataset_name(log),
-        dataset=EvalDataset(name=dataset_name(log), location=ds.get("data_file") or ds.get("source") or ds.get("path"),
-                            samples=ds.get("n_items"), sample_ids=sample_ids),
-        model=_model(log), model_base_url=redact_url(str(base_url)) if base_url else None, model_generate_config=config,
-        config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version or __version__},
+        dataset=EvalDataset(name=dataset_name(log), location=ds.data_file or ds.source or ds.path,
+                            samples=ds.n_items, sample_ids=sample_ids),
+        model=_model(log), model_base_url=redact_url(base_url) if base_url else None, model_generate_config=config,
+        config=EvalConfig(epochs=m.epochs), packages={"proctor": m.proctor_version, **m.provenance.packages},
         revision=EvalRevision(type="git", origin="", commit=m.git_sha) if m.git_sha else None,
         metadata=_settings(log),
     )
@@ -153,7 +151,7 @@ def _settings(log: RunLog) -> dict[str, Any]:
     m = log.manifest
     keep = ("run_id", "mode", "scorer", "prompt_kind", "prompt_template_hash", "extractor_version", "answer_rule",
             "extract", "truncated_as", "no_answer", "choice_order_seed", "generation", "epochs", "judge", "dataset",
-            "command", "proctor_version")
+            "command", "provenance")
     dumped = m.model_dump(mode="json")
     return {"proctor": redact({k: dumped[k] for k in keep if dumped.get(k) is not None})}  # a hand-edited one too
 

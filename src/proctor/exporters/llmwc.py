@@ -13,7 +13,10 @@ from typing import Any
 
 import yaml
 
+from ..benchmarks.hub import file_sha256, read_rows
+from ..benchmarks.registry import BUILTINS
 from ..errors import InputError
+from ..formats.convert import slug
 from ..llmwc import ID_COLUMNS, LlmwcConfig, ModelEntry, model_dir_name, request_params, resolved_defaults
 from ..redact import redact, redact_url
 from ..runlog import Outcome, RunLog, Sample
@@ -40,7 +43,7 @@ def tally(samples: Iterable[Sample]) -> dict[str, int]:
 def dataset_path(log: RunLog) -> str | None:
     """The data file when one was used, else the hub repository."""
     ds = log.manifest.dataset
-    return ds.get("data_file") or ds.get("source") or ds.get("path")
+    return ds.data_file or ds.source or ds.path
 
 
 def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any], seed: int | None) -> dict[str, Any]:
@@ -68,14 +71,11 @@ def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> list[dict[s
 def upstream_rows(log: RunLog) -> dict[str, dict[str, Any]]:
     """item id → the upstream row it came from, read again from the run's data file (llm-wc's benchmarks, the
     file unchanged since the run: same sha256); empty otherwise (rows then carry id, answer and category)."""
-    from ..benchmarks.hub import file_sha256, read_rows
-    from ..formats.convert import slug
-
     ds = log.manifest.dataset
-    name, data_file = str(ds.get("name") or ""), ds.get("data_file")
+    name, data_file = ds.name, ds.data_file
     if name not in (*ID_COLUMNS, *_gpqa_names()) or not data_file or not Path(data_file).is_file():
         return {}
-    if ds.get("data_file_sha256") not in (None, file_sha256(data_file)):
+    if ds.data_file_sha256 not in (None, file_sha256(data_file)):
         return {}
     prefix = f"{slug(name)}."
     wanted = {s.item_id.removeprefix(prefix): s.item_id for s in log.iter_samples() if s.epoch == 0}
@@ -123,11 +123,11 @@ def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
     m = first.manifest
     run = {
         "benchmark": {"name": dataset_name(first), "output_dir": str(out), "seed": m.choice_order_seed,
-                      "limit_subjects": None, "limit_per_subject": m.dataset.get("limit_per_category"),
+                      "limit_subjects": None, "limit_per_subject": m.dataset.details.get("limit_per_category"),
                       "dataset_path": dataset_path(first), "prompt_kind": m.prompt_kind, "strict_parsing": False},
         "request_defaults": _params(first),
         "models": [{"name": name, "api_base": _api_base(log), "api_key": None,
-                    "api_key_env": log.manifest.model.get("api_key_env")} for name, log in zip(names, logs, strict=True)],
+                    "api_key_env": log.manifest.model.api_key_env} for name, log in zip(names, logs, strict=True)],
         "started_at": m.started_at,
     }
     write_json_atomic(out / "run.json", redact(run))
@@ -155,13 +155,13 @@ def _one_run_per_model(logs: Sequence[RunLog], names: Sequence[str]) -> None:
 
 
 def _params(log: RunLog) -> dict[str, Any]:
-    return {k: v for k, v in log.manifest.generation.items() if k != "stop" or v}
+    generation = log.manifest.generation.as_dict() if log.manifest.generation is not None else {}
+    return {k: v for k, v in generation.items() if k != "stop" or v}
 
 
 def _api_base(log: RunLog) -> str | None:
     model = log.manifest.model
-    base = model.get("base_url") or (model.get("base_urls") or [None])[0]
-    return str(base) if base else None
+    return model.base_url or next(iter(model.base_urls or []), None)
 
 
 # ---------------------------------------------------------------- proctor run --config
@@ -196,6 +196,4 @@ def write_results_dir(root: Path, config: LlmwcConfig, runs: Sequence[tuple[Mode
 
 def _gpqa_names() -> tuple[str, ...]:
     """The GPQA subsets, from the one list of built-in benchmarks."""
-    from ..benchmarks.registry import BUILTINS
-
     return tuple(name for name in BUILTINS if name.startswith("gpqa-"))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
+from ..formats.suites import model_slug, results_stem, sanitize_filename
 from ..runlog import RunLog, Sample, SuiteDetails
 from ..scoring.logprob import Norm
 from ..scoring.suites import ContextResult, ScoreOptions, SuiteResult, context_result, suite_summary
@@ -39,8 +40,6 @@ def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOption
                   model: str | None = None) -> dict[str, Path]:
     """Write `<P>_<T>_<model>_results.csv` and `.jsonl` atomically (probsem's naming, so several models
     accumulate in one directory; `proctor.formats.suites.results_stem`); return their paths."""
-    from ..formats.suites import results_stem
-
     d = Path(out_dir)
     stem = results_stem(result.prompt, result.suite, model)
     csv_path, jsonl_path = d / f"{stem}.csv", d / f"{stem}.jsonl"
@@ -102,8 +101,6 @@ def _options(sample: Sample) -> ScoreOptions:
 
 def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
     """Each suite run's CSV + JSONL per suite and `<model>_summary.json`, all in `out`."""
-    from ..formats.suites import model_slug, sanitize_filename
-
     written: list[Path] = []
     owner: dict[str, Path] = {}
     for log in logs:

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ..errors import InputError, Problem
 from ..records import Dataset, Item, ItemSet, Prompt, TestSuite
 from ..textio import load_json
-from .commoneval import read_commoneval
+from .commoneval import dataset_warnings, read_commoneval
 from .convert import dataset_to_itemset, question_to_item, slug, suite_to_items
 from .items import read_items
 from .problems import validation_problems
@@ -181,8 +181,6 @@ def validate_path(path: str | Path) -> Checked:
         suites = [s for _, ss in pairs for s in ss]
         counts = {"prompts": len(pairs), "suites": len(suites), "contexts": sum(len(s.context) for s in suites)}
     else:
-        from .commoneval import dataset_warnings
-
         itemset = load_itemset(p)
         counts = {"items": len(itemset.items)}
         return Checked(str(p), fmt, counts, tuple(dataset_warnings(itemset)))

@@ -18,7 +18,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
+from ..provenance import (
+    BackendInfo,
+    DatasetInfo,
+    GenerationRecord,
+    ImportOrigin,
+    ScorerInfo,
+    collect_provenance,
+    utc_now,
+)
 from ..runlog import SAMPLES, Manifest, Outcome, RunLog, Sample, append_samples, write_manifest
+from ..runner import finalize_run
+from ..safepath import safe_component
+from ..textio import atomic_directory
 
 
 class ImportOptions(BaseModel):
@@ -43,9 +55,9 @@ class ImportedRun(BaseModel):
     @property
     def label(self) -> str:
         """`harness task (model, metric)` for messages."""
-        origin = self.manifest.imported_from or {}
-        return (f"{origin.get('harness')} {origin.get('task')} ({self.manifest.model.get('spec')}, "
-                f"{origin.get('metric')})")
+        origin = self.manifest.imported_from
+        harness, task, metric = (origin.harness, origin.task, origin.metric) if origin else (None, None, None)
+        return f"{harness} {task} ({self.manifest.model.spec}, {metric})"
 
 
 def file_digest(path: Path) -> str:
@@ -151,33 +163,25 @@ def new_manifest(*, run_id: str, dataset: dict[str, Any], model: dict[str, Any],
                  imported_from: dict[str, Any], epochs: int = 1, generation: dict[str, Any] | None = None,
                  command: list[str] | None = None) -> Manifest:
     """The manifest of an imported run: the other harness's provenance, and `imported_from` naming the source."""
-    from .. import __version__
-    from ..provenance import git_sha, host_info, utc_now
-
+    origin = ImportOrigin.model_validate(imported_from)
     return Manifest(
-        run_id=run_id, proctor_version=__version__, git_sha=git_sha(), dataset=dataset, model=model,
-        model_identity={"spec": model.get("spec")}, mode=mode,
-        scorer={"kind": "imported", "harness": imported_from["harness"], "metric": imported_from["metric"]},
-        generation=generation or {}, epochs=epochs, command=command, host=host_info(),
-        started_at=started_at or utc_now(), imported_from=imported_from,
-        identity={"epochs": epochs, "harness": imported_from["harness"], "metric": imported_from["metric"]},
+        run_id=run_id, provenance=collect_provenance({"spec": model.get("spec")}), dataset=DatasetInfo.of(dataset),
+        model=BackendInfo.of(model), mode=mode, scorer=ScorerInfo(scorer="imported", harness=origin.harness,
+                                                                    metric=origin.metric),
+        generation=GenerationRecord.of(generation) if generation else None, epochs=epochs, command=command,
+        started_at=started_at or utc_now(), imported_from=origin,
     )
 
 
 def run_dir_for(run: ImportedRun, runs_root: Path) -> Path:
     """`RUNS_ROOT/<dataset>__<model>__<run id>`, as `proctor run` names its directories."""
-    from ..safepath import safe_component
-
     man = run.manifest
-    name = safe_component(f"{man.dataset.get('name')}__{man.model.get('spec')}".replace(":", "-"), fallback="run")
+    name = safe_component(f"{man.dataset.name}__{man.model.spec}".replace(":", "-"), fallback="run")
     return runs_root / f"{name}__{man.run_id}"
 
 
 def write_run(run: ImportedRun, run_dir: Path) -> RunLog:
     """Write the run directory whole (manifest, samples, results computed by proctor) or not at all."""
-    from ..runner import finalize_run
-    from ..textio import atomic_directory
-
     with atomic_directory(run_dir) as tmp:
         write_manifest(tmp, run.manifest)
         append_samples(tmp / SAMPLES, run.samples)

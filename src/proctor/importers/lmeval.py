@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import InputError, Problem, first_problem
 from ..formats.problems import json_loc_lines
 from ..runlog import Sample
+from ..safepath import is_safe_component
 from ..textio import iter_jsonl, load_json, read_text, refuse_lone_surrogate
 from .base import (
     ImportedRun,
@@ -77,8 +78,6 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
 
 def samples_file(results_path: Path, task: str) -> Path:
     """`samples_<task>_<date>.jsonl` beside `results_<date>.json` (the only one for the task, when dates differ)."""
-    from ..safepath import is_safe_component
-
     date = results_path.stem.removeprefix("results_")
     name = f"samples_{task}_{date}.jsonl"
     if not is_safe_component(name):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..pricing import Price, run_cost
 from ..runlog import Cost, Manifest, Outcome, Sample
+from ..scoring.judge import judge_usages
 from .base import RunContext
 
 
@@ -12,15 +14,12 @@ def run_cost_of(samples: Sequence[Sample], manifest: Manifest) -> Cost | None:
     """None when the run has no price; errors with no usage are not billed."""
     if manifest.price is None:
         return None
-    from ..pricing import Price, run_cost
-    from ..scoring.judge import judge_usages
-
     billed = [s for s in samples
               if not (s.outcome is Outcome.ERROR and s.input_tokens is None and s.output_tokens is None)]
     correct = sum(s.outcome is Outcome.CORRECT for s in samples)
     judged = manifest.judge is not None
-    judge_price = Price.from_dict(manifest.judge_price) if manifest.judge_price else None
-    summary = run_cost(Price.from_dict(manifest.price), [(s.input_tokens, s.output_tokens) for s in billed],
+    judge_price = Price.of(manifest.judge_price) if manifest.judge_price else None
+    summary = run_cost(Price.of(manifest.price), [(s.input_tokens, s.output_tokens) for s in billed],
                        correct, judge_price=judge_price,
                        judge_usages=[u for s in samples for u in judge_usages(s.details)] if judged else None)
     return summary.as_cost()

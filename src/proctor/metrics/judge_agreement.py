@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..runlog import JudgeAgreement, Outcome, Sample
+from ..runlog import JudgeAgreement, JudgeCheck, Sample
+from ..scoring.judge import judge_agreement
 from .base import RunContext
-
-_OUTCOMES = frozenset(o.value for o in Outcome)
 
 
 def agreement_of(samples: Sequence[Sample]) -> JudgeAgreement | None:
     """Over the samples that carry a `judge_check` (`--judge-agreement N`); None when none do."""
-    from ..scoring.judge import judge_agreement
-
     pairs = []
     for s in samples:
         check = s.details.get("judge_check")
-        if isinstance(check, dict) and check.get("outcome") in _OUTCOMES:
-            pairs.append((Outcome(check["outcome"]), s.outcome))
+        if isinstance(check, JudgeCheck):
+            pairs.append((check.outcome, s.outcome))
     return judge_agreement(pairs) if pairs else None
 
 

@@ -81,7 +81,8 @@ class AnthropicOptions(BatchableOptions):
 
 class HFOptions(BackendOptions):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(
-        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto).")
+        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto: float32 on a CPU; "
+                                  "on a GPU the checkpoint's half precision, else bfloat16 where supported).")
     device: str | None = Field(default=None, description="cpu, cuda, cuda:N or auto (default: cpu).")
     batch_size: int | None = Field(default=None, ge=1, description="Sequences per forward pass (default: 32).")
     trust_remote_code: bool | None = Field(
@@ -108,7 +109,8 @@ class VLLMOptions(ClientOptions, CompletionsOptions):
     max_model_len: int | None = Field(
         default=None, ge=1, description="Context window the engine serves, in tokens (default: the model's).")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(
-        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto).")
+        default=None, description="Weights' dtype: auto, float32, bfloat16 or float16 (default: auto: float32 on a CPU; "
+                                  "on a GPU the checkpoint's half precision, else bfloat16 where supported).")
     engine_args: str | list[str] | None = Field(
         default=None, description="More vLLM server arguments, passed through (repeatable; shell-quoted, e.g. "
                                   "'--max-num-seqs 128'; default: none).", json_schema_extra={"cli_name": "engine-arg"})

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProctorError
+from ._http import RequestFailed, get_once
 from .base import (
     Capability,
     GenerateRequest,
@@ -49,6 +50,8 @@ from .base import (
     require,
     weights_fingerprint,
 )
+from .dtype import check_dtype, checkpoint_dtype, nvidia_bf16_supported, resolve_dtype
+from .openai import OpenAIModel
 
 ENGINE_LOG = "engine.log"
 PYTHON_ENV = "PROCTOR_VLLM_PYTHON"
@@ -158,8 +161,6 @@ class EngineProcess:
 
     async def wait_healthy(self, url: str, timeout: float) -> None:
         """Return once GET `url` answers 200; EngineStartError (group stopped) when it exits or times out."""
-        from ._http import RequestFailed, get_once
-
         assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -282,7 +283,8 @@ class VLLMModel(ModelBase):
         self.model, self.name = model, f"vllm:{model}"
         given = [engine_args] if isinstance(engine_args, str) else list(engine_args)
         self.extra_args = [a for arg in given for a in shlex.split(arg)]
-        self.settings = {"tensor_parallel": tensor_parallel, "data_parallel": data_parallel, "dtype": dtype,
+        self.settings = {"tensor_parallel": tensor_parallel, "data_parallel": data_parallel,
+                         "dtype": engine_dtype(model, dtype),
                          "max_model_len": max_model_len, "batch_invariant": batch_invariant, "engine_seed": engine_seed}
         self.args = engine_args_for(model, self.settings, gpu_memory_utilization, self.extra_args)
         self.launcher = engine_launcher(vllm_python)
@@ -320,7 +322,6 @@ class VLLMModel(ModelBase):
         """Start the engine (unless it runs), wait for /health, connect the openai client, read the version."""
         if self.inner is not None:
             return
-        from .openai import OpenAIModel
 
         if self.engine is None or not self.engine.running():
             self.port = free_port()
@@ -387,6 +388,16 @@ class VLLMModel(ModelBase):
                 "engine_log": str(self.log_dir / ENGINE_LOG) if self.log_dir else None, **{k: v for k, v in self.client_options.items() if k != "seed"}}
 
 
+def engine_dtype(model: str, requested: str) -> str:
+    """The concrete dtype the engine is started with (`--dtype`): proctor's one policy (models/dtype.py), on the
+    device the engine will see (a GPU when nvidia-smi lists one, else the CPU) — never vLLM's own `auto`."""
+    if requested != "auto":
+        return check_dtype(requested)
+    device = gpu_inventory()["device"]
+    bf16 = device == "cuda" and nvidia_bf16_supported()
+    return resolve_dtype(requested, device=device, checkpoint=checkpoint_dtype(model), bf16_supported=bf16)
+
+
 @contextmanager
 def kept_running(model: object) -> Iterator[None]:
     """Within it, a `vllm:` model keeps its engine between runs (`proctor run A B`: one start, not two);
@@ -412,8 +423,6 @@ def engine_args_for(model: str, settings: dict[str, Any], gpu_memory_utilization
 
 async def _served_version(port: int) -> str:
     """The engine's version from its GET /version ("unknown" when it has none)."""
-    from ._http import RequestFailed, get_once
-
     try:
         _, content = await get_once(f"http://127.0.0.1:{port}/version", local=True)
         return str(json.loads(content).get("version") or "unknown")

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ..textio import write_text_atomic
 from .data import ReportData, load
 from .html import render_html
 from .markdown import render_markdown
@@ -25,8 +26,6 @@ def write_report(
     history: Sequence[Mapping[str, Any]] | None = None,
 ) -> Path:
     """Read the runs, render the report and write it atomically to `out`; returns the path written."""
-    from ..textio import write_text_atomic
-
     data = load(run_dirs, store=store, history=history)
     write_text_atomic(out, render_html(data) if fmt == "html" else render_markdown(data))
     return Path(out)

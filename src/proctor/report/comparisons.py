@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 from ..compare import compare_scores, provenance_warnings
 from ..comparison import Comparison
 from ..errors import ProctorError
 from ..store import RunRecord, RunScores, item_scores, record_from_log
-from .data import RunSummary
+
+if TYPE_CHECKING:  # data builds the report and calls comparison_section: the summaries are only annotated here
+    from .data import RunSummary
 
 MAX_PAIRWISE = 8  # runs in a group up to which every pair is compared; beyond it, the best against the rest
 

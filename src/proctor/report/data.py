@@ -13,9 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..coverage import BANDS as COVERAGE_BANDS
+from ..coverage import flag_categories
+from ..errors import ProctorError
+from ..metrics import RunContext, registered
+from ..results import read_run
 from ..runlog import Calibration as ResultsCalibration
 from ..runlog import (
     Cost,
@@ -26,11 +30,12 @@ from ..runlog import (
     Results,
     RunLog,
     Sample,
-    read_run,
+    error_counts,
 )
-
-if TYPE_CHECKING:
-    from .comparisons import ComparisonSection
+from ..stats import apply_no_answer, apply_truncated_as
+from ..stats import calibration as stats_calibration
+from ..store import Store, default_store_path
+from .comparisons import ComparisonSection, comparison_section
 
 logger = logging.getLogger("proctor.report")
 
@@ -111,8 +116,6 @@ def distribution(s: Sample) -> ContextDist | None:
 def calibration_view(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibration | None:
     """Reliability bins, Brier, ECE and log loss of the contexts with a known answer (`proctor.stats.calibration`,
     the numbers results.json holds), shaped for plotting."""
-    from ..stats import calibration as stats_calibration
-
     scored = [d for d in dists if d.expected is not None]
     if not scored:
         return None
@@ -143,8 +146,6 @@ class CoverageView:
 
 def _flag_rows(counts: Mapping[str, int]) -> list[CoverageRow]:
     """Rows largest first, flagged by `proctor.coverage`'s rule (half / double the uniform share)."""
-    from ..coverage import flag_categories
-
     flags = {f.category: f.kind for f in flag_categories(dict(counts))}
     total = sum(counts.values()) or 1
     return [
@@ -205,8 +206,6 @@ def history_points(raw: Iterable[Any]) -> list[HistoryPoint]:
 
 def store_history(model: str, dataset: str, store: str | Path | None) -> list[Any] | None:
     """Past runs of `model` on `dataset` from the history store; None when there is no store yet."""
-    from ..store import Store, default_store_path
-
     path = Path(store) if store is not None else default_store_path()
     if not path.exists():
         return None
@@ -290,10 +289,6 @@ class RunSummary:
         return self.log.manifest.started_at
 
 
-def _model_name(m: Mapping[str, Any]) -> str:
-    return str(m.get("spec") or m.get("name") or m.get("id") or "?")
-
-
 VERDICTS = ("correct", "partial", "wrong")
 
 
@@ -317,10 +312,6 @@ def _present(value: object) -> bool:
 def filled_results(log: RunLog) -> tuple[Results, list[str]]:
     """results.json, with each metric block it lacks (an older proctor wrote it, or the run was interrupted
     before it was written) worked out from the samples by the same registered metric; and those blocks' names."""
-    from ..metrics import RunContext, registered
-    from ..runlog import error_counts
-    from ..stats import apply_no_answer, apply_truncated_as
-
     m = log.manifest
     written = log.results or Results(truncated_as=m.truncated_as, no_answer=m.no_answer, extract=m.extract,
                                      errors=error_counts(log.samples))
@@ -358,8 +349,8 @@ def summarize_run(index: int, log: RunLog) -> RunSummary:
     return RunSummary(
         index=index,
         log=log,
-        model=_model_name(m.model),
-        dataset=str(m.dataset.get("name") or m.dataset.get("id") or "?"),
+        model=m.model.spec or "?",
+        dataset=m.dataset.name or "?",
         results=results,
         duration_s=duration,
         dists=dists,
@@ -397,8 +388,6 @@ def _is_report(path: Path) -> bool:
 def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
     """Each readable run once (by run id); a damaged directory is skipped with a warning naming it (also logged,
     so the command line says it), unless nothing at all could be read (then its error stands)."""
-    from ..errors import ProctorError
-
     logs: dict[str, RunLog] = {}
     warnings: list[str] = []
     first_error: Exception | None = None
@@ -473,7 +462,5 @@ def load(
         pts.sort(key=lambda p: p.started_at.timestamp())
         if len(pts) >= 2:
             hist[key] = pts
-    from .comparisons import comparison_section
-
     return ReportData(runs, cov, hist, datetime.now().astimezone().isoformat(timespec="seconds"), aborted=aborted,
                       warnings=warnings, comparisons=comparison_section(runs))

@@ -21,7 +21,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from ..comparison import p_cell, points
-from ..runlog import Cost, Sample
+from ..pricing import format_amount
+from ..runlog import Cost, JudgeCheck, Sample, SampleDetails
 from . import labels as run_labels
 from . import plots
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
@@ -67,7 +68,7 @@ def _ref(v: Any) -> str:
 SNIPPET = 220
 
 
-def _verdict(d: Mapping[str, Any]) -> dict[str, Any] | None:
+def _verdict(d: SampleDetails) -> dict[str, Any] | None:
     """A judge's verdict from sample details: grade, reasoning and (when the judge thought) its thinking."""
     grade, reason, thinking = d.get("judge_grade"), d.get("judge_reasoning"), d.get("judge_thinking")
     if reason is None and grade is None:
@@ -76,16 +77,14 @@ def _verdict(d: Mapping[str, Any]) -> dict[str, Any] | None:
     return out or None
 
 
-def _judge_fields(details: Mapping[str, Any]) -> dict[str, Any]:
+def _judge_fields(details: SampleDetails) -> dict[str, Any]:
     """Blob fields for the judge: "j" the verdict that scored the sample, "jc" the agreement check's."""
     out: dict[str, Any] = {}
     if v := _verdict(details):
         out["j"] = v
     check = details.get("judge_check")
-    if isinstance(check, Mapping):
-        inner = check.get("details")
-        jc = _verdict(inner) if isinstance(inner, Mapping) else None
-        out["jc"] = {**(jc or {}), "o": str(check.get("outcome") or "")}
+    if isinstance(check, JudgeCheck):
+        out["jc"] = {**(_verdict(check.details) or {}), "o": check.outcome.value}
     return out
 
 
@@ -123,7 +122,7 @@ def sample_blob(runs: Sequence[RunSummary]) -> dict[str, Any]:
             }
             if not s.raw_output:
                 row["q"] = _snippet(s, msgs)
-            row.update(_judge_fields(s.details.as_dict()))
+            row.update(_judge_fields(s.details))
             rows.append(row)
     return {"runs": run_names(runs), "models": [r.model for r in runs], "colours": plots.N_COLOURS,
             "strings": pool.table, "samples": rows}
@@ -182,8 +181,6 @@ def _fmt_num(x: Any, digits: int = 2) -> str:
 def _fmt_money(cost: Cost | None, key: str = "total") -> str:
     """An amount of a results.json cost block (`total`, `per_correct`, `model`, `judge`), to the cent
     ("n/a" when not given)."""
-    from ..pricing import format_amount
-
     value = getattr(cost, key) if cost is not None else None
     return "n/a" if cost is None or value is None else format_amount(value, cost.currency)
 

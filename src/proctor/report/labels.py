@@ -8,10 +8,11 @@ first facets that differ.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..provenance import GenerationRecord
 from .data import RunSummary
 
 
@@ -27,17 +28,18 @@ def _num(x: Any) -> str:
     return f"{x:g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
 
 
-def settings_text(generation: Mapping[str, Any], epochs: int) -> str:
+def settings_text(generation: GenerationRecord | None, epochs: int) -> str:
     """The sampling settings that change results, shortest form: "T=0.7 · top_p=0.9 · 512 tok · 4 epochs"."""
     parts = []
-    if generation.get("temperature") is not None:
-        parts.append(f"T={_num(generation['temperature'])}")
-    if generation.get("top_p") is not None:
-        parts.append(f"top_p={_num(generation['top_p'])}")
-    if generation.get("max_tokens") is not None:
-        parts.append(f"{_num(generation['max_tokens'])} tok")
-    if generation.get("seed") is not None:
-        parts.append(f"seed {_num(generation['seed'])}")
+    g = generation or GenerationRecord()
+    if g.temperature is not None:
+        parts.append(f"T={_num(g.temperature)}")
+    if g.top_p is not None:
+        parts.append(f"top_p={_num(g.top_p)}")
+    if g.max_tokens is not None:
+        parts.append(f"{_num(g.max_tokens)} tok")
+    if g.seed is not None:
+        parts.append(f"seed {_num(g.seed)}")
     if epochs > 1:
         parts.append(f"{epochs} epochs")
     return " · ".join(parts)
@@ -49,8 +51,8 @@ def facets(r: RunSummary) -> list[Facet]:
     out = [Facet("mode", m.mode), Facet("prompt", m.prompt_kind or "default prompt")]
     if (m.mode != "logprob" or m.generation) and (text := settings_text(m.generation, m.epochs)):
         out.append(Facet("settings", text))
-    if m.judge and m.judge.get("spec"):
-        spec = " ".join(str(m.judge["spec"]).split())
+    if m.judge and m.judge.spec:
+        spec = " ".join(m.judge.spec.split())
         out.append(Facet("judge", "judge " + (spec if len(spec) <= 40 else spec[:39] + "…")))
     out.append(Facet("run", m.run_id))
     return out

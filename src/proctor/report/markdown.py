@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..comparison import p_cell, points
+from ..pricing import cost_line
 from ..runlog import MetricBlock, MetricValue
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
 from .html import _fmt_duration, _fmt_int, run_names
@@ -79,8 +81,6 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
 
 def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
     """Truncated answers (overall and per category, and how accuracy counted them) and cost, per run."""
-    from ..pricing import cost_line
-
     names = dict(zip((r.index for r in runs), run_names(runs)))
     out: list[str] = []
     for r in runs:
@@ -125,8 +125,6 @@ def _notices(data: ReportData) -> list[str]:
 
 def _comparison(data: ReportData) -> list[str]:
     """Each comparable group's paired comparisons (the records' figures and verdicts), then the runs set apart."""
-    from ..comparison import p_cell, points
-
     cmp = data.comparisons
     if cmp is None or not (cmp.groups or cmp.apart):
         return []

@@ -46,6 +46,17 @@ JUDGE_PENDING = "judge_pending"  # the extraction rule of a prose answer left fo
 
 
 @dataclass(frozen=True)
+class Usage:
+    """What answering one sample cost and how it ended: the `Sample` fields a scorer takes from the answers."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_s: float | None = None
+    finish_reason: str | None = None
+    reasoning: str | None = None  # the thought, apart from the answer
+
+
+@dataclass(frozen=True)
 class Scored:
     """The one verdict type: a rule's or a judge's verdict on one answer, and a scorer's on one sample (the
     `Sample` fields that depend on the answers; the prompt, raw output and usage are set by the scorer)."""
@@ -59,7 +70,7 @@ class Scored:
     error: str | None = None
     prompt: list[dict[str, str]] | str = ""
     raw_output: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)  # input/output tokens, latency, finish reason…
+    usage: Usage = field(default_factory=lambda: Usage())  # input/output tokens, latency, finish reason…
 
     @property
     def correct(self) -> bool:
@@ -110,11 +121,11 @@ class Scorer(Protocol):
         ...
 
 
-def usage_of(answers: Sequence[Answer]) -> dict[str, Any]:
-    """Token counts, latency and finish reason of a one-generation sample (empty for log-likelihoods)."""
+def usage_of(answers: Sequence[Answer]) -> Usage:
+    """Token counts, latency and finish reason of a one-generation sample (the tokens scored, for log-likelihoods)."""
     if len(answers) != 1 or not isinstance(answers[0], Generation):
         n = sum(a.n_tokens for a in answers if isinstance(a, Loglikelihood))
-        return {"input_tokens": n or None}
+        return Usage(input_tokens=n or None)
     g = answers[0]
-    return {"input_tokens": g.input_tokens, "output_tokens": g.output_tokens, "latency_s": g.latency_s,
-            "finish_reason": g.finish_reason, "reasoning": g.reasoning}
+    return Usage(input_tokens=g.input_tokens, output_tokens=g.output_tokens, latency_s=g.latency_s,
+                 finish_reason=g.finish_reason, reasoning=g.reasoning)

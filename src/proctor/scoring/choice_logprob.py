@@ -20,6 +20,7 @@ from ..errors import ProctorError
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
 from ..records import DONT_KNOW, FALSE, TRUE, Item, Modality, spec_choice_options
 from ..runlog import ChoiceDetails, Outcome
+from ..tasks import text_hash
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, argmax_ties, normalize, softmax
 
@@ -121,8 +122,6 @@ class ChoiceScorer:
         return {"scorer": self.kind}
 
     def template_hash(self, task: Task) -> str:
-        from ..tasks import text_hash
-
         return text_hash("logprob", *(task.prompts.logprob_context(item) for item in task.items))
 
     def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:

@@ -564,6 +564,7 @@ class AnswerRule:
     source: str  # the upstream file (and commit) it reproduces
     read: Callable[[str], Extraction]
     same: Callable[[str, str], bool] | None = None  # the authors' comparison, where it differs from proctor's
+    no_answer: str = "wrong"  # how its authors count an answer it finds none in: "wrong" or "guess" (1/k)
 
 
 ANSWER_RULES: dict[str, AnswerRule] = {

@@ -18,7 +18,7 @@ from ..models.base import GenerateRequest, Generation, GenerationSettings, Messa
 from ..pricing import CostLimitReached
 from ..records import Item
 from ..runlog import SCORED_OUTCOMES as SCORED
-from ..runlog import JudgeAgreement, JudgeDetails, Outcome
+from ..runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
 from .base import Answered, Scored
 from .extract import split_reasoning
 from .scorers import GenerationScorer
@@ -188,9 +188,9 @@ async def judge_items(
 
 def _judge_call(gen: Generation) -> dict[str, Any]:
     """What one judge call billed (`judge_usage`) and thought (`judge_thinking`), for the verdict's details."""
-    usage: dict[str, int | None] = {"input_tokens": gen.input_tokens, "output_tokens": gen.output_tokens}
-    if gen.error is not None and gen.input_tokens is None and gen.output_tokens is None:
-        usage["failed"] = 1  # a failed call that reported no usage was not billed
+    unbilled = gen.error is not None and gen.input_tokens is None and gen.output_tokens is None
+    usage = JudgeUsage(input_tokens=gen.input_tokens, output_tokens=gen.output_tokens,
+                       failed=1 if unbilled else None)  # a failed call that reported no usage was not billed
     return {"judge_usage": usage} | ({"judge_thinking": gen.reasoning} if gen.reasoning else {})
 
 
@@ -208,11 +208,13 @@ class JudgeScorer(GenerationScorer):
     judge: Model | None = None
     agreement_ids: frozenset[str] = frozenset()
     kind: str = "judge"
+    judge_settings: GenerationSettings = JUDGE_SETTINGS  # the judge's own (--judge-temperature, --judge-max-tokens)
 
     def identity(self) -> dict[str, Any]:
         judge = self.judge.name if self.judge is not None else None
+        own = {"judge_settings": self.judge_settings.as_dict()} if self.judge_settings != JUDGE_SETTINGS else {}
         return {**super().identity(), "judge": judge, "judge_version": JUDGE_VERSION,
-                "judge_agreement": len(self.agreement_ids)}
+                "judge_agreement": len(self.agreement_ids), **own}
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         verdicts = await super().score(task, batch)
@@ -227,14 +229,14 @@ class JudgeScorer(GenerationScorer):
             return verdicts
         pairs = [(batch[i].item, split_reasoning(verdicts[i].raw_output or "").answer) for i in to_judge + to_check]
         try:
-            graded = await judge_items(self.judge, pairs)
+            graded = await judge_items(self.judge, pairs, self.judge_settings)
         except CostLimitReached:  # the answers are paid for and kept (errors: a re-run judges them); the run stops
             return [_not_judged(v, self.judge.name) if i in to_judge else v for i, v in enumerate(verdicts)]
         for i, g in zip(to_judge, graded[: len(to_judge)], strict=True):
             verdicts[i] = replace(verdicts[i], outcome=g.outcome, score=g.score, extracted=g.extracted,
                                   extraction_rule=g.extraction_rule, details=g.details, error=g.error)
         for i, g in zip(to_check, graded[len(to_judge) :], strict=True):
-            check = {"outcome": g.outcome.value, "score": g.score, "details": g.details.as_dict()}
+            check = JudgeCheck(outcome=g.outcome, score=g.score, details=JudgeDetails.model_validate(g.details.as_dict()))
             verdicts[i] = replace(verdicts[i], details=verdicts[i].details.model_copy(update={"judge_check": check}))
         return verdicts
 
@@ -242,17 +244,18 @@ class JudgeScorer(GenerationScorer):
 def judge_usages(details: Any) -> list[tuple[int | None, int | None]]:
     """(input_tokens, output_tokens) of each judge call recorded in a sample's details (the grade, and the
     agreement check on an exact-answer item); failed calls that reported no usage were not billed."""
-    found = [details.get("judge_usage")]
+    found: list[JudgeUsage | None] = [details.get("judge_usage")]
     check = details.get("judge_check")
-    if isinstance(check, dict) and isinstance(check.get("details"), dict):
-        found.append(check["details"].get("judge_usage"))
-    return [(u.get("input_tokens"), u.get("output_tokens")) for u in found if isinstance(u, dict) and not u.get("failed")]
+    if isinstance(check, JudgeCheck):
+        found.append(check.details.judge_usage)
+    return [(u.input_tokens, u.output_tokens) for u in found if u is not None and not u.failed]
 
 
 def _not_judged(verdict: Scored, judge_name: str) -> Scored:
     """An answer the judge was not asked to grade because `--max-cost` was reached: an error, retried on resume."""
     message = f"judge {judge_name} not asked: --max-cost reached"
-    details = verdict.details.model_dump() | {"kind": "judge", "judge_model": judge_name, "judge_error": message}
+    kept = {k: v for k, v in verdict.details.model_dump().items() if k in JudgeDetails.model_fields}  # the overlap
+    details = kept | {"kind": "judge", "judge_model": judge_name, "judge_error": message}
     return replace(verdict, outcome=Outcome.ERROR, score=None, extraction_rule="judge",
                    details=JudgeDetails.model_validate(details), error=message)
 

@@ -22,6 +22,7 @@ from ..records import GradedAnswer, Item, Modality
 from ..runlog import GenerationDetails, Outcome, Reading, Readings
 from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
 from .extract import (
+    EXTRACTOR_VERSION,
     REFERENCE,
     ROBUST,
     AnswerRule,
@@ -211,7 +212,7 @@ def generation_verdict(
         return Scored(Outcome.ERROR, GenerationDetails(), error=answer.error, **common)
     common["raw_output"] = answer.text  # the raw text, thought included, is kept
     if answer.reasoning is None:
-        common["usage"]["reasoning"] = split_reasoning(answer.text).reasoning
+        common["usage"] = replace(common["usage"], reasoning=split_reasoning(answer.text).reasoning)
     if not item.is_scored:
         return Scored(Outcome.UNSCORED, GenerationDetails(), extraction_rule="unscored", **common)
     final = answer_text(answer)
@@ -245,8 +246,6 @@ class GenerationScorer:
             )
 
     def identity(self) -> dict[str, Any]:
-        from .extract import EXTRACTOR_VERSION
-
         return {"scorer": self.kind, "prompt_kind": self.prompt_kind, "generation": self.settings.as_dict(),
                 "extractor": EXTRACTOR_VERSION, "extract": self.extract}
 

@@ -19,19 +19,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..chunk import score_chunk
 from ..errors import ProctorError
+from ..formats.convert import suite_to_items
+from ..metrics.accuracy import group_block
+from ..metrics.calibration import calibration_of
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
+from ..prompts import ItemPromptBuilder
 from ..records import ContextCase, Item, Prompt, TestSuite
 from ..runlog import Outcome, Sample, SuiteDetails
-from .base import Answered, Request, Scored
+from ..tasks import Task, text_hash
+from .base import Answered, Request, Scored, Usage
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
-
-if TYPE_CHECKING:
-    from ..tasks import Task
 
 Join = Literal["newline", "space"]
 
@@ -107,11 +110,6 @@ async def score_suites(
     """Score every context × query pair of every suite with one `model.loglikelihood` call (no run log).
 
     The same scorer and request plan as `proctor.runner.evaluate`, without cache or log."""
-    from ..formats.convert import suite_to_items
-    from ..prompts import ItemPromptBuilder
-    from ..runner import score_chunk
-    from ..tasks import Task
-
     await model.probe([Capability.LOGLIKELIHOOD])
     names = [s.name for s in suites]
     if len(set(names)) != len(names):
@@ -244,7 +242,7 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
         outcome=outcome, details=SuiteDetails.model_validate(details), score=score,
         extracted=queries[c.predicted] if c.predicted is not None else None,
         extraction_rule=f"argmax-{options.norm.value}", error=c.error, prompt=c.prefix,
-        usage={"input_tokens": sum(q["n_tokens"] or 0 for q in c.queries) or None},
+        usage=Usage(input_tokens=sum(q["n_tokens"] or 0 for q in c.queries) or None),
     )
 
 
@@ -278,9 +276,6 @@ def _context_sample(c: ContextResult) -> Sample:
 def suite_summary(contexts: Sequence[ContextResult]) -> SuiteSummary:
     """Accuracy (95% Wilson CI), ties, Brier, ECE and mean log-loss over contexts with expected >= 0: the
     metrics results.json reports (`proctor.metrics`: accuracy and calibration), over the same samples."""
-    from ..metrics.accuracy import group_block
-    from ..metrics.calibration import calibration_of
-
     samples = [_context_sample(c) for c in contexts]
     block, cal = group_block(samples), calibration_of(samples)
     return SuiteSummary(
@@ -318,6 +313,4 @@ def suite_results(items: Sequence[Item], samples: Sequence[Sample]) -> list[Suit
 
 def join_template_hash(join: Join) -> str:
     """The prompt template hash of a suite run: it identifies the join rule (see module doc)."""
-    from ..tasks import text_hash
-
     return text_hash("probsem-suite", f"join={join}")

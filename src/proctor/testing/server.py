@@ -39,6 +39,9 @@ from typing import Any
 
 import httpx
 
+from ..models._echo import TokenLogprob
+from ..models.base import Message
+from ..models.scripted import ScriptedModel, pseudo_logprobs
 from .batches import BatchStore, batch_routes
 
 FAULT_KINDS = ("429", "500", "hang", "garbage")
@@ -177,10 +180,6 @@ def build_app(config: ServerConfig) -> Any:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
-
-    from ..models._echo import TokenLogprob
-    from ..models.base import Message
-    from ..models.scripted import ScriptedModel, pseudo_logprobs
 
     state = _State(config)
     batch_store = BatchStore()  # the batch APIs (testing/batches.py); kept across reconfigures

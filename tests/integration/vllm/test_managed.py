@@ -1,10 +1,11 @@
 """`vllm:` against the real engine on CPU: proctor starts vLLM itself, runs, and stops it.
 
-Two managed starts in the module (each about a minute or more on CPU): a `proctor run` generation with
+Three managed starts in the module (each about a minute or more on CPU): a `proctor run` generation with
 vLLM's data parallelism 2 (two engine cores behind one server) compared with `openai:` on the suite's own
-server (same weights, data parallel 1, temperature 0), and a `proctor score` compared with `hf:` (log-probs
-within 1e-3). Plus a start that fails at once and a ctrl-C during start-up. After each, no
-process of the engine's group is left."""
+server (same weights, data parallel 1, temperature 0), and a `proctor score` and a `proctor run --mode logprob`
+compared with `hf:` — both backends with their DEFAULT dtype (proctor's one policy resolves `auto` to float32 on
+the CPU for both: log-probs within 1e-4, and neither manifest says `auto`). Plus a start that fails at once and a
+ctrl-C during start-up. After each, no process of the engine's group is left."""
 
 from __future__ import annotations
 
@@ -31,12 +32,13 @@ from .conftest import VLLM_PYTHON, VLLMServer
 pytestmark = pytest.mark.vllm
 
 SUITES = Path(__file__).resolve().parents[3] / "examples" / "suites"
-TOLERANCE = 1e-3
-ENGINE = ["--vllm-python", str(VLLM_PYTHON), "--dtype", "float32", "--max-model-len", "2048",
+TOLERANCE = 1e-4
+ENGINE = ["--vllm-python", str(VLLM_PYTHON), "--max-model-len", "2048",
           "--gpu-memory-utilization", "0.05", "--engine-arg", "--max-num-seqs 16", "--engine-arg", "--enforce-eager"]
 ENGINE_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING", "HF_HUB_OFFLINE": "1",
               "TRANSFORMERS_OFFLINE": "1"}
 GENERATE = ["--prompt", "zero_shot", "--max-tokens", "8", "--limit", "6", "--no-progress"]
+LOGPROB = ["--mode", "logprob", "--limit", "6", "--no-progress"]
 
 
 def _engine_pid(run_dir: Path) -> int:
@@ -66,7 +68,10 @@ def managed(vllm_servers: dict[str, VLLMServer], tmp_path_factory: pytest.TempPa
                     "--data-parallel", "2", "-o", str(base / "gen"), "--store", str(base / "s.sqlite")])
         score = main(["score", str(SUITES), "--model", model, *ENGINE, "-o", str(base / "score"),
                       "--store", str(base / "s.sqlite"), "--no-progress"])
-    yield {"base": base, "gen": gen, "score": score, "score_dir": next((base / "score").glob("test__*"))}
+        logprob = main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), "--model", model, *ENGINE, *LOGPROB,
+                        "-o", str(base / "logprob"), "--store", str(base / "s.sqlite")])
+    yield {"base": base, "gen": gen, "score": score, "score_dir": next((base / "score").glob("test__*")),
+           "logprob": logprob}
 
 
 def test_managed_generation_with_data_parallel_2_equals_openai_on_the_same_weights(
@@ -85,25 +90,55 @@ def test_managed_generation_with_data_parallel_2_equals_openai_on_the_same_weigh
         assert a.raw_output == b.raw_output and a.output_tokens == b.output_tokens, sid
 
 
-def test_managed_score_logprobs_equal_hf(managed: dict[str, Any], vllm_servers: dict[str, VLLMServer],
-                                         tmp_path: Path) -> None:
+def _assert_default_dtypes_ran_float32(*run_dirs: Path) -> None:
+    """Both backends' manifests name the dtype that ran, the same one, and never `auto`."""
+    for run_dir in run_dirs:
+        manifest = read_run(run_dir).manifest
+        assert manifest.model_identity.dtype == manifest.model.dtype == "float32", run_dir
+        assert manifest.provenance.packages.get("vllm" if "vllm:" in manifest.model.spec else "torch"), run_dir
+        dtypes = re.findall(r'"dtype": "([^"]*)"', (run_dir / "manifest.json").read_text())
+        assert dtypes and set(dtypes) == {"float32"}, (run_dir, dtypes)
+
+
+def test_managed_score_with_default_dtypes_equals_hf(managed: dict[str, Any], vllm_servers: dict[str, VLLMServer],
+                                                     tmp_path: Path) -> None:
     assert managed["score"] == 0
     model_dir = vllm_servers["tiny-llama"].model_dir
-    assert main(["score", str(SUITES), "--model", f"hf:{model_dir}", "--dtype", "float32", "-o", str(tmp_path),
+    assert main(["score", str(SUITES), "--model", f"hf:{model_dir}", "-o", str(tmp_path),
                  "--no-cache", "--no-history", "--no-progress"]) == 0
+    hf_dir = next(tmp_path.glob("test__*"))
     ours = {s.sample_id: s for s in read_run(managed["score_dir"]).samples}
-    theirs = {s.sample_id: s for s in read_run(next(tmp_path.glob("test__*"))).samples}
+    theirs = {s.sample_id: s for s in read_run(hf_dir).samples}
     assert ours.keys() == theirs.keys() and len(ours) >= 2
     for sid, a in ours.items():
         b = theirs[sid]
         assert a.outcome is not Outcome.ERROR and a.extracted == b.extracted
         for query, lp in b.details["logprobs"].items():
             assert abs(a.details["logprobs"][query] - lp) <= TOLERANCE, (sid, query)
+    _assert_default_dtypes_ran_float32(managed["score_dir"], hf_dir)
+
+
+def test_managed_logprob_run_with_default_dtypes_equals_hf(managed: dict[str, Any],
+                                                           vllm_servers: dict[str, VLLMServer], tmp_path: Path) -> None:
+    assert managed["logprob"] == 0
+    model_dir = vllm_servers["tiny-llama"].model_dir
+    assert main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), "--model", f"hf:{model_dir}", *LOGPROB,
+                 "-o", str(tmp_path / "hf"), "--no-cache", "--no-history"]) == 0
+    ours = {s.sample_id: s for s in read_run(managed["base"] / "logprob").samples}
+    theirs = {s.sample_id: s for s in read_run(tmp_path / "hf").samples}
+    assert ours.keys() == theirs.keys() and len(ours) == 6
+    for sid, a in ours.items():
+        b = theirs[sid]
+        assert a.outcome is not Outcome.ERROR and a.extracted == b.extracted, sid
+        assert a.details["logprobs"].keys() == b.details["logprobs"].keys()
+        for letter, lp in b.details["logprobs"].items():
+            assert abs(a.details["logprobs"][letter] - lp) <= TOLERANCE, (sid, letter, a.details["logprobs"][letter], lp)
+    _assert_default_dtypes_ran_float32(managed["base"] / "logprob", tmp_path / "hf")
 
 
 def test_identity_and_log_and_no_process_left(managed: dict[str, Any]) -> None:
-    for run_dir, dp in ((managed["base"] / "gen", 2), (managed["score_dir"], 1)):
-        ident = read_run(run_dir).manifest.model_identity
+    for run_dir, dp in ((managed["base"] / "gen", 2), (managed["score_dir"], 1), (managed["base"] / "logprob", 1)):
+        ident = read_run(run_dir).manifest.model_identity.flat()
         assert ident["engine"].startswith("vllm 0.") and ident["device"] == "cpu"
         assert ident["tensor_parallel"] == 1 and ident["data_parallel"] == dp and ident["dtype"] == "float32"
         _assert_group_gone(_engine_pid(run_dir))

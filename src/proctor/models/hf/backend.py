@@ -14,7 +14,16 @@ from jinja2 import TemplateError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ...errors import ProctorError
-from ..base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest, ModelBase
+from ..base import (
+    Capability,
+    GenerateRequest,
+    Generation,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    ModelBase,
+    weights_fingerprint,
+)
+from ..dtype import checkpoint_dtype, resolve_dtype
 from .engine import Engine, default_token_budget
 from .generate import GenerationMixin
 from .scheduler import score_prepared
@@ -58,7 +67,7 @@ class HFModel(GenerationMixin, ModelBase):
             raise ProctorError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
         self.batch_size = batch_size
         self.device = _device(device)
-        self.dtype = _dtype(dtype, self.device)
+        self.dtype = _dtype(dtype, self.device, path)
         self.tokenizer, self.model = _load(path, self.dtype, self.device, trust_remote_code)
         cfg = self.model.config.get_text_config(decoder=True)
         limit = max_length or getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
@@ -146,8 +155,6 @@ class HFModel(GenerationMixin, ModelBase):
 
     def identity(self) -> dict[str, Any]:
         """Weights (local files fingerprint, or the hub commit), dtype, context limit and chat template."""
-        from ..base import weights_fingerprint
-
         template = getattr(self.tokenizer, "chat_template", None)
         return {
             "spec": self.name,
@@ -170,9 +177,7 @@ class HFModel(GenerationMixin, ModelBase):
             "share_prefixes": self.share_prefixes,
             "pack_siblings": self.pack_siblings,
             "prefix_costs": list(self.prefix_costs),
-            "transformers": __import__("transformers").__version__,
-            "torch": torch.__version__,
-        }
+        }  # the torch and transformers versions are in the manifest's provenance (packages)
 
 
 def _device(device: str) -> torch.device:
@@ -186,13 +191,11 @@ def _device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def _dtype(dtype: str, device: torch.device) -> torch.dtype:
-    """`auto`: float32 on the CPU, bfloat16 on a GPU."""
-    if dtype == "auto":
-        return torch.float32 if device.type == "cpu" else torch.bfloat16
-    if dtype in DTYPES:
-        return DTYPES[dtype]
-    raise ProctorError(f"dtype must be auto, {', '.join(DTYPES)}; got {dtype!r}")
+def _dtype(dtype: str, device: torch.device, path: str) -> torch.dtype:
+    """The dtype proctor's one policy gives `dtype` on `device` for the checkpoint at `path` (models/dtype.py)."""
+    bf16 = device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0)  # as nvidia_bf16_supported
+    name = resolve_dtype(dtype, device=device.type, checkpoint=checkpoint_dtype(path), bf16_supported=bf16)
+    return DTYPES[name]
 
 
 def _load(path: str, dtype: torch.dtype, device: torch.device, trust_remote_code: bool) -> tuple[Any, Any]:

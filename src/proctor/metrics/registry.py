@@ -1,0 +1,108 @@
+"""The registry summarize runs: the built-in metrics first (`builtin.BUILTIN`, registered on first use), then
+the others in the order they were registered; `compute_metrics` runs them all over a run's samples."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TypeVar, cast, overload
+
+from ..runlog import MetricValue, Results, Sample
+from . import builtin
+from .base import Metric, MetricOutput, RunContext
+
+_BUILTIN_FIELDS = frozenset(Results.model_fields) - {"schema_version", "metrics", "truncated_as", "extract",
+                                                       "no_answer", "errors"}
+_registered: list[Metric] = []
+_builtins_loaded = False
+
+M = TypeVar("M", bound=Metric)
+log = logging.getLogger("proctor.metrics")
+
+
+def _load_builtins() -> None:
+    """Register the built-in metrics once, on first use (so `import proctor` loads none of them)."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    for metric in builtin.BUILTIN:
+        _add(metric)
+
+
+def _add(metric: Metric) -> None:
+    if isinstance(metric, type) or not isinstance(metric, Metric):
+        raise TypeError(f"{metric!r} is not a Metric (name, label, needs, compute)")
+    unknown = set(metric.needs) - set(Sample.model_fields)
+    if unknown:
+        raise ValueError(f"metric {metric.name!r} needs {', '.join(sorted(unknown))}: not Sample fields")
+    if any(m.name == metric.name for m in _registered):
+        raise ValueError(f"a metric named {metric.name!r} is already registered")
+    if metric.name in {"schema_version", "metrics", "truncated_as", "extract", "no_answer", "errors"}:
+        raise ValueError(f"{metric.name!r} is a results.json setting, not a metric name")
+    _registered.append(metric)
+
+
+@overload
+def register(metric: type[M]) -> type[M]: ...
+
+
+@overload
+def register(metric: M) -> M: ...
+
+
+def register(metric: M | type[M]) -> M | type[M]:
+    """Register a metric so that every summary computes it: an instance, or a class (as a decorator; it is
+    instantiated with no arguments). Returns what it was given. A name already registered is refused."""
+    _load_builtins()
+    _add(metric() if isinstance(metric, type) else metric)
+    return metric
+
+
+def unregister(name: str) -> None:
+    """Remove a registered metric by name (tests, or a plugin replacing a built-in)."""
+    _load_builtins()
+    _registered[:] = [m for m in _registered if m.name != name]
+
+
+def registered() -> list[Metric]:
+    """The registered metrics in the order they run: the built-ins first, then the others as registered."""
+    _load_builtins()
+    return list(_registered)
+
+
+def compute_metrics(samples: Sequence[Sample], context: RunContext) -> tuple[dict[str, MetricOutput], dict[str, MetricValue]]:
+    """Every registered metric over `samples`: the built-ins' blocks by field name, and the others' values.
+
+    A metric that raises or returns what its field cannot hold (the wrong type, a NaN) fails alone: it is
+    recorded under `metrics.<name>` with the reason in `error` and a warning, and every other result stands."""
+    builtin: dict[str, MetricOutput] = {}
+    extra: dict[str, MetricValue] = {}
+    for metric in registered():
+        try:
+            value = _checked(metric, metric.compute(samples, context))
+        except Exception as e:  # noqa: BLE001 - a plugin fails in any way; ctrl-C (BaseException) still stops
+            why = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0][:300]
+            log.warning("metric %r failed (%s); it is recorded as failed, the other results stand", metric.name, why)
+            extra[metric.name] = MetricValue(error=why)
+            continue
+        if value is None:
+            continue
+        if metric.name in _BUILTIN_FIELDS:
+            builtin[metric.name] = value
+        else:
+            extra[metric.name] = cast(MetricValue, value)
+    return builtin, extra
+
+
+def _checked(metric: Metric, value: object) -> MetricOutput | None:
+    """`value` if its results.json field can hold it (every number finite), else a TypeError/ValueError."""
+    if value is None:
+        return None
+    if metric.name in _BUILTIN_FIELDS:
+        Results.model_validate({metric.name: value})
+        return cast(MetricOutput, value)
+    if not isinstance(value, MetricValue):
+        raise TypeError(f"returned {type(value).__name__}; a metric that is not a results.json field returns "
+                        "a MetricValue")
+    return MetricValue.model_validate(value.model_dump())  # built with model_construct, a NaN is caught here

@@ -1,0 +1,87 @@
+"""RunSpec: frozen, typed, strict; its run id changes with what changes a score and only with that."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from proctor.spec import (
+    DatasetRef,
+    GenerationSpec,
+    JudgeSpec,
+    ModelSpec,
+    Money,
+    RunSpec,
+    ScorerSpec,
+    ShardSpec,
+)
+
+
+def _spec(**changes: object) -> RunSpec:
+    base = RunSpec(dataset=DatasetRef(name="aime-2025", content_hash="sha256:abc"),
+                   model=ModelSpec(spec="scripted:first"))
+    return base.model_copy(update=changes)
+
+
+def test_frozen_and_strict() -> None:
+    spec = _spec()
+    with pytest.raises(ValidationError):
+        spec.epochs = 2  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="extra"):
+        RunSpec.model_validate({**spec.model_dump(), "epoch": 2})
+    with pytest.raises(ValidationError, match="api_key_env"):
+        ModelSpec(spec="openai:m", options={"api_key": "sk-secret"})
+    with pytest.raises(ValidationError, match="base_url"):
+        JudgeSpec(model="openai:j", options={"base_url": "http://x"})
+
+
+def test_round_trips_through_json() -> None:
+    spec = _spec(judge=JudgeSpec(model="openai:j", base_url=("http://127.0.0.1:1/v1",), api_key_env="JUDGE_KEY"),
+                 price=Money(input="0.5", output="1.25"))
+    again = RunSpec.model_validate_json(spec.model_dump_json())
+    assert again == spec
+    assert again.run_id() == spec.run_id()
+
+
+@pytest.mark.parametrize("change", [
+    {"scorer": ScorerSpec(no_answer="guess")},
+    {"scorer": ScorerSpec(truncated_as="excluded")},
+    {"scorer": ScorerSpec(prompt_kind="chain_of_thought")},
+    {"generation": GenerationSpec(max_tokens=10)},
+    {"epochs": 2},
+    {"dataset": DatasetRef(name="aime-2025", content_hash="sha256:other")},
+    {"model": ModelSpec(spec="scripted:first", options={"dtype": "float32"})},
+    {"judge": JudgeSpec(model="openai:j")},
+])
+def test_what_changes_a_score_changes_the_run_id(change: dict[str, object]) -> None:
+    assert _spec(**change).run_id() != _spec().run_id()
+
+
+@pytest.mark.parametrize("change", [
+    {"model": ModelSpec(spec="scripted:first", options={"concurrency": 3, "base_url": "http://x"})},
+    {"dataset": DatasetRef(name="aime-2025", content_hash="sha256:abc", data_file="/elsewhere/aime.jsonl")},
+    {"price": Money(input=1, output=2)},
+    {"shard": ShardSpec(index=1, count=2)},
+])
+def test_how_requests_travel_is_not_identity(change: dict[str, object]) -> None:
+    assert _spec(**change).run_id() == _spec().run_id()
+
+
+def test_judge_endpoint_is_not_identity_but_its_model_is() -> None:
+    a = _spec(judge=JudgeSpec(model="openai:j", base_url=("http://a/v1",)))
+    b = _spec(judge=JudgeSpec(model="openai:j", base_url=("http://b/v1",)))
+    c = _spec(judge=JudgeSpec(model="openai:k", base_url=("http://a/v1",)))
+    assert a.run_id() == b.run_id() != c.run_id()
+
+
+def test_generation_spec_is_generation_settings() -> None:
+    spec = GenerationSpec(temperature=0.7, max_tokens=32, stop=("Question:",), top_k=5)
+    assert GenerationSpec.of(spec.settings()) == spec
+
+
+def test_a_key_given_as_such_is_never_written() -> None:
+    spec = _spec(model=ModelSpec(spec="openai:m", api_key="sk-secret-123"))
+    assert "sk-secret" not in spec.model_dump_json()
+    assert "sk-secret" not in repr(spec)
+    assert spec.model.api_key is not None and spec.model.api_key.get_secret_value() == "sk-secret-123"
+    assert spec.run_id() == _spec(model=ModelSpec(spec="openai:m")).run_id()
