@@ -48,8 +48,6 @@ def _checked_size(p: Path, limit: int) -> int:
 def open_checked(path: str | Path) -> Iterator[IO[bytes]]:
     """A regular file opened for binary reading, after `read_bytes`' checks (a file, not a device; within the
     size limit), to be read in a stream rather than whole."""
-    from .limits import max_file_bytes
-
     p = Path(path)
     try:
         _checked_size(p, max_file_bytes())

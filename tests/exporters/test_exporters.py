@@ -195,7 +195,7 @@ def test_any_value_a_formats_models_refuse_is_one_line(mixed_run: Path, tmp_path
     data["dataset"]["n_items"] = 3
     manifest.write_text(json.dumps(data))
 
-    def refused(log: object) -> object:
+    def refused(log: object, sample_ids: object) -> object:
         return EvalDataset.model_validate({"name": "x", "samples": "many"})
 
     monkeypatch.setattr(inspect_eval, "_spec", refused)

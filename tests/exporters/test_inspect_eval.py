@@ -172,5 +172,5 @@ def test_an_inspect_round_trip_keeps_the_models_name(mixed_run: Path, tmp_path: 
 
     (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
     (run,) = read_all([path], ImportOptions())
-    assert run.manifest.model["spec"] == read_run(mixed_run).manifest.model["spec"] == "openai:Qwen/Qwen3-8B"
-    assert run.manifest.model["inspect_model"] == "openai/Qwen/Qwen3-8B"
+    assert run.manifest.model.spec == read_run(mixed_run).manifest.model.spec == "openai:Qwen/Qwen3-8B"
+    assert run.manifest.model.settings["inspect_model"] == "openai/Qwen/Qwen3-8B"

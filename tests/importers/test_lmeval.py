@@ -200,9 +200,9 @@ def test_a_local_model_path_is_recorded_as_proctor_records_one(lmeval_results: P
     (copy / lmeval_results.name).write_text(json.dumps(data))
     monkeypatch.chdir(tmp_path)
     (run,) = read_all([copy / lmeval_results.name], ImportOptions())
-    assert run.manifest.model["spec"] == "hf:models/tiny"
-    assert run.manifest.model["model_name"] == str(tmp_path / "models" / "tiny")  # what lm-eval wrote, kept
+    assert run.manifest.model.spec == "hf:models/tiny"
+    assert run.manifest.model.settings["model_name"] == str(tmp_path / "models" / "tiny")  # what lm-eval wrote, kept
     data["model_name"] = "EleutherAI/pythia-70m"
     (copy / lmeval_results.name).write_text(json.dumps(data))
     (run,) = read_all([copy / lmeval_results.name], ImportOptions())
-    assert run.manifest.model["spec"] == "hf:EleutherAI/pythia-70m"
+    assert run.manifest.model.spec == "hf:EleutherAI/pythia-70m"
