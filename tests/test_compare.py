@@ -73,10 +73,24 @@ def test_warns_on_different_prompt_revision_and_extractor(tmp_path: Path) -> Non
     a = write_run(tmp_path, "a", "hf:a", binary(20, range(10)))
     b = write_run(tmp_path, "b", "hf:b", binary(20, range(10)), template_hash="tmpl2", revision="rev2",
                   content_hash="hash2", extractor_version="2", prompt_kind="chain_of_thought")
-    text = "\n".join(compare_runs(a, b).warnings)
+    warnings = compare_runs(a, b).warnings
+    assert len(warnings) == 1, warnings  # #32.32: one cause (another setting), one warning, not five
     for what in ("prompt templates", "dataset revisions", "dataset content hashes", "extractor versions",
-                 "prompt kinds"):
-        assert what in text
+                 "prompt kinds", "settings"):
+        assert what in warnings[0]
+
+
+def test_compare_prints_one_warning_for_runs_that_differ_in_many_ways(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#32.32: runs of another prompt kind differ in five recorded ways; `compare` says so in one warning."""
+    from proctor.cli import main
+
+    a = write_run(tmp_path, "a", "hf:a", binary(20, range(10)))
+    b = write_run(tmp_path, "b", "hf:b", binary(20, range(10)), template_hash="tmpl2", revision="rev2",
+                  content_hash="hash2", extractor_version="2", prompt_kind="chain_of_thought")
+    assert main(["compare", str(a), str(b), "--store", str(tmp_path / "none.sqlite")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1, err
 
 
 def test_run_ids_from_the_store(ab: tuple[Path, Path], tmp_path: Path) -> None:

@@ -89,3 +89,24 @@ def test_every_readme_command_runs_on_the_bundled_examples(sandbox: Path) -> Non
             assert "Traceback" not in res.stderr, f"$ {cmd}\n{res.stderr[-3000:]}"
     assert (sandbox / "out" / "report.html").stat().st_size > 10_000
     assert (sandbox / "runs" / "mc-logprob" / "samples.jsonl").exists()
+
+
+def test_the_readme_says_what_a_new_user_needs_beyond_the_two_commands() -> None:
+    """#32.28: after `make demo`, how to get `proctor` on PATH; that the browser tests need Chromium; the
+    bundled stand-in server that makes the API examples runnable; the disk space the test venvs take."""
+    text = README.read_text(encoding="utf-8")
+    head = text.split("## Why proctor")[0]
+    assert ".venv/bin/proctor" in head and "source .venv/bin/activate" in head
+    assert "Chromium" in head and "PROCTOR_CHROMIUM" in head
+    assert "python -m proctor.testing.server" in text
+    assert re.search(r"about \d+ GB of disk", head)
+
+
+def test_the_stand_in_server_the_readme_names_starts() -> None:
+    """The README's `python -m proctor.testing.server` is a command that runs (its --help)."""
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    res = subprocess.run([sys.executable, "-m", "proctor.testing.server", "--help"], capture_output=True, text=True,
+                         env=env, timeout=60, check=False)
+    assert res.returncode == 0 and "--port" in res.stdout

@@ -17,7 +17,7 @@ import pytest
 from mounts import tmpfs
 
 from proctor.cli import main
-from proctor.errors import ProctorError
+from proctor.errors import InputError, ProctorError
 from proctor.runlog import Outcome, Sample, append_samples, iter_samples, repair_torn_tail
 
 GOOD = Path(__file__).parent / "fixtures" / "items" / "good.jsonl"
@@ -276,3 +276,34 @@ def test_a_damaged_results_or_manifest_is_one_line(tmp_path: Path, name: str, te
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(out / name) in err, err
     assert "Traceback" not in err and not (tmp_path / "x").exists()
+
+
+def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
+    """#32.20: `iter_run_samples` gives what `read_run` gives — each sample_id's last record (a retried error
+    replaced), in the order ids first appear, a torn tail skipped — holding an index, not the samples; by item
+    it is in (item id, epoch) order; a bad line is reported at its own line number."""
+    from proctor.results import read_run
+    from proctor.runlog import SAMPLES, iter_run_samples
+
+    (tmp_path / "manifest.json").write_text(json.dumps({
+        "run_id": "r", "proctor_version": "0.1.0", "dataset": {"name": "d"}, "model": {"spec": "scripted:first"},
+        "mode": "generate", "started_at": "2026-01-01T00:00:00+00:00"}))
+    failed = Sample(sample_id="q1#0", item_id="q1", outcome=Outcome.ERROR, error="HTTP 500")
+    epoch1 = Sample(sample_id="q0#1", item_id="q0", epoch=1, outcome=Outcome.WRONG, score=0.0)
+    append_samples(tmp_path / SAMPLES, [_sample(2), failed, _sample(0), epoch1, _sample(1)])
+    path = tmp_path / SAMPLES
+    path.write_bytes(path.read_bytes() + b'{"sample_id": "q3#0", "item_')  # a torn tail
+    whole = read_run(tmp_path)
+    streamed = list(iter_run_samples(tmp_path))
+    assert [s.model_dump() for s in streamed] == [s.model_dump() for s in whole.samples]
+    assert [s.sample_id for s in streamed] == ["q2#0", "q1#0", "q0#0", "q0#1"] and streamed[1].score == 1.0
+    assert [s.sample_id for s in iter_run_samples(tmp_path, by_item=True)] == ["q0#0", "q0#1", "q1#0", "q2#0"]
+    lazy = read_run(tmp_path, samples=False)
+    assert [s.sample_id for s in lazy.iter_samples()] == [s.sample_id for s in streamed]
+    with pytest.raises(ProctorError, match="read without its samples"):  # never an empty run by mistake
+        len(lazy.samples)
+    with pytest.raises(ProctorError, match="read without its samples"):
+        list(lazy.samples)
+    path.write_bytes(path.read_bytes().replace(b'"outcome":"wrong"', b'"outcome":"lost"'))
+    with pytest.raises(InputError, match=r"samples.jsonl:4: bad sample"):
+        list(iter_run_samples(tmp_path))

@@ -51,6 +51,15 @@ def provenance_warnings(runs: Sequence[RunRecord]) -> list[str]:
     return out
 
 
+def difference_warning(a: RunRecord, b: RunRecord) -> str | None:
+    """Every way two runs differ (settings, dataset, prompt, extractor) in one warning: one cause, such as
+    another prompt kind, changes several of them at once. None when they do not differ."""
+    parts = [w.removeprefix("different ") for w in provenance_warnings([a, b])]
+    if a.setting_key != b.setting_key:
+        parts.insert(0, f"settings: A {a.setting_label}; B {b.setting_label}")
+    return "the runs differ in " + "; ".join(parts) if parts else None  # one line: reports and --json show it too
+
+
 def compare_scores(a: RunScores, b: RunScores, n_boot: int = 2000, seed: int = 0) -> Comparison:
     """Compare two runs' per-item scores on the items they share."""
     shared = sorted(a.items.keys() & b.items.keys())
@@ -66,9 +75,7 @@ def compare_scores(a: RunScores, b: RunScores, n_boot: int = 2000, seed: int = 0
         paired_difference(str(c), sa[cats == c], sb[cats == c], n_boot, seed)
         for c in sorted(set(cats.tolist()))
     ]
-    warnings = provenance_warnings([a.run, b.run])
-    if a.run.setting_key != b.run.setting_key:
-        warnings.insert(0, f"the runs' settings differ: A {a.run.setting_label}; B {b.run.setting_label}")
+    warnings = [w for w in [difference_warning(a.run, b.run)] if w]
     if a.run.run_id == b.run.run_id:
         warnings.append("both arguments are the same run")
     cmp = Comparison(
@@ -146,5 +153,4 @@ def compare_runs(
 
 
 __all__ = ["CORRECT_THRESHOLD", "Comparison", "ComparisonFamily", "GroupComparison", "compare_family", "compare_runs",
-           "compare_scores",
-           "provenance_warnings", "run_ref"]
+           "compare_scores", "difference_warning", "provenance_warnings", "run_ref"]

@@ -34,6 +34,11 @@ def max_file_bytes() -> int:
     return _env_int("PROCTOR_MAX_FILE_BYTES", 4 << 30)
 
 
+def max_member_bytes() -> int:
+    """Largest member of a zip archive (an Inspect `.eval`) once inflated (PROCTOR_MAX_MEMBER_BYTES, default 256 MiB)."""
+    return _env_int("PROCTOR_MAX_MEMBER_BYTES", 256 << 20)
+
+
 def max_line_bytes() -> int:
     """Longest JSONL line (PROCTOR_MAX_LINE_BYTES, default 64 MiB)."""
     return _env_int("PROCTOR_MAX_LINE_BYTES", 64 << 20)

@@ -20,6 +20,7 @@ from .runlog import (
     Results,
     RunLog,
     Sample,
+    SamplesOnDisk,
     error_counts,
     iter_samples,
     read_manifest,
@@ -45,15 +46,21 @@ def summarize(
                                    "cluster": manifest.cluster if manifest is not None else None})
 
 
-def read_run(run_dir: str | Path) -> RunLog:
-    """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors)."""
+def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
+    """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors).
+    `samples=False`: the manifest and results.json as written (unchecked: whoever uses a number of it recomputes
+    it from the streamed samples, as `exporters._common.overall_accuracy` does); `RunLog.iter_samples` streams
+    the samples from disk. Else the results are recomputed from the samples (`checked_results`)."""
     d = Path(run_dir)
     manifest = read_manifest(d)
+    if not samples:
+        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(), results=read_results(d),
+                                      streamed=True)
     latest: dict[str, Sample] = {}
     for s in iter_samples(d / SAMPLES):
         latest[s.sample_id] = s
-    samples = list(latest.values())
-    return RunLog(path=d, manifest=manifest, samples=samples, results=checked_results(d, manifest, samples))
+    held = list(latest.values())
+    return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))
 
 
 def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
@@ -65,15 +72,21 @@ def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[S
         return None
     truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
                       extract=manifest.extract, manifest=manifest)
-    differ = _first_difference(written.as_dict(), truth.as_dict())
-    if differ:
-        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
-                    Path(run_dir) / RESULTS, differ, SAMPLES)
+    warn_if_disagrees(run_dir, written.as_dict(), truth.as_dict())
     # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
     held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}
     kept = {k: v for k, v in truth.as_dict().items() if k in held}
     kept["metrics"] = {k: v for k, v in truth.as_dict()["metrics"].items() if k in written.metrics}
     return Results.model_validate(kept)
+
+
+def warn_if_disagrees(run_dir: str | Path, written: Any, truth: Any, where: str = "") -> None:
+    """Name on stderr a results.json (or its block `where`) that disagrees with the numbers recomputed from the
+    samples, with the first value that differs."""
+    differ = _first_difference(written, truth, where)
+    if differ:
+        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
+                    Path(run_dir) / RESULTS, differ, SAMPLES)
 
 
 def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:

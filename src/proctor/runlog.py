@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
@@ -44,7 +45,7 @@ from .provenance import (
 )
 from .redact import redact
 from .spec import RunSpec
-from .textio import read_bytes, read_text, write_json_atomic
+from .textio import open_checked, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
@@ -254,6 +255,18 @@ SampleDetails = Annotated[
 ]
 
 
+def _shared_prompt(prompt: list[dict[str, str]] | str) -> list[dict[str, str]] | str:
+    """The prompt with its texts interned: every epoch of an item (and every run of a report) asks the same
+    prompt, and 100k samples held 100k copies of it (a few KB each); now equal texts are one string."""
+    if isinstance(prompt, str):
+        return sys.intern(prompt)
+    for message in prompt:
+        for key, value in message.items():
+            if isinstance(value, str):
+                message[key] = sys.intern(value)
+    return prompt
+
+
 class Sample(_Log):
     """One item answered once (one epoch) by one model."""
 
@@ -266,7 +279,7 @@ class Sample(_Log):
     modality: str | None = None
     difficulty: float | None = None
     mode: str = "generate"  # "generate" | "logprob"
-    prompt: list[dict[str, str]] | str = ""  # chat messages, or the scored context
+    prompt: Annotated[list[dict[str, str]] | str, AfterValidator(_shared_prompt)] = ""  # chat messages, or the context
     reference: Any = None  # the gold answer(s)
     raw_output: str | None = None
     extracted: str | None = None
@@ -575,6 +588,24 @@ def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+class SamplesOnDisk(list[Sample]):
+    """The `samples` of a run read without them (`read_run(d, samples=False)`): using the list is an error, never
+    an empty run that counts as nothing scored; `RunLog.iter_samples()` reads them."""
+
+    def _refuse(self) -> ProctorError:
+        return ProctorError("internal error: this run was read without its samples (read_run(d, samples=False)); "
+                            "read them with RunLog.iter_samples()")
+
+    def __iter__(self) -> Iterator[Sample]:
+        raise self._refuse()
+
+    def __len__(self) -> int:
+        raise self._refuse()
+
+    def __getitem__(self, index: Any) -> Any:
+        raise self._refuse()
+
+
 class RunLog(BaseModel):
     """A run read back from its directory."""
 
@@ -582,6 +613,15 @@ class RunLog(BaseModel):
     manifest: Manifest
     samples: list[Sample] = Field(repr=False)  # a repr of 12k samples costs seconds (asyncio.run prints it)
     results: Results | None = Field(default=None, repr=False)
+    streamed: bool = Field(default=False, repr=False)  # read without its samples: `iter_samples` reads them from disk
+
+    def iter_samples(self, by_item: bool = False) -> Iterator[Sample]:
+        """The samples, from memory or (a run read with `read_run(d, samples=False)`) one at a time from disk;
+        `by_item`: in (item id, epoch) order."""
+        if self.streamed:
+            yield from iter_run_samples(self.path, by_item=by_item)
+        else:
+            yield from sorted(self.samples, key=lambda s: (s.item_id, s.epoch)) if by_item else self.samples
 
 
 def append_samples(path: Path, samples: Sequence[Sample]) -> None:
@@ -649,20 +689,83 @@ def _last_newline_end(f: BinaryIO, size: int) -> int:
 
 
 def iter_samples(path: Path) -> Iterator[Sample]:
-    """Read samples back; a torn last line (no newline: a kill mid-write) is skipped, any other bad line is an error."""
+    """Read samples back, one line at a time (never the whole file); a torn last line (no newline: a kill
+    mid-write) is skipped, any other bad line is an error."""
     if not path.exists():
         return
-    raw = read_bytes(path)
-    lines = raw.split(b"\n")
-    if lines and lines[-1].strip():
-        log.warning("%s: ignoring a torn last record (%d bytes) left by an interrupted run", path, len(lines[-1]))
-    for lineno, line in enumerate(lines[:-1], start=1):
-        if not line.strip():
-            continue
-        try:
-            yield Sample.model_validate_json(line)
-        except ValueError as e:  # pydantic's ValidationError (bad JSON, bad UTF-8 included) is a ValueError
-            raise InputError.at(path, f"bad sample: {brief(e)}", lineno) from None
+    for lineno, _, line in _sample_lines(path):
+        yield _parse_sample(path, lineno, line)
+
+
+def _sample_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, bytes) of each whole, non-blank line of a samples file, streamed."""
+    with open_checked(path) as f:
+        offset = 0
+        for lineno, line in enumerate(f, start=1):
+            if not line.endswith(b"\n"):
+                if line.strip():
+                    log.warning("%s: ignoring a torn last record (%d bytes) left by an interrupted run", path, len(line))
+                return
+            if line.strip():
+                yield lineno, offset, line
+            offset += len(line)
+
+
+def _parse_sample(path: Path, lineno: int, line: bytes) -> Sample:
+    try:
+        return Sample.model_validate_json(line)
+    except ValueError as e:  # pydantic's ValidationError (bad JSON, bad UTF-8 included) is a ValueError
+        raise InputError.at(path, f"bad sample: {brief(e)}", lineno) from None
+
+
+_ID_PREFIX = b'{"sample_id":"'
+
+
+def _sample_key(line: bytes, lineno: int) -> str:
+    """A record's sample_id, read without validating the record (proctor writes it first); a line whose id
+    cannot be read gets a key of its own, so that reading it later reports what is wrong with it."""
+    if line.startswith(_ID_PREFIX):
+        end = line.find(b'"', len(_ID_PREFIX))
+        raw = line[len(_ID_PREFIX):end]
+        if end > 0 and b"\\" not in raw:
+            return raw.decode("utf-8", "replace")
+    try:
+        value = json.loads(line)
+    except ValueError:
+        value = None
+    sample_id = value.get("sample_id") if isinstance(value, dict) else None
+    return sample_id if isinstance(sample_id, str) else f"\x00line {lineno}"
+
+
+def latest_records(path: Path) -> dict[str, tuple[int, int]]:
+    """sample_id → (line number, byte offset) of its last record, in the order the ids first appear
+    (the order `read_run` gives): an index of a few bytes per sample, not the samples."""
+    index: dict[str, tuple[int, int]] = {}
+    if path.exists():
+        for lineno, offset, line in _sample_lines(path):
+            index[_sample_key(line, lineno)] = (lineno, offset)
+    return index
+
+
+def _item_order(sample_id: str) -> tuple[str, int]:
+    """(item id, epoch) from a sample id `ITEM#EPOCH`, the order exporters write samples in."""
+    item, _, epoch = sample_id.rpartition("#")
+    return (item, int(epoch)) if epoch.isdigit() and item else (sample_id, 0)
+
+
+def iter_run_samples(run_dir: str | Path, by_item: bool = False) -> Iterator[Sample]:
+    """The run's samples as `read_run` gives them (each sample_id's last record), read one at a time from
+    samples.jsonl: memory holds one sample and an index, whatever the run's size. `by_item`: in (item, epoch)
+    order, else in the order the ids first appear."""
+    path = Path(run_dir) / SAMPLES
+    index = latest_records(path)
+    entries = sorted(index.items(), key=lambda kv: _item_order(kv[0])) if by_item else list(index.items())
+    if not entries:
+        return
+    with open_checked(path) as f:
+        for _, (lineno, offset) in entries:
+            f.seek(offset)
+            yield _parse_sample(path, lineno, f.readline())
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:

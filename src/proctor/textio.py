@@ -8,7 +8,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -20,27 +20,46 @@ from .limits import check_json_depth, max_file_bytes, max_line_bytes
 def read_bytes(path: str | Path) -> bytes:
     """A regular file's bytes, within the size limit; devices, pipes and unreadable paths are `InputError`s."""
     p = Path(path)
+    limit = max_file_bytes()
+    with open_checked(p) as f:
+        try:
+            raw = _read_up_to(f, os.fstat(f.fileno()).st_size, limit)
+        except OSError as e:
+            raise InputError.at(p, f"cannot read: {e.strerror or e}") from None
+    if len(raw) > limit:
+        raise InputError.at(p, f"file grew past the {limit:,}-byte limit while being read")
+    return raw
+
+
+def _checked_size(p: Path, limit: int) -> int:
+    """The size of `p`, a regular file within `limit` bytes; anything else is an `InputError` (OSErrors pass)."""
+    info = p.stat()
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError.at(p, "is a directory, expected a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError.at(p, "not a regular file (a device, pipe or socket): refusing to read it")
+    if info.st_size > limit:
+        raise InputError.at(p, f"file is {info.st_size:,} bytes, over the {limit:,}-byte limit "
+                               "(raise PROCTOR_MAX_FILE_BYTES to read it)")
+    return info.st_size
+
+
+@contextmanager
+def open_checked(path: str | Path) -> Iterator[IO[bytes]]:
+    """A regular file opened for binary reading, after `read_bytes`' checks (a file, not a device; within the
+    size limit), to be read in a stream rather than whole."""
+    p = Path(path)
     try:
-        info = p.stat()
-        if stat.S_ISDIR(info.st_mode):
-            raise InputError.at(p, "is a directory, expected a file")
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError.at(p, "not a regular file (a device, pipe or socket): refusing to read it")
-        limit = max_file_bytes()
-        if info.st_size > limit:
-            raise InputError.at(p, f"file is {info.st_size:,} bytes, over the {limit:,}-byte limit "
-                                   "(raise PROCTOR_MAX_FILE_BYTES to read it)")
-        with open(p, "rb") as f:
-            raw = _read_up_to(f, info.st_size, limit)
+        _checked_size(p, max_file_bytes())
+        f = open(p, "rb")  # noqa: SIM115 (closed below, after the caller's reads)
     except FileNotFoundError:
         raise InputError.at(p, "no such file") from None
     except IsADirectoryError:
         raise InputError.at(p, "is a directory, expected a file") from None
     except OSError as e:
         raise InputError.at(p, f"cannot read: {e.strerror or e}") from None
-    if len(raw) > limit:
-        raise InputError.at(p, f"file grew past the {limit:,}-byte limit while being read")
-    return raw
+    with f:
+        yield f
 
 
 def _read_up_to(f: IO[bytes], size: int, limit: int) -> bytes:
@@ -186,6 +205,16 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 
 def write_json_atomic(path: str | Path, data: Any, indent: int | None = 2) -> None:
     write_text_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+
+
+def write_lines_atomic(path: str | Path, lines: Iterable[str]) -> int:
+    """Write each of `lines` (streamed, never joined) and a newline into `path`, atomically; how many."""
+    n = 0
+    with atomic_writer(path) as f:
+        for line in lines:
+            f.write(line + "\n")
+            n += 1
+    return n
 
 
 def dumps_jsonl(rows: list[Any]) -> str:

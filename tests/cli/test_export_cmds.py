@@ -50,10 +50,14 @@ def test_not_a_run_and_a_used_folder_are_refused(run: Path, tmp_path: Path, caps
     assert f"{tmp_path / 'nope'}: not a run directory (no manifest.json)" in capsys.readouterr().err
     used = tmp_path / "used"
     used.mkdir()
-    (used / "keep.txt").write_text("mine")
+    (used / "run.json").write_text("mine")
     assert main(["export", str(run), "--to", "llmwc", "-o", str(used)]) == 2
-    assert f"{used}: exists and is not an empty folder" in capsys.readouterr().err
-    assert [p.name for p in used.iterdir()] == ["keep.txt"]
+    assert f"{used / 'run.json'}: exists: export adds files to a folder, never replaces one" in capsys.readouterr().err
+    assert [p.name for p in used.iterdir()] == ["run.json"] and (used / "run.json").read_text() == "mine"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["export", str(run), "--to", "llmwc", "-o", str(afile)]) == 2
+    assert f"{afile}: exists and is not a folder" in capsys.readouterr().err
 
 
 def test_a_run_that_did_not_finish_is_refused(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,3 +118,12 @@ def test_a_killed_export_leaves_no_staging_folder_for_ever(run: Path, tmp_path: 
     assert not out.exists()
     assert main(["export", str(run), "--to", "llmwc", "-o", str(out)]) == 0
     assert not staging.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".llmwc.")]
+
+
+def test_one_file_written_is_said_in_the_singular(run: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """#32.32: "wrote 1 inspect file", not "1 inspect files"."""
+    pytest.importorskip("inspect_ai")
+    out = tmp_path / "one"
+    assert main(["export", str(run), "--to", "inspect", "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote 1 inspect file to {out}"

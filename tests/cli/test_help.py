@@ -144,3 +144,29 @@ def test_epilog_examples_run_on_the_bundled_examples(tmp_path: Path, monkeypatch
             code = main(argv)
             assert code == 0, f"{example}: exit {code}\n{capsys.readouterr().err}"
     assert len(seen) >= 12
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("command", ["run", "score", "report", "export", "import", "runs"])
+def test_help_at_80_and_120_columns_never_cuts_an_option_name(command: str, columns: int) -> None:
+    """#32.27: a terminal 80 columns wide shows every option name whole (they were cut: `--reasoning-effo…`);
+    help text wraps instead, and no line is wider than the terminal."""
+    import click
+    import typer.rich_utils as ru
+    from rich.console import Console
+
+    cmd = _commands()[command]
+    out = Console(width=columns, record=True, force_terminal=False, color_system=None)
+    original = ru._get_rich_console
+    ru._get_rich_console = lambda stderr=False: out  # type: ignore[assignment]
+    try:
+        with click.Context(cmd, info_name=command) as ctx:
+            cmd.get_help(ctx)
+    finally:
+        ru._get_rich_console = original  # type: ignore[assignment]
+    text = out.export_text()
+    assert text.strip() and max(len(line) for line in text.splitlines()) <= columns
+    names = {name for p in cmd.params if not getattr(p, "hidden", False)
+             for name in [*p.opts, *getattr(p, "secondary_opts", [])] if name.startswith("--")}
+    words = set(re.findall(r"--[a-z][a-z0-9-]*", text))
+    assert names <= words, sorted(names - words)

@@ -63,7 +63,7 @@ def test_compare_by_id_prefix_and_by_directory(store: Path, tmp_path: Path, caps
     assert any("dataset revisions" in w for w in d["warnings"])
     code, out, err = run(capsys, "compare", str(tmp_path / "runs" / "aaaa-new"), "bbbb", "--store", str(store))
     assert code == 0 and "+20.0" in out and "overall" in out and "law" in out
-    assert "A: hf:a · generate · zero_shot" in out and err.startswith("warning: different dataset revisions")
+    assert "A: hf:a · generate · zero_shot" in out and err.startswith("warning: the runs differ in dataset revisions")
 
 
 def test_leaderboard(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,3 +149,31 @@ def test_module_entry_point_in_subprocess(store: Path, tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["overall"]["diff"] == pytest.approx(-0.3)
     assert p.stderr == ""  # not a terminal: no progress bar, no noise
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_runs_on_a_narrow_terminal_keeps_every_field_and_whole_run_ids(
+        store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        columns: int) -> None:
+    """#32.27: `proctor runs` in a terminal 80 or 120 columns wide: every run id whole (to copy into
+    `compare`), dataset, revision, setting and n shown, no line wider than the terminal, a few lines a run
+    (the table collapsed dataset…n to empty columns at 80, and rows were 8 lines tall at 120)."""
+    from rich.console import Console
+
+    from proctor.cli import history_cmds
+
+    with Store(store) as st:
+        st.record_run(write_run(tmp_path / "runs", "c0459ea7278bffff", "openai:Qwen/Qwen3-30B-A3B-Instruct-2507",
+                                binary(200, range(10)), prompt_kind="chain_of_thought", revision="0123456789abcdef"))
+        recs = st.list_runs()
+    console = Console(width=columns, record=True, force_terminal=True, color_system=None)
+    monkeypatch.setattr(history_cmds, "_console", lambda: console)
+    assert main(["runs", "--store", str(store)]) == 0
+    text = console.export_text()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    for r in recs:
+        assert r.run_id[:12] in text and r.model in text
+    for needed in ("synth", "rev2", "0123456789ab", "chain_of_thought", "200"):
+        assert needed in text, needed
+    assert len([line for line in lines if line.strip()]) <= 1 + 4 * len(recs)

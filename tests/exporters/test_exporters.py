@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,13 +35,33 @@ def test_a_failing_exporter_leaves_nothing_behind(mixed_run: Path, tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed"]  # neither out nor its staging folder
 
 
-def test_an_empty_folder_is_filled_and_a_used_one_refused(mixed_run: Path, tmp_path: Path) -> None:
+def test_an_empty_folder_is_filled_and_files_are_added_to_a_used_one_unless_they_clash(
+        mixed_run: Path, tmp_path: Path) -> None:
+    """#32.30: an export adds its files to a folder that holds others (an Inspect log dir); a file that is
+    already there is refused, and nothing is added or changed."""
     empty = tmp_path / "empty"
     empty.mkdir()
-    written = exporters.export([mixed_run], "inspect" if _has("inspect_ai") else "llmwc", empty)
+    (empty / "other.eval").write_text("someone else's log")
+    written = exporters.export([mixed_run], "llmwc", empty)
     assert written and all(p.is_file() and p.parent.is_relative_to(empty) for p in written)
-    with pytest.raises(InputError, match="not an empty folder"):
+    assert (empty / "other.eval").read_text() == "someone else's log"
+    before = {p: p.read_bytes() for p in empty.rglob("*") if p.is_file()}
+    with pytest.raises(InputError, match="run.json: exists: export adds files to a folder, never replaces one"):
         exporters.export([mixed_run], "llmwc", empty)
+    assert {p: p.read_bytes() for p in empty.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "mixed"]  # no staging folder left
+
+
+def test_export_folders_have_the_usual_mode(mixed_run: Path, tmp_path: Path) -> None:
+    """#32.30: the folder an export creates (and those inside it) are 0777 less the umask, like every other
+    folder proctor writes (it was 0700, the staging folder's mode)."""
+    old = os.umask(0o022)
+    try:
+        exporters.export([mixed_run], "llmwc", tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "out" / "models").stat().st_mode) == 0o755
 
 
 def test_folders_of_runs_are_expanded(mixed_run: Path, tmp_path: Path) -> None:
@@ -173,10 +195,54 @@ def test_any_value_a_formats_models_refuse_is_one_line(mixed_run: Path, tmp_path
     data["dataset"]["n_items"] = 3
     manifest.write_text(json.dumps(data))
 
-    def refused(log: object) -> object:
+    def refused(log: object, sample_ids: object) -> object:
         return EvalDataset.model_validate({"name": "x", "samples": "many"})
 
     monkeypatch.setattr(inspect_eval, "_spec", refused)
     with pytest.raises(InputError, match=r"out: a run holds a value inspect refuses: .*samples") as caught:
         exporters.export([mixed_run], "inspect", tmp_path / "out")
     assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()
+
+
+def _exported_accuracy(fmt: str, out: Path) -> float:
+    """The overall accuracy an export holds, read back from its files."""
+    import json
+
+    if fmt == "llmwc":
+        return float(json.loads(next(out.glob("models/*/summary.json")).read_text())["accuracy"])
+    if fmt == "eee":
+        record = json.loads(next(p for p in out.rglob("*.json")).read_text())
+        return float(record["evaluation_results"][0]["score_details"]["score"])
+    from inspect_ai.log import read_eval_log
+
+    header = read_eval_log(str(next(out.glob("*.eval"))), header_only=True)
+    assert header.results is not None
+    return float(header.results.scores[0].metrics["accuracy"].value)
+
+
+@pytest.mark.parametrize("fmt", ["inspect", "eee", "llmwc"])
+def test_a_streamed_export_never_uses_a_hand_edited_results_json(
+        mixed_run: Path, tmp_path: Path, fmt: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 32 #1 with #20: the exporters stream the samples (the run read without them) and still take no
+    number from results.json: the overall block is recomputed in the pass that tallies the samples, equal to
+    the one `read_run` recomputes, and a results.json that disagrees is named on stderr."""
+    import json
+
+    from proctor.exporters._common import overall_accuracy
+    from proctor.results import read_run
+    from proctor.runlog import RESULTS
+
+    if fmt == "inspect":
+        pytest.importorskip("inspect_ai")
+    if fmt == "eee":
+        pytest.importorskip("every_eval_ever")
+    truth = read_run(mixed_run).results
+    assert truth is not None and truth.overall.accuracy is not None
+    streamed = read_run(mixed_run, samples=False)
+    assert overall_accuracy(streamed) == truth.overall and "disagrees" not in caplog.text
+    data = json.loads((mixed_run / RESULTS).read_text())
+    data["overall"].update(accuracy=0.987, ci_low=0.9, ci_high=0.999, n_scored=999)
+    (mixed_run / RESULTS).write_text(json.dumps(data))
+    exporters.export([mixed_run], fmt, tmp_path / "out")
+    assert _exported_accuracy(fmt, tmp_path / "out") == pytest.approx(truth.overall.accuracy)
+    assert f"{RESULTS}: disagrees with its samples (overall." in caplog.text

@@ -109,3 +109,68 @@ def test_member_names_from_item_ids_never_climb(mixed_run: Path, tmp_path: Path,
 
     (run,) = read_all([path], ImportOptions())  # and `proctor import` reads the original id back
     assert item_id in {s.item_id for s in run.samples}
+
+
+def _without_random_ids(value: object) -> object:
+    """A dumped log without the ids inspect_ai draws at random for each message and sample (`id`, `uuid`)."""
+    if isinstance(value, dict):
+        return {k: _without_random_ids(v) for k, v in value.items() if k not in ("id", "uuid")}
+    if isinstance(value, list):
+        return [_without_random_ids(v) for v in value]
+    return value
+
+
+def test_the_streamed_file_reads_back_as_inspects_own_writer_writes_it(mixed_run: Path, tmp_path: Path) -> None:
+    """#32.19: the `.eval` written one sample at a time reads back, through inspect_ai's reader (whole log,
+    summaries, one sample by id), equal to the same log written by inspect_ai's `write_eval_log`."""
+    from inspect_ai.log import read_eval_log_sample, read_eval_log_sample_summaries, write_eval_log
+
+    from proctor.exporters.inspect_eval import _sample, eval_log
+
+    log = read_run(mixed_run)
+    theirs = tmp_path / "theirs.eval"
+    whole = eval_log(log).model_copy(update={"samples": [_sample(log, s) for s in log.iter_samples(by_item=True)]})
+    write_eval_log(whole, str(theirs), format="eval")
+    ours = _read_back(mixed_run, tmp_path / "inspect")
+    back = read_eval_log(str(theirs))
+    skip = {"location", "etag"}
+    assert _without_random_ids(ours.model_dump(exclude=skip)) == _without_random_ids(back.model_dump(exclude=skip))
+    assert [(s.id, s.epoch) for s in ours.samples or []] == [(s.id, s.epoch) for s in back.samples or []]
+    (path,) = (tmp_path / "inspect").iterdir()
+    assert [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(path))] == \
+        [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(theirs))]
+    assert read_eval_log_sample(str(path), "mix.3", 1).scores["proctor"].value == 0.5  # type: ignore[index]
+
+
+def test_export_streams_each_sample_once_and_never_builds_the_whole_log(
+        scripted_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#32.19/#32.20: each sample is converted once (no re-serialising of earlier samples; inspect_ai's
+    `write_eval_log`, quadratic in the samples, is not used) and the run is read without holding its samples."""
+    import inspect_ai.log
+
+    import proctor.exporters.inspect_eval as ie
+    from proctor.runlog import RunLog
+
+    converted: list[str] = []
+    real = ie._sample
+
+    def counting(log: RunLog, s):  # type: ignore[no-untyped-def]
+        assert log.streamed  # read with samples=False: streamed from disk
+        converted.append(s.sample_id)
+        return real(log, s)
+
+    monkeypatch.setattr(ie, "_sample", counting)
+    monkeypatch.setattr(inspect_ai.log, "write_eval_log", lambda *a, **k: pytest.fail("write_eval_log is quadratic"))
+    back = _read_back(scripted_run, tmp_path / "inspect")
+    assert len(converted) == len(set(converted)) == 16 and back.samples is not None and len(back.samples) == 16
+
+
+def test_an_inspect_round_trip_keeps_the_models_name(mixed_run: Path, tmp_path: Path) -> None:
+    """#32.31: proctor's `openai:Qwen/Qwen3-8B` is Inspect's `openai/Qwen/Qwen3-8B`; imported back it is
+    `openai:Qwen/Qwen3-8B` again (it was the other spelling: two models in the history for one)."""
+    from proctor.importers import ImportOptions, read_all
+
+    (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
+    (run,) = read_all([path], ImportOptions())
+    assert run.manifest.model.spec == read_run(mixed_run).manifest.model.spec == "openai:Qwen/Qwen3-8B"
+    assert run.manifest.model.settings["inspect_model"] == "openai/Qwen/Qwen3-8B"

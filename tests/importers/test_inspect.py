@@ -31,7 +31,7 @@ def test_every_sample_of_every_epoch_is_scored_as_inspect_scored_it(inspect_eval
     assert wrong == {"demo.1", "demo.6"}
     stated = theirs.results.scores[0].metrics["accuracy"].value  # type: ignore[union-attr]
     assert log.results is not None and log.results.overall.accuracy == pytest.approx(stated)
-    assert log.manifest.epochs == 2 and log.manifest.model.spec == "mockllm/model"
+    assert log.manifest.epochs == 2 and log.manifest.model.spec == "mockllm:model"  # Inspect: provider/model
     assert log.manifest.imported_from.metric == "includes"
     assert {s.category for s in log.samples} == {"alpha", "beta"}
 
@@ -98,3 +98,47 @@ def test_a_secret_in_the_logs_model_base_url_is_never_written(inspect_eval: Path
     log = write_run(run, run_dir_for(run, tmp_path / "runs"))
     assert read_run(log.path).manifest.model.base_url == "https://h/v1?api-version=2024-06-01&authToken=***"
     assert all(b"IMPSECRET77" not in p.read_bytes() for p in (tmp_path / "runs").rglob("*") if p.is_file())
+
+
+def test_a_member_that_inflates_past_the_limit_is_refused_before_inspect_reads_it(
+        inspect_eval: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#32.21: a small `.eval` whose member inflates far beyond its size (a zip bomb) is one line, exit 2,
+    checked member by member in a stream before inspect_ai reads the file whole."""
+    import zipfile
+
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(inspect_eval) as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+        dst.writestr("samples/huge_epoch_1.json", b" " * (8 << 20))  # 8 MiB of blanks: 8 KiB compressed
+    assert bomb.stat().st_size < inspect_eval.stat().st_size + (64 << 10)
+    read: list[object] = []
+    with monkeypatch.context() as m:
+        m.setenv("PROCTOR_MAX_MEMBER_BYTES", str(4 << 20))
+        m.setattr(inspect_log_api, "read_eval_log", lambda *a, **k: read.append(a))
+        with pytest.raises(InputError) as e:
+            read_all([bomb], ImportOptions())
+    assert str(e.value) == (f"{bomb}: member 'samples/huge_epoch_1.json' inflates to 8,388,608 bytes, over the "
+                            "4,194,304-byte limit (raise PROCTOR_MAX_MEMBER_BYTES to read it)")
+    assert read == []
+    assert read_all([inspect_eval], ImportOptions())  # a real log is within the default limit
+
+
+def test_a_member_whose_header_understates_its_size_is_refused(inspect_eval: Path, tmp_path: Path) -> None:
+    """#32.21: the size a member's header declares is not trusted: the member is inflated (no further than the
+    declared size) and a member that does not match it is an unreadable log."""
+    import zipfile
+
+    liar = tmp_path / "liar.eval"
+    with zipfile.ZipFile(inspect_eval) as src, zipfile.ZipFile(liar, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+        dst.writestr("samples/big_epoch_1.json", b" " * (1 << 20))
+    raw = bytearray(liar.read_bytes())
+    size = (1 << 20).to_bytes(4, "little")
+    small = (1000).to_bytes(4, "little")
+    assert raw.count(size) >= 2
+    liar.write_bytes(bytes(raw.replace(size, small)))  # the local and central headers both say 1000 bytes
+    with pytest.raises(InputError) as e:
+        read_all([liar], ImportOptions())
+    assert str(e.value).startswith(f"{liar}: not a readable Inspect log: ") and "\n" not in str(e.value)

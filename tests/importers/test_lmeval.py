@@ -185,3 +185,24 @@ def test_a_task_config_of_the_wrong_type_is_refused_with_its_line(lmeval_results
     with pytest.raises(InputError, match=rf"{results.name}:\d+: configs.demo_mc") as caught:
         read_all([results], ImportOptions())
     assert "\n" not in str(caught.value)
+
+
+def test_a_local_model_path_is_recorded_as_proctor_records_one(lmeval_results: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """#32.31: lm-eval writes the absolute path of a local model; the import records it as `hf:PATH` with the
+    path relative to the working directory, as `proctor run --model hf:models/tiny` does (a hub id or a path
+    outside the working directory is kept as it is)."""
+    data = json.loads(lmeval_results.read_text())
+    data["config"]["model"] = "hf"
+    data["model_name"] = str(tmp_path / "models" / "tiny")
+    copy = tmp_path / "lm" / "demo_mc" / lmeval_results.parent.name
+    shutil.copytree(lmeval_results.parent, copy)
+    (copy / lmeval_results.name).write_text(json.dumps(data))
+    monkeypatch.chdir(tmp_path)
+    (run,) = read_all([copy / lmeval_results.name], ImportOptions())
+    assert run.manifest.model.spec == "hf:models/tiny"
+    assert run.manifest.model.settings["model_name"] == str(tmp_path / "models" / "tiny")  # what lm-eval wrote, kept
+    data["model_name"] = "EleutherAI/pythia-70m"
+    (copy / lmeval_results.name).write_text(json.dumps(data))
+    (run,) = read_all([copy / lmeval_results.name], ImportOptions())
+    assert run.manifest.model.spec == "hf:EleutherAI/pythia-70m"

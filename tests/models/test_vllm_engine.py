@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -185,3 +187,111 @@ def test_several_datasets_share_one_engine(fake_python: Path, tmp_path: Path,
     assert len(logs) == 1 and logs[0].read_text().count("fake vllm starting") == 1  # one start, not two
     assert len(list((tmp_path / "out").glob("*/samples.jsonl"))) == 2
     _assert_nothing_left(tmp_path)
+
+
+async def test_a_failed_start_reads_only_the_end_of_a_huge_log(fake_python: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """#32.22: an engine.log with a 20 MB line gives a message of a few KB (the log's end, lines cut)."""
+    monkeypatch.setenv("FAKE_VLLM_MODE", "fail")
+    monkeypatch.setenv("FAKE_VLLM_LONG_LINE", str(20_000_000))
+    m = VLLMModel("tiny", vllm_python=str(fake_python))
+    m.set_log_dir(tmp_path)
+    with pytest.raises(EngineStartError) as e:
+        await m.probe({Capability.GENERATE})
+    assert (tmp_path / "engine.log").stat().st_size > 20_000_000
+    assert "head size 16" in str(e.value) and len(str(e.value)) < 10_000
+    _assert_nothing_left(tmp_path)
+
+
+async def test_a_child_that_left_the_process_group_is_stopped_too(fake_python: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """#32.23: the engine's child calls setsid (a group of its own); stopping the engine stops it as well."""
+    monkeypatch.setenv("FAKE_VLLM_MODE", "hang")
+    monkeypatch.setenv("FAKE_VLLM_SETSID", "1")
+    m = VLLMModel("tiny", vllm_python=str(fake_python), startup_timeout=3)
+    m.set_log_dir(tmp_path)
+    with pytest.raises(EngineStartError, match="did not answer"):
+        await m.probe({Capability.GENERATE})
+    child = int((tmp_path / "child.pid").read_text())
+    assert os.getsid(os.getpid()) != _sid(child) or not _alive(child)
+    _assert_nothing_left(tmp_path)
+
+
+def _sid(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except ProcessLookupError:
+        return None
+
+
+async def test_stopping_an_engine_that_ignores_sigterm_takes_the_grace_period_once(
+        fake_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#32.23: SIGTERM, then SIGKILL when STOP_GRACE_S is up — one deadline for the engine and its children
+    (it was one for the server, then another for its children: ~41 s for the documented 20 s)."""
+    from proctor.models import vllm_engine
+
+    monkeypatch.setattr(vllm_engine, "STOP_GRACE_S", 2.0)
+    monkeypatch.setenv("FAKE_VLLM_MODE", "hang")
+    monkeypatch.setenv("FAKE_VLLM_IGNORE_TERM", "1")
+    m = VLLMModel("tiny", vllm_python=str(fake_python), startup_timeout=120)
+    m.set_log_dir(tmp_path)
+    task = asyncio.ensure_future(m.probe({Capability.GENERATE}))
+    await _until(lambda: (tmp_path / "child.pid").exists())
+    assert m.engine is not None
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)  # the start's own stop, timed below by a second engine
+    _assert_nothing_left(tmp_path)
+    (tmp_path / "child.pid").unlink()
+    m2 = VLLMModel("tiny", vllm_python=str(fake_python), startup_timeout=120)
+    m2.set_log_dir(tmp_path)
+    task = asyncio.ensure_future(m2.probe({Capability.GENERATE}))
+    await _until(lambda: (tmp_path / "child.pid").exists())
+    await asyncio.sleep(0.5)  # the child has set SIGTERM aside (inherited) and sleeps
+    assert m2.engine is not None
+    engine = m2.engine
+    t0 = time.monotonic()
+    engine.stop()
+    took = time.monotonic() - t0
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert 1.8 <= took < 3.5, took
+    _assert_nothing_left(tmp_path)
+
+
+async def _until(ready: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def test_kill_9_of_proctor_while_a_sigterm_ignoring_engine_starts_leaves_nothing(fake_python: Path,
+                                                                                 tmp_path: Path) -> None:
+    """#32.23: kill -9 of proctor during the start of an engine that ignores SIGTERM and whose child left the
+    group: the guard kills them all after the grace period."""
+    script = ("import asyncio\n"
+              "from proctor.models import vllm_engine\n"
+              "from proctor.models.vllm_engine import VLLMModel\n"
+              "from proctor.models import Capability\n"
+              "vllm_engine.STOP_GRACE_S = 1.0\n"
+              f"m = VLLMModel('tiny', vllm_python={str(fake_python)!r}, startup_timeout=600)\n"
+              f"m.set_log_dir(__import__('pathlib').Path({str(tmp_path)!r}))\n"
+              "asyncio.run(m.probe({Capability.GENERATE}))\n")
+    env = {**os.environ, "FAKE_VLLM_MODE": "hang", "FAKE_VLLM_IGNORE_TERM": "1", "FAKE_VLLM_SETSID": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "child.pid").exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    log = (tmp_path / "engine.log").read_text()
+    guard = int(re.search(r"engine (?:guard )?pid (\d+)", log).group(1))  # type: ignore[union-attr]
+    members = group_members(guard)
+    assert members  # the guard and the server (before: the server)
+    proc.kill()
+    proc.wait()
+    child = int((tmp_path / "child.pid").read_text())
+    deadline = time.monotonic() + 15
+    while (_alive(child) or any(_alive(p) for p in members)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child), "the engine's child (setsid, SIGTERM ignored) outlived proctor"
+    assert not any(_alive(p) for p in members), "the engine outlived proctor"

@@ -149,3 +149,30 @@ def test_confusion_matrix_orders_verdicts_and_fills_gaps() -> None:
     assert labels == ["correct", "partial", "wrong"]
     assert rows == [[5, 0, 0], [0, 0, 1], [2, 0, 0]]  # rows: judge; columns: exact match
     assert data.confusion_matrix({}) == ([], [])
+
+
+def test_a_run_the_store_holds_under_another_start_time_is_one_point(runs: list[Path]) -> None:
+    """#32.32: a merged run (or one finished again) is in the store under the start time of its record; the
+    report's own copy of it is the same run (its id), not a second point ("5 runs" for 4)."""
+    log = data.load(runs[:1], history=[]).runs[0].log
+    stored = {"started_at": "2020-01-01T00:00:00+00:00", "accuracy": 0.5, "ci_low": 0.4, "ci_high": 0.6,
+              "run_id": log.manifest.run_id}
+    other = {"started_at": "2019-01-01T00:00:00+00:00", "accuracy": 0.4, "run_id": "another-run"}
+    rep = data.load(runs[:1], history=[other, stored])
+    line = rep.history[("openai:model-a", "synthetic-mc")]
+    assert [p.label for p in line] == ["another-run", log.manifest.run_id]  # the label is the run id
+
+
+@pytest.mark.parametrize("fmt", ["html", "md"])
+def test_a_report_among_the_runs_is_passed_over_quietly(runs: list[Path], tmp_path: Path, fmt: str) -> None:
+    """#32.32: `report runs/*` after `report runs/* -o runs/report.html`: the report it wrote is not a run
+    (no warning, in the terminal or the report); anything else that is not a run is still named."""
+    from proctor.report import write_report
+
+    folder = runs[0].parent
+    report = write_report(runs, folder / f"report.{fmt}", fmt=fmt)  # type: ignore[arg-type]
+    rep = data.load([*runs, report], history=[])
+    assert rep.warnings == [] and len(rep.runs) == len(runs)
+    stray = folder / "notes.html"
+    stray.write_text("<p>mine</p>")
+    assert data.load([*runs, stray], history=[]).warnings[0].startswith(f"{stray}: skipped")

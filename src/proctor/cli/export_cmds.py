@@ -10,6 +10,7 @@ import typer
 from ..exporters import FORMATS
 from ..exporters import export as write
 from ..interruptible import terminate_as_interrupt
+from .messages import count
 
 EXPORT_EXAMPLES = """Examples (on the bundled examples, offline; open an Inspect log with `inspect view --log-dir DIR`):
 
@@ -37,7 +38,7 @@ def export(
     """Write runs in another tool's format (llm-wc, probsem, Inspect, Every Eval Ever)."""
     with terminate_as_interrupt():  # SIGTERM cleans the staging folder up as ctrl-C does
         written = write(run_dirs, to, out)
-    typer.echo(f"wrote {len(written)} {to} files to {out}")
+    typer.echo(f"wrote {count(len(written), f'{to} file')} to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -12,12 +12,30 @@ import typing
 from typing import Any
 
 import typer
+import typer.rich_utils
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
 from typer._click import exceptions as cx  # typer vendors click: its exceptions live here
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from .messages import error, hint, route_log_warnings
 
 _TYPE_METAVARS: dict[Any, str] = {int: "N", float: "NUMBER", str: "TEXT"}
+
+
+class _HelpTable(Table):
+    """typer's help panels with the option-name columns never wrapped nor cut: on a narrow terminal (80
+    columns) the type and help columns wrap instead (typer builds its tables without column settings, and
+    rich cut names to `--reasoning-effo…`). Every column but the last two (type, help) holds names; the
+    commands panel (name, help) is left as typer makes it."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for column in self.columns[:-2]:
+            column.no_wrap = True
+        yield from super().__rich_console__(console, options)
+
+
+typer.rich_utils.Table = _HelpTable  # type: ignore[attr-defined] # the table class typer's help panels are made of
 
 
 def _type_metavar(param: Any) -> str:

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from ..compare import compare_family
 from ..comparison import p_cell, points
@@ -109,20 +111,54 @@ def runs(
     if not recs:
         typer.echo("no recorded runs match")
         return
+    con = _console()
+    con.print(runs_view(recs, con))
+
+
+def runs_view(recs: list[RunRecord], console: Console) -> RenderableType:
+    """The runs as a table when it fits the console unwrapped, else one short block per run (run id, start,
+    model; dataset, revision, setting; n, accuracy, cost): nothing cut, a run id always whole."""
+    table = _runs_table(recs)
+    if Measurement.get(console, console.options.update_width(1 << 16), table).maximum <= console.width:
+        return table  # its natural width: a table measured at the console's width is never wider
+    blocks = [Text(f"{len(recs)} run(s), newest first", style="bold")]
+    for r in recs:
+        revision = f" (revision {r.dataset_revision[:12]})" if r.dataset_revision else ""
+        cost = f" · cost {_cost(r)}" if r.cost is not None else ""
+        blocks.append(Text.assemble(
+            (r.run_id[:12], "bold"), f"  {_when(r.started_at)}  ", escape_control(r.model),
+            f"\n  {escape_control(r.dataset)}{escape_control(revision)} · {escape_control(r.setting_label)}",
+            f"\n  n {r.n_scored or 0} · accuracy {_acc_line(r)}{cost}",
+            overflow="fold"))
+    return Group(*blocks)
+
+
+def _acc_line(r: RunRecord) -> str:
+    """`50.0% [9.5, 90.5]` (95% CI), or `–` when nothing was scored."""
+    if r.accuracy is None:
+        return "–"
+    return f"{_pct(r.accuracy)}%" + (f" {_ci(r.ci_low, r.ci_high)}" if r.ci_low is not None and r.ci_high is not None else "")
+
+
+def _runs_table(recs: list[RunRecord]) -> Table:
+    """One row a run; the revision and cost columns only when some run has one."""
     t = Table(title=f"{len(recs)} run(s)")
     t.add_column("run id", no_wrap=True)
     t.add_column("started", no_wrap=True)
     t.add_column("model", no_wrap=True)  # a spec is one token: never cut nor broken (the setting wraps instead)
-    for col in ("dataset", "revision", "setting"):
+    revisions = any(r.dataset_revision for r in recs)
+    costs = any(r.cost is not None for r in recs)
+    for col in ("dataset", *(["revision"] if revisions else []), "setting"):
         t.add_column(col)
     t.add_column("n", justify="right", no_wrap=True)
     t.add_column("accuracy % [95% CI]", justify="right", no_wrap=True)
-    t.add_column("cost (per correct)", justify="right", no_wrap=True)
+    if costs:
+        t.add_column("cost (per correct)", justify="right", no_wrap=True)
     for r in recs:
         t.add_row(r.run_id[:12], _when(r.started_at), rich_safe(r.model), rich_safe(r.dataset),
-                  rich_safe((r.dataset_revision or "–")[:12]), rich_safe(r.setting_label), str(r.n_scored or 0),
-                  _acc(r.accuracy, r.ci_low, r.ci_high), _cost(r))
-    _console().print(t)
+                  *([rich_safe((r.dataset_revision or "–")[:12])] if revisions else []), rich_safe(r.setting_label),
+                  str(r.n_scored or 0), _acc(r.accuracy, r.ci_low, r.ci_high), *([_cost(r)] if costs else []))
+    return t
 
 
 def history(

@@ -19,6 +19,11 @@ from ..termsafe import escape_control
 ERROR, WARNING, HINT, NOTE = "error", "warning", "hint", "note"
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 file`, `3 files` (`plural` when adding an s will not do)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def line(kind: str, message: str) -> str:
     """`kind: message`, each further line of a multi-line message indented under the first (control
     characters from data, a server's reply or a file name, shown escaped: proctor.termsafe)."""

@@ -6,7 +6,7 @@ import typer
 
 from ..runlog import RunLog
 from ..runner import error_groups
-from .messages import error, note, warning
+from .messages import count, error, note, warning
 
 
 def error_status(log: RunLog, max_error_rate: float) -> int:
@@ -20,7 +20,7 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
         lines = [f"{g.count:>6} × {_printable(g.describe())[:300]}" for g in groups[:10]]
         if len(groups) > 10:
             lines.append(f"… and {len(groups) - 10} other kinds of error (see {log.path}/samples.jsonl)")
-        warning("\n".join([f"{log.path}: {n_errors} errored samples (a re-run retries them):", *lines]))
+        warning("\n".join([f"{log.path}: {count(n_errors, 'errored sample')} (a re-run retries them):", *lines]))
     if not n and log.manifest.shard:  # hash buckets can be empty: `merge` still needs this shard's directory
         note(f"{log.path}: shard {log.manifest.shard} holds none of the items; it is complete (merge it with the others)")
         return 0

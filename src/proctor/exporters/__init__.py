@@ -2,12 +2,16 @@
 
 The core writes only proctor's run log (manifest.json, samples.jsonl, results.json). Every other layout is
 an exporter: one module per format with `export(logs, out) -> written paths`, named in `FORMATS`. An export
-is written into a fresh folder beside `out` and renamed into place, so a failure leaves nothing half-written.
+is written into a fresh folder beside `out` and renamed into place, so a failure leaves nothing half-written;
+into an `out` that holds other files (an Inspect log dir), its files are linked in, all or none, never over
+a file already there.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,19 +61,24 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
     """Read the runs, write them as `to` into the new folder `out` (all or nothing); the paths written."""
     exporter = get_exporter(to)
     target = Path(out)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise InputError.at(target, "exists and is not an empty folder: export writes a new one (choose another -o)")
-    logs = [read_run(d) for d in expand_run_dirs(run_dirs)]
+    if target.exists() and not target.is_dir():
+        raise InputError.at(target, "exists and is not a folder: export writes into a folder (choose another -o)")
+    adding = target.is_dir() and any(target.iterdir())
+    logs = [read_run(d, samples=False) for d in expand_run_dirs(run_dirs)]  # streamed: never all held
     if not logs:
         raise InputError.at("RUN", "no run directories given")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = make_staging(target)  # named after this process: a later export removes it if we are killed
+        staging = make_staging(target)  # named after this process (a later export removes it if we are killed)
     except OSError as e:
         raise InputError.at(target, f"cannot write here: {e.strerror or e}") from e
     try:
         written = exporter(logs, staging)
-        staging.replace(target)  # an empty `out` is replaced whole; nothing else exists there
+        if adding:
+            _add_files(staging, target, written)
+            shutil.rmtree(staging, ignore_errors=True)
+        else:
+            staging.replace(target)  # an empty `out` is replaced whole; nothing else exists there
     except OSError as e:  # a name too long for the file system, a full disk, another export that got there first
         shutil.rmtree(staging, ignore_errors=True)
         raise OSError(e.errno, e.strerror, str(_as_destination(e.filename, staging, target))) from None
@@ -80,6 +89,38 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return [target / p.relative_to(staging) for p in written]
+
+
+def _add_files(staging: Path, target: Path, written: Sequence[Path]) -> None:
+    """Link each written file into `target`, a folder holding other files (an Inspect log dir): all or none, and
+    a file already there is refused (`path: exists`), never replaced."""
+    added: list[Path] = []
+    try:
+        for path in written:
+            dest = target / path.relative_to(staging)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                _place(path, dest)
+            except FileExistsError:
+                raise InputError.at(dest, "exists: export adds files to a folder, never replaces one "
+                                          "(choose another -o, or move it away)") from None
+            added.append(dest)
+    except BaseException:
+        for dest in added:
+            dest.unlink(missing_ok=True)
+        raise
+
+
+def _place(src: Path, dest: Path) -> None:
+    """`src` at `dest`, which must not exist (FileExistsError): a hard link, else (another file system) a copy
+    into a file created exclusively."""
+    try:
+        os.link(src, dest)
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+        with open(src, "rb") as source, open(dest, "xb") as target:
+            shutil.copyfileobj(source, target)
 
 
 def _as_destination(filename: object, staging: Path, target: Path) -> Path:

@@ -14,9 +14,10 @@ Needs the `every_eval_ever` package (`pip install 'proctor-eval[eee]'` on Python
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,8 @@ from ..errors import InputError, ProctorError
 from ..metrics.accuracy import counted
 from ..redact import redact
 from ..runlog import Outcome, RunLog, Sample
-from ..textio import dumps_jsonl, write_text_atomic
-from ._common import dataset_name, model_name, model_spec, overall_accuracy, stderr
+from ..textio import write_lines_atomic, write_text_atomic
+from ._common import RunTally, dataset_name, model_name, model_spec, overall_accuracy, stderr_of, tally
 
 _LOCAL = ("hf", "vllm", "scripted")  # backends whose weights proctor runs itself
 INSTALL = ("pip install 'proctor-eval[eee]' (Python 3.12+), or on 3.11: "
@@ -56,18 +57,19 @@ def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
             raise InputError.at(log.path, f"no EEE datastore path for this run: {e}") from None
         folder = "/".join(("data", *parts))
         file_id = _uuid4(log)
-        rows = [InstanceLevelEvaluationLog.model_validate(r).model_dump(mode="json", exclude_none=True)
-                for r in instance_rows(log, ident["id"])]
-        aggregate = EvaluationLog.model_validate(
-            aggregate_record(log, ident, f"{folder}/{file_id}_samples.jsonl" if rows else None, len(rows)))
         path = out / folder / f"{file_id}.json"
         if path in written:
             raise InputError.at(log.path, f"the same run as another one given (run id {log.manifest.run_id}): give it once")
+        samples = out / folder / f"{file_id}_samples.jsonl"
+        t = tally(log)  # one instance row per counted sample
+        aggregate = EvaluationLog.model_validate(
+            aggregate_record(log, ident, f"{folder}/{file_id}_samples.jsonl" if t.n_scored else None, t.n_scored, t))
         write_text_atomic(path, aggregate.model_dump_json(indent=2, exclude_none=True) + "\n")
         written.append(path)
-        if rows:
-            samples = out / folder / f"{file_id}_samples.jsonl"
-            write_text_atomic(samples, dumps_jsonl(rows))
+        if t.n_scored:
+            rows = (json.dumps(InstanceLevelEvaluationLog.model_validate(r).model_dump(mode="json", exclude_none=True),
+                               ensure_ascii=False) for r in instance_rows(log, ident["id"]))
+            write_lines_atomic(samples, rows)  # streamed: one row in memory at a time
             written.append(samples)
     return written
 
@@ -102,16 +104,19 @@ def _identity(log: RunLog) -> dict[str, Any]:
             "inference_platform": backend, "additional_details": details}
 
 
-def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | None, n_rows: int) -> dict[str, Any]:
-    """The aggregate EEE record of one run (a plain mapping, validated by the caller with EEE's model)."""
+def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | None, n_rows: int,
+                     t: RunTally | None = None) -> dict[str, Any]:
+    """The aggregate EEE record of one run (a plain mapping, validated by the caller with EEE's model); `t`: its
+    samples tallied (default: tallied here)."""
     from every_eval_ever.converters import SCHEMA_VERSION
 
     m = log.manifest
-    overall = overall_accuracy(log)
+    t = t or tally(log)
+    overall = overall_accuracy(log, t)
     if overall.accuracy is None:
         raise InputError.at(log.path, "no scored sample: EEE records a score, and this run has none")
     uncertainty: dict[str, Any] = {"num_samples": overall.n_scored}
-    se = stderr(log.samples)
+    se = stderr_of(t.scores)
     if se is not None:
         uncertainty["standard_error"] = {"value": se, "method": "sample standard deviation / sqrt(n)"}
     if overall.ci_low is not None and overall.ci_high is not None:
@@ -123,7 +128,7 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
         import shlex
 
         args["execution_command"] = shlex.join(redact(m.command))  # a hand-edited manifest too
-    counts = _counts(log.samples)
+    counts = {"n_samples": t.n, "n_scored": t.n_scored, "n_errors": t.n_errors, "n_unscored": t.n_unscored}
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id(log, ident["id"]),
@@ -137,7 +142,7 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
         "evaluation_results": [{
             "evaluation_result_id": f"{dataset_name(log)}/accuracy",
             "evaluation_name": dataset_name(log),
-            "source_data": _source_data(log),
+            "source_data": _source_data(log, sorted(t.item_ids)),
             "evaluation_timestamp": m.started_at,
             "metric_config": {"evaluation_description": f"proctor accuracy on {dataset_name(log)}: the mean score over "
                               "scored samples (errors and unscored samples excluded)",
@@ -155,13 +160,6 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
     return record
 
 
-def _counts(samples: Sequence[Sample]) -> dict[str, int]:
-    """How many samples there are, how many accuracy is over, how many errored, how many have no score else."""
-    n_scored, n_errors = len(counted(samples)), sum(s.outcome is Outcome.ERROR for s in samples)
-    return {"n_samples": len(samples), "n_scored": n_scored, "n_errors": n_errors,
-            "n_unscored": len(samples) - n_scored - n_errors}
-
-
 def _settings(log: RunLog) -> dict[str, Any]:
     m = log.manifest
     out = {"mode": m.mode, "prompt_kind": m.prompt_kind, "prompt_template_hash": m.prompt_template_hash,
@@ -170,10 +168,9 @@ def _settings(log: RunLog) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _source_data(log: RunLog) -> dict[str, Any]:
+def _source_data(log: RunLog, ids: list[str]) -> dict[str, Any]:
     """EEE's `source_data`: the hub dataset when the run's data came from one, else a private dataset."""
     ds = log.manifest.dataset
-    ids = sorted({s.item_id for s in log.samples})
     source = ds.source or ""
     if "/" in source and source != "file":
         return {"dataset_name": dataset_name(log), "source_type": "hf_dataset", "hf_repo": source,
@@ -183,12 +180,13 @@ def _source_data(log: RunLog) -> dict[str, Any]:
     return {"dataset_name": dataset_name(log), "source_type": "other", "additional_details": details}
 
 
-def instance_rows(log: RunLog, model_id: str) -> list[dict[str, Any]]:
-    """One EEE instance record per scored sample (plain mappings, validated by the caller)."""
+def instance_rows(log: RunLog, model_id: str) -> Iterator[dict[str, Any]]:
+    """One EEE instance record per scored sample (plain mappings, validated by the caller), streamed."""
     from every_eval_ever.converters import SCHEMA_VERSION
 
-    rows = []
-    for s in sorted(counted(log.samples), key=lambda s: (s.item_id, s.epoch)):
+    for s in log.iter_samples(by_item=True):
+        if not counted([s]):
+            continue
         row: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id(log, model_id), "model_id": model_id,
             "evaluation_name": dataset_name(log), "evaluation_result_id": f"{dataset_name(log)}/accuracy",
@@ -206,8 +204,7 @@ def instance_rows(log: RunLog, model_id: str) -> list[dict[str, Any]]:
                                   "total_tokens": s.input_tokens + s.output_tokens}
         if s.latency_s is not None:
             row["performance"] = {"latency_ms": s.latency_s * 1000}
-        rows.append(row)
-    return rows
+        yield row
 
 
 def _question(s: Sample) -> str:

@@ -7,7 +7,7 @@ are not answers). API keys are never written: `api_key` is always null, base URL
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..textio import write_json_atomic, write_text_atomic
 from ._common import dataset_name, model_name, overall_accuracy
 
 
-def tally(samples: Sequence[Sample]) -> dict[str, int]:
+def tally(samples: Iterable[Sample]) -> dict[str, int]:
     """correct / incorrect / errors / unscored / total, adding up (partial credit counts as incorrect)."""
     counts = {"correct": 0, "incorrect": 0, "errors": 0, "unscored": 0}
     for s in samples:
@@ -37,7 +37,7 @@ def tally(samples: Sequence[Sample]) -> dict[str, int]:
             counts["unscored"] += 1
         else:
             counts["incorrect"] += 1
-    return {**counts, "total": len(samples)}
+    return {**counts, "total": sum(counts.values())}
 
 
 def dataset_path(log: RunLog) -> str | None:
@@ -48,7 +48,7 @@ def dataset_path(log: RunLog) -> str | None:
 
 def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any], seed: int | None) -> dict[str, Any]:
     """llm-wc's `summary.json` for one model (the base URL with any credential masked)."""
-    return {"accuracy": overall_accuracy(log).accuracy, **tally(log.samples), "model": name,
+    return {"accuracy": overall_accuracy(log).accuracy, **tally(log.iter_samples()), "model": name,
             "api_base": redact_url(api_base) if api_base else api_base, "request_params": params, "seed": seed,
             "dataset_path": dataset_path(log), "strict_parsing": False}
 
@@ -56,7 +56,7 @@ def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any]
 def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per question (first epoch): the upstream row, `pred` and `model_outputs` (and `error`)."""
     rows = []
-    for s in log.samples:
+    for s in log.iter_samples():
         if s.epoch != 0:
             continue
         row = dict(upstream.get(s.item_id) or {"id": s.item_id, "answer": s.reference, "category": s.category})
@@ -78,7 +78,7 @@ def upstream_rows(log: RunLog) -> dict[str, dict[str, Any]]:
     if ds.data_file_sha256 not in (None, file_sha256(data_file)):
         return {}
     prefix = f"{slug(name)}."
-    wanted = {s.item_id.removeprefix(prefix): s.item_id for s in log.samples}
+    wanted = {s.item_id.removeprefix(prefix): s.item_id for s in log.iter_samples() if s.epoch == 0}
     column = ID_COLUMNS.get(name, "Record ID")
     rows, _ = read_rows(data_file)
     out = {}

@@ -79,7 +79,7 @@ def write_probsem_outputs(out_dir: str | Path, run_dir: str | Path, model_slug: 
 def run_suites(log: RunLog) -> tuple[list[SuiteResult], ScoreOptions]:
     """A suite run's samples (first epoch) grouped back into one result per (prompt, suite), contexts in
     order, with the options they were scored with; a run that did not score suites is refused."""
-    samples = [s for s in log.samples if s.epoch == 0]
+    samples = [s for s in log.iter_samples() if s.epoch == 0]
     if not samples or not all(isinstance(s.details, SuiteDetails) for s in samples):
         raise InputError.at(log.path, "not a suite run: probsem's outputs come from `proctor score` (or `proctor "
                             "run --mode logprob` on suites)")

@@ -395,6 +395,7 @@ def complete_metadata(items: ItemSet, meta: dict[str, str], source: str, notes: 
         "description": fields.get("name") or items.name or f"{items.identifier}, converted by proctor from {source}",
         "source": source,
         "subject": next(iter(categories)) if len(categories) == 1 and None not in categories else "unspecified",
+        "language": "eng",  # what CommonEval's code assumes when it is missing
     }
     description = fields.get("description") or items.description
     for key, value in fills.items():

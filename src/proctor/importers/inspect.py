@@ -8,10 +8,12 @@ or did not score is an error record, never a wrong answer.
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, ProctorError
+from ..limits import max_member_bytes
 from ..runlog import Outcome, Sample
 from .base import (
     ImportedRun,
@@ -60,7 +62,7 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
     dataset_name = opts.dataset or log.eval.task
     samples = [_sample(s, scorer, template, dataset_name, path) for s in log.samples]
     check_unique_ids(samples, template, path)
-    spec = opts.name or log.eval.model
+    spec = opts.name or proctor_spec(log.eval.model)
     digest = file_digest(path)
     epochs = (log.eval.config.epochs if log.eval.config else None) or max(s.epoch for s in samples) + 1
     manifest = new_manifest(
@@ -85,10 +87,37 @@ def _read_log(path: Path) -> EvalLog:
         raise ProctorError(f"{path}: reading an Inspect log needs inspect-ai: pip install 'proctor-eval[inspect]'") \
             from None
     try:
+        _check_members(path)
         return read_eval_log(str(path))
+    except InputError:
+        raise
     except Exception as e:  # noqa: BLE001 - a damaged file fails inside Inspect's reader in many ways (zip, JSON, validation)
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise InputError.at(path, f"not a readable Inspect log: {first}") from None
+
+
+def proctor_spec(inspect_model: str) -> str:
+    """Inspect's `provider/model` as proctor spells a model, `backend:model` (`openai/Qwen/Qwen3-8B` →
+    `openai:Qwen/Qwen3-8B`): the same model as proctor's own runs and exports name it."""
+    provider, slash, model = inspect_model.partition("/")
+    return f"{provider}:{model}" if slash and provider and model else inspect_model
+
+
+def _check_members(path: Path) -> None:
+    """Each member of an `.eval` zip inflates to at most `max_member_bytes()`: a file of 1 MB may hold 1 GiB,
+    which inspect_ai would read whole. Checked in a stream (1 MiB at a time), never past the size a member's
+    header declares; a member that does not match its header fails its CRC check (an unreadable log)."""
+    if not zipfile.is_zipfile(path):
+        return
+    cap = max_member_bytes()
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.file_size > cap:
+                raise InputError.at(path, f"member {info.filename!r} inflates to {info.file_size:,} bytes, over the "
+                                          f"{cap:,}-byte limit (raise PROCTOR_MAX_MEMBER_BYTES to read it)")
+            with zf.open(info) as member:
+                while member.read(1 << 20):
+                    pass
 
 
 def _first_scorer(log: EvalLog, carried: list[str]) -> str | None:

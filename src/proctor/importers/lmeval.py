@@ -183,9 +183,22 @@ def _model(data: dict[str, Any], opts: ImportOptions) -> dict[str, Any]:
     given = data.get("config")
     config: dict[str, Any] = given if isinstance(given, dict) else {}
     kind, name = _text(config.get("model")) or "lm-eval", _text(data.get("model_name"))
-    spec = opts.name or (f"{kind}:{name}" if name else kind)
+    spec = opts.name or (f"{kind}:{_as_given(name)}" if name else kind)
     return {"spec": spec, "name": spec, "harness": HARNESS, "lm_eval_model": kind,
             "model_args": _text(config.get("model_args")), "model_name": name}
+
+
+def _as_given(name: str) -> str:
+    """A model name as a user gives it to proctor: an absolute path lm-eval wrote for a local model becomes
+    relative to the working directory when it lies inside it (`hf:models/tiny`, as `proctor run` records
+    it); a hub id or any other path is kept."""
+    path = Path(name)
+    if not path.is_absolute():
+        return name
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return name
 
 
 def _sample(line: int, row: LmEvalSample, task: str, metric: str, mode: str, template: str, dataset: str,

@@ -1,12 +1,14 @@
 """Accuracy with its 95% interval and the counts behind it (METRICS), overall and per group.
 
-The one place accuracy is computed: `group_block` for a group of samples; `mean_score` for the bare mean.
+The one place accuracy is computed: `group_block` for a group of samples (`BlockTally` for a stream of them);
+`mean_score` for the bare mean.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,14 +46,14 @@ def sample_cluster(s: Sample, attribute: str) -> str:
     return f"\x1e{value}" if value is not None else _item_key(s)
 
 
-def _interval(scored: Sequence[Sample], seed: int, cluster: str | None) -> tuple[MetricValue, dict[str, Any]]:
-    """Accuracy with its interval: items as the unit, or clusters of items under the attribute `cluster` (with the
-    naive interval, the design effect and the number of clusters beside it); a group with one cluster (a category
-    when clustering by category) keeps the items' interval."""
-    scores, items = scored_scores(scored), [_item_key(s) for s in scored]
-    if cluster is None:
+def _interval(scores: list[float], items: list[str], clusters: list[str] | None,
+              seed: int) -> tuple[MetricValue, dict[str, Any]]:
+    """Accuracy with its interval: items as the unit, or `clusters` of items (with the naive interval, the design
+    effect and the number of clusters beside it); a group with one cluster (a category when clustering by
+    category) keeps the items' interval."""
+    if clusters is None:
         return accuracy_ci(scores, items, seed=seed), {}
-    got = clustered_accuracy(scores, items, [sample_cluster(s, cluster) for s in scored], seed=seed)
+    got = clustered_accuracy(scores, items, clusters, seed=seed)
     if got.n_clusters < 2:
         return got.naive, {}
     return got.clustered, {"n_clusters": got.n_clusters, "design_effect": got.design_effect,
@@ -61,24 +63,64 @@ def _interval(scored: Sequence[Sample], seed: int, cluster: str | None) -> tuple
 def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:
     """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval; so
     do items sharing a value of the attribute `cluster`, when one is given)."""
-    scored = counted(samples)
-    n_no_answer = sum(s.outcome is Outcome.NO_ANSWER for s in samples)
-    n_truncated = sum(s.outcome is Outcome.TRUNCATED for s in samples)
-    n_answered = sum(s.outcome is not Outcome.ERROR for s in samples)
-    acc, clustering = _interval(scored, seed, cluster)
-    latencies = [s.latency_s for s in samples if s.latency_s is not None]
-    read_twice = [s for s in samples if s.ambiguous is not None]
-    n_ambiguous = sum(bool(s.ambiguous) for s in read_twice)
-    return MetricBlock(
-        n=len(samples), n_scored=len(scored), n_errors=sum(s.outcome is Outcome.ERROR for s in samples),
-        n_unscored=sum(s.outcome is Outcome.UNSCORED for s in samples), n_no_answer=n_no_answer,
-        accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high, ci_method=acc.method,
-        no_answer_rate=n_no_answer / len(scored) if scored else None,
-        n_truncated=n_truncated, truncated_rate=n_truncated / n_answered if n_answered else None,
-        n_ambiguous=n_ambiguous, ambiguous_rate=n_ambiguous / len(read_twice) if read_twice else None,
-        input_tokens=sum(s.input_tokens or 0 for s in samples), output_tokens=sum(s.output_tokens or 0 for s in samples),
-        latency_s_mean=float(np.mean(latencies)) if latencies else None,
-    ).model_copy(update=clustering)
+    acc = BlockTally(cluster=cluster)
+    for s in samples:
+        acc.add(s)
+    return acc.block(seed)
+
+
+@dataclass
+class BlockTally:
+    """What `group_block` needs of each sample, gathered one sample at a time (a few bytes a sample), so that a
+    streamed run (`RunLog.iter_samples`) gets the same block without holding its samples."""
+
+    cluster: str | None = None  # the item attribute whose values cluster the interval (None: items alone)
+    n: int = 0
+    n_errors: int = 0
+    n_unscored: int = 0
+    n_no_answer: int = 0
+    n_truncated: int = 0
+    n_read_twice: int = 0
+    n_ambiguous: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    scores: list[float] = field(default_factory=list)  # of the counted samples
+    items: list[str] = field(default_factory=list)  # their dataset and item (epochs of an item cluster)
+    clusters: list[str] = field(default_factory=list)  # their cluster under `cluster`, when one is chosen
+    latencies: list[float] = field(default_factory=list)
+
+    def add(self, s: Sample) -> None:
+        self.n += 1
+        self.n_errors += s.outcome is Outcome.ERROR
+        self.n_unscored += s.outcome is Outcome.UNSCORED
+        self.n_no_answer += s.outcome is Outcome.NO_ANSWER
+        self.n_truncated += s.outcome is Outcome.TRUNCATED
+        self.n_read_twice += s.ambiguous is not None
+        self.n_ambiguous += bool(s.ambiguous)
+        self.input_tokens += s.input_tokens or 0
+        self.output_tokens += s.output_tokens or 0
+        if s.latency_s is not None:
+            self.latencies.append(s.latency_s)
+        if s.scored and s.score is not None:  # `counted`
+            self.scores.append(s.score)
+            self.items.append(_item_key(s))
+            if self.cluster is not None:
+                self.clusters.append(sample_cluster(s, self.cluster))
+
+    def block(self, seed: int = 0) -> MetricBlock:
+        n_scored, n_answered = len(self.scores), self.n - self.n_errors
+        acc, clustering = _interval(self.scores, self.items, self.clusters if self.cluster is not None else None,
+                                    seed)
+        return MetricBlock(
+            n=self.n, n_scored=n_scored, n_errors=self.n_errors, n_unscored=self.n_unscored,
+            n_no_answer=self.n_no_answer, accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high,
+            ci_method=acc.method, no_answer_rate=self.n_no_answer / n_scored if n_scored else None,
+            n_truncated=self.n_truncated, truncated_rate=self.n_truncated / n_answered if n_answered else None,
+            n_ambiguous=self.n_ambiguous,
+            ambiguous_rate=self.n_ambiguous / self.n_read_twice if self.n_read_twice else None,
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+            latency_s_mean=float(np.mean(self.latencies)) if self.latencies else None,
+        ).model_copy(update=clustering)
 
 
 GROUP_KEYS: dict[str, Callable[[Sample], str | None]] = {

@@ -4,10 +4,13 @@ The engine is the Python given by `vllm_python=` (or PROCTOR_VLLM_PYTHON) runnin
 `-m vllm.entrypoints.openai.api_server`, else the `vllm` executable on PATH (`vllm serve`). It listens on a
 free localhost port, in a process group of its own; proctor waits for `/health`, then every request goes
 through the `openai:` backend (`OpenAIModel`, the same HTTP path, verified against a real vLLM), and the
-whole group is stopped at the end: on success, an error, ctrl-C (the run's `aclose`), SIGTERM (a handler
-stops the group, then the process dies as it would have), and kill -9 of proctor (the server gets SIGTERM
-from the kernel: PR_SET_PDEATHSIG). Its output goes to `engine.log` in the run directory. A start that
-fails or outlasts `startup_timeout` is one `ProctorError` with the log's last lines.
+whole tree is stopped at the end: on success, an error, ctrl-C (the run's `aclose`), SIGTERM (a handler
+stops it, then the process dies as it would have), and kill -9 of proctor. A guard process
+(`_engine_guard.py`) stands between: a child subreaper, so even a process that left the group with `setsid`
+stays under it, and it stops them all (SIGTERM, SIGKILL after STOP_GRACE_S) when told, when the engine
+exits, or when proctor dies (PR_SET_PDEATHSIG). Its output goes to `engine.log` in the run directory. A
+start that fails or outlasts `startup_timeout` is one `ProctorError` with the log's last lines (read from
+its end only).
 
 The identity (the cache key) names what changes the answers: weights, dtype, max_model_len, TP/DP, the
 engine's version, the GPUs (model, count; none on a CPU build) and vLLM's batch-invariant mode
@@ -55,7 +58,9 @@ PYTHON_ENV = "PROCTOR_VLLM_PYTHON"
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 STOP_GRACE_S = 20.0  # SIGTERM, then SIGKILL the group after this long
 LOG_TAIL_LINES = 25
-_PR_SET_PDEATHSIG = 1
+LOG_TAIL_BYTES = 64 << 10  # what a failed start reads of engine.log: its end only
+LOG_LINE_CHARS = 2000
+GUARD = Path(__file__).with_name("_engine_guard.py")
 
 
 class EngineStartError(ProctorError):
@@ -112,24 +117,6 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def _parent_death_signal() -> Any:
-    """A function for the child to run between fork and exec: the kernel sends it SIGTERM when proctor dies
-    (kill -9 included). Built here in the parent, so the child imports nothing and takes no lock."""
-    if sys.platform != "linux":
-        return None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-    def set_signal() -> None:  # pragma: no cover - runs in the child
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
-
-    return set_signal
-
-
 class EngineProcess:
     """One server process group: start it, wait for /health, stop the whole group."""
 
@@ -144,16 +131,16 @@ class EngineProcess:
         return self.proc.pid if self.proc is not None else None
 
     def start(self) -> None:
+        """Start the guard (`_engine_guard.py`) in a session of its own; it starts the engine and stops every
+        process under it, however proctor ends (kill -9 included) and wherever they moved (`setsid`)."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        before_exec = _parent_death_signal()
+        guard = [sys.executable, "-I", str(GUARD), str(STOP_GRACE_S), str(os.getpid()), "--", *self.argv]
         with self.log.open("ab") as out:
             out.write(f"$ {shlex.join(self.argv)}\n".encode())
             out.flush()
-            # the hook only calls prctl (no import, no lock): safe with the runner's worker threads
-            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=self.env, start_new_session=True,
-                                         preexec_fn=before_exec)  # noqa: PLW1509
-            out.write(f"[proctor] engine pid {self.proc.pid} (process group {self.proc.pid})\n".encode())
+            self.proc = subprocess.Popen(guard, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env=self.env, start_new_session=True)
+            out.write(f"[proctor] engine guard pid {self.proc.pid} (process group {self.proc.pid})\n".encode())
         _LIVE.add(self)
         self._stop_on_sigterm()
 
@@ -161,11 +148,16 @@ class EngineProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def log_tail(self, n: int = LOG_TAIL_LINES) -> str:
+        """The log's last `n` lines, from its last LOG_TAIL_BYTES only (a 300 MB line is not read whole), each
+        line cut to LOG_LINE_CHARS."""
         try:
-            lines = self.log.read_text(errors="replace").splitlines()
+            with self.log.open("rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+                tail = f.read(LOG_TAIL_BYTES)
         except OSError:
             return "(no log)"
-        return "\n".join(lines[-n:])
+        lines = tail.decode(errors="replace").splitlines()[-n:]
+        return "\n".join(line if len(line) <= LOG_LINE_CHARS else line[:LOG_LINE_CHARS] + " …" for line in lines)
 
     async def wait_healthy(self, url: str, timeout: float) -> None:
         """Return once GET `url` answers 200; EngineStartError (group stopped) when it exits or times out."""
@@ -188,24 +180,20 @@ class EngineProcess:
         return f"vllm: the engine {what}; the last lines of {self.log}:\n{self.log_tail()}"
 
     def stop(self) -> None:
-        """SIGTERM the group, SIGKILL what is left after STOP_GRACE_S; idempotent."""
+        """Stop the engine and everything it started: the guard SIGTERMs them and SIGKILLs what is left after
+        STOP_GRACE_S (one deadline); idempotent."""
         _LIVE.discard(self)
         self._restore_sigterm()
         if self.proc is None or self._stopped:
             return  # never signal the group id again once stopped: the id may be reused
         self._stopped = True
-        pgid = self.proc.pid
-        _signal_group(pgid, signal.SIGTERM)
-        try:
-            self.proc.wait(STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass
-        deadline = time.monotonic() + STOP_GRACE_S
-        while group_members(pgid) and time.monotonic() < deadline:  # the server's own children
-            time.sleep(0.2)
-        _signal_group(pgid, signal.SIGKILL)
         if self.proc.poll() is None:
-            self.proc.wait()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_GRACE_S + 5.0)  # the guard's own deadline, and time to reap
+            except subprocess.TimeoutExpired:  # a guard that cannot run (never seen): the group, at once
+                _signal_group(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
 
     def _stop_on_sigterm(self) -> None:
         """While the engine runs, SIGTERM to proctor stops it first, then ends proctor as SIGTERM would."""

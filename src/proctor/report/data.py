@@ -386,6 +386,21 @@ class ReportData:
     comparisons: ComparisonSection | None = None  # paired comparisons, when two or more runs are shown
 
 
+_REPORT_HEADS = (b"# proctor report", b"<title>proctor report")
+
+
+def _is_report(path: Path) -> bool:
+    """A file a proctor report was written to (its title in the first KiB)."""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return False
+    return any(mark in head for mark in _REPORT_HEADS)
+
+
 def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
     """Each readable run once (by run id); a damaged directory is skipped with a warning naming it (also logged,
     so the command line says it), unless nothing at all could be read (then its error stands)."""
@@ -393,6 +408,8 @@ def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
     warnings: list[str] = []
     first_error: Exception | None = None
     for d in run_dirs:
+        if _is_report(Path(d)):
+            continue  # `report runs/*` after `report runs/* -o runs/report.html`: not a run, and no surprise
         try:
             log = read_run(d)
         except (ProctorError, OSError, ValueError) as e:
@@ -453,11 +470,12 @@ def load(
     hist: dict[tuple[str, str], list[HistoryPoint]] = {}
     for key in keys:
         pts = history_points(raw.get(key, []))
-        seen = {p.started_at for p in pts}
-        for r in runs:  # the runs in this report belong on their own history line
+        seen = {p.started_at for p in pts} | {p.label for p in pts if p.label}
+        for r in runs:  # the runs in this report belong on their own history line, once (by start or run id)
             t = parse_time(r.started_at)
             o = r.overall
-            if (r.model, r.dataset) == key and t and t not in seen and o.accuracy is not None:
+            if ((r.model, r.dataset) == key and t and t not in seen and r.log.manifest.run_id not in seen
+                    and o.accuracy is not None):
                 pts.append(HistoryPoint(t, o.accuracy, o.ci_low, o.ci_high, r.log.manifest.run_id))
         pts.sort(key=lambda p: p.started_at.timestamp())
         if len(pts) >= 2:

@@ -43,7 +43,9 @@ LOGPROB = ["--mode", "logprob", "--limit", "6", "--no-progress"]
 
 
 def _engine_pid(run_dir: Path) -> int:
-    found = re.search(r"\[proctor\] engine pid (\d+)", (run_dir / "engine.log").read_text(errors="replace"))
+    """The process group the engine runs in: its guard's (the log's second line), under which every process of
+    the engine stays."""
+    found = re.search(r"\[proctor\] engine guard pid (\d+)", (run_dir / "engine.log").read_text(errors="replace"))
     assert found, (run_dir / "engine.log").read_text(errors="replace")[-2000:]
     return int(found.group(1))
 
@@ -191,7 +193,7 @@ def test_ctrl_c_while_the_engine_starts_leaves_nothing(vllm_servers: dict[str, V
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         log = out / "engine.log"
-        if log.exists() and "engine pid" in log.read_text(errors="replace"):
+        if log.exists() and "engine guard pid" in log.read_text(errors="replace"):
             break
         time.sleep(0.1)
     time.sleep(3.0)  # the engine is importing torch and vllm: well inside its start-up
