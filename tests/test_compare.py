@@ -88,7 +88,9 @@ def test_compare_prints_one_warning_for_runs_that_differ_in_many_ways(
     a = write_run(tmp_path, "a", "hf:a", binary(20, range(10)))
     b = write_run(tmp_path, "b", "hf:b", binary(20, range(10)), template_hash="tmpl2", revision="rev2",
                   content_hash="hash2", extractor_version="2", prompt_kind="chain_of_thought")
-    assert main(["compare", str(a), str(b), "--store", str(tmp_path / "none.sqlite")]) == 0
+    assert main(["compare", str(a), str(b), "--store", str(tmp_path / "none.sqlite")]) == 2  # other settings
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--mix-settings", "--store", str(tmp_path / "none.sqlite")]) == 0
     err = capsys.readouterr().err
     assert err.count("warning:") == 1, err
 

@@ -183,6 +183,8 @@ class DatasetInfo(OpenRecord):
     data_file_sha256: str | None = None
     n_items: int | None = None
     content_hash: str | None = None
+    spec: str | None = None  # a benchmark spec file's path (`proctor run my-bench.yaml`)
+    spec_sha256: str | None = None  # and its bytes' hash
     details: dict[str, JsonValue] = Field(default_factory=dict)
 
     REST: ClassVar[str] = "details"

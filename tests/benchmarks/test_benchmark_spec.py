@@ -75,7 +75,7 @@ def test_user_spec_runs_end_to_end_and_shots_change_the_run(tiny_model_dir: Path
         samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
         manifest = json.loads((run / "manifest.json").read_text())
         assert len(samples) == 8 and {s["mode"] for s in samples} == {"logprob"}
-        shots = manifest["identity"].get("shots", 5)
+        shots = manifest["spec"]["scorer"]["shots"] or 5  # None: the spec's own five_shot
         assert all(s["prompt"].count("\nA: ") == shots for s in samples)
         assert manifest["dataset"]["spec_sha256"].startswith("sha256:")
 
