@@ -227,6 +227,22 @@ def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: st
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize(("outcome", "score"), [("wrong", 1.0), ("correct", 0.0), ("correct", 0.5), ("partial", 1.0)])
+def test_a_score_that_contradicts_its_outcome_is_refused(tmp_path: Path, outcome: str, score: float) -> None:
+    """#32 attack: a hand-edited `score: 1` on a `wrong` sample made llm-wc's summary read accuracy 0.25 with
+    `correct: 3` of 16 (outcomes counted, scores averaged); such a line is refused where it stands."""
+    from proctor.runlog import SAMPLES
+
+    out = _good_run(tmp_path)
+    lines = (out / SAMPLES).read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "outcome": outcome, "score": score})
+    (out / SAMPLES).write_text("\n".join(lines) + "\n")
+    assert main(["export", str(out), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(InputError, match=f"{SAMPLES}:2: bad sample: .*contradicts outcome"):
+        list(iter_samples(out / SAMPLES))
+
+
 def test_every_float_of_a_manifest_is_finite(tmp_path: Path) -> None:
     from proctor.errors import InputError
     from proctor.runlog import MANIFEST, read_manifest

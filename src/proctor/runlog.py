@@ -298,6 +298,18 @@ class Sample(_Log):
     judge_cost: str | None = None  # exact money for the judge's calls on this sample, when the judge's price is known
     details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
 
+    @model_validator(mode="after")
+    def _score_agrees(self) -> Sample:
+        """A score that contradicts the outcome (a hand edit: `correct` at 0, `wrong` at 1) is refused, as an
+        export counting outcomes and averaging scores would print two different accuracies."""
+        expected = {Outcome.CORRECT: "1", Outcome.WRONG: "0", Outcome.PARTIAL: "strictly between 0 and 1"}
+        agrees = {Outcome.CORRECT: lambda v: v == 1.0, Outcome.WRONG: lambda v: v == 0.0,
+                  Outcome.PARTIAL: lambda v: 0.0 < v < 1.0}
+        if self.score is not None and self.outcome in agrees and not agrees[self.outcome](self.score):
+            raise ValueError(f"score {self.score} contradicts outcome {self.outcome.value!r} "
+                             f"(its score is {expected[self.outcome]})")
+        return self
+
     @property
     def scored(self) -> bool:
         return self.outcome in SCORED_OUTCOMES
