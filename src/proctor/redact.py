@@ -63,14 +63,18 @@ def redact_url(url: str) -> str:
     if query:
         pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
         if any(_is_secret(k) for k, _ in pairs):
-            query = "&".join(
-                f"{urllib.parse.quote(k, safe='-_.~')}={MASK if _is_secret(k) else urllib.parse.quote(v, safe='-_.~/')}"
-                for k, v in pairs
-            )
-    fragment = parts.fragment
-    if fragment and "=" in fragment:  # OAuth implicit flows put tokens in the fragment
-        fragment = MASK
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+            query = "&".join(_redact_pair(k, v) for k, v in pairs)
+    # a fragment is never sent (OAuth implicit flows put tokens there); `;params` may carry a key (`;jsessionid=`)
+    fragment = MASK if parts.fragment else ""
+    path = re.sub(r";[^/]*", ";" + MASK, parts.path)
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, query, fragment))
+
+
+def _redact_pair(name: str, value: str) -> str:
+    """One query pair redacted; a bare `?TOKEN` (no value) is itself the secret."""
+    if not _is_secret(name):
+        return f"{urllib.parse.quote(name, safe='-_.~')}={urllib.parse.quote(value, safe='-_.~/')}"
+    return f"{urllib.parse.quote(name, safe='-_.~')}={MASK}" if value else MASK
 
 
 def url_secrets(url: str) -> list[str]:
@@ -80,7 +84,7 @@ def url_secrets(url: str) -> list[str]:
         pairs = urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True)
     except ValueError:
         return []
-    return [v for k, v in pairs if _is_secret(k) and v]
+    return [v or k for k, v in pairs if _is_secret(k) and (v or k)]
 
 
 def redact_text(text: str) -> str:
