@@ -96,6 +96,19 @@ def redact_text(text: str) -> str:
     return _KEYLIKE.sub(MASK, text)
 
 
+_SECRET_ARG = re.compile(r"(?i)(^|[_-])(api[_-]?key|key|token|secret|password|passwd|pass|auth|authorization|"
+                         r"credentials?|signature|sig|bearer|jwt|session|cookie)$")  # the name's last word
+
+
+def redact_args(text: str) -> str:
+    """lm-eval's `model_args` (`pretrained=x,token=hf_…,base_url=URL`): the value of every argument whose name
+    says secret (`token`, `api_key`, `password`…) masked, and each other value redacted as free text."""
+    def one(arg: str) -> str:
+        name, eq, value = arg.partition("=")
+        return f"{name}={MASK}" if eq and _SECRET_ARG.search(name) else redact_text(arg)
+    return ",".join(one(arg) for arg in text.split(","))
+
+
 def redact(value: Any) -> Any:
     """JSON-like data (dicts, lists, strings) with `redact_text` applied to every string, keys included."""
     if isinstance(value, str):
