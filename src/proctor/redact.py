@@ -104,7 +104,7 @@ def redact_args(text: str) -> str:
     """lm-eval's `model_args` (`pretrained=x,token=hf_…,base_url=URL`): the value of every argument whose name
     says secret (`token`, `api_key`, `password`…) masked, and each other value redacted as free text."""
     def one(arg: str) -> str:
-        name, eq, value = arg.partition("=")
+        name, eq, _ = arg.partition("=")
         return f"{name}={MASK}" if eq and _SECRET_ARG.search(name) else redact_text(arg)
     return ",".join(one(arg) for arg in text.split(","))
 
