@@ -310,6 +310,22 @@ class Sample(_Log):
                              f"(its score is {expected[self.outcome]})")
         return self
 
+    @model_validator(mode="after")
+    def _suite_verdict_agrees(self) -> Sample:
+        """A suite context's outcome is its scores' verdict: right when the expected query alone scores highest.
+        A hand edit of `expected` or of the outcome that contradicts a unique top score is refused (probsem's
+        export would print the accuracy of one and the calibration of the other)."""
+        d = self.details
+        if not isinstance(d, SuiteDetails) or d.expected < 0 or self.outcome not in (Outcome.CORRECT, Outcome.WRONG):
+            return self
+        scores = [x for x in d.scores if x is not None]
+        if not scores or len(scores) != len(d.scores) or scores.count(max(scores)) > 1:
+            return self  # an error or a tie (rounded scores may tie where the run's did not): nothing to check
+        if (scores.index(max(scores)) == d.expected) != (self.outcome is Outcome.CORRECT):
+            raise ValueError(f"outcome {self.outcome.value!r} contradicts the scores (query {scores.index(max(scores))} "
+                             f"scores highest, expected {d.expected})")
+        return self
+
     @property
     def scored(self) -> bool:
         return self.outcome in SCORED_OUTCOMES
