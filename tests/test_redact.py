@@ -16,6 +16,11 @@ from proctor.redact import redact, redact_text, redact_url, split_credentials
     ("https://host/v1?access_token=KEY123&token=K2", "https://host/v1?access_token=***&token=***"),
     ("https://host/v1?openai_api_key=KEY123", "https://host/v1?openai_api_key=***"),
     ("http://localhost:8000/v1", "http://localhost:8000/v1"),
+    # #32 attack: a bare `?TOKEN`, a fragment without `=` and `;params` were written in clear to manifest.json
+    ("https://host/v1?KEY123", "https://host/v1?***"),
+    ("https://host/v1?model=x&KEY123", "https://host/v1?model=x&***"),
+    ("https://host/v1#KEY123", "https://host/v1#***"),
+    ("https://host/v1;KEY123", "https://host/v1;***"),
 ])
 def test_redact_url(url: str, shown: str) -> None:
     assert redact_url(url) == shown
@@ -64,3 +69,14 @@ def test_the_secrets_of_a_urls_query_are_its_values_but_the_harmless_ones() -> N
 
     assert url_secrets("https://h/v1?api-version=2024-06-01&jwt=QSECRET9&X-Amz-Signature=abc123") == [
         "QSECRET9", "abc123"]
+
+
+def test_a_bare_query_token_is_a_secret_to_register_and_a_refused_url_is_shown_redacted() -> None:
+    """#32 attack: `?TOKEN` is registered like `?key=TOKEN`; the scheme error does not print user-info."""
+    from proctor.models._http import normalize_base_urls
+    from proctor.redact import url_secrets
+
+    assert url_secrets("https://host/v1?KEY123&model=x") == ["KEY123"]
+    with pytest.raises(ProctorError) as caught:
+        normalize_base_urls("HTTP://bob:KEY123@host/v1", "X_BASE_URL", "http://h")
+    assert "KEY123" not in str(caught.value)

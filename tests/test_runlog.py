@@ -227,6 +227,46 @@ def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: st
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize(("outcome", "score"), [("wrong", 1.0), ("correct", 0.0), ("correct", 0.5), ("partial", 1.0)])
+def test_a_score_that_contradicts_its_outcome_is_refused(tmp_path: Path, outcome: str, score: float) -> None:
+    """#32 attack: a hand-edited `score: 1` on a `wrong` sample made llm-wc's summary read accuracy 0.25 with
+    `correct: 3` of 16 (outcomes counted, scores averaged); such a line is refused where it stands."""
+    from proctor.runlog import SAMPLES
+
+    out = _good_run(tmp_path)
+    lines = (out / SAMPLES).read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "outcome": outcome, "score": score})
+    (out / SAMPLES).write_text("\n".join(lines) + "\n")
+    assert main(["export", str(out), "--to", "llmwc", "-o", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(InputError, match=f"{SAMPLES}:2: bad sample: .*contradicts outcome"):
+        list(iter_samples(out / SAMPLES))
+
+
+@pytest.mark.parametrize("edit", ["expected", "outcome"])
+def test_a_suite_context_whose_outcome_contradicts_its_scores_is_refused(tmp_path: Path, edit: str) -> None:
+    """#32 attack: a hand-edited `expected` (or outcome) of a suite context was exported by probsem with the
+    accuracy of the old verdict and the Brier score of the new one; the contradiction is refused at its line."""
+    from proctor.runlog import SAMPLES
+
+    suites = Path(__file__).parents[1] / "examples" / "suites"
+    assert main(["score", str(suites), "--model", "scripted:random", "-o", str(tmp_path / "s"), "--no-history"]) == 0
+    (run,) = (p.parent for p in (tmp_path / "s").glob("*/manifest.json"))
+    lines = (run / SAMPLES).read_text().splitlines()
+    record = json.loads(lines[0])
+    scores, expected = record["details"]["scores"], record["details"]["expected"]
+    top = scores.index(max(scores))
+    if edit == "expected":  # the expected query made the top one (or another), the outcome left as it was
+        record["details"]["expected"] = top if top != expected else (top + 1) % len(scores)
+    else:
+        record["outcome"], record["score"] = ("wrong", 0.0) if top == expected else ("correct", 1.0)
+    (run / SAMPLES).write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    assert main(["export", str(run), "--to", "probsem", "-o", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(InputError, match=f"{SAMPLES}:1: bad sample: .*contradicts the scores"):
+        list(iter_samples(run / SAMPLES))
+
+
 def test_every_float_of_a_manifest_is_finite(tmp_path: Path) -> None:
     from proctor.errors import InputError
     from proctor.runlog import MANIFEST, read_manifest

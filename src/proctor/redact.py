@@ -63,14 +63,18 @@ def redact_url(url: str) -> str:
     if query:
         pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
         if any(_is_secret(k) for k, _ in pairs):
-            query = "&".join(
-                f"{urllib.parse.quote(k, safe='-_.~')}={MASK if _is_secret(k) else urllib.parse.quote(v, safe='-_.~/')}"
-                for k, v in pairs
-            )
-    fragment = parts.fragment
-    if fragment and "=" in fragment:  # OAuth implicit flows put tokens in the fragment
-        fragment = MASK
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+            query = "&".join(_redact_pair(k, v) for k, v in pairs)
+    # a fragment is never sent (OAuth implicit flows put tokens there); `;params` may carry a key (`;jsessionid=`)
+    fragment = MASK if parts.fragment else ""
+    path = re.sub(r";[^/]*", ";" + MASK, parts.path)
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, query, fragment))
+
+
+def _redact_pair(name: str, value: str) -> str:
+    """One query pair redacted; a bare `?TOKEN` (no value) is itself the secret."""
+    if not _is_secret(name):
+        return f"{urllib.parse.quote(name, safe='-_.~')}={urllib.parse.quote(value, safe='-_.~/')}"
+    return f"{urllib.parse.quote(name, safe='-_.~')}={MASK}" if value else MASK
 
 
 def url_secrets(url: str) -> list[str]:
@@ -80,7 +84,7 @@ def url_secrets(url: str) -> list[str]:
         pairs = urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True)
     except ValueError:
         return []
-    return [v for k, v in pairs if _is_secret(k) and v]
+    return [v or k for k, v in pairs if _is_secret(k) and (v or k)]
 
 
 def redact_text(text: str) -> str:
@@ -90,6 +94,19 @@ def redact_text(text: str) -> str:
         text = _URL.sub(lambda m: redact_url(m.group(0)), text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
     return _KEYLIKE.sub(MASK, text)
+
+
+_SECRET_ARG = re.compile(r"(?i)(^|[_-])(api[_-]?key|key|token|secret|password|passwd|pass|auth|authorization|"
+                         r"credentials?|signature|sig|bearer|jwt|session|cookie)$")  # the name's last word
+
+
+def redact_args(text: str) -> str:
+    """lm-eval's `model_args` (`pretrained=x,token=hf_…,base_url=URL`): the value of every argument whose name
+    says secret (`token`, `api_key`, `password`…) masked, and each other value redacted as free text."""
+    def one(arg: str) -> str:
+        name, eq, _ = arg.partition("=")
+        return f"{name}={MASK}" if eq and _SECRET_ARG.search(name) else redact_text(arg)
+    return ",".join(one(arg) for arg in text.split(","))
 
 
 def redact(value: Any) -> Any:

@@ -298,6 +298,34 @@ class Sample(_Log):
     judge_cost: str | None = None  # exact money for the judge's calls on this sample, when the judge's price is known
     details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
 
+    @model_validator(mode="after")
+    def _score_agrees(self) -> Sample:
+        """A score that contradicts the outcome (a hand edit: `correct` at 0, `wrong` at 1) is refused, as an
+        export counting outcomes and averaging scores would print two different accuracies."""
+        expected = {Outcome.CORRECT: "1", Outcome.WRONG: "0", Outcome.PARTIAL: "strictly between 0 and 1"}
+        agrees = {Outcome.CORRECT: lambda v: v == 1.0, Outcome.WRONG: lambda v: v == 0.0,
+                  Outcome.PARTIAL: lambda v: 0.0 < v < 1.0}
+        if self.score is not None and self.outcome in agrees and not agrees[self.outcome](self.score):
+            raise ValueError(f"score {self.score} contradicts outcome {self.outcome.value!r} "
+                             f"(its score is {expected[self.outcome]})")
+        return self
+
+    @model_validator(mode="after")
+    def _suite_verdict_agrees(self) -> Sample:
+        """A suite context's outcome is its scores' verdict: right when the expected query alone scores highest.
+        A hand edit of `expected` or of the outcome that contradicts a unique top score is refused (probsem's
+        export would print the accuracy of one and the calibration of the other)."""
+        d = self.details
+        if not isinstance(d, SuiteDetails) or d.expected < 0 or self.outcome not in (Outcome.CORRECT, Outcome.WRONG):
+            return self
+        scores = [x for x in d.scores if x is not None]
+        if not scores or len(scores) != len(d.scores) or scores.count(max(scores)) > 1:
+            return self  # an error or a tie (rounded scores may tie where the run's did not): nothing to check
+        if (scores.index(max(scores)) == d.expected) != (self.outcome is Outcome.CORRECT):
+            raise ValueError(f"outcome {self.outcome.value!r} contradicts the scores (query {scores.index(max(scores))} "
+                             f"scores highest, expected {d.expected})")
+        return self
+
     @property
     def scored(self) -> bool:
         return self.outcome in SCORED_OUTCOMES

@@ -62,6 +62,9 @@ def test_errors_and_unscored_samples_carry_no_score(mixed_run: Path, tmp_path: P
     scored = [s.scores["proctor"].value for s in back.samples if s.scores]
     assert len(scored) == 6 == score.scored_samples and score.unscored_samples == 2
     assert score.metrics["accuracy"].value == pytest.approx(sum(scored) / 6)  # type: ignore[arg-type]
+    # #32 attack: Inspect's `completed_samples` is "samples completed without error" (was 8 with one error)
+    errored = sum(1 for s in back.samples if s.error is not None)
+    assert errored == 1 and back.results.total_samples == 8 and back.results.completed_samples == 8 - errored
 
 
 def test_without_inspect_ai_the_command_says_what_to_install(

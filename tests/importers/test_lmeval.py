@@ -206,3 +206,18 @@ def test_a_local_model_path_is_recorded_as_proctor_records_one(lmeval_results: P
     (copy / lmeval_results.name).write_text(json.dumps(data))
     (run,) = read_all([copy / lmeval_results.name], ImportOptions())
     assert run.manifest.model.spec == "hf:EleutherAI/pythia-70m"
+
+
+def test_a_token_in_model_args_is_never_written(lmeval_results: Path, tmp_path: Path) -> None:
+    """#32 attack: `--model_args pretrained=x,token=hf_…` (or `api_key=`, or a base URL whose query is a bare
+    token) was copied in clear into manifest.json; the arguments are kept, their secrets masked."""
+    results = _copy(lmeval_results, tmp_path / "copy")
+    data = json.loads(results.read_text())
+    data["config"]["model_args"] = ("pretrained=x,token=hf_SECRET1,api_key=SECRET2,"
+                                    "base_url=http://h/v1?SECRET3,tokenizer=t,max_tokens=5")
+    results.write_text(json.dumps(data))
+    (run,) = read_all([results], ImportOptions())
+    write_run(run, tmp_path / "run")
+    manifest = (tmp_path / "run" / "manifest.json").read_text()
+    assert "SECRET" not in repr(run.manifest) and "SECRET" not in manifest
+    assert "pretrained=x,token=***,api_key=***,base_url=http://h/v1?" in manifest

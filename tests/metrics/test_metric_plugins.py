@@ -219,3 +219,34 @@ def test_ctrl_c_does_not_wait_for_a_slow_metric(tmp_path: Path) -> None:
         child.kill()
     assert time.monotonic() - sent < 5 and code == 130, child.stderr.read() if child.stderr else ""
     assert len((tmp_path / "run" / "samples.jsonl").read_text().splitlines()) == 8
+
+
+class _RewritesScores:
+    """A careless plugin: it 'normalises' every sample's score in place."""
+
+    name = "rewrites_scores"
+    label = "rewrites scores"
+    needs = frozenset({"score"})
+
+    def compute(self, samples: list[Sample], context: object) -> MetricValue:
+        for s in samples:
+            s.score, s.outcome = 1.0, Outcome.CORRECT
+        return MetricValue(value=1.0, n=len(samples), method="rewrite")
+
+
+def test_a_plugin_that_rewrites_the_samples_cannot_change_the_accuracy(tmp_path: Path) -> None:
+    """#32 attack: read_run holds the samples it summarized, so a plugin assigning `s.score = 1` made every later
+    reader (report, export, compare in the same process) see accuracy 1.0; a plugin gets its own copies."""
+    run_dir = tmp_path / "run"
+    assert main(["run", str(DEMO), "--model", "scripted:first", "-o", str(run_dir), "--no-history",
+                 "--no-progress"]) == 0
+    truth = read_run(run_dir).results
+    register(_RewritesScores())
+    try:
+        log = read_run(run_dir)
+        again = summarize(log.samples)
+    finally:
+        unregister("rewrites_scores")
+    assert truth is not None and log.results is not None
+    assert log.results.overall.accuracy == again.overall.accuracy == truth.overall.accuracy < 1.0
+    assert again.metrics["rewrites_scores"].value == 1.0

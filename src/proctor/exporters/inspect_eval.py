@@ -115,7 +115,7 @@ def eval_log(log: RunLog, t: RunTally | None = None) -> EvalLog:
     return EvalLog(
         status="success" if m.finished_at else "started",
         eval=_spec(log, sorted({member_id(i) for i in t.item_ids})),
-        results=EvalResults(total_samples=t.n, completed_samples=t.n, scores=[score]),
+        results=EvalResults(total_samples=t.n, completed_samples=t.n - t.n_errors, scores=[score]),  # without error
         stats=EvalStats(started_at=m.started_at, completed_at=m.finished_at or "", model_usage=usage),
     )
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, Problem, first_problem
 from ..formats.problems import json_loc_lines
+from ..redact import redact_args
 from ..runlog import Sample
 from ..safepath import is_safe_component
 from ..textio import iter_jsonl, load_json, read_text, refuse_lone_surrogate
@@ -185,7 +186,13 @@ def _model(data: dict[str, Any], opts: ImportOptions) -> dict[str, Any]:
     kind, name = _text(config.get("model")) or "lm-eval", _text(data.get("model_name"))
     spec = opts.name or (f"{kind}:{_as_given(name)}" if name else kind)
     return {"spec": spec, "name": spec, "harness": HARNESS, "lm_eval_model": kind,
-            "model_args": _text(config.get("model_args")), "model_name": name}
+            "model_args": _redacted_args(config.get("model_args")), "model_name": name}
+
+
+def _redacted_args(value: Any) -> str | None:
+    """`model_args` as text with its secrets masked (`token=hf_…`, `api_key=…`, a URL's query)."""
+    text = _text(value)
+    return redact_args(text) if text else None
 
 
 def _as_given(name: str) -> str:

@@ -80,7 +80,7 @@ def compute_metrics(samples: Sequence[Sample], context: RunContext) -> tuple[dic
     extra: dict[str, MetricValue] = {}
     for metric in registered():
         try:
-            value = _checked(metric, metric.compute(samples, context))
+            value = _checked(metric, metric.compute(_own_copy(metric, samples), context))
         except Exception as e:  # noqa: BLE001 - a plugin fails in any way; ctrl-C (BaseException) still stops
             why = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0][:300]
             log.warning("metric %r failed (%s); it is recorded as failed, the other results stand", metric.name, why)
@@ -93,6 +93,14 @@ def compute_metrics(samples: Sequence[Sample], context: RunContext) -> tuple[dic
         else:
             extra[metric.name] = cast(MetricValue, value)
     return builtin, extra
+
+
+def _own_copy(metric: Metric, samples: Sequence[Sample]) -> Sequence[Sample]:
+    """`samples` for a built-in; a plugin gets its own copies, so that one assigning `s.score` cannot change the
+    accuracy of the run read back (`read_run` holds the very samples it summarized)."""
+    if any(metric is m for m in builtin.BUILTIN):
+        return samples
+    return [s.model_copy() for s in samples]
 
 
 def _checked(metric: Metric, value: object) -> MetricOutput | None:

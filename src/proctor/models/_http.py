@@ -142,7 +142,7 @@ def normalize_base_urls(base_url: str | Sequence[str] | None, env_var: str, defa
         raise ProctorError(f"no base URL given (pass one, or set {env_var})")
     for u in urls:
         if not u.startswith(("http://", "https://")):
-            raise ProctorError(f"base URL {u!r} must start with http:// or https://")
+            raise ProctorError(f"base URL {redact_url(u)!r} must start with http:// or https://")
     return urls
 
 
