@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -151,9 +152,10 @@ def test_no_answer_and_truncated_as_change_the_run_id(tmp_path: Path, capsys: py
     assert len(dirs) == 3 and len({read_manifest(d).run_id for d in dirs}) == 3
     by_policy = {read_manifest(d).no_answer: _accuracy(d) for d in dirs}
     items = [json.loads(line) for line in MC.read_text().splitlines() if line.strip()]
-    # the expected value of a guess: 1/k for k lettered choices (proctor.stats.guess_credit gives True/False
-    # items none)
-    expected = sum(1 / len(it["choices"]) for it in items if it.get("choices")) / len(items)
+    # the expected value of a guess: 1/k for k options (lettered choices; True/False 2; ternary 3)
+    fixed = {"boolean": 2, "ternary": 3}
+    expected = sum(1 / (len(it["choices"]) if it.get("choices") else fixed.get(it.get("modality"), math.inf))
+                   for it in items) / len(items)
     assert by_policy["wrong"] == 0.0
     assert by_policy["guess"] == pytest.approx(expected)
 

@@ -270,12 +270,14 @@ def test_no_answer_guess_credits_one_over_k_deterministically() -> None:
         sample("b", N, 0.0, modality="choiceof10"),
         sample("c", N, 0.0, modality="single-value"),  # an open answer has no finite options: no credit
         sample("d", C, 1.0, modality="choiceof4"),
+        sample("e", N, 0.0, modality="boolean"),  # True/False: 1/2
+        sample("f", N, 0.0, modality="ternary"),  # True/False/Unknown: 1/3
     ]
-    assert summarize(samples).overall.accuracy == 0.25  # default: unanswered is wrong
+    assert summarize(samples).overall.accuracy == pytest.approx(1 / 6)  # default: unanswered is wrong
     guessed = summarize(samples, no_answer="guess")
     assert guessed.no_answer == "guess"
-    assert guessed.overall.accuracy == pytest.approx((0.25 + 0.1 + 0 + 1) / 4)
-    assert guessed.overall.n_no_answer == 3 and guessed.overall.ci_method == "bootstrap"
+    assert guessed.overall.accuracy == pytest.approx((0.25 + 0.1 + 0 + 1 + 1 / 2 + 1 / 3) / 6)
+    assert guessed.overall.n_no_answer == 5 and guessed.overall.ci_method == "bootstrap"
     assert summarize(samples, no_answer="guess") == guessed  # no random draw
     with pytest.raises(ValueError, match="wrong or guess"):
         summarize(samples, no_answer="random")

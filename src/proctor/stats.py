@@ -280,9 +280,14 @@ def apply_truncated_as(samples: Sequence[Sample], truncated_as: str) -> list[Sam
 NO_ANSWER_POLICIES = ("wrong", "guess")
 
 
+FIXED_OPTIONS = {"boolean": 2, "ternary": 3}  # True/False; True/False/Unknown
+
+
 def guess_credit(modality: str | None) -> float:
-    """The expected credit of a uniform guess among an item's k options (1/k); 0 for open answers."""
+    """The expected credit of a uniform guess among an item's k options (1/k: choiceofN, boolean's two,
+    ternary's three); 0 for open answers."""
     n = int(modality[len("choiceof"):]) if modality and modality.startswith("choiceof") else 0
+    n = FIXED_OPTIONS.get(modality or "", n)
     return 1.0 / n if n else 0.0
 
 
