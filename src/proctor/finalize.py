@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from .provenance import utc_now
-from .results import read_run, summarize
-from .runlog import Results, RunLog, write_manifest, write_results
+from .results import latest_samples, summarize
+from .runlog import Results, RunLog, read_manifest, write_manifest, write_results
 
 
 def results_of(log: RunLog) -> Results:
@@ -19,7 +19,10 @@ def results_of(log: RunLog) -> Results:
 def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None = None) -> RunLog:
     """Compute results.json from the samples (of a run directory, or already in memory; or take `results`
     computed from them), stamp the manifest as finished, and record the run in the history store."""
-    log = run if isinstance(run, RunLog) else read_run(run)
+    # a directory: its samples alone (the results.json there is about to be recomputed and replaced, so reading
+    # it through read_run, which recomputes it to check it, would summarise the samples twice)
+    log = run if isinstance(run, RunLog) else RunLog(path=Path(run), manifest=read_manifest(Path(run)),
+                                                     samples=latest_samples(Path(run)))
     results = results_of(log) if results is None else results
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()

@@ -56,11 +56,16 @@ def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     if not samples:
         return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(), results=read_results(d),
                                       streamed=True)
-    latest: dict[str, Sample] = {}
-    for s in iter_samples(d / SAMPLES):
-        latest[s.sample_id] = s
-    held = list(latest.values())
+    held = latest_samples(d)
     return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))
+
+
+def latest_samples(run_dir: Path) -> list[Sample]:
+    """A run's samples, a later record of a sample_id replacing an earlier one (retried errors)."""
+    latest: dict[str, Sample] = {}
+    for s in iter_samples(run_dir / SAMPLES):
+        latest[s.sample_id] = s
+    return list(latest.values())
 
 
 def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
