@@ -8,6 +8,7 @@ everything per sample comes from the typed `Sample` records.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ class RunTally:
     input_tokens: int = 0
     output_tokens: int = 0
     item_ids: set[str] = field(default_factory=set)
+    outcomes: Counter[Outcome] = field(default_factory=Counter)  # the samples' own outcomes, as recorded
     overall: BlockTally = field(default_factory=BlockTally)
 
     @property
@@ -66,6 +68,7 @@ def tally(run: RunLog) -> RunTally:
         t.input_tokens += s.input_tokens or 0
         t.output_tokens += s.output_tokens or 0
         t.item_ids.add(s.item_id)
+        t.outcomes[s.outcome] += 1
     return t
 
 

@@ -7,7 +7,7 @@ are not answers). API keys are never written: `api_key` is always null, base URL
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +19,19 @@ from ..errors import InputError
 from ..formats.convert import slug
 from ..llmwc import ID_COLUMNS, LlmwcConfig, ModelEntry, model_dir_name, request_params, resolved_defaults
 from ..redact import redact, redact_url
-from ..runlog import Outcome, RunLog, Sample
+from ..runlog import Outcome, RunLog
 from ..safepath import distinct_components
 from ..textio import write_json_atomic, write_text_atomic
-from ._common import dataset_name, model_name, overall_accuracy
+from ._common import dataset_name, model_name, overall_accuracy, tally
 
 
-def tally(samples: Iterable[Sample]) -> dict[str, int]:
+def outcome_counts(outcomes: Mapping[Outcome, int]) -> dict[str, int]:
     """correct / incorrect / errors / unscored / total, adding up (partial credit counts as incorrect)."""
-    counts = {"correct": 0, "incorrect": 0, "errors": 0, "unscored": 0}
-    for s in samples:
-        if s.outcome is Outcome.CORRECT:
-            counts["correct"] += 1
-        elif s.outcome is Outcome.ERROR:
-            counts["errors"] += 1
-        elif s.outcome is Outcome.UNSCORED:
-            counts["unscored"] += 1
-        else:
-            counts["incorrect"] += 1
-    return {**counts, "total": sum(counts.values())}
+    correct, errors, unscored = outcomes.get(Outcome.CORRECT, 0), outcomes.get(Outcome.ERROR, 0), \
+        outcomes.get(Outcome.UNSCORED, 0)
+    total = sum(outcomes.values())
+    return {"correct": correct, "incorrect": total - correct - errors - unscored, "errors": errors,
+            "unscored": unscored, "total": total}
 
 
 def dataset_path(log: RunLog) -> str | None:
@@ -48,7 +42,8 @@ def dataset_path(log: RunLog) -> str | None:
 
 def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any], seed: int | None) -> dict[str, Any]:
     """llm-wc's `summary.json` for one model (the base URL with any credential masked)."""
-    return {"accuracy": overall_accuracy(log).accuracy, **tally(log.iter_samples()), "model": name,
+    t = tally(log)  # one streamed pass: the overall block and the outcome counts
+    return {"accuracy": overall_accuracy(log, t).accuracy, **outcome_counts(t.outcomes), "model": name,
             "api_base": redact_url(api_base) if api_base else api_base, "request_params": params, "seed": seed,
             "dataset_path": dataset_path(log), "strict_parsing": False}
 
