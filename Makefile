@@ -26,7 +26,7 @@ ifeq ($(TORCH),cuda)
 else
 	$(BIN)/pip install -q "torch==2.13.0" || $(BIN)/pip install -q "torch>=2.2" --index-url https://download.pytorch.org/whl/cpu
 endif
-	$(BIN)/pip install -q -e ".[hf,hub]"
+	$(BIN)/pip install -q -e ".[hf,hub,testing]"
 	touch $(RUNTIME)
 
 $(DEV): $(RUNTIME)

@@ -149,3 +149,17 @@ def test_yaml_with_a_control_character_is_malformed_not_a_traceback(tmp_path: Pa
     with pytest.raises(InputError, match=r"x\.yaml.*malformed YAML: .*special characters"):
         yaml_load("\x01", tmp_path / "x.yaml")
 
+
+
+@pytest.mark.parametrize("name", ["spec.yaml", "config.yaml"])
+def test_yaml_integer_past_pythons_digit_limit_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           name: str) -> None:
+    """PyYAML builds ints with int(), which refuses more than 4,300 digits: refused at its line, never raised."""
+    path = tmp_path / name
+    path.write_text("name: big\nlimit: " + "9" * 5000 + "\n")
+    with pytest.raises(InputError, match=r"spec\.yaml:2: YAML integer of 5,000 characters|config\.yaml:2"):
+        yaml_load(path.read_text(), path)
+    args = ["validate", str(path)] if name == "spec.yaml" else ["run", "--config", str(path)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: YAML integer of 5,000 characters" in err and "Traceback" not in err

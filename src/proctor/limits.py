@@ -7,6 +7,7 @@ one is a `path:line: message` (exit 2), never a traceback or a runaway process.
 from __future__ import annotations
 
 import os
+import sys
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -74,6 +75,7 @@ def check_json_depth(text: str, path: str | Path, line: int | None = None) -> No
 
 MAX_YAML_NODES = 1_000_000  # nodes after expanding aliases (billion laughs expands to 10^9)
 MAX_YAML_DEPTH = 200
+_YAML_INT = "tag:yaml.org,2002:int"
 
 
 def yaml_load(text: str, path: str | Path) -> Any:
@@ -171,6 +173,9 @@ def _check_yaml_graph(root: Any, path: str | Path) -> None:
         on_path.add(key)
         total = 1
         value = node.value
+        if node.tag == _YAML_INT and len(value) > sys.get_int_max_str_digits():
+            raise InputError.at(path, f"YAML integer of {len(value):,} characters (at most "
+                                      f"{sys.get_int_max_str_digits():,} digits)", line)
         if isinstance(value, list):
             for child in value:
                 pairs = child if isinstance(child, tuple) else (child,)

@@ -109,6 +109,11 @@ HOSTILE = {
                              r"quiz\.yaml:\d+: prompts\.zero_shot: unknown field \{questio\}"),
     "code in a template": (("{prompt:strip}", "{prompt.__class__}"), r"quiz\.yaml:\d+: fields\.question\.template: bad field"),
 }
+# the other templates a spec holds are checked as the prompts are: a conversion, an attribute, a lone brace
+for _field in ("description_template", "target", "choice_format"):
+    for _name, _bad in (("conversion", "{x!r}"), ("attribute", "{a.__class__}"), ("lone brace", "Q {")):
+        HOSTILE[f"{_field}: {_name}"] = (("scoring:", f"{_field}: \"{_bad} {{question}}\"\nscoring:"),
+                                         rf"quiz\.yaml:\d+: {_field}: bad (field|template)")
 
 
 @pytest.mark.parametrize("case", list(HOSTILE))

@@ -72,3 +72,16 @@ def test_random_json_documents(tmp_path: Path, capsys: pytest.CaptureFixture[str
             code, err = _validate(path, capsys)
         assert code in (0, 2)
         assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["--base-url", "--judge-base-url"])
+@pytest.mark.parametrize("url", ["http://[::1/v1", "http://localhost:99999/v1"])
+def test_a_malformed_base_url_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch, flag: str, url: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    demo = Path(__file__).parents[2] / "examples" / "items" / "demo.jsonl"  # open answers: a judge grades them
+    args = ["run", str(demo), "--model", "openai:m", "--judge", "openai:j", flag, url, "-o", str(tmp_path / "run")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "is not a valid URL" in err, err
+    assert not (tmp_path / "run").exists()

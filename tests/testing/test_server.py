@@ -97,3 +97,15 @@ def test_stop_sequences_cut_the_answer_as_openai_and_vllm_do(srv: LocalServer) -
     free = post(srv, "/completions", {"model": "m", "prompt": "Q", "max_tokens": 50})
     assert free.json()["choices"][0]["text"] == "It is (A).\n\nQuestion: and more"
     srv.configure(responder="first")
+
+
+def test_a_scripted_completion_is_whole_unless_truncate_cuts_it(srv: LocalServer) -> None:
+    """The stand-in's scripted replies end with `stop` (a completion-format run is not 100% truncated);
+    with `truncate` on, a reply longer than max_tokens words is cut with `length`."""
+    srv.configure(fault_rate=0.0, chat_only=False, responder="fixed=The answer is (B).")
+    whole = post(srv, "/completions", {"model": "m", "prompt": "Q", "max_tokens": 50})
+    assert whole.json()["choices"][0]["finish_reason"] == "stop"
+    srv.configure(truncate=True)
+    cut = post(srv, "/completions", {"model": "m", "prompt": "Q", "max_tokens": 2})
+    assert cut.json()["choices"][0] == {**cut.json()["choices"][0], "text": "The answer", "finish_reason": "length"}
+    srv.configure(responder="first", truncate=False)

@@ -202,9 +202,9 @@ class BenchmarkSpec(_Strict):
     source: Source
     fields: Fields
     prompts: dict[str, PromptKind]
-    description_template: str = ""  # lm-eval's `description`: before the examples (a system message in chat)
-    choice_format: str = "{letter}. {text}"  # each line `{choices}` renders, joined by newlines
-    target: str = "{answer_text}"  # a few-shot example's answer (lm-eval's doc_to_target)
+    description_template: Template = ""  # lm-eval's `description`: before the examples (a system message in chat)
+    choice_format: Template = "{letter}. {text}"  # each line `{choices}` renders, joined by newlines
+    target: Template = "{answer_text}"  # a few-shot example's answer (lm-eval's doc_to_target)
     target_delimiter: str = " "
     fewshot_delimiter: str = "\n\n"
     fewshot: FewShot | None = None

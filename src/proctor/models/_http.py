@@ -19,6 +19,7 @@ import logging
 import os
 import random
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, TypeVar
@@ -143,6 +144,10 @@ def normalize_base_urls(base_url: str | Sequence[str] | None, env_var: str, defa
     for u in urls:
         if not u.startswith(("http://", "https://")):
             raise ProctorError(f"base URL {redact_url(u)!r} must start with http:// or https://")
+        try:
+            urllib.parse.urlsplit(u).port  # noqa: B018 - parsing the host and port is the check
+        except ValueError as e:
+            raise ProctorError(f"base URL {redact_url(u)!r} is not a valid URL: {e}") from None
     return urls
 
 

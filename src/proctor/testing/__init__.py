@@ -2,9 +2,13 @@
 
 `serve()` starts a real HTTP server process on 127.0.0.1 speaking the OpenAI and Anthropic APIs, with
 configurable latency and fault injection; see `proctor.testing.server`. Needs starlette, uvicorn and
-httpx (its client helpers: `stats`, `configure`, `reset`), all in the `dev` extra.
+httpx (its client helpers: `stats`, `configure`, `reset`): the `testing` extra, which `make demo` installs.
 """
 
-from .server import FAULT_KINDS, LocalServer, ServerConfig, serve
+try:
+    from .server import FAULT_KINDS, LocalServer, ServerConfig, serve
+except ModuleNotFoundError as e:  # the extra is missing: say which and how to get it, not where it failed
+    raise ModuleNotFoundError(f"proctor.testing needs {e.name}: pip install 'proctor-eval[testing]'",
+                              name=e.name) from None
 
 __all__ = ["FAULT_KINDS", "LocalServer", "ServerConfig", "serve"]

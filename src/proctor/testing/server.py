@@ -325,8 +325,15 @@ def build_app(config: ServerConfig) -> Any:
             gen, logprobs, n_prompt = scripted_completion(prompt, max_tokens, echo)
         n_gen = len(logprobs["tokens"]) - (n_prompt if echo else 0)
         gen, stopped = stop_at(gen, body.get("stop"))
+        # a model's greedy continuation runs to max_tokens unless a stop cuts it; a scripted reply is whole
+        # unless `truncate` cuts it
+        if scorer is None:
+            gen, cut_at = cut(gen, requested, "length")
+            finish = cut_at or "stop"
+        else:
+            finish = "stop" if stopped else "length"
         choice = {"index": 0, "text": (prompt if echo and isinstance(prompt, str) else "") + gen,
-                  "finish_reason": "stop" if stopped else "length",
+                  "finish_reason": finish,
                   "logprobs": logprobs if body.get("logprobs") is not None else None}
         return JSONResponse({"id": f"cmpl-{state.requests}", "object": "text_completion", "model": body.get("model"),
                              "choices": [choice],
