@@ -7,8 +7,8 @@ one is a `path:line: message` (exit 2), never a traceback or a runaway process.
 from __future__ import annotations
 
 import os
-import sys
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path

@@ -78,13 +78,16 @@ def _redact_pair(name: str, value: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The literal values `redact_url` would hide in `url`'s query (`?key=…`, `?jwt=…`): to register, so a
-    server that echoes its request line (a relative path, no scheme) cannot put them into a message."""
+    """The literal values `redact_url` would hide in `url`'s query (`?key=…`, `?jwt=…`) and path parameters
+    (`;sess=…`): to register, so a server that echoes its request line (a relative path, no scheme) cannot
+    put them into a message or a record."""
     try:
-        pairs = urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True)
+        parts = urllib.parse.urlsplit(url)
+        pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     except ValueError:
         return []
-    return [v or k for k, v in pairs if _is_secret(k) and (v or k)]
+    params = [p.partition("=") for p in re.findall(r";([^/;]*)", parts.path)]  # `;sess=TOKEN`, as redact_url hides
+    return [v or k for k, v in pairs if _is_secret(k) and (v or k)] + [v or k for k, _, v in params if v or k]
 
 
 def redact_text(text: str) -> str:

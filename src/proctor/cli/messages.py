@@ -14,6 +14,7 @@ import logging
 import sys
 
 from ..errors import InputError, ProctorError
+from ..redact import redact_text
 from ..termsafe import escape_control
 
 ERROR, WARNING, HINT, NOTE = "error", "warning", "hint", "note"
@@ -32,7 +33,8 @@ def line(kind: str, message: str) -> str:
 
 
 def _say(kind: str, message: str) -> None:
-    print(line(kind, message), file=sys.stderr, flush=True)
+    """Print one message, redacted: an error may quote a URL with a key in it, or a server's echo of one."""
+    print(line(kind, redact_text(str(message))), file=sys.stderr, flush=True)
 
 
 def error(message: str) -> None:

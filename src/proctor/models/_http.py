@@ -21,7 +21,7 @@ import random
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar, TypeVar
 
 import aiohttp
@@ -29,9 +29,9 @@ import yarl
 
 from .. import progress
 from ..errors import ProctorError
-from ..redact import redact_text, redact_url, register_secret, split_credentials, url_secrets
+from ..redact import redact_secrets, redact_text, redact_url, register_secret, split_credentials, url_secrets
 from ._aimd import AdaptiveLimit
-from .base import ModelBase
+from .base import GenerateRequest, Generation, ModelBase
 from .replies import InvalidReply
 
 log = logging.getLogger("proctor.models.http")
@@ -387,6 +387,19 @@ async def run_all(items: Sequence[T], one: Callable[[T], Awaitable[R]], on_error
             return on_error(redact_text(f"unexpected response shape: {type(e).__name__}: {e}"[:500]))
 
     return list(await asyncio.gather(*(guarded(x) for x in items)))
+
+
+def redacted(g: Generation) -> Generation:
+    """No key in a record: error messages quote servers, and a server may echo the key (in any shape)."""
+    return replace(g, error=redact_text(g.error) if g.error is not None else None, text=redact_secrets(g.text),
+                   reasoning=redact_secrets(g.reasoning) if g.reasoning is not None else None)
+
+
+async def generate_all(requests: Sequence[GenerateRequest],
+                       one: Callable[[GenerateRequest], Awaitable[Generation]]) -> list[Generation]:
+    """`run_all` for generation: a failure is an error record, and every reply is `redacted` (a server that
+    echoes its request puts the key it was sent into the text)."""
+    return [redacted(g) for g in await run_all(requests, one, lambda msg: Generation(error=msg))]
 
 
 class HTTPModel(ModelBase):

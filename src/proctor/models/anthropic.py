@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._http import HTTPModel, api_key, run_all
+from ._http import HTTPModel, api_key, generate_all
 from .base import Capability, GenerateRequest, Generation
 from .openai import merge_extra_body
 from .replies import anthropic_generation
@@ -56,7 +56,7 @@ class AnthropicModel(HTTPModel):
         return headers
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        return await run_all(requests, self._generate_one, lambda msg: Generation(error=msg))
+        return await generate_all(requests, self._generate_one)
 
     def body(self, r: GenerateRequest) -> dict[str, Any]:
         """The Messages API request for `r`.

@@ -24,14 +24,14 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ..errors import InputError, ProctorError
-from ..redact import redact_secrets, redact_text
+from ..redact import redact_text
 from ..runlock import PAID_STATE
-from ._http import CREDENTIAL_HEADERS, HTTPBackend
+from ._http import CREDENTIAL_HEADERS, HTTPBackend, redacted
 from .base import GenerateRequest, Generation
 from .batch_http import BatchHTTP, jsonl_lines
 
@@ -241,13 +241,7 @@ async def run_batched(requests: Sequence[GenerateRequest], model: str, provider:
             why[job.batch_id] = f"its results could not be read ({e})"
             log.warning("could not read the results of %s batch %s (%s); the next run reads them again",
                         provider.name, job.batch_id, redact_text(str(e)))
-    return [_redacted(results.get(cid) or _missing(cid, jobs, options, why)) for cid in ids]
-
-
-def _redacted(g: Generation) -> Generation:
-    """No key in a record: error messages quote servers, and a server may echo the key (in any shape)."""
-    return replace(g, error=redact_text(g.error) if g.error is not None else None, text=redact_secrets(g.text),
-                   reasoning=redact_secrets(g.reasoning) if g.reasoning is not None else None)
+    return [redacted(results.get(cid) or _missing(cid, jobs, options, why)) for cid in ids]
 
 
 async def _submit(provider: BatchProvider, state: BatchState, items: list[tuple[str, GenerateRequest]]) -> BatchJob:

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import CapabilityError, ProctorError
 from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
-from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, get_once, run_all
+from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, generate_all, get_once, run_all
 from .base import (
     Capability,
     GenerateRequest,
@@ -142,7 +142,7 @@ class OpenAIModel(HTTPModel):
     # -- generation ---------------------------------------------------------------------------------
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        return await run_all(requests, self._generate_one, lambda msg: Generation(error=msg))
+        return await generate_all(requests, self._generate_one)
 
     def _settings(self, r: GenerateRequest) -> dict[str, Any]:
         return sampling_body(self.model, r.settings, chat=self.chat and not r.completion)
