@@ -253,3 +253,30 @@ def test_ids_must_be_unique_integers(tmp_path: Path) -> None:
 def test_dry_run_counts_a_spec_in_its_own_mode(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(QUIZ), "--model", "scripted:first", "--dry-run"]) == 0
     assert "house-quiz · scripted:first · logprob: 8 item(s) × 1 epoch(s) → 32 request(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"qid": 7, "prompt": "", "A": "a", "B": "b", "key": "A"}, "the question is empty"),
+    ({"qid": 7, "prompt": None, "A": "a", "B": "b", "key": "A"}, "the question is empty"),
+    ({"qid": 7, "prompt": "Q\ud800", "A": "a", "B": "b", "key": "A"}, "the question is not valid Unicode"),
+    ({"qid": 7, "prompt": "Q", "A": "a", "B": "\udc00", "key": "A"}, "the option B is not valid Unicode"),
+    ({"qid": 7, "prompt": "Q", "key": ""}, "the answer is empty"),
+])
+@pytest.mark.parametrize("command", [["validate"], ["stats"], ["prompt", "--item", "7"], ["run"]])
+def test_a_row_an_item_cannot_hold_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               row: dict[str, object], message: str, command: list[str]) -> None:
+    """An empty question or open answer, or a lone surrogate, is the row's error on every command."""
+    open_answer = "A" not in row
+    spec = tmp_path / "rows.yaml"
+    spec.write_text("name: rows\nsource: {split: test, files: {test: rows.jsonl}}\n"
+                    "fields: {id: qid, question: '{prompt}', answer: {column: key, as: "
+                    + ("value}" if open_answer else "letter}, choices: {columns: [A, B]}") + "}\n"
+                    "prompts: {zero_shot: 'Q: {question}'}\n"
+                    + ("scoring: {mode: generation, answer_rule: matharena-aime}\n" if open_answer
+                       else "scoring: {mode: loglikelihood}\n"))
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    extra = ["--model", "scripted:first", "-o", str(tmp_path / "run")] if command == ["run"] else []
+    assert main([*command, str(spec), *extra]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"rows.jsonl:1: row: {message}" in err, err
+    assert not (tmp_path / "run").exists()

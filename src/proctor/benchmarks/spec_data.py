@@ -84,6 +84,7 @@ def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
     for i, row in enumerate(rows.rows):
         try:
             question = row_question(spec.fields, row, i)
+            _check_texts(question)
             if spec.scoring.continuation == "blank" and BLANK not in question.question:
                 raise ValueError(f"the question has no blank {BLANK!r} for the options to fill")
             if question.id in seen:
@@ -99,6 +100,21 @@ def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
         more = f" (+{len(problems) - 1} more rows)" if len(problems) > 1 else ""
         raise InputError([Problem(first.path, first.line, first.message + more, first.field)])
     return out
+
+
+def _check_texts(q: Question) -> None:
+    """What an Item cannot hold, said of the row: an empty question or open answer, text that is not Unicode
+    (a lone surrogate from a JSON `\\ud800` escape)."""
+    if not q.question.strip():
+        raise ValueError("the question is empty")
+    if not q.choices and not q.answer.strip():
+        raise ValueError("the answer is empty")
+    for name, text in (("question", q.question), ("answer", q.answer), *q.choices.items()):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            where = name if name in ("question", "answer") else f"option {name}"
+            raise ValueError(f"the {where} is not valid Unicode (a lone surrogate)") from None
 
 
 def _text(t: Text | None, row: dict[str, Any]) -> str | None:
