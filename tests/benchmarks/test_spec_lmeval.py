@@ -266,3 +266,27 @@ def test_chat_format_is_lm_evals_multiturn_rendering(tmp_path: Path) -> None:
     assert [[{"role": m.role, "content": m.content} for m in ours.prompts.messages(it, "five_shot")]
             for it in ours.items] == theirs
     assert len(theirs) == 6 and [m["role"] for m in theirs[0]] == ["user", "assistant"] * 5 + ["user"]
+
+
+def test_contexts_ending_in_whitespace_score_as_lm_evals_encode_pair(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """Winogrande with options that end in a space: each context (the sentence up to the blank, the option
+    filled in) ends in whitespace, which lm-eval's `_encode_pair` moves into the continuation. The shipped
+    spec scores as lm-eval does (1e-4); proctor's own boundary, by name, keeps the space in the context."""
+    import dataclasses
+
+    rows = [{**r, "option1": r["option1"] + " ", "option2": r["option2"] + " "} for r in winogrande_rows(6, "v")]
+    files = {"train": write_jsonl(tmp_path / "train.jsonl", winogrande_rows(4, "t")),
+             "validation": write_jsonl(tmp_path / "validation.jsonl", rows)}
+    theirs = _lmeval_samples(tiny_model_dir, lmeval_task("winogrande/default.yaml", files, 0))
+    ours = load_task("winogrande", data_file=tmp_path, shots=0)
+    assert all(c.endswith(" ") for it in ours.items for c, _ in ours.prompts.choice_pairs(it))  # type: ignore[attr-defined]
+    mine = _proctor_accs(tiny_model_dir, ours)
+    for i, (acc, _, logprobs) in enumerate(mine):
+        assert logprobs == pytest.approx([float(r[0]) for r in theirs[i]["filtered_resps"]], abs=1e-4), i
+        assert acc == theirs[i]["acc"], i
+    spec = ours.prompts.spec  # type: ignore[attr-defined]
+    own = dataclasses.replace(ours, prompts=dataclasses.replace(
+        ours.prompts, spec=spec.model_copy(update={"scoring": spec.scoring.model_copy(update={"boundary": "proctor"})})))
+    assert own.prompts.boundary == "proctor"  # type: ignore[attr-defined]
+    assert max(abs(a - b) for m, o in zip(mine, _proctor_accs(tiny_model_dir, own), strict=True)
+               for a, b in zip(m[2], o[2], strict=True)) > 1e-3  # the boundary matters on these rows

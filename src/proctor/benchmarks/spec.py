@@ -186,6 +186,9 @@ class Scoring(_Strict):
     # `blank`: each option fills the question's `_` as its own context and the text after the blank is the
     # shared continuation (Winogrande's partial scoring)
     continuation: Literal["text", "letter", "blank"] = "text"
+    # where a context ends and its option begins: lm-eval's `_encode_pair` (trailing whitespace moved into the
+    # continuation), or proctor's own (the context as rendered); docs/scoring.md
+    boundary: Literal["lm-eval", "proctor"] = "lm-eval"
     answer_rule: str | None = None  # a name in proctor.scoring.extract.ANSWER_RULES (generation)
     max_tokens: int | None = Field(default=None, ge=1)
     stop: tuple[str, ...] = ()

@@ -182,6 +182,11 @@ class SpecPrompts:
         by_letter = self.spec.scoring.continuation == "letter"
         return [(context, delimiter + (k if by_letter else v)) for k, v in (item.choices or {}).items()]
 
+    @property
+    def boundary(self) -> str:
+        """The token-boundary rule its log-likelihood requests are sent with (`scoring.token_boundary`)."""
+        return self.spec.scoring.boundary
+
     def continuations(self, item: Item) -> list[str]:
         return [c for _, c in self.choice_pairs(item)]
 
@@ -200,7 +205,7 @@ class SpecPrompts:
         s = self.spec
         parts = [kind, s.prompts[kind].template, s.description_template, s.target, s.choice_format,
                  repr(s.target_delimiter), repr(s.fewshot_delimiter), f"shots={self.n_shots(kind)}",
-                 f"format={self.format}", s.scoring.continuation]
+                 f"format={self.format}", s.scoring.continuation, f"boundary={s.scoring.boundary}"]
         if self.n_shots(kind) and s.fewshot is not None:
             parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool)]
         return text_hash(*parts)

@@ -22,7 +22,7 @@ from ..records import DONT_KNOW, FALSE, TRUE, Item, Modality, spec_choice_option
 from ..runlog import ChoiceDetails, Outcome
 from ..tasks import text_hash
 from .base import Answered, Request, Scored, usage_of
-from .logprob import Norm, argmax_ties, normalize, softmax
+from .logprob import Norm, argmax_ties, normalize, softmax, token_boundary
 
 if TYPE_CHECKING:
     from ..tasks import Task
@@ -129,7 +129,9 @@ class ChoiceScorer:
     def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
         pairs = getattr(task.prompts, "choice_pairs", None)  # a spec benchmark's own (context, continuation)s
         if callable(pairs):
-            return [LoglikelihoodRequest(context, continuation) for context, continuation in pairs(item)]
+            rule = getattr(task.prompts, "boundary", "proctor")
+            return [LoglikelihoodRequest(*token_boundary(context, continuation, rule))
+                    for context, continuation in pairs(item)]
         return list(choice_requests(item, task.prompts.logprob_context(item)))
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:

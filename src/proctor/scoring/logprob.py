@@ -19,6 +19,20 @@ import math
 from collections.abc import Sequence
 from enum import StrEnum
 
+BOUNDARIES = ("proctor", "lm-eval")  # where a context ends and its continuation begins (`token_boundary`)
+
+
+def token_boundary(context: str, continuation: str, rule: str = "proctor") -> tuple[str, str]:
+    """The (context, continuation) a backend scores. `proctor`: as given. `lm-eval`: lm-evaluation-harness's
+    `_encode_pair` moves the context's trailing whitespace to the front of the continuation, so a context
+    ending in a space is tokenized as the word boundary it is (its scores differ from `proctor`'s there)."""
+    if rule == "proctor":
+        return context, continuation
+    if rule != "lm-eval":
+        raise ValueError(f"unknown token boundary {rule!r}; known: {', '.join(BOUNDARIES)}")
+    stripped = context.rstrip()
+    return stripped, context[len(stripped):] + continuation
+
 
 class Norm(StrEnum):
     SUM = "sum"
