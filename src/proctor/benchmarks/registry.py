@@ -73,9 +73,12 @@ def benchmark_names() -> list[str]:
 
 
 def declared_kinds(datasets: list[str]) -> tuple[str, ...]:
-    """The prompt kinds the spec benchmarks among `datasets` declare (any name a spec gives its prompts)."""
+    """The prompt kinds the benchmarks among `datasets` declare: a spec's prompts (any name), a built-in's kinds
+    (its `answer_rules` lists every one)."""
     kinds: list[str] = []
     for name in datasets:
+        if is_builtin(name):
+            kinds += BUILTINS[name.strip().lower()].answer_rules
         path = None if is_builtin(name) else find_spec(name)
         if path is not None:
             kinds += read_spec(path).prompts
