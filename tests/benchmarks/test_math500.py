@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from benchmark_replay import run, script
 
 from proctor.benchmarks import load_task
 from proctor.benchmarks.registry import BUILTINS
-
-from benchmark_replay import run, script
 
 math_verify = pytest.importorskip("math_verify")
 
