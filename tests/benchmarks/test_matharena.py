@@ -1,6 +1,6 @@
 """MathArena's competitions: AIME 2026 and HMMT February rows (hub schema and MathArena's on-disk layout) run end
 to end with MathArena's prompt; HMMT's expression answers are graded by MathArena's own parser (the installed
-`matharena` package, called here as the oracle), and refused in one line when it is not installed."""
+`matharena` package, called here as the oracle); a run is refused in one line when it is not installed."""
 
 from __future__ import annotations
 
@@ -64,14 +64,29 @@ def test_aime_2026_uses_matharenas_prompt_and_reads_the_matharena_directory(tmp_
     assert on_disk.prompts.messages(on_disk.items[0], "matharena") == task.prompts.messages(task.items[0], "matharena")
 
 
-def test_aime_2026_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path: Path, aime: Path) -> None:
-    replies = {"aime-2026.1": "so \\boxed{007}", "aime-2026.2": "The answer is 250.", "aime-2026.3": "\\boxed{998}"}
-    model = f"scripted:file={script(tmp_path / 'r.jsonl', 'aime-2026', aime, 'matharena', replies)}"
+AIME_REPLIES = {"aime-2026.1": "so \\boxed{007}", "aime-2026.2": "The answer is 250.", "aime-2026.3": "\\boxed{+999}"}
+
+
+@needs_matharena
+def test_aime_2026_end_to_end_by_matharenas_parser(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                   aime: Path) -> None:
+    model = f"scripted:file={script(tmp_path / 'r.jsonl', 'aime-2026', aime, 'matharena', AIME_REPLIES)}"
     ran = run(capsys, tmp_path, "aime-2026", aime, model, "run")
     assert ran.code == 0, ran.err
-    assert {k: s["outcome"] for k, s in ran.samples.items()} == {
+    assert {k: s["outcome"] for k, s in ran.samples.items()} == {  # MathArena reads \boxed{+999} as 999
+        "aime-2026.1": "correct", "aime-2026.2": "correct", "aime-2026.3": "correct"}
+    assert (ran.manifest["prompt_kind"], ran.manifest["answer_rule"]) == ("matharena", "matharena")
+
+
+def test_aime_2026_with_llmwcs_rule_needs_no_install(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                    aime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matharena.parser", None)  # as if MathArena were not installed
+    model = f"scripted:file={script(tmp_path / 'r.jsonl', 'aime-2026', aime, 'matharena', AIME_REPLIES)}"
+    ran = run(capsys, tmp_path, "aime-2026", aime, model, "run", "--answer-rule", "matharena-aime")
+    assert ran.code == 0, ran.err
+    assert {k: s["outcome"] for k, s in ran.samples.items()} == {  # llm-wc's rule: a digit string only
         "aime-2026.1": "correct", "aime-2026.2": "correct", "aime-2026.3": "wrong"}
-    assert (ran.manifest["prompt_kind"], ran.manifest["answer_rule"]) == ("matharena", "matharena-aime")
+    assert ran.manifest["answer_rule"] == "matharena-aime"
 
 
 def test_an_aime_answer_outside_0_999_names_its_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -85,8 +100,6 @@ def test_hmmt_prompt_and_registry(hmmt: Path) -> None:
     assert {n: BUILTINS[n].source.repo for n in ("hmmt-feb-2025", "hmmt-feb-2026")} == {
         "hmmt-feb-2025": "MathArena/hmmt_feb_2025", "hmmt-feb-2026": "MathArena/hmmt_feb_2026"}
     assert BUILTINS["hmmt-feb-2026"].answer_rules == {"matharena": "matharena"}
-    if not HAS_MATHARENA:
-        return
     task = load_task("hmmt-feb-2025", data_file=hmmt)
     (message,) = task.prompts.messages(task.items[0], "matharena")
     assert message.content == "Put your final answer within \\boxed{}.\n\nSynthetic problem 1: find $y$.\n"
@@ -120,7 +133,6 @@ def test_hmmt_without_matharena_is_one_line_exit_2(capsys: pytest.CaptureFixture
     assert len(ran.err.strip().splitlines()) == 1 and "Traceback" not in ran.err
 
 
-@needs_matharena
 def test_hmmt_missing_column_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"problem_idx": 1, "problem": "p"}) + "\n")

@@ -1,9 +1,10 @@
-"""AIME 2026 (MathArena/aime_2026): the 30 problems of AIME I and II 2026, integer answers 0-999.
+r"""AIME 2026 (MathArena/aime_2026): the 30 problems of AIME I and II 2026, integer answers 0-999.
 
 MathArena's data and prompt (`proctor.benchmarks.matharena`; configs/competitions/aime/aime_2026.yaml at
-eth-sri/matharena@e9276603). Answers are read by `matharena-aime` (MathArena's parser as llm-wc adapted it,
-checked equal to MathArena's own on replayed AIME replies: docs/benchmarks-data.md); `--answer-rule
-matharena` runs MathArena's own parser instead (installed separately).
+eth-sri/matharena@e9276603), graded by MathArena's own parser (`matharena` rule, installed separately; a run
+refuses in one line without it). `--answer-rule matharena-aime` reads with llm-wc's adaptation instead
+(proctor's code, no install): it differs from MathArena's on boxed `+7`, `7.0`, `250^\circ`
+(bench/compare_matharena.py).
 """
 
 from __future__ import annotations
@@ -23,4 +24,4 @@ AIME_2026 = Competition(
 # 32,768 output tokens, as for AIME 2025 (reasoning-model reports)
 BENCHMARKS = (Builtin(AIME_2026.name, partial(load, AIME_2026), AIME_2026.source, AIME_2026.size,
                       "AIME I+II 2026 (MathArena), integer answers 0-999", max_tokens=32_768,
-                      answer_rules={MATHARENA: "matharena-aime"}),)
+                      answer_rules={MATHARENA: "matharena"}),)

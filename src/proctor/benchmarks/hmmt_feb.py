@@ -3,17 +3,14 @@
 MathArena's data and prompt (`proctor.benchmarks.matharena`; configs/competitions/hmmt/hmmt_feb_<year>.yaml
 at eth-sri/matharena@e9276603). Answers (LaTeX: `\\frac{9\\sqrt{23}}{23}`, `2^{25} \\cdot 26!`, lists) are
 graded by MathArena's own parser (`matharena` rule: `extract_answer`, `parse_answer`, `check_answers`), which
-must be installed (`proctor.scoring.math_graders.MATHARENA_INSTALL`); loading refuses in one line without it.
+must be installed (`proctor.scoring.math_graders.MATHARENA_INSTALL`); a run refuses in one line without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from functools import partial
 
-from ..scoring.math_graders import require_matharena
 from .builtin import Builtin
-from .hub import Loaded
 from .matharena import BOXED, MATHARENA, Competition, expression_answer, load
 
 HMMT = {
@@ -26,16 +23,8 @@ HMMT = {
 }
 
 
-def _loader(year: int) -> Callable[..., Loaded]:
-    def load_hmmt(data_file: str | Path | None = None, seed: int = 0) -> Loaded:
-        require_matharena()
-        return load(HMMT[year], data_file, seed)
-
-    return load_hmmt
-
-
 BENCHMARKS = tuple(
-    Builtin(c.name, _loader(year), c.source, c.size, f"HMMT February {year} (MathArena), expression answers",
+    Builtin(c.name, partial(load, c), c.source, c.size, f"HMMT February {year} (MathArena), expression answers",
             max_tokens=32_768, answer_rules={MATHARENA: "matharena"})
     for year, c in HMMT.items()
 )

@@ -28,6 +28,7 @@ from .math_graders import (
     math_verify_extracted,
     matharena_correct,
     matharena_extracted,
+    require_matharena,
 )
 
 # 2: built-in benchmarks score by their reference answer rule (ANSWER_RULES), proctor's reader beside it
@@ -641,6 +642,7 @@ class AnswerRule:
     # graders that read the whole reply themselves (math-verify, MathArena): their verdict on (reply, one gold
     # answer); `read` then only records what they read
     grade: Callable[[str, str], bool] | None = None
+    require: Callable[[], None] | None = None  # fails in one line when the grader's code is not installed
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""
@@ -674,7 +676,8 @@ ANSWER_RULES: dict[str, AnswerRule] = {
                    grade=math_verify_correct),
         AnswerRule("matharena", "expression", f"eth-sri/matharena@{MATHARENA_COMMIT[:12]} src/matharena/parser.py "
                    "extract_answer (strict_parsing false), parse_answer, check_answers (MathArena's own code, "
-                   "installed)", partial(_filtered, matharena_extracted, "matharena"), grade=matharena_correct),
+                   "installed)", partial(_filtered, matharena_extracted, "matharena"), grade=matharena_correct,
+                   require=require_matharena),
     )
 }
 LLMWC_MCQA = "llm-wc-mcqa"
