@@ -12,7 +12,9 @@ Prompts (one user message, lighteval's):
 * `lighteval` (default): lighteval 0.10.0 `tasks/default_prompts.py` `math_500` (adapted from simple-evals'
   MATH template; asks for `$\\boxed{ANSWER}$`, "important … for math-verify"), the prompt open-r1's README
   evaluates MATH-500 with (`lighteval … "lighteval|math_500|0|0"`);
-* `lighteval-0.13`: lighteval 0.13.0 `tasks/tasks/math_500.py` `MATH_QUERY_TEMPLATE` (a final `ANSWER: …` line).
+* `lighteval-0.13`: lighteval 0.13.0 `tasks/tasks/math_500.py` `MATH_QUERY_TEMPLATE` (a final `ANSWER: …` line;
+  lighteval 0.13 reads it with its own `answer:`-anchored extraction, math-verify's `parse` reads it only as a
+  plain expression or inside `$…$`).
 """
 
 from __future__ import annotations

@@ -86,8 +86,11 @@ def is_list_answer(gold: str) -> bool:
 
 @lru_cache(maxsize=1024)
 def _matharena_read(reply: str, list_answer: bool) -> Any:
-    answer, _warning = matharena_parser().extract_answer(reply, strict_parsing=False, parse=True,
-                                                         list_answer=list_answer)
+    parser = matharena_parser()
+    try:
+        answer, _warning = parser.extract_answer(reply, strict_parsing=False, parse=True, list_answer=list_answer)
+    except Exception:  # noqa: BLE001 - its parser raises on pathological nesting; that reply has no answer
+        return None
     return answer
 
 
@@ -101,7 +104,10 @@ def matharena_correct(reply: str, gold: str) -> bool:
     """MathArena's verdict on one reply against one gold answer (`extract_and_grade`, non-strict)."""
     parser = matharena_parser()
     listed = is_list_answer(gold)
-    typed_gold, _warning = parser.parse_answer(gold, list_answer=listed)
+    try:
+        typed_gold, _warning = parser.parse_answer(gold, list_answer=listed)
+    except Exception:  # noqa: BLE001 - a gold its parser cannot read credits no reply
+        return False
     return bool(parser.check_answers(_matharena_read(reply, listed), typed_gold))
 
 
