@@ -121,3 +121,13 @@ def test_offline_without_a_file_is_one_line_exit_2(capsys: pytest.CaptureFixture
                  "--no-history"])
     err = capsys.readouterr().err
     assert code == 2 and "HuggingFaceH4/MATH-500" in err and "--data-file" in err and "Traceback" not in err
+
+
+def test_without_math_verify_a_run_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                      data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)  # as if the math extra were not installed
+    ran = run(capsys, tmp_path, "math-500", data, "scripted:first", "none")
+    assert ran.code == 2 and "pip install 'proctor-eval[math]'" in ran.err and "Traceback" not in ran.err
+    assert not (ran.run_dir / "samples.jsonl").exists()

@@ -28,6 +28,7 @@ from .math_graders import (
     math_verify_extracted,
     matharena_correct,
     matharena_extracted,
+    require_math_verify,
     require_matharena,
 )
 
@@ -673,7 +674,7 @@ ANSWER_RULES: dict[str, AnswerRule] = {
                    "(gpqa_eval.py: re.search, exact comparison)", read_simple_evals_mcq, same=same_case_sensitive),
         AnswerRule("math-verify", "expression", f"math-verify {MATH_VERIFY_VERSION} (PyPI) parse + verify, the gold "
                    "parsed as \\boxed{answer}", partial(_filtered, math_verify_extracted, "math-verify"),
-                   grade=math_verify_correct),
+                   grade=math_verify_correct, require=require_math_verify),
         AnswerRule("matharena", "expression", f"eth-sri/matharena@{MATHARENA_COMMIT[:12]} src/matharena/parser.py "
                    "extract_answer (strict_parsing false), parse_answer, check_answers (MathArena's own code, "
                    "installed)", partial(_filtered, matharena_extracted, "matharena"), grade=matharena_correct,

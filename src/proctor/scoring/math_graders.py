@@ -40,6 +40,11 @@ def _math_verify() -> ModuleType:
         raise ProctorError("the math-verify rule needs math-verify: pip install 'proctor-eval[math]'") from None
 
 
+def require_math_verify() -> None:
+    """Fail before a run when math-verify cannot be imported."""
+    _math_verify()
+
+
 def _timeout() -> int | None:
     """math-verify's default 5 s timeouts in the main thread; none elsewhere (signal.alarm would raise)."""
     return 5 if threading.current_thread() is threading.main_thread() else None
