@@ -25,7 +25,6 @@ import tempfile
 from pathlib import Path
 
 import yaml
-
 from math_replies import replies
 
 from proctor.benchmarks import load_task
