@@ -78,10 +78,12 @@ def math_verify_correct(reply: str, gold: str) -> bool:
 def matharena_parser() -> ModuleType:
     """MathArena's own `matharena.parser`, or one line saying how to install it."""
     try:
-        return importlib.import_module("matharena.parser")
+        parser = importlib.import_module("matharena.parser")
     except ImportError as e:
         raise ProctorError(f"the matharena rule runs MathArena's own parser, which is not installed ({e}); "
                            f"install it: {MATHARENA_INSTALL}") from None
+    parser.logger.disable("matharena")  # its loguru warnings ("Could not parse …") would flood a run's console
+    return parser
 
 
 def is_list_answer(gold: str) -> bool:
