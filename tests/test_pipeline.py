@@ -23,8 +23,11 @@ from proctor.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT / "tests" / "fixtures" / "upstream"
-DATA = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": UPSTREAM / "aime_2025" / "train.jsonl",
+AIME = UPSTREAM / "aime_2025" / "train.jsonl"  # MathArena's hub schema: every MathArena competition reads it
+DATA = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": AIME, "aime-2026": AIME, "hmmt-feb-2025": AIME,
+        "hmmt-feb-2026": AIME, "math-500": UPSTREAM / "math_500" / "test.jsonl",
         **{f"gpqa-{s}": UPSTREAM / "gpqa" / f"gpqa_{s}.csv" for s in ("main", "diamond", "extended", "experts")}}
+OPEN_ANSWERS = ("aime-2025", "aime-2026", "hmmt-feb-2025", "hmmt-feb-2026", "math-500")
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"
 COMMON = ("--no-progress", "--no-history", "--no-cache")
 
@@ -34,7 +37,7 @@ def _kinds() -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = []
     for name in BUILTINS:  # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
         out += [(name, "generate", kind) for kind in load_task(name, data_file=DATA[name], limit=1).prompts.kinds]
-        if name != "aime-2025":  # numeric answers: no choices to score by log-probability
+        if name not in OPEN_ANSWERS:  # open answers: no choices to score by log-probability
             out.append((name, "logprob", None))
     return out
 
@@ -54,6 +57,8 @@ def _spec(path: Path) -> RunSpec:
 def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: str, kind: str | None,
                                                               tmp_path: Path) -> None:
     assert set(DATA) == set(BUILTINS)  # a new built-in needs its upstream-schema fixture here
+    if BUILTINS[name].answer_rules.get(kind or "") == "matharena":
+        pytest.importorskip("matharena.parser")  # MathArena's own parser, installed separately
     prompt = ["--prompt", kind] if kind else []
     cli = tmp_path / "cli"
     assert main(["run", name, "--data-file", str(DATA[name]), "--model", "scripted:first", "--mode", mode,

@@ -158,6 +158,9 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, config: RunConfig) 
     if config.epochs < 1:
         raise ProctorError("epochs must be at least 1")
     if scorer.capability is Capability.GENERATE:
+        rule = task.answer_rule(config.prompt_kind or task.prompts.kinds[0])
+        if rule is not None and rule.require is not None:  # a grader whose code is installed separately
+            rule.require()
         from .reasoning import unsupported_settings
 
         problems = unsupported_settings(model_name.partition(":")[0], config.settings)

@@ -343,6 +343,10 @@ def test_builtins_table() -> None:
     assert list(BUILTINS) == [
         "mmlu-pro",
         "aime-2025",
+        "aime-2026",
+        "hmmt-feb-2025",
+        "hmmt-feb-2026",
+        "math-500",
         "gpqa-main",
         "gpqa-diamond",
         "gpqa-extended",

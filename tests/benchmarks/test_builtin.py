@@ -17,9 +17,13 @@ TIGER, GPQA, MATHARENA = "tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime
 EXPECTED: dict[str, dict[str, str | None]] = {
     "mmlu-pro": {"five_shot": TIGER, "tiger-api": TIGER, "tiger-local": TIGER + "-local", "lm-eval": "lm-eval-mmlu-pro", "chain_of_thought": None,
                  "zero_shot": None},
-    "gpqa": {"zero_shot": GPQA, "chain_of_thought": GPQA, "five_shot": GPQA, "zero_shot_cot": None,
-             "five_shot_pool": None},
+    "gpqa": {"zero_shot": GPQA, "chain_of_thought": GPQA, "five_shot": GPQA, "simple-evals": "simple-evals-mcq",
+             "zero_shot_cot": None, "five_shot_pool": None},
     "aime-2025": {"chain_of_thought": MATHARENA, "zero_shot": None, "five_shot": None},
+    "aime-2026": {"matharena": "matharena"},
+    "hmmt-feb-2025": {"matharena": "matharena"},
+    "hmmt-feb-2026": {"matharena": "matharena"},
+    "math-500": {"lighteval": "math-verify", "lighteval-0.13": "math-verify"},
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
@@ -31,7 +35,9 @@ def _family(name: str) -> str:
 
 @pytest.mark.parametrize("name", list(BUILTINS))
 def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: Path) -> None:
-    data = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": UPSTREAM / "aime_2025" / "train.jsonl"}.get(
+    aime = UPSTREAM / "aime_2025" / "train.jsonl"  # MathArena's hub schema, for every MathArena competition
+    data = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": aime, "aime-2026": aime, "hmmt-feb-2025": aime,
+            "hmmt-feb-2026": aime, "math-500": UPSTREAM / "math_500" / "test.jsonl"}.get(
         name, UPSTREAM / "gpqa" / f"{name.replace('-', '_')}.csv")
     options = {}
     if _family(name) == "gpqa":  # the authors' examples file opens their chain_of_thought and five_shot kinds

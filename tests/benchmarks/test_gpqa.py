@@ -91,7 +91,7 @@ def test_five_shot_shows_the_examples_answers_only(task: Task) -> None:
 
 def test_without_the_examples_file_only_example_free_kinds(tmp_path: Path) -> None:
     task = load_task("gpqa-main", data_file=write_data(tmp_path, examples=False))
-    assert task.prompts.kinds == ("zero_shot", "zero_shot_cot", "five_shot_pool")
+    assert task.prompts.kinds == ("zero_shot", "simple-evals", "zero_shot_cot", "five_shot_pool")
     assert "cot_examples" not in task.source
 
 

@@ -124,7 +124,7 @@ def test_aime_comparison_is_integer_only() -> None:
 def test_every_rule_names_its_upstream_source() -> None:
     assert set(ANSWER_RULES) == {"tiger-lab-mmlu-pro", "tiger-lab-mmlu-pro-local", "gpqa-baselines",
                                  "matharena-aime", "lm-eval-mmlu-pro", "lm-eval-gsm8k-strict-match",
-                                 "lm-eval-gsm8k-flexible-extract"}
+                                 "lm-eval-gsm8k-flexible-extract", "simple-evals-mcq", "math-verify", "matharena"}
     assert all(r.source and r.name == name for name, r in ANSWER_RULES.items())
 
 

@@ -17,7 +17,8 @@ from ..prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT, PoolShotPrompts
 from ..records import Dataset, Item, Question
 from ..tasks import text_hash
 from .builtin import Builtin
-from .hub import HubSource, Loaded, Rows, convert_rows, fetch, parse_list_cell
+from .hub import HubSource, Loaded, Rows, convert_rows, fetch
+from .matharena import integer_answer, problem_types
 
 NAME = "aime-2025"
 SOURCE = HubSource("MathArena/aime_2025", split="train")
@@ -93,39 +94,17 @@ def to_questions(rows: Rows) -> list[Question]:
 
 
 def _question(row: dict[str, Any]) -> Question:
-    types = _types(row.get("problem_type"))
+    types = problem_types(row.get("problem_type"))
     return Question(
         id=int(row["problem_idx"]),
         original_id=str(row["problem_idx"]),
         question=str(row["problem"]).strip(),
         choices={},
-        answer=str(_answer(row["answer"])),
+        answer=integer_answer(row["answer"]),
         category=types[0] if types else None,
         tags=types,
         metadata={"problem_raw": raw} if (raw := str(row["problem"])) != raw.strip() else {},
     )
-
-
-def _answer(value: Any) -> int:
-    """The integer answer (an int upstream; a digit string in csv/jsonl copies), checked to be 0-999."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
-        raise ValueError(f"answer: expected an integer 0-999, got {value!r}")
-    n = int(str(value).strip())
-    if not 0 <= n <= 999:
-        raise ValueError(f"answer: {n} is outside 0-999")
-    return n
-
-
-def _types(value: Any) -> list[str]:
-    """problem_type as a list; a csv cell holds a JSON/Python list literal or one bare type."""
-    if value is None or value == "":
-        return []
-    if isinstance(value, str):
-        text = value.strip()
-        value = parse_list_cell(text, "problem_type") if text.startswith("[") else [text]
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(f"problem_type: expected a list, got {value!r}")
-    return [str(v) for v in value]
 
 
 # 32,768 output tokens: the setting reasoning models report AIME at (Qwen3, DeepSeek-R1 distills use more)

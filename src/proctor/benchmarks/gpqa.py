@@ -69,6 +69,15 @@ def source(name: str) -> HubSource:
 LLMWC_COMMIT = "ef7cb496cd62f394fc1ab2ec24e5951b609f3053"
 COT_EXAMPLES_FILE = "chain_of_thought_examples.json"
 ZERO_SHOT_COT, FIVE_SHOT_POOL = "zero_shot_cot", "five_shot_pool"  # proctor's own variants
+# openai/simple-evals@ee3b0318d8d1d9d72755a4120879be65f7c07e9e common.py QUERY_TEMPLATE_MULTICHOICE (gpqa_eval.py):
+# the template model cards report GPQA-Diamond with; read by its ANSWER_PATTERN_MULTICHOICE (`simple-evals-mcq`)
+SIMPLE_EVALS = "simple-evals"
+SIMPLE_EVALS_COMMIT = "ee3b0318d8d1d9d72755a4120879be65f7c07e9e"
+SIMPLE_EVALS_TEMPLATE = (
+    "Answer the following multiple choice question. The last line of your response should be of the following "
+    "format: 'Answer: $LETTER' (without quotes) where LETTER is one of ABCD. Think step by step before answering."
+    "\n\n{question}\n\n{choices}"
+)
 GPQA_BASE = "What is the correct answer to this question: {question}\n\nChoices:\n{choices}"
 COT_HEAD = ("Here are some example questions from experts. An explanation is given before the final answer. "
             "Answer the final question yourself, giving your reasoning beforehand.\n")
@@ -81,6 +90,7 @@ REFERENCE_TEMPLATES: dict[str, str] = {
     ZERO_SHOT: GPQA_BASE + '\n\nFormat your response as follows: "The correct answer is (insert answer here)"',
     CHAIN_OF_THOUGHT: COT_HEAD + "{examples}Question: {question}\nChoices:\n{choices}" + COT_TAIL,
     FIVE_SHOT: FIVE_HEAD + "{examples}Question: {question}\nChoices:\n{choices}" + FIVE_TAIL,
+    SIMPLE_EVALS: SIMPLE_EVALS_TEMPLATE,
 }
 OWN_TEMPLATES: dict[str, str] = {
     ZERO_SHOT_COT: GPQA_BASE
@@ -140,7 +150,8 @@ class GpqaPrompts(PoolShotPrompts):
 
     Reference kinds (idavidrein/gpqa baselines/utils.py, via llm-wc@ef7cb496 src/llm_wc/gpqa.py):
     `zero_shot`; with the authors' chain_of_thought_examples.json, `chain_of_thought` (the examples with
-    their explanations) and `five_shot` (upstream `5_shot`: the same examples, answers only).
+    their explanations) and `five_shot` (upstream `5_shot`: the same examples, answers only); `simple-evals`:
+    openai/simple-evals' multiple-choice template (model cards' GPQA-Diamond; its own shuffle is not kept).
     proctor's own: `zero_shot_cot` (the base prompt asking for reasoning) and `five_shot_pool` (five other
     questions of the set, picked from the seed)."""
 
@@ -153,16 +164,16 @@ class GpqaPrompts(PoolShotPrompts):
 
     def __post_init__(self) -> None:
         with_file = (CHAIN_OF_THOUGHT, FIVE_SHOT) if self.cot_examples is not None else ()
-        self.kinds = (ZERO_SHOT, *with_file, ZERO_SHOT_COT, FIVE_SHOT_POOL)
+        self.kinds = (ZERO_SHOT, *with_file, SIMPLE_EVALS, ZERO_SHOT_COT, FIVE_SHOT_POOL)
 
     @property
     def templates(self) -> dict[str, str]:
         return {k: self.TEMPLATES[k] for k in self.kinds}
 
-    def _fields(self, item: Item) -> dict[str, str]:
+    def _fields(self, item: Item, style: str = "({letter}) {text}") -> dict[str, str]:
         choices = item.metadata.get("choices_raw") or item.choices or {}
         question = item.metadata.get("question_raw") or item.prompt
-        return {"question": str(question), "choices": choice_lines(dict(choices), "({letter}) {text}")}
+        return {"question": str(question), "choices": choice_lines(dict(choices), style)}
 
     def render(self, item: Item, kind: str) -> str:
         check_kind(kind, self.kinds, self.benchmark)
@@ -172,6 +183,8 @@ class GpqaPrompts(PoolShotPrompts):
         elif kind == FIVE_SHOT_POOL:
             examples = "".join(self.EXAMPLE.format(**self._fields(ex), answer=ex.best_answer)
                                for ex in pick_shots(self.pool, item.identifier, self.seed))
+        elif kind == SIMPLE_EVALS:  # simple-evals lists the options as `A) text`
+            return self.TEMPLATES[kind].format(**self._fields(item, "{letter}) {text}"))
         return self.TEMPLATES[kind].format(**self._fields(item), examples=examples)
 
     def template_hash(self, kind: str) -> str:
@@ -296,7 +309,8 @@ def _builtin(name: str, blurb: str) -> Builtin:
 
 # the authors' baselines read their own prompts; proctor's variants are read by proctor's reader
 ANSWER_RULES_BY_KIND: dict[str, str | None] = {ZERO_SHOT: "gpqa-baselines", CHAIN_OF_THOUGHT: "gpqa-baselines",
-                                               FIVE_SHOT: "gpqa-baselines", ZERO_SHOT_COT: None,
+                                               FIVE_SHOT: "gpqa-baselines", SIMPLE_EVALS: "simple-evals-mcq",
+                                               ZERO_SHOT_COT: None,
                                                FIVE_SHOT_POOL: None}
 
 

@@ -28,7 +28,7 @@ from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
 from ..tasks import Task
-from . import aime2025, gpqa, mmlu_pro
+from . import aime2025, aime2026, gpqa, hmmt_feb, math500, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
@@ -64,7 +64,7 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin]) -> dict[str, Bui
     return out
 
 
-BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa), plugin_benchmarks())
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa), plugin_benchmarks())
 
 
 def benchmark_names() -> list[str]:
@@ -73,9 +73,12 @@ def benchmark_names() -> list[str]:
 
 
 def declared_kinds(datasets: list[str]) -> tuple[str, ...]:
-    """The prompt kinds the spec benchmarks among `datasets` declare (any name a spec gives its prompts)."""
+    """The prompt kinds the benchmarks among `datasets` declare: a spec's prompts (any name), a built-in's kinds
+    (its `answer_rules` lists every one)."""
     kinds: list[str] = []
     for name in datasets:
+        if is_builtin(name):
+            kinds += BUILTINS[name.strip().lower()].answer_rules
         path = None if is_builtin(name) else find_spec(name)
         if path is not None:
             kinds += read_spec(path).prompts

@@ -21,6 +21,16 @@ from functools import partial
 from typing import Literal, NamedTuple
 
 from .lmeval_rules import flexible_extract, same_exact_match, strict_match
+from .math_graders import (
+    MATH_VERIFY_VERSION,
+    MATHARENA_COMMIT,
+    math_verify_correct,
+    math_verify_extracted,
+    matharena_correct,
+    matharena_extracted,
+    require_math_verify,
+    require_matharena,
+)
 
 # 2: built-in benchmarks score by their reference answer rule (ANSWER_RULES), proctor's reader beside it
 EXTRACTOR_VERSION = "proctor-extract/2"
@@ -498,6 +508,21 @@ def read_gpqa(text: str) -> Extraction:
     return Extraction(None, NONE, rejected)
 
 
+SIMPLE_EVALS_MCQ = re.compile(r"(?i)Answer[ \t]*:[ \t]*\$?([A-D])\$?")
+
+
+def read_simple_evals_mcq(text: str) -> Extraction:
+    """openai/simple-evals@ee3b0318 common.py ANSWER_PATTERN_MULTICHOICE, as gpqa_eval.py applies it: the
+    *first* `Answer: X` (case-insensitive, so `answer: b` reads `b`), else nothing."""
+    m = SIMPLE_EVALS_MCQ.search(text)
+    return Extraction(m.group(1), "answer_line") if m else Extraction(None, NONE)
+
+
+def same_case_sensitive(got: str, ref: str) -> bool:
+    """simple-evals' `extracted_answer == correct_answer`: a lower-case letter is wrong."""
+    return got == ref.strip()
+
+
 _MATHARENA_BOX_RE = re.compile(r"\\(?:boxed|fbox)\{")
 
 
@@ -603,7 +628,8 @@ class AnswerRule:
     """A benchmark's reference answer rule: the parser behind its authors' published numbers."""
 
     name: str
-    kind: Literal["choice", "number"]  # the items it reads: multiple choice, or numeric answers
+    # the items it reads: multiple choice, numeric answers, or any open answer (an expression: `grade` decides)
+    kind: Literal["choice", "number", "expression"]
     source: str  # the upstream file (and commit) it reproduces
     read: Callable[[str], Extraction]
     same: Callable[[str, str], bool] | None = None  # the authors' comparison, where it differs from proctor's
@@ -614,6 +640,10 @@ class AnswerRule:
     # the letters it reads name the options as upstream stores them ("N/A" padding included: lm-eval), not as
     # proctor's item does (padding dropped): `scorers` maps them onto the item's before comparing
     upstream_letters: bool = False
+    # graders that read the whole reply themselves (math-verify, MathArena): their verdict on (reply, one gold
+    # answer); `read` then only records what they read
+    grade: Callable[[str, str], bool] | None = None
+    require: Callable[[], None] | None = None  # fails in one line when the grader's code is not installed
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""
@@ -640,6 +670,15 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         AnswerRule("lm-eval-gsm8k-flexible-extract", "number",
                    "lm-eval 0.4.13 tasks/gsm8k/gsm8k.yaml filter flexible-extract",
                    partial(_filtered, flexible_extract, "flexible-extract"), same=same_exact_match),
+        AnswerRule("simple-evals-mcq", "choice", "openai/simple-evals@ee3b0318 common.py ANSWER_PATTERN_MULTICHOICE "
+                   "(gpqa_eval.py: re.search, exact comparison)", read_simple_evals_mcq, same=same_case_sensitive),
+        AnswerRule("math-verify", "expression", f"math-verify {MATH_VERIFY_VERSION} (PyPI) parse + verify, the gold "
+                   "parsed as \\boxed{answer}", partial(_filtered, math_verify_extracted, "math-verify"),
+                   grade=math_verify_correct, require=require_math_verify),
+        AnswerRule("matharena", "expression", f"eth-sri/matharena@{MATHARENA_COMMIT[:12]} src/matharena/parser.py "
+                   "extract_answer (strict_parsing false), parse_answer, check_answers (MathArena's own code, "
+                   "installed)", partial(_filtered, matharena_extracted, "matharena"), grade=matharena_correct,
+                   require=require_matharena),
     )
 }
 LLMWC_MCQA = "llm-wc-mcqa"

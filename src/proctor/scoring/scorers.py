@@ -145,14 +145,20 @@ def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: s
 
 
 def _applies(rule: AnswerRule, item: Item) -> bool:
-    """A choice rule reads multiple-choice items; a number rule reads open items with numeric answers."""
+    """A choice rule reads multiple-choice items; a number rule open items with numeric answers; an expression
+    rule any open item."""
     if rule.kind == "choice":
         return item.modality.is_choice
+    if rule.kind == "expression":
+        return item.modality in (Modality.CLOZE, Modality.SINGLE_VALUE)
     return item.modality in (Modality.CLOZE, Modality.SINGLE_VALUE) and is_numeric_item(item)
 
 
 def _score_reference(item: Item, text: str, rule: AnswerRule) -> Scored:
     ex = rule.read(text)
+    if rule.grade is not None:  # the grader reads the reply itself: its verdict against each accepted answer
+        grade = rule.grade
+        return _graded(ex, item.accepted, lambda _read, gold: grade(text, gold), compare=rule.name)
     if rule.upstream_letters and ex.answer is not None:
         ex = _item_letter(item, ex)
     if item.modality.is_choice:
