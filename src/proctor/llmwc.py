@@ -10,6 +10,7 @@ upstream question rows plus `pred` and `model_outputs`).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from .benchmarks.registry import BUILTINS
@@ -89,6 +91,16 @@ class BenchmarkBlock(BaseModel):
     cot_examples_path: str | None = None
     hf_token_env: str | None = None
     strict_parsing: bool = False
+
+    @model_validator(mode="after")
+    def _no_misspelt_keys(self) -> BenchmarkBlock:
+        """A benchmark may carry keys of its own (AIME's `instruction`), but one a letter or two from a known
+        key is a typo that would silently run with the default (`limit_per_subjectt` → the whole data set)."""
+        for key in self.model_extra or {}:
+            close = difflib.get_close_matches(key, [*type(self).model_fields, "instruction"], n=1, cutoff=0.8)
+            if close:
+                raise ValueError(f"unknown key {key!r}: did you mean {close[0]!r}?")
+        return self
 
     @field_validator("limit_subjects")
     @classmethod

@@ -132,3 +132,17 @@ def test_a_directory_with_nothing_to_import_is_an_error(tmp_path: Path, capsys: 
     (root / "models" / "summary_only").mkdir(parents=True)
     code, _out, err = _import(tmp_path, root, capsys)
     assert code == 2 and "no models/<name>/results.json: nothing to import" in err
+
+
+@pytest.mark.parametrize(("key", "meant"), [("limit_per_subjectt", "limit_per_subject"), ("sed", "seed"),
+                                            ("prompt_typ", "prompt_type")])
+def test_a_misspelt_benchmark_key_is_refused_not_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         key: str, meant: str) -> None:
+    """A typo would run with the default silently (`limit_per_subjectt: 2` ran the whole data set)."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"benchmark:\n  name: mmlu_pro\n  output_dir: {tmp_path / 'out'}\n  {key}: 2\n"
+                      "models:\n  - name: scripted:first\n")
+    assert main(["run", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"config.yaml:2: benchmark: unknown key '{key}': did you mean '{meant}'?" in err, err
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("out_*"))

@@ -53,7 +53,7 @@ def test_every_kind_of_a_config_run_is_read_by_llmwcs_own_rule(tmp_path: Path) -
     path = config(tmp_path, "5_shot", "ex.json")
     task = load_config_task(read_config(path), path, GPQA_CSV)
     rules = {kind: task.answer_rule(kind) for kind in task.prompts.kinds}
-    assert set(rules) == {"zero_shot", "chain_of_thought", "five_shot", "zero_shot_cot", "five_shot_pool"}
+    assert set(rules) == {"zero_shot", "chain_of_thought", "five_shot", "zero_shot_cot", "five_shot_pool", "simple-evals"}
     assert {r.name if r else None for r in rules.values()} == {"llm-wc-mcqa"}
     rule = rules["five_shot"]
     assert rule is not None and rule.read("The answer is (E), so B").answer == "B"  # E is no GPQA choice
