@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .benchmarks.probsem import load_suite_task
 from .benchmarks.registry import load_task
-from .errors import InputError
+from .errors import InputError, ProctorError
 from .llmwc import llmwc_rule
 from .prompts import kind_defaults
 from .scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule
@@ -35,7 +35,7 @@ from .spec import (
     ScorerSpec,
     canonical_json,
 )
-from .tasks import Task, default_no_answer
+from .tasks import Task, cluster_value, default_no_answer
 from .termsafe import plain
 
 SUITE_DEFAULTS = ScoreOptions()  # probsem's: sum of log-probabilities, softmax temperature 1, newline join
@@ -57,6 +57,9 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     judged = spec.judge is not None and scorer.mode == "generate" and task.scorer is None  # only answers are judged
     judge = spec.judge.model_copy(update={"version": JUDGE_VERSION}) if judged and spec.judge else None
     cluster = spec.cluster or task.cluster or NO_CLUSTER  # a reporting choice: the benchmark's unless given
+    if cluster != NO_CLUSTER and task.items and not any(cluster_value(it, cluster) for it in task.items):
+        raise ProctorError(f"cannot cluster {task.name} by {cluster!r}: none of its {len(task.items):,} items has "
+                           "a value for it (pick an attribute the items carry, or --cluster none)")
     return spec.model_copy(update={"dataset": dataset, "scorer": scorer, "generation": generation, "judge": judge,
                                    "cluster": cluster, "resolved": True})
 

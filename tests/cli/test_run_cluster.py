@@ -63,3 +63,26 @@ def test_mmlu_pro_clusters_by_src() -> None:
     task = load_task("mmlu-pro", data_file=Path(__file__).resolve().parents[2] / "examples/upstream/mmlu_pro")
     assert task.cluster == "metadata.src"
     assert {it.metadata.get("src") for it in task.items} >= {"synthetic-math", "synthetic-law"}
+
+
+CAPITALS = Path(__file__).parents[2] / "examples" / "benchmarks" / "capitals.yaml"
+
+
+@pytest.mark.parametrize("attribute", ["metadata.nokey", "subcategory"])
+def test_a_cluster_attribute_no_item_has_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    attribute: str) -> None:
+    """Results would claim a clustered interval where every item is its own cluster."""
+    out = tmp_path / "run"
+    assert main(["run", str(CAPITALS), "--model", "scripted:first", "--cluster", attribute, "-o", str(out)]) == 2
+    assert f"cannot cluster capitals by '{attribute}': none of its 8 items has a value" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", ["__class__", "NONE", "difficulty"])
+def test_a_spec_file_clusters_only_by_an_item_attribute(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        value: str) -> None:
+    spec = tmp_path / "capitals.yaml"
+    spec.write_text(CAPITALS.read_text().replace("cluster: category", f"cluster: {value}"))
+    (tmp_path / "capitals").symlink_to(CAPITALS.parent / "capitals")
+    assert main(["validate", str(spec)]) == 2
+    assert f"capitals.yaml:6: cluster: cannot cluster by '{value}'" in capsys.readouterr().err

@@ -27,6 +27,7 @@ from ..errors import InputError, Problem
 from ..formats.problems import validation_problems
 from ..limits import yaml_load, yaml_load_located
 from ..scoring.extract import ANSWER_RULES
+from ..tasks import check_cluster
 from ..textio import load_json, read_text
 from .spec_template import TemplateError, check_transforms, fields_of
 
@@ -55,6 +56,10 @@ def _check_transforms(value: tuple[str, ...]) -> tuple[str, ...]:
     except TemplateError as e:
         raise ValueError(str(e)) from None
     return value
+
+
+def _check_cluster(value: str) -> str:
+    return check_cluster(value)  # its ValueError is the field's message
 
 
 Template = Annotated[str, AfterValidator(_check_template)]  # `{field}` / `{field:transform}`, checked when read
@@ -201,7 +206,8 @@ class BenchmarkSpec(_Strict):
     description: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     categories: tuple[str, ...] = ()
-    cluster: str | None = None  # the natural cluster of standard errors: a Question field name (Task.cluster)
+    # the natural cluster of standard errors (Task.cluster): category, subcategory or metadata.KEY
+    cluster: Annotated[str, AfterValidator(_check_cluster)] | None = None
     source: Source
     fields: Fields
     prompts: dict[str, PromptKind]
