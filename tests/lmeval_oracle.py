@@ -62,7 +62,8 @@ def hellaswag_rows(n: int, tag: str) -> list[dict[str, Any]]:
     out = []
     for i in range(n):
         wiki = i % 2 == 0
-        ctx_a = f"[header] How to fold item {i} [title] Lay it flat.  Smooth it" if wiki else f"A man rides bike {i}."
+        ctx_a = (f"[header] How to fold {tag} item {i} [title] Lay it flat.  Smooth it" if wiki
+                 else f"A man rides {tag} bike {i}.")  # the split in the text: real splits share no question
         ctx_b = "THEN he" if i % 3 else ""
         out.append({"ind": i, "activity_label": "Home and Garden" if wiki else "Riding bikes", "ctx_a": ctx_a,
                     "ctx_b": ctx_b, "ctx": f"{ctx_a} {ctx_b}",

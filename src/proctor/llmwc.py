@@ -98,7 +98,7 @@ class BenchmarkBlock(BaseModel):
         key is a typo that would silently run with the default (`limit_per_subjectt` → the whole data set)."""
         for key in self.model_extra or {}:
             close = difflib.get_close_matches(key, [*type(self).model_fields, "instruction"], n=1, cutoff=0.8)
-            if close:
+            if close and close[0] != key:
                 raise ValueError(f"unknown key {key!r}: did you mean {close[0]!r}?")
         return self
 

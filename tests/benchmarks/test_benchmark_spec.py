@@ -280,3 +280,30 @@ def test_a_row_an_item_cannot_hold_is_one_line(tmp_path: Path, capsys: pytest.Ca
     err = capsys.readouterr().err
     assert "Traceback" not in err and f"rows.jsonl:1: row: {message}" in err, err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("selection", ["first_k", "seeded", "same_category"])
+@pytest.mark.parametrize("how", ["split", "file", "data-dir"])
+def test_the_asked_question_is_never_its_own_example(tmp_path: Path, selection: str, how: str) -> None:
+    """A few-shot pool that holds the test rows again (another split name for the same file, a pool file, a
+    data folder whose splits are the same rows) never shows the asked question with its answer."""
+    rows = [{"id": i, "q": f"What is {i} + {i}?", "options": [str(2 * i), str(2 * i + 1)], "answer": str(2 * i),
+             "topic": "sums"} for i in range(6)]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "again").mkdir()
+    for split in ("test", "dev"):
+        (tmp_path / "again" / f"{split}.jsonl").write_text((tmp_path / "test.jsonl").read_text())
+    pool = {"split": "fewshot: {split: dev, selection: SEL}", "file": "fewshot: {file: test.jsonl, selection: SEL}",
+            "data-dir": "fewshot: {split: dev, selection: SEL}"}[how].replace("SEL", selection)
+    spec = tmp_path / "sums.yaml"
+    spec.write_text("name: sums\nsource: {split: test, files: {test: test.jsonl, dev: test.jsonl}}\n"
+                    "fields: {id: id, question: '{q}', choices: {list: options}, answer: {column: answer, as: text},"
+                    " category: '{topic}'}\n"
+                    "prompts: {three_shot: {template: 'Q: {question}\\nA:', shots: 3}}\n"
+                    f"{pool}\nscoring: {{mode: loglikelihood}}\n")
+    task = load_task(str(spec), data_file=tmp_path / "again" if how == "data-dir" else None)
+    prompts = _prompts(task)
+    for item in task.items:
+        shown = prompts.examples(item, "three_shot")
+        assert len(shown) == 3 and all(ex.prompt != item.prompt for ex in shown), (item.identifier, shown)
+        assert prompts.text(item, "three_shot").count(item.prompt) == 1

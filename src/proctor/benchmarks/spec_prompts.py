@@ -56,6 +56,7 @@ class SpecPrompts:
     pool: list[Item] = field(default_factory=list)  # few-shot examples, in upstream order
     order: list[str] = field(default_factory=list)  # every item's identifier in evaluation order (seeded draws)
     same_split: bool = False  # the examples come from the evaluated split: the asked item is never shown
+    overlap: bool = False  # the pool holds some asked questions again (by content): seeded draws take k + 1
     shots: int | None = None  # --shots: overrides every kind's count
     format: Format = "completion"
     kinds: tuple[str, ...] = field(init=False)
@@ -103,34 +104,41 @@ class SpecPrompts:
         return render(self.spec.description_template, self._fields(item))
 
     def examples(self, item: Item, kind: str) -> list[Item]:
-        """The few-shot examples shown before `item`, by the spec's selection."""
+        """The few-shot examples shown before `item`, by the spec's selection; never `item` itself."""
         k = self.n_shots(kind)
         if k == 0 or self.spec.fewshot is None:
             return []
         selection = self.spec.fewshot.selection
         if selection == "seeded":
-            return [self.pool[i] for i in self._plan(k).get(item.identifier, [])]
-        pool = [p for p in self.pool if not (self.same_split and p.identifier == item.identifier)]
+            drawn = (self.pool[i] for i in self._plan(k).get(item.identifier, []))
+            return [p for p in drawn if not self._is_asked(p, item)][:k]
+        pool = [p for p in self.pool if not self._is_asked(p, item)]
         if selection == "same_category":
             pool = [p for p in pool if p.category == item.category]
         return pool[:k]
 
+    @staticmethod
+    def content(item: Item) -> tuple[object, ...]:
+        """What makes two rows the same question: its text, options and answer (hashable)."""
+        return item.prompt, tuple((item.choices or {}).items()), item.response
+
+    def _is_asked(self, example: Item, item: Item) -> bool:
+        """`example` is the question asked: its row (the pool is the evaluated split) or its content (a pool
+        file, another split name or a data folder that holds the test rows again)."""
+        if self.same_split and example.identifier == item.identifier:
+            return True
+        return self.content(example) == self.content(item)
+
     def _plan(self, k: int) -> dict[str, list[int]]:
         """lm-eval's default sampler: one `Random(seed)`, `sample(pool, k)` drawn for each question in order
-        (k + 1 and the asked row removed when the pool is the evaluated split, or the spec says `draw_extra`)."""
+        (k + 1 when the pool is the evaluated split, holds asked questions again, or the spec says `draw_extra`;
+        `examples` then drops the asked row and keeps k)."""
         if k not in self._plans:
             assert self.spec.fewshot is not None
             rnd = random.Random(self.spec.fewshot.seed)
-            plan: dict[str, list[int]] = {}
             n = len(self.pool)
-            extra = self.same_split or self.spec.fewshot.draw_extra
-            for ident in self.order:
-                if extra:
-                    drawn = [i for i in rnd.sample(range(n), min(k + 1, n)) if self.pool[i].identifier != ident]
-                    plan[ident] = drawn[:k]
-                else:
-                    plan[ident] = rnd.sample(range(n), min(k, n))
-            self._plans[k] = plan
+            extra = self.same_split or self.overlap or self.spec.fewshot.draw_extra
+            self._plans[k] = {ident: rnd.sample(range(n), min(k + 1 if extra else k, n)) for ident in self.order}
         return self._plans[k]
 
     # ------------------------------------------------------------------ PromptBuilder
@@ -207,7 +215,8 @@ class SpecPrompts:
                  repr(s.target_delimiter), repr(s.fewshot_delimiter), f"shots={self.n_shots(kind)}",
                  f"format={self.format}", s.scoring.continuation, f"boundary={s.scoring.boundary}"]
         if self.n_shots(kind) and s.fewshot is not None:
-            parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool)]
+            parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool),
+                      "asked=never-shown"]  # examples drop the asked question by content (main 81a90f9 did not)
         return text_hash(*parts)
 
     def identity(self) -> dict[str, Any]:

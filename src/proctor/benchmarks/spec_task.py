@@ -80,8 +80,9 @@ def load_spec_task(path: Path, *, data_file: str | Path | None = None, shots: in
     questions = to_questions(spec, rows, path, line_of)
     items = [question_to_item(q, spec.name) for q in questions]
     pool, same_split, pool_source = _pool(spec, path, data_dir, items, line_of)
+    asked = {SpecPrompts.content(it) for it in items}
     prompts = SpecPrompts(spec, pool=pool, order=[it.identifier for it in items], same_split=same_split,
-                          shots=shots, format=_format(fmt))
+                          overlap=any(SpecPrompts.content(p) in asked for p in pool), shots=shots, format=_format(fmt))
     return Task(
         name=spec.name,
         items=items,
