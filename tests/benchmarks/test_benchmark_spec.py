@@ -14,7 +14,7 @@ from proctor.benchmarks.spec import read_spec
 from proctor.benchmarks.spec_prompts import SpecPrompts
 from proctor.benchmarks.spec_template import hellaswag_preprocess
 from proctor.cli import main
-from proctor.errors import InputError
+from proctor.errors import InputError, ProctorError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
 QUIZ = FIXTURES / "quiz.yaml"
@@ -307,3 +307,35 @@ def test_the_asked_question_is_never_its_own_example(tmp_path: Path, selection: 
         shown = prompts.examples(item, "three_shot")
         assert len(shown) == 3 and all(ex.prompt != item.prompt for ex in shown), (item.identifier, shown)
         assert prompts.text(item, "three_shot").count(item.prompt) == 1
+
+
+@pytest.mark.parametrize("taken", ["mmlu-pro", "ARC-Challenge"])
+def test_a_user_spec_may_not_take_a_shipped_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str], taken: str) -> None:
+    """Selected by name it was silently ignored; by path it was recorded, ranked and paired as the real one."""
+    capitals = Path(__file__).parents[2] / "examples" / "benchmarks"
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "capitals").symlink_to(capitals / "capitals")
+    mine = tmp_path / "benchmarks" / "mine.yaml"
+    mine.write_text((capitals / "capitals.yaml").read_text().replace("name: capitals", f"name: {taken}"))
+    monkeypatch.chdir(tmp_path)
+    for dataset in (taken.lower(), str(mine)):
+        assert main(["run", dataset, "--model", "scripted:first", "-o", str(tmp_path / "run")]) == 2
+        err = capsys.readouterr().err
+        assert f"mine.yaml: the name '{taken}' is already proctor's" in err, err
+        assert not (tmp_path / "run").exists()
+
+
+def test_a_plugin_may_not_replace_a_shipped_benchmark(caplog: pytest.LogCaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from proctor.benchmarks import registry
+    from proctor.benchmarks.builtin import Builtin
+    from proctor.benchmarks.hub import HubSource
+
+    monkeypatch.setattr(registry, "CLASHES", {})
+    fake = Builtin("arc-challenge", lambda **kw: None, HubSource("me/arc", split="test"), 3, "someone's ARC")
+    gathered = registry._gather((), [fake], {"arc-challenge": "proctor's shipped spec arc_challenge.yaml"})
+    assert "arc-challenge" not in gathered
+    assert "not registered" in caplog.text and "arc_challenge.yaml" in caplog.text
+    with pytest.raises(ProctorError, match="both proctor's shipped spec arc_challenge.yaml and a plugin's"):
+        registry.load_task("arc-challenge")

@@ -33,7 +33,7 @@ from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
 from .spec_prompts import FORMATS
-from .spec_task import builtin_specs, find_spec, load_spec_task, user_specs
+from .spec_task import BUILTIN_SPECS, builtin_specs, find_spec, load_spec_task, user_specs
 
 PLUGIN_GROUP = "proctor.benchmarks"
 log = logging.getLogger("proctor.benchmarks")
@@ -56,15 +56,53 @@ def plugin_benchmarks(entry_points: Iterable[EntryPoint] | None = None) -> list[
     return found
 
 
-def _gather(modules: Iterable[Any], plugins: Iterable[Builtin]) -> dict[str, Builtin]:
-    """proctor's own benchmark modules, then the plugins' (a name already taken keeps the first)."""
+def _gather(modules: Iterable[Any], plugins: Iterable[Builtin],
+            taken: Mapping[str, str] | None = None) -> dict[str, Builtin]:
+    """proctor's own benchmark modules, then the plugins'. A plugin may not take a name that is already taken
+    (a module's, a shipped spec's in `taken`, another plugin's): it is left out with a warning naming both, and
+    the name is recorded in CLASHES so that selecting it is an error, never the other benchmark silently."""
     out: dict[str, Builtin] = {b.name: b for module in modules for b in module.BENCHMARKS}
+    owners = {name.lower(): f"proctor's built-in benchmark {name!r}" for name in out}
+    owners |= {name.lower(): where for name, where in (taken or {}).items()}
     for b in plugins:
-        out.setdefault(b.name, b)
+        key = b.name.lower()
+        if key in owners:
+            if b is not out.get(b.name):
+                CLASHES[key] = f"the name {b.name!r} is both {owners[key]} and a plugin's benchmark " \
+                               f"({b.description}); uninstall or rename the plugin"
+                log.warning("benchmark plugin %r not registered: %s", b.name, CLASHES[key])
+            continue
+        out[b.name] = b
+        owners[key] = f"a plugin's benchmark {b.name!r}"
     return out
 
 
-BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa), plugin_benchmarks())
+CLASHES: dict[str, str] = {}  # a lower-case name more than one source claims → the error that names them
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa), plugin_benchmarks(),
+                                       {name: f"proctor's shipped spec {path.name}"
+                                        for name, (path, _) in builtin_specs().items()})
+
+
+def check_name_clash(name: str, spec_path: Path | None) -> None:
+    """Refuse a benchmark name that two sources claim: a plugin's that clashes (CLASHES), or a user's spec file
+    whose `name` is a built-in's or a shipped spec's (it would be recorded, ranked and paired as that one)."""
+    key = name.strip().lower()
+    if key in CLASHES:
+        raise ProctorError(CLASHES[key])
+    shipped = builtin_specs()
+    candidates = [*([spec_path] if spec_path is not None else []),
+                  *(p for n, (p, _) in user_specs()[0].items() if n.lower() == key)]
+    for path in candidates:
+        if path.parent.resolve() == BUILTIN_SPECS.resolve():
+            continue
+        own = read_spec(path).name
+        theirs = next((f"proctor's built-in benchmark {n!r}" for n in BUILTINS if n.lower() == own.lower()), None) \
+            or next((f"proctor's shipped spec {p.name}" for n, (p, _) in shipped.items() if n.lower() == own.lower()),
+                    None)
+        if theirs is not None:
+            raise ProctorError(f"{path}: the name {own!r} is already {theirs}: give your benchmark a name of its "
+                               "own (`name:` in the spec), so that its runs are never ranked, paired or listed "
+                               "as that one's")
 
 
 def benchmark_names() -> list[str]:
@@ -151,6 +189,7 @@ def load_task(
     spec benchmarks and paths; a path's examples come from `fewshot_from` (--fewshot-from), else from itself
     (`prompt_kind` five_shot asks for five)."""
     spec_path = None if is_builtin(spec) else find_spec(spec)
+    check_name_clash(spec, spec_path)
     if spec_path is not None:
         if fewshot_from is not None:
             raise ProctorError(f"{spec}: a spec benchmark names its own few-shot source (`fewshot:`); "
