@@ -347,3 +347,12 @@ def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b'"outcome":"wrong"', b'"outcome":"lost"'))
     with pytest.raises(InputError, match=r"samples.jsonl:4: bad sample"):
         list(iter_run_samples(tmp_path))
+
+
+def test_float_noise_is_not_a_results_json_that_disagrees() -> None:
+    from proctor.results import _first_difference
+
+    assert _first_difference({"a": {"b": 1.885000000000001}}, {"a": {"b": 1.8850000000000005}}) is None
+    assert _first_difference({"bins": [0.1, 0.30000000000000004]}, {"bins": [0.1, 0.3]}) is None
+    assert _first_difference({"a": {"b": 1.885}}, {"a": {"b": 1.886}}) == "a.b: 1.885, not 1.886"
+    assert _first_difference({"n": True}, {"n": 1}) is None  # bools compare as Python compares them

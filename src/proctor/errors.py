@@ -64,5 +64,13 @@ class CapabilityError(ProctorError):
     """A model cannot do what a run needs; raised before the run starts."""
 
 
+class MissingKey(ProctorError):
+    """A vendor's API with no key given: `env` names the variable the backend reads it from."""
+
+    def __init__(self, message: str, env: str) -> None:
+        super().__init__(message)
+        self.env = env
+
+
 class DatasetAccessError(ProctorError):
     """A dataset could not be fetched (gated, offline, missing): the message says what to do."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, MissingKey, ProctorError
 from .estimate import Estimate, estimate_run
 from .interruptible import run as run_sync
 from .models import registry
@@ -118,6 +118,9 @@ def price_of(money: Money | None) -> Price | None:
     return Price(money.input, money.output, money.currency, money.source)
 
 
+DRY_RUN_KEY = "dry-run: no request is sent"  # what a keyless backend is built with for `--dry-run`
+
+
 @dataclass
 class _Models:
     """Models loaded the first time a run needs them, each once (by its spec and options)."""
@@ -125,21 +128,36 @@ class _Models:
     given: dict[str, Model] = field(default_factory=dict)  # already-built models, by spec string
     engines: ExitStack = field(default_factory=ExitStack)
     loaded: dict[str, Model] = field(default_factory=dict)
+    asks: bool = True  # False for a dry run: a model is built for its tokenizer and asked nothing
 
     def model(self, spec: ModelSpec) -> Model:
         key = spec.model_dump_json()
         if key not in self.loaded:
-            built = self.given.get(spec.spec) or registry.get_model(spec.spec, **_backend_kwargs(spec))
+            built = self.given.get(spec.spec) or self._build(spec)
             self.engines.enter_context(kept_running(built))  # a vLLM engine serves every dataset, then stops
             self.loaded[key] = built
         return self.loaded[key]
+
+    def _build(self, spec: ModelSpec) -> Model:
+        kwargs = _backend_kwargs(spec)
+        try:
+            return registry.get_model(spec.spec, **kwargs)
+        except MissingKey:
+            if self.asks:
+                raise
+            return registry.get_model(spec.spec, **kwargs, api_key=DRY_RUN_KEY)  # a dry run sends nothing
 
     def judge(self, spec: JudgeSpec | None) -> Model | None:
         if spec is None:
             return None
         key = "judge:" + spec.model_dump_json()
         if key not in self.loaded:
-            self.loaded[key] = self.given.get(spec.model) or registry.get_model(spec.model, **judge_kwargs(spec))
+            try:
+                self.loaded[key] = self.given.get(spec.model) or registry.get_model(spec.model, **judge_kwargs(spec))
+            except MissingKey as e:  # the judge's own endpoint and key, named as such
+                raise ProctorError(f"judge.api_key_env: the judge {spec.model} has no API key: set {e.env}, or "
+                                   "name the variable that holds it with judge_api_key_env (or give a "
+                                   "judge_base_url of a server that needs none)") from None
         return self.loaded[key]
 
 
@@ -218,7 +236,7 @@ def estimate(specs: Sequence[RunSpec], options: RunOptions = RunOptions(),
              models: dict[str, Model] | None = None) -> list[Estimate]:
     """What each spec's run would ask and cost (`run --dry-run`), from the resolved specs: their requests, with
     the prompt tokens counted by the model's tokenizer where proctor has it. Nothing is sent or written."""
-    loader = _Models(given=dict(models or {}))
+    loader = _Models(given=dict(models or {}), asks=False)
     estimates = []
     with loader.engines:
         for p in plan(specs, options):

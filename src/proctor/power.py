@@ -98,7 +98,8 @@ class Plan(BaseModel):
         if self.dataset_items is not None:
             mde = "no difference" if self.dataset_mde is None else f"{100 * self.dataset_mde:.1f} points"
             verdict = "enough" if self.enough else "not enough"
-            out.append(f"{self.dataset} has {self.dataset_items:,} items: {verdict} (it detects {mde} at this power)")
+            held = f"{self.dataset} has {self.dataset_items:,} items" if self.dataset else f"{self.dataset_items:,} items"
+            out.append(f"{held}: {verdict} (they detect {mde} at this power)")
         return out
 
 
@@ -116,7 +117,7 @@ def plan(delta: float, accuracy: float, discordance: float | None = None, discor
     need = items_needed(delta, discordance, alpha, power)
     given = n_available is not None
     return Plan(delta=delta, accuracy=accuracy, discordance=discordance, discordance_from=discordance_from,
-                alpha=alpha, power=power, items_needed=need, dataset=(dataset or "the dataset") if given else None,
+                alpha=alpha, power=power, items_needed=need, dataset=dataset,
                 dataset_items=n_available, enough=n_available >= need if n_available is not None else None,
                 dataset_mde=min_detectable(n_available, discordance, alpha, power) if n_available is not None
                 else None)

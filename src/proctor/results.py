@@ -8,6 +8,7 @@ imports the other's caller."""
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,13 @@ def warn_if_disagrees(run_dir: str | Path, written: Any, truth: Any, where: str 
                     Path(run_dir) / RESULTS, differ, SAMPLES)
 
 
+def _same_float(a: Any, b: Any) -> bool:
+    """Two numbers equal to float noise (a sum taken in another order: 1.885000000000001 vs 1.8850000000000005)."""
+    numbers = (int, float)
+    return (isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool)
+            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12))
+
+
 def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
     """The first value `written` holds that `truth` does not ("overall.accuracy: 7.5, not 0.0"); keys that only
     one side has (an older schema, a metric not registered here) are not compared."""
@@ -103,6 +111,9 @@ def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
             if found:
                 return found
         return None
-    if written == truth:
+    if isinstance(written, list) and isinstance(truth, list) and len(written) == len(truth):
+        return next((found for i, (w, t) in enumerate(zip(written, truth, strict=True))
+                     if (found := _first_difference(w, t, f"{where}[{i}]"))), None)
+    if written == truth or _same_float(written, truth):
         return None
     return f"{where or 'results'}: {repr(written)[:80]}, not {repr(truth)[:80]}"  # a list of bins stays short

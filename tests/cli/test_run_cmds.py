@@ -189,3 +189,32 @@ def test_in_a_terminal_a_local_run_is_quiet_and_its_resume_says_so(tmp_path: Pat
     again = _in_terminal(args, tmp_path)
     assert "note: resuming lp: 16/16 done, 0 to ask" in again and "multiple-choice: accuracy" in again
     assert "Traceback" not in first + again
+
+
+def test_a_judge_without_a_key_is_named_as_the_judge_with_its_own_flags(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["run", str(DEMO), "--model", "scripted:first", "--judge", "openai:gpt-4o",
+                 "-o", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "error: --judge-api-key-env: the judge openai:gpt-4o has no API key: set OPENAI_API_KEY" in err
+    assert "--judge-base-url" in err and " --base-url" not in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_dry_run_needs_no_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """It sends nothing, so it asks for no key; the real run still refuses without one."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["run", str(MC), "--model", "openai:gpt-4o", "--dry-run"]) == 0
+    assert "nothing was sent or written" in capsys.readouterr().out
+    assert main(["run", str(MC), "--model", "openai:gpt-4o", "-o", str(tmp_path / "run")]) == 2
+    assert "no API key" in capsys.readouterr().err
+
+
+def test_an_unknown_prompt_kind_lists_only_the_chosen_benchmarks_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+    capitals = ROOT / "examples" / "benchmarks" / "capitals.yaml"
+    assert main(["run", str(capitals), "--model", "scripted:first", "--prompt", "nonesuch", "--dry-run"]) == 2
+    assert "choose from three_shot, zero_shot\n" in capsys.readouterr().err
+    assert main(["run", str(MC), "--model", "scripted:first", "--prompt", "nonesuch", "--dry-run"]) == 2
+    assert "choose from zero_shot, chain_of_thought, five_shot\n" in capsys.readouterr().err

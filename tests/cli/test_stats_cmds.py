@@ -98,3 +98,15 @@ def test_gate_refuses_what_the_rule_sets_apart(tmp_path: Path, capsys: pytest.Ca
     assert got == 2 and "different settings" in err
     got, _, err = _cli(capsys, "gate", str(lp), "--baseline", str(base), "--max-drop", "150")
     assert got == 2 and "--max-drop" in err
+
+
+def test_plan_refuses_fractions_given_for_points_and_percent(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--delta 0.02 --accuracy 0.7` read as 0.02 points near 0.7% asked for 2,727,880 items, silently."""
+    assert main(["plan", "--delta", "0.02", "--accuracy", "0.7"]) == 2
+    assert "write --accuracy 70 --delta 2" in capsys.readouterr().err
+
+
+def test_plan_with_items_says_it_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--delta", "2", "--accuracy", "70", "--items", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "\n30 items: not enough (they detect" in out and "has 30 items" not in out

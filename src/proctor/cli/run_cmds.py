@@ -232,14 +232,16 @@ def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given:
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..benchmarks.registry import benchmark_names, declared_kinds
     from ..build import build_spec, eval_options
-    from .checks import PROMPT_KINDS
+    from ..prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT
+
+    ITEM_KINDS = (ZERO_SHOT, CHAIN_OF_THOUGHT, FIVE_SHOT)  # an item file's (proctor.prompts, with its own examples)
 
     if not datasets or model is None:
         raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
     http: dict[str, Any] = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
     check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
         datasets=datasets, builtins=benchmark_names(), model=model, **{k: flags[k] for k in _CHECKED}, **http,
-        prompt_kinds=(*PROMPT_KINDS, *declared_kinds(datasets)))
+        prompt_kinds=tuple(dict.fromkeys(kind for d in datasets for kind in declared_kinds([d]) or ITEM_KINDS)))
     if flags["data_file"] is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
     reasoning_settings(model, **{k: flags[k] for k in _REASONING})  # a setting the backend cannot send, by flag

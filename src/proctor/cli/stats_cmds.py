@@ -96,11 +96,16 @@ def plan(
         raise InputError.at("--accuracy", "give the accuracy the models are near (or two runs with --run)")
     if not 0 < alpha < 1:
         raise InputError.at("--alpha", f"expected a level between 0 and 1, got {alpha:g}")
+    if 0 < accuracy <= 1 and 0 < delta < 1:  # both read as percent/points they are absurd: fractions, surely
+        raise InputError.at("--accuracy", f"{accuracy:g} and --delta {delta:g} read as percent and points "
+                                          f"({accuracy:g}%, {delta:g} points); for {100 * accuracy:g}% and "
+                                          f"{100 * delta:g} points write --accuracy {100 * accuracy:g} "
+                                          f"--delta {100 * delta:g}")
     n = items if items is not None else _dataset_items(dataset) if dataset is not None else None
     try:
         got = make_plan(_percent(delta, "--delta"), _percent(accuracy, "--accuracy"),
                         _percent(discordance, "--discordance", high=100.0001) if discordance is not None else None,
-                        source, n, dataset or (f"{items:,} items" if items else None), alpha,
+                        source, n, dataset, alpha,
                         _percent(power, "--power"))
     except ValueError as e:
         raise InputError.at("--delta", str(e)) from None

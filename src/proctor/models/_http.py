@@ -28,7 +28,7 @@ import aiohttp
 import yarl
 
 from .. import progress
-from ..errors import ProctorError
+from ..errors import MissingKey, ProctorError
 from ..redact import redact_secrets, redact_text, redact_url, register_secret, split_credentials, url_secrets
 from ._aimd import AdaptiveLimit
 from .base import GenerateRequest, Generation, ModelBase
@@ -441,8 +441,8 @@ class HTTPModel(ModelBase):
         """Refuse, before any request, the vendor's own API without a key (a local server may need none)."""
         vendor = self.default_base_url.rstrip("/")
         if key is None and not os.environ.get(self.api_key_env) and vendor in urls:
-            raise ProctorError(f"{self.name}: no API key: set {self.api_key_env} (or pass --base-url URL of a "
-                               "server that needs none)")
+            raise MissingKey(f"{self.name}: no API key: set {self.api_key_env} (or pass --base-url URL of a "
+                             "server that needs none)", self.api_key_env)
 
     def _headers(self, explicit_key: str | None) -> dict[str, str]:
         """Request headers, the API key (passed in or from the environment) included; never logged."""
