@@ -115,7 +115,6 @@ def plan(delta: float, accuracy: float, discordance: float | None = None, discor
         discordance = independent_discordance(hi, lo)
         discordance_from = "independent errors: an upper bound in practice; give --discordance or two runs"
     need = items_needed(delta, discordance, alpha, power)
-    given = n_available is not None
     return Plan(delta=delta, accuracy=accuracy, discordance=discordance, discordance_from=discordance_from,
                 alpha=alpha, power=power, items_needed=need, dataset=dataset,
                 dataset_items=n_available, enough=n_available >= need if n_available is not None else None,
