@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started with SIGINT ignored (a background job, `nohup`, some CI runners) would hand that to every
+    child it starts (an ignored signal stays ignored across exec), and the Ctrl-C tests' children would never
+    see their SIGINT: restore Python's default handler, so children start with the default disposition."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
