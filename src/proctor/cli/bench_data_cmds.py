@@ -4,7 +4,6 @@ they come from and how big they are."""
 from __future__ import annotations
 
 import json
-import sys
 from typing import Annotated
 
 import typer
@@ -29,11 +28,9 @@ def datasets(
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
+    from .tables import console, fit, whole_table  # rich loads when a table is printed (start-up time)
 
-
-    table = Table(title="Benchmarks (DATASET names)")
+    table = whole_table("Benchmarks (DATASET names)")
     for col in ("name", "source", "config", "split", "size", "access", "origin"):
         table.add_column(col, justify="right" if col == "size" else "left")
     for r in rows:
@@ -46,9 +43,9 @@ def datasets(
             "gated" if r["gated"] else "open",
             plain(r["origin"]),
         )
-    console = Console(width=None if sys.stdout.isatty() else 110)
-    console.print(table)
-    console.print(
+    out = console()
+    out.print(fit(table, ("name", "size", "access")))
+    out.print(
         "Loaded from the Hugging Face Hub (revision recorded), or offline with --data-file PATH "
         "(parquet, csv or jsonl in the upstream schema). GPQA is gated: accept its terms on the dataset page "
         "and set HF_TOKEN. A benchmark spec file (docs/benchmarks-data.md) runs by its path or, in "

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from ..scoring.logprob import Norm
@@ -18,6 +16,7 @@ from . import options
 from .messages import note
 from .options import with_model_options
 from .outcome import finish
+from .tables import print_table, whole_table
 
 if TYPE_CHECKING:
     from ..scoring.suites import ScoreOptions
@@ -104,7 +103,7 @@ def score(
 
 
 def _print_table(model: str, norm: str, temp: float, results: list[Any]) -> None:
-    table = Table(title=f"proctor score · {model} · norm={norm} · softmax temperature={temp}")
+    table = whole_table(f"proctor score · {model} · norm={norm} · softmax temperature={temp}")
     for col in ("suite", "contexts", "scored", "ties", "accuracy", "95% CI", "Brier", "ECE", "log-loss"):
         table.add_column(col, justify="left" if col == "suite" else "right")
     for r in results:
@@ -112,7 +111,7 @@ def _print_table(model: str, norm: str, temp: float, results: list[Any]) -> None
         ci = "—" if s.accuracy is None else f"[{s.ci_low or 0:.3f}, {s.ci_high or 0:.3f}]"
         table.add_row(f"{r.prompt}_{r.suite}", str(s.n_contexts), str(s.n_scored), str(s.n_ties),
                       _fmt(s.accuracy), ci, _fmt(s.brier), _fmt(s.ece), _fmt(s.log_loss))
-    Console(width=None if sys.stdout.isatty() else 110).print(table)  # piped: not cut at 80 (as `run`)
+    print_table(table, [str(c.header) for c in table.columns])
 
 
 def _fmt(x: float | None) -> str:
