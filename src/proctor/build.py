@@ -79,6 +79,7 @@ class EvalOptions(BaseModel):
     shard: str | None = None
     api_key_env: str | None = None
     cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
+    unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
 
 
 _CHOICES = {"mode": ("generate", "logprob"), "format": ("chat", "completion"), "truncated_as": ("wrong", "excluded"),
@@ -126,7 +127,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             generation=generation(options), epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
-            cluster=options.cluster)
+            cluster=options.cluster, unsafe_exec=options.unsafe_exec)
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
 

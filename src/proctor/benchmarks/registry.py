@@ -28,7 +28,7 @@ from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
 from ..tasks import Task
-from . import aime2025, gpqa, mmlu_pro
+from . import aime2025, gpqa, humaneval, mbpp, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
@@ -64,7 +64,7 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin]) -> dict[str, Bui
     return out
 
 
-BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa), plugin_benchmarks())
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa, humaneval, mbpp), plugin_benchmarks())
 
 
 def benchmark_names() -> list[str]:
@@ -171,6 +171,7 @@ def load_task(
             default_max_tokens=BUILTINS[spec.strip().lower()].max_tokens,
             answer_rules=reference_rules(BUILTINS[spec.strip().lower()]),
             cluster=BUILTINS[spec.strip().lower()].cluster,
+            code=loaded.code,
         )
     if data_file is not None:
         raise ProctorError(

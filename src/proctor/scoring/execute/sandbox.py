@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ...errors import ProctorError
+from ...runlog import ExecLimit
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap)"
 SANDBOX_PYTHON = ("/usr/bin/python3", "/usr/local/bin/python3")  # an interpreter any user can run
@@ -73,7 +74,7 @@ class Execution:
     stdout: str = ""
     stderr: str = ""
     wall_s: float = 0.0
-    limit: str | None = None  # "wall_time", "cpu_time", "memory", "processes", "file_size" when one stopped it
+    limit: ExecLimit | None = None  # "wall_time", "cpu_time", "memory", "processes", "file_size" when one stopped it
     error: str | None = None  # the sandbox itself failed (not the program)
     sandbox: str = ""
 
@@ -122,7 +123,7 @@ def _argv(program: Program, python: str, inputs: str) -> list[str]:
     return [python if a == "python3" else f"{inputs}/{a}" if a in program.files else a for a in program.argv]
 
 
-def classify(exit_code: int | None, stderr: str, timed_out: bool, cpu_bound: bool = False) -> str | None:
+def classify(exit_code: int | None, stderr: str, timed_out: bool, cpu_bound: bool = False) -> ExecLimit | None:
     """The limit that stopped an execution, from how it ended (wall time first: it is measured outside)."""
     if timed_out:
         return "wall_time"
