@@ -26,7 +26,7 @@ from ..base import Answered, Request, Scored, usage_of
 from ..scorers import settings_for_epoch
 from .extract import Code
 from .pool import run_all
-from .sandbox import Execution, Limits, Program, Runner
+from .sandbox import Execution, Limits, Program, Runner, classify
 
 if TYPE_CHECKING:
     from ...tasks import Task
@@ -116,7 +116,10 @@ def verdict(execution: Execution, token: str, code: Code, tests: Sequence[tuple[
         return Scored(Outcome.WRONG, details, score=0.0, extracted=code.text)
     passed = sum(r.passed for r in results)
     ok = passed == len(results)
-    details = ExecutionDetails(verdict="passed" if ok else "failed", tests=results, tests_passed=passed, **base)
+    # a limit the program met inside a test (MemoryError, a refused fork) is caught there and named here
+    limit = None if ok else classify(1, "\n".join(r.message or "" for r in results), timed_out=False)
+    details = ExecutionDetails(verdict="passed" if ok else "limit" if limit else "failed", tests=results,
+                               tests_passed=passed, limit=limit, **base)
     return Scored(Outcome.CORRECT if ok else Outcome.WRONG, details, score=1.0 if ok else 0.0, extracted=code.text)
 
 
