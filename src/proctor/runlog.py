@@ -517,6 +517,9 @@ class EpochSpread(_Block):
     pass_at_k: float | None = None
     item_sd_mean: float | None = None  # mean sd of an item's scores over its epochs
     items_by_correct: dict[str, int] = Field(default_factory=dict)  # items fully correct in c of k epochs
+    # pass@j for every j ≤ k (Chen et al. 2021's unbiased estimator, averaged over the items answered at least j
+    # times), each with a bootstrap interval over items; keys "1", "2", …
+    pass_at: dict[str, MetricValue] = Field(default_factory=dict)
 
 
 class CalibrationBin(_Block):
