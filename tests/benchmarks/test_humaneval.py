@@ -18,6 +18,7 @@ from proctor.runlog import ExecutionDetails, Outcome, Sample
 from proctor.scoring.execute import sandbox
 from proctor.stats import pass_at_k
 
+
 @pytest.fixture
 def bwrap() -> sandbox.Bubblewrap:
     box = sandbox.find_bubblewrap()
