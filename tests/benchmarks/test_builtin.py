@@ -20,6 +20,8 @@ EXPECTED: dict[str, dict[str, str | None]] = {
     "gpqa": {"zero_shot": GPQA, "chain_of_thought": GPQA, "five_shot": GPQA, "zero_shot_cot": None,
              "five_shot_pool": None},
     "aime-2025": {"chain_of_thought": MATHARENA, "zero_shot": None, "five_shot": None},
+    "humaneval": {"completion": None, "chat": None},  # executed, not read by a rule
+    "mbpp": {"completion": None, "chat": None},
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
@@ -31,7 +33,8 @@ def _family(name: str) -> str:
 
 @pytest.mark.parametrize("name", list(BUILTINS))
 def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: Path) -> None:
-    data = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": UPSTREAM / "aime_2025" / "train.jsonl"}.get(
+    data = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": UPSTREAM / "aime_2025" / "train.jsonl",
+            "humaneval": UPSTREAM / "humaneval" / "test.jsonl", "mbpp": UPSTREAM / "mbpp" / "test.jsonl"}.get(
         name, UPSTREAM / "gpqa" / f"{name.replace('-', '_')}.csv")
     options = {}
     if _family(name) == "gpqa":  # the authors' examples file opens their chain_of_thought and five_shot kinds
