@@ -79,6 +79,7 @@ class EvalOptions(BaseModel):
     shard: str | None = None
     api_key_env: str | None = None
     cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
+    after: str | None = None  # LiveCodeBench: only problems dated on or after this day (YYYY-MM-DD)
     unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
 
 
@@ -118,7 +119,8 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
     try:
         return RunSpec(
             dataset=DatasetRef(name=dataset, data_file=options.data_file, seed=options.seed, limit=options.limit,
-                               limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from),
+                               limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from,
+                               prompt_options={"after": options.after} if options.after else {}),
             model=ModelSpec(spec=model, options=backend, api_key_env=options.api_key_env),
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,

@@ -17,6 +17,7 @@ from typing import Any
 from ..records import Dataset, Item, Question
 from ..scoring.execute.extract import Code, from_chat, from_completion
 from ..scoring.execute.sandbox import Limits
+from ..scoring.execute.scorer import RunsTests
 from .builtin import Builtin
 from .code_prompts import CodePrompts
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch
@@ -29,7 +30,7 @@ STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
 
 
 @dataclass(frozen=True)
-class HumanEvalTests:
+class HumanEvalTests(RunsTests):
     """The check program of an item, run after its code (`scoring.execute.scorer.CodeTests`)."""
 
     limits: Limits = field(default_factory=lambda: Limits(cpu_s=10, wall_s=10))

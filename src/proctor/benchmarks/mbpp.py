@@ -16,6 +16,7 @@ from typing import Any
 from ..records import Dataset, Item, Question
 from ..scoring.execute.extract import Code, from_chat, from_completion
 from ..scoring.execute.sandbox import Limits
+from ..scoring.execute.scorer import RunsTests
 from .builtin import Builtin
 from .code_prompts import CodePrompts
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch
@@ -28,7 +29,7 @@ STOPS = ("\nclass", "\nassert", '\n"""', "\nprint", "\nif", "\n<|/", "\n```")  #
 
 
 @dataclass(frozen=True)
-class MbppTests:
+class MbppTests(RunsTests):
     """The item's imports and asserts, one test each (`scoring.execute.scorer.CodeTests`)."""
 
     limits: Limits = field(default_factory=lambda: Limits(cpu_s=10, wall_s=10))

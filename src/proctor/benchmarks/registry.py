@@ -28,7 +28,7 @@ from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
 from ..tasks import Task
-from . import aime2025, gpqa, humaneval, mbpp, mmlu_pro
+from . import aime2025, gpqa, humaneval, livecodebench, mbpp, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
@@ -64,7 +64,7 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin]) -> dict[str, Bui
     return out
 
 
-BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa, humaneval, mbpp), plugin_benchmarks())
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa, humaneval, mbpp, livecodebench), plugin_benchmarks())
 
 
 def benchmark_names() -> list[str]:

@@ -21,7 +21,7 @@ from ..models import registry
 # MMLU-Pro's TIGER-Lab scripts (tiger-api, tiger-local) and lm-eval's task (lm-eval), GPQA's own variants
 # (zero_shot_cot, five_shot_pool)
 PROMPT_KINDS = ("zero_shot", "chain_of_thought", "five_shot", "tiger-api", "tiger-local", "lm-eval", "zero_shot_cot",
-                "five_shot_pool", "completion", "chat")  # the last two: the code benchmarks' (benchmarks/code_prompts)
+                "five_shot_pool", "completion", "chat", "lcb-generic")  # the last two: the code benchmarks' (benchmarks/code_prompts)
 
 
 def at_least(value: float | None, low: float, option: str) -> None:

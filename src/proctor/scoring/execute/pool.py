@@ -25,18 +25,18 @@ def run_one(runner: Runner, program: Program, limits: Limits) -> Execution:
         return Execution(exit_code=None, error=f"execution failed: {type(e).__name__}: {e}", sandbox=runner.name)
 
 
-def run_all(runner: Runner, programs: Sequence[Program], limits: Limits, *, max_workers: int | None = None,
+def run_all(runner: Runner, jobs: Sequence[tuple[Program, Limits]], *, max_workers: int | None = None,
             on_done: Callable[[int], None] | None = None) -> list[Execution]:
-    """Every program's execution, in order; `on_done(n)` after each (progress)."""
+    """Every program's execution under its limits, in order; `on_done(n)` after each (progress)."""
     done = 0
 
-    def one(program: Program) -> Execution:
+    def one(job: tuple[Program, Limits]) -> Execution:
         nonlocal done
-        result = run_one(runner, program, limits)
+        result = run_one(runner, *job)
         done += 1
         if on_done is not None:
             on_done(done)
         return result
 
     with ThreadPoolExecutor(max_workers=max_workers or workers()) as pool:
-        return list(pool.map(one, programs))
+        return list(pool.map(one, jobs))

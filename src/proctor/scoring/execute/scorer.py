@@ -31,13 +31,24 @@ from .sandbox import Execution, Limits, Program, Runner, classify
 if TYPE_CHECKING:
     from ...tasks import Task
 
-LAUNCHER = r'''import json, sys
+LAUNCHER = r'''import json, signal, sys
+
+
+class TestTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise TestTimeout("Time Limit Exceeded")
 
 
 def _main():
     token = sys.stdin.readline().strip()
     with open(sys.argv[1], encoding="utf-8") as f:
         spec = json.load(f)
+    limit = spec.get("test_timeout")
+    if limit:
+        signal.signal(signal.SIGALRM, _alarm)
     scope = {}
     try:
         exec(compile(spec["program"], "solution.py", "exec"), scope)
@@ -50,10 +61,18 @@ def _main():
             results.append([test["name"], False, failed])
             continue
         try:
+            if limit:
+                signal.alarm(limit)
             exec(compile(test["code"], test["name"], "exec"), scope)
             results.append([test["name"], True, None])
         except BaseException as e:
             results.append([test["name"], False, ("%s: %s" % (type(e).__name__, e))[:300]])
+            if spec.get("stop_on_failure"):
+                failed = "not run: an earlier test failed"
+        finally:
+            if limit:
+                signal.alarm(0)
+    sys.stdout = sys.__stdout__
     sys.stdout.write("\n" + token + json.dumps(results) + "\n")
     sys.stdout.flush()
 
@@ -75,14 +94,48 @@ class CodeTests(Protocol):
         """The item's tests: (name, code run after the program)."""
         ...
 
+    def launch(self, item: Item, code: Code) -> tuple[Program, str]:
+        """The execution of `code` against the item's tests (`launch`, with the benchmark's options)."""
+        ...
 
-def launch(code: str, tests: Sequence[tuple[str, str]]) -> tuple[Program, str]:
+    def limits_for(self, item: Item) -> Limits:
+        """The limits of the item's execution."""
+        ...
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the launcher runs the tests: stop at the first failure (LiveCodeBench), a per-test alarm in seconds."""
+
+    stop_on_failure: bool = False
+    test_timeout: int | None = None
+
+
+def launch(code: str, tests: Sequence[tuple[str, str]], how: Launch = Launch()) -> tuple[Program, str]:
     """The program that runs `code` then each test, and the token its result line starts with."""
     token = "@@proctor-" + secrets.token_hex(16) + "@@"
-    spec = {"program": code, "tests": [{"name": n, "code": c} for n, c in tests]}
+    spec = {"program": code, "tests": [{"name": n, "code": c} for n, c in tests],
+            "stop_on_failure": how.stop_on_failure, "test_timeout": how.test_timeout}
     program = Program({"launch.py": LAUNCHER, "spec.json": json.dumps(spec)}, ("python3", "launch.py", "spec.json"),
                       stdin=token + "\n")
     return program, token
+
+
+class RunsTests:
+    """`CodeTests.launch` and `limits_for` for a benchmark whose tests run after the program, under one set of
+    limits (HumanEval, MBPP): a base for its `CodeTests` class."""
+
+    limits: Limits
+    how: Launch = Launch()
+
+    def tests(self, item: Item) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def launch(self, item: Item, code: Code) -> tuple[Program, str]:
+        return launch(code.text, self.tests(item), self.how)
+
+    def limits_for(self, item: Item) -> Limits:
+        return self.limits
 
 
 def read_results(execution: Execution, token: str, names: Sequence[str]) -> list[TestResult] | None:
@@ -125,8 +178,8 @@ def verdict(execution: Execution, token: str, code: Code, tests: Sequence[tuple[
 
 def execute(runner: Runner, bench: CodeTests, items: Sequence[tuple[Item, Code]]) -> list[Scored]:
     """Run each item's code against its tests, in parallel; an item without code is NO_ANSWER, unrun."""
-    jobs = [(i, *launch(code.text, bench.tests(item))) for i, (item, code) in enumerate(items) if code.text.strip()]
-    executions = run_all(runner, [p for _, p, _ in jobs], bench.limits)
+    jobs = [(i, *bench.launch(item, code)) for i, (item, code) in enumerate(items) if code.text.strip()]
+    executions = run_all(runner, [(p, bench.limits_for(items[i][0])) for i, p, _ in jobs])
     out: list[Scored] = [Scored(Outcome.NO_ANSWER, ExecutionDetails(verdict="no_code", code_from=code.source,
                                                                      tests_total=len(bench.tests(item))),
                                 score=0.0, extraction_rule="none") for item, code in items]
