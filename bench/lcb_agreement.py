@@ -19,8 +19,8 @@ import sys
 from typing import Any
 
 from proctor.benchmarks import livecodebench as lcb
-from proctor.formats.convert import question_to_item
 from proctor.benchmarks.hub import Rows
+from proctor.formats.convert import question_to_item
 from proctor.scoring.execute.sandbox import sandbox_for
 from proctor.scoring.execute.scorer import execute
 
@@ -41,17 +41,17 @@ SUM = "print(sum(map(float, input().split())))"
 CASES: list[tuple[dict[str, Any], str, str]] = [
     (STDIO, "float sum (Decimal compare: 3.0 vs 3)", SUM),
     (STDIO, "int-aware sum", "xs = input().split()\ns = sum(map(float, xs))\nprint(int(s) if s == int(s) else s)"),
-    (STDIO, "main guard", "def main():\n    xs = list(map(float, input().split()))\n    s = sum(xs)\n"
-                          "    print(int(s) if s == int(s) else s)\n\nif __name__ == '__main__':\n    main()"),
-    (STDIO, "sys.stdin.read", "import sys\nxs = sys.stdin.read().split()\ns = sum(map(float, xs))\n"
-                              "print(int(s) if s == int(s) else s)"),
-    (STDIO, "sys.stdin.readline", "import sys\nxs = sys.stdin.readline().split()\ns = sum(map(float, xs))\n"
-                                  "print(int(s) if s == int(s) else s)"),
+    (STDIO, "main guard", ("def main():\n    xs = list(map(float, input().split()))\n    s = sum(xs)\n"
+                          "    print(int(s) if s == int(s) else s)\n\nif __name__ == '__main__':\n    main()")),
+    (STDIO, "sys.stdin.read", ("import sys\nxs = sys.stdin.read().split()\ns = sum(map(float, xs))\n"
+                              "print(int(s) if s == int(s) else s)")),
+    (STDIO, "sys.stdin.readline", ("import sys\nxs = sys.stdin.readline().split()\ns = sum(map(float, xs))\n"
+                                  "print(int(s) if s == int(s) else s)")),
     (STDIO, "open(0)", "xs = open(0).read().split()\ns = sum(map(float, xs))\nprint(int(s) if s == int(s) else s)"),
-    (STDIO, "buffer", "import sys\nxs = sys.stdin.buffer.read().split()\ns = sum(map(float, xs))\n"
-                      "print(int(s) if s == int(s) else s)"),
-    (STDIO, "iterating stdin", "import sys\nfor line in sys.stdin:\n    s = sum(map(float, line.split()))\n"
-                               "    print(int(s) if s == int(s) else s)"),
+    (STDIO, "buffer", ("import sys\nxs = sys.stdin.buffer.read().split()\ns = sum(map(float, xs))\n"
+                      "print(int(s) if s == int(s) else s)")),
+    (STDIO, "iterating stdin", ("import sys\nfor line in sys.stdin:\n    s = sum(map(float, line.split()))\n"
+                               "    print(int(s) if s == int(s) else s)")),
     (STDIO, "exit after printing", "s = sum(map(float, input().split()))\nprint(int(s) if s == int(s) else s)\nexit()"),
     (STDIO, "quit (guarded)", "s = sum(map(float, input().split()))\nprint(int(s) if s == int(s) else s)\nquit()"),
     (STDIO, "extra blank lines", "s = sum(map(float, input().split()))\nprint(int(s) if s == int(s) else s)\nprint()"),
@@ -68,8 +68,8 @@ CASES: list[tuple[dict[str, Any], str, str]] = [
     (FUNC, "missing method", "class Solution:\n    def other(self, xs):\n        return xs"),
     (FUNC, "plain function", "def double(xs):\n    return [2 * x for x in xs]"),
     (FUNC, "raises", "class Solution:\n    def double(self, xs):\n        raise KeyError(1)"),
-    (FUNC, "uses the header's imports", "class Solution:\n    def double(self, xs: List[int]):\n"
-                                        "        return list(map(mul, xs, repeat(2, len(xs))))"),
+    (FUNC, "uses the header's imports", ("class Solution:\n    def double(self, xs: List[int]):\n"
+                                        "        return list(map(mul, xs, repeat(2, len(xs))))")),
 ]
 
 

@@ -349,6 +349,7 @@ def test_builtins_table() -> None:
         "gpqa-experts",
         "humaneval",
         "mbpp",
+        "livecodebench",
     ]
     assert BUILTINS["humaneval"].size == 164 and BUILTINS["mbpp"].source.config == "sanitized"
     assert BUILTINS["mmlu-pro"].size == 12_032 and BUILTINS["aime-2025"].size == 30

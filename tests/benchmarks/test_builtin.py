@@ -22,6 +22,7 @@ EXPECTED: dict[str, dict[str, str | None]] = {
     "aime-2025": {"chain_of_thought": MATHARENA, "zero_shot": None, "five_shot": None},
     "humaneval": {"completion": None, "chat": None},  # executed, not read by a rule
     "mbpp": {"completion": None, "chat": None},
+    "livecodebench": {"lcb-generic": None},
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
@@ -34,7 +35,8 @@ def _family(name: str) -> str:
 @pytest.mark.parametrize("name", list(BUILTINS))
 def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: Path) -> None:
     data = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": UPSTREAM / "aime_2025" / "train.jsonl",
-            "humaneval": UPSTREAM / "humaneval" / "test.jsonl", "mbpp": UPSTREAM / "mbpp" / "test.jsonl"}.get(
+            "humaneval": UPSTREAM / "humaneval" / "test.jsonl", "mbpp": UPSTREAM / "mbpp" / "test.jsonl",
+            "livecodebench": UPSTREAM / "livecodebench" / "test.jsonl"}.get(
         name, UPSTREAM / "gpqa" / f"{name.replace('-', '_')}.csv")
     options = {}
     if _family(name) == "gpqa":  # the authors' examples file opens their chain_of_thought and five_shot kinds

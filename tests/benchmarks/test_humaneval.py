@@ -55,7 +55,7 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
     return data, answers
 
 
-def test_humaneval_chat_run_executes_in_the_sandbox(bwrap, tmp_path: Path) -> None:
+def test_humaneval_chat_run_executes_in_the_sandbox(bwrap, tmp_path: Path, capsys) -> None:
     data, answers = _files(tmp_path)
     out = tmp_path / "run"
     code = main(["run", "humaneval", "--data-file", str(data), "--model", f"scripted:file={answers}", "--prompt",
@@ -72,6 +72,9 @@ def test_humaneval_chat_run_executes_in_the_sandbox(bwrap, tmp_path: Path) -> No
     assert results["epochs"]["pass_at"]["1"]["value"] == 0.5 and results["epochs"]["pass_at"]["2"]["value"] == 0.5
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["scorer"]["sandbox"] == "bubblewrap" and manifest["spec"]["unsafe_exec"] is False
+    assert "pass@k: @1 0.500" in capsys.readouterr().out
+    assert main(["report", str(out), "-o", str(tmp_path / "report.md")]) == 0
+    assert "pass@1 50.0%" in (tmp_path / "report.md").read_text()
 
 
 def test_without_a_sandbox_a_run_is_refused_naming_unsafe_exec(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -60,7 +60,8 @@ ShardOpt = Annotated[str | None, typer.Option(
     "--shard", metavar="K/N", help="Run only shard K of N (items split by id hash; each shard its own run "
                                    "directory; `proctor merge` combines them; default: the whole run).")]
 After = Annotated[str | None, typer.Option("--after", metavar="YYYY-MM-DD", help=(
-    "LiveCodeBench: evaluate only problems dated on or after this day (after a model's training cutoff)"))]
+    "LiveCodeBench: evaluate only problems dated on or after this day, after a model's training cutoff "
+    "(default: every problem)"))]
 UnsafeExec = Annotated[bool, typer.Option("--unsafe-exec", help=(
     "Code benchmarks: execute model code without a sandbox when bubblewrap is unavailable (recorded in the "
     "manifest; by default such a run is refused)"))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,10 +18,15 @@ def workers() -> int:
         return os.cpu_count() or 1
 
 
+_SLOTS = threading.BoundedSemaphore(workers())
+
+
 def run_one(runner: Runner, program: Program, limits: Limits) -> Execution:
-    """`runner.run`, with a failure of the sandbox itself turned into the execution's error."""
+    """`runner.run` once a slot is free (at most one execution per core in this process, however many chunks
+    score at once), with a failure of the sandbox itself turned into the execution's error."""
     try:
-        return runner.run(program, limits)
+        with _SLOTS:
+            return runner.run(program, limits)
     except Exception as e:  # noqa: BLE001 - one execution's crash is that sample's error record
         return Execution(exit_code=None, error=f"execution failed: {type(e).__name__}: {e}", sandbox=runner.name)
 
