@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import proctor
+from proctor.benchmarks import humaneval, mbpp
 from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
 from proctor.results import read_run
@@ -24,7 +25,9 @@ from proctor.spec import RunSpec
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT / "tests" / "fixtures" / "upstream"
 DATA = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": UPSTREAM / "aime_2025" / "train.jsonl",
-        **{f"gpqa-{s}": UPSTREAM / "gpqa" / f"gpqa_{s}.csv" for s in ("main", "diamond", "extended", "experts")}}
+        **{f"gpqa-{s}": UPSTREAM / "gpqa" / f"gpqa_{s}.csv" for s in ("main", "diamond", "extended", "experts")},
+        **{name: UPSTREAM / name / "test.jsonl" for name in ("humaneval", "mbpp", "livecodebench")}}
+CODE = {"humaneval": humaneval.STOPS, "mbpp": mbpp.STOPS, "livecodebench": ()}  # executed: their completion stops
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"
 COMMON = ("--no-progress", "--no-history", "--no-cache")
 
@@ -34,7 +37,7 @@ def _kinds() -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = []
     for name in BUILTINS:  # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
         out += [(name, "generate", kind) for kind in load_task(name, data_file=DATA[name], limit=1).prompts.kinds]
-        if name != "aime-2025":  # numeric answers: no choices to score by log-probability
+        if name != "aime-2025" and name not in CODE:  # numeric answers, code: no choices to score by log-probability
             out.append((name, "logprob", None))
     return out
 
@@ -74,6 +77,7 @@ def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: s
     if mode == "generate":  # the benchmark's budget and the kind's stops, from every door
         own = {"tiger-local": (2048, ("Question:",)), "lm-eval": (2048, ("Question:",))}  # the kinds' own (upstream)
         budget, stops = own.get(kind or "", (BUILTINS[name].max_tokens or 1024, ()))
+        stops = CODE[name] if name in CODE and kind == "completion" else stops
         assert spec.generation.max_tokens == budget and spec.generation.stop == stops
         assert spec.scorer.prompt_kind == kind
 
