@@ -105,9 +105,31 @@ def python_for_sandbox() -> str:
     return next((p for p in SANDBOX_PYTHON if os.access(p, os.X_OK)), os.path.realpath(sys.executable))
 
 
-def _prlimit(limits: Limits) -> list[str]:
+def user_processes(uid: int) -> int:
+    """How many tasks (processes and threads) user `uid` runs now: RLIMIT_NPROC counts them all."""
+    n = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        uids = next((line.split() for line in status.splitlines() if line.startswith("Uid:")), [])
+        threads = next((line.split()[1] for line in status.splitlines() if line.startswith("Threads:")), "1")
+        if len(uids) > 1 and int(uids[1]) == uid:
+            n += int(threads)
+    return n
+
+
+def _nproc(limits: Limits, own_uid: bool) -> int:
+    """RLIMIT_NPROC for an execution: its own user id (root) counts only its processes; a user's own id counts
+    every process the user runs, so the limit is what they run now plus the execution's share."""
+    return limits.processes if own_uid else user_processes(os.getuid()) + limits.processes
+
+
+def _prlimit(limits: Limits, own_uid: bool = True) -> list[str]:
     mb = 1 << 20
-    return ["prlimit", f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}", f"--as={limits.memory_mb * mb}", f"--nproc={limits.processes}",
+    return ["prlimit", f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}", f"--as={limits.memory_mb * mb}",
+            f"--nproc={_nproc(limits, own_uid)}",
             f"--fsize={limits.file_size_mb * mb}", "--core=0", "--"]
 
 
@@ -164,7 +186,7 @@ class Bubblewrap:
                 "--size", disk, "--tmpfs", "/work", "--ro-bind", inputs, "/input", "--remount-ro", "/",
                 "--chdir", "/work", "--clearenv", *[a for k, v in clean_env("/work").items()
                                                      for a in ("--setenv", k, v)],
-                "--json-status-fd", str(status_fd), *INIT, *_prlimit(limits),
+                "--json-status-fd", str(status_fd), *INIT, *_prlimit(limits, os.geteuid() == 0),
                 *_argv(program, self.python, "/input")]
 
     def run(self, program: Program, limits: Limits) -> Execution:
@@ -190,7 +212,7 @@ class Unsafe:
             inputs = _write_inputs(root, program)
             work = root / "work"
             work.mkdir()
-            argv = [*_prlimit(limits), *_argv(program, self.python, inputs)]
+            argv = [*_prlimit(limits, own_uid=False), *_argv(program, self.python, inputs)]
             return _supervise(lambda fd: argv, root, program, limits, self.name, cwd=str(work), env=clean_env(str(work)))
 
 
