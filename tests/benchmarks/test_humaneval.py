@@ -75,6 +75,12 @@ def test_humaneval_chat_run_executes_in_the_sandbox(bwrap, tmp_path: Path, capsy
     assert "pass@k: @1 0.500" in capsys.readouterr().out
     assert main(["report", str(out), "-o", str(tmp_path / "report.md")]) == 0
     assert "pass@1 50.0%" in (tmp_path / "report.md").read_text()
+    pytest.importorskip("every_eval_ever")
+    assert main(["export", str(out), "--to", "eee", "-o", str(tmp_path / "eee")]) == 0
+    records = [json.loads(p.read_text()) for p in (tmp_path / "eee").rglob("*.json")]
+    ids = {r["evaluation_result_id"]: r["score_details"]["score"] for rec in records
+           for r in rec.get("evaluation_results", [])}
+    assert ids["humaneval/pass@1"] == 0.5 and ids["humaneval/pass@2"] == 0.5
 
 
 def test_without_a_sandbox_a_run_is_refused_naming_unsafe_exec(tmp_path: Path, monkeypatch, capsys) -> None:
