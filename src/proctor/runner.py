@@ -199,6 +199,10 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, config: RunCon
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name} asks in completion format, "
                            "lm-eval's default): run with --format chat")
+    if isinstance(scorer, CodeScorer) and scorer.prompt_kind in scorer.completion_kinds \
+            and not getattr(model, "text_completion", False):
+        raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
+                           "prompt, the authors'): run with --prompt chat")
     if config.judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
         require(config.judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 

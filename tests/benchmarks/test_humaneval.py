@@ -116,3 +116,12 @@ def test_pass_at_every_k_is_the_estimator_averaged_over_items(scores: list[list[
         assert got[str(k)].value == pytest.approx(want)
         low, high = got[str(k)].ci_low, got[str(k)].ci_high
         assert low is not None and high is not None and low <= got[str(k)].value <= high
+
+
+def test_a_chat_only_model_is_told_to_use_the_chat_prompt(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-unused")  # refused before any request
+    data, _ = _files(tmp_path)
+    code = main(["run", "humaneval", "--data-file", str(data), "--model", "anthropic:claude-x",
+                 "-o", str(tmp_path / "run"), "--no-history"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--prompt chat" in err[0], err
