@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import proctor
+from proctor.benchmarks import humaneval, mbpp
 from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
 from proctor.results import read_run
@@ -26,8 +27,10 @@ UPSTREAM = ROOT / "tests" / "fixtures" / "upstream"
 AIME = UPSTREAM / "aime_2025" / "train.jsonl"  # MathArena's hub schema: every MathArena competition reads it
 DATA = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": AIME, "aime-2026": AIME, "hmmt-feb-2025": AIME,
         "hmmt-feb-2026": AIME, "math-500": UPSTREAM / "math_500" / "test.jsonl",
-        **{f"gpqa-{s}": UPSTREAM / "gpqa" / f"gpqa_{s}.csv" for s in ("main", "diamond", "extended", "experts")}}
+        **{f"gpqa-{s}": UPSTREAM / "gpqa" / f"gpqa_{s}.csv" for s in ("main", "diamond", "extended", "experts")},
+        **{name: UPSTREAM / name / "test.jsonl" for name in ("humaneval", "mbpp", "livecodebench")}}
 OPEN_ANSWERS = ("aime-2025", "aime-2026", "hmmt-feb-2025", "hmmt-feb-2026", "math-500")
+CODE = {"humaneval": humaneval.STOPS, "mbpp": mbpp.STOPS, "livecodebench": ()}  # executed: their completion stops
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"
 COMMON = ("--no-progress", "--no-history", "--no-cache")
 
@@ -37,7 +40,7 @@ def _kinds() -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = []
     for name in BUILTINS:  # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
         out += [(name, "generate", kind) for kind in load_task(name, data_file=DATA[name], limit=1).prompts.kinds]
-        if name not in OPEN_ANSWERS:  # open answers: no choices to score by log-probability
+        if name not in OPEN_ANSWERS and name not in CODE:  # open answers, code: no choices to score by log-probability
             out.append((name, "logprob", None))
     return out
 
@@ -79,6 +82,7 @@ def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: s
     if mode == "generate":  # the benchmark's budget and the kind's stops, from every door
         own = {"tiger-local": (2048, ("Question:",)), "lm-eval": (2048, ("Question:",))}  # the kinds' own (upstream)
         budget, stops = own.get(kind or "", (BUILTINS[name].max_tokens or 1024, ()))
+        stops = CODE[name] if name in CODE and kind == "completion" else stops
         assert spec.generation.max_tokens == budget and spec.generation.stop == stops
         assert spec.scorer.prompt_kind == kind
 

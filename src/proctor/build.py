@@ -79,6 +79,8 @@ class EvalOptions(BaseModel):
     shard: str | None = None
     api_key_env: str | None = None
     cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
+    after: str | None = None  # LiveCodeBench: only problems dated on or after this day (YYYY-MM-DD)
+    unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
 
 
 _CHOICES = {"mode": ("generate", "logprob"), "format": ("chat", "completion"), "truncated_as": ("wrong", "excluded"),
@@ -117,7 +119,8 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
     try:
         return RunSpec(
             dataset=DatasetRef(name=dataset, data_file=options.data_file, seed=options.seed, limit=options.limit,
-                               limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from),
+                               limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from,
+                               prompt_options={"after": options.after} if options.after else {}),
             model=ModelSpec(spec=model, options=backend, api_key_env=options.api_key_env),
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
@@ -126,7 +129,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             generation=generation(options), epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
-            cluster=options.cluster)
+            cluster=options.cluster, unsafe_exec=options.unsafe_exec)
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
 

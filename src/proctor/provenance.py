@@ -209,6 +209,8 @@ class ScorerInfo(Record):
     metric: str | None = None
     answer_rule: str | None = None  # generation (#29): the reference rule reading the answers, as `Manifest.answer_rule`
     no_answer: str | None = None  # generation (#29): how an unread reply counts, as `Manifest.no_answer`
+    sandbox: str | None = None  # executed code: "bubblewrap", or "unsafe" (--unsafe-exec, no sandbox)
+    limits: dict[str, float] | None = None  # executed code: the limits of each execution (scoring/execute)
 
     @classmethod
     def of(cls, identity: Mapping[str, Any]) -> ScorerInfo:

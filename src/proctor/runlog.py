@@ -233,6 +233,34 @@ class SuiteDetails(_Details):
         return value
 
 
+ExecLimit = Literal["wall_time", "cpu_time", "memory", "processes", "file_size"]  # the limit that stopped an execution
+
+
+class TestResult(_Log):
+    """One test of a program run: its name and whether it passed (with the failure's message)."""
+
+    name: str
+    passed: bool
+    message: str | None = None
+
+
+class ExecutionDetails(_Details):
+    """Model code executed against the benchmark's tests (`proctor.scoring.execute`): which tests passed, how
+    the execution ended, the limit that stopped it, and where it ran."""
+
+    kind: Literal["execution"] = "execution"
+    verdict: Literal["passed", "failed", "limit", "no_code", "error"] = "failed"
+    tests: list[TestResult] = Field(default_factory=list)
+    tests_passed: Annotated[int, Field(ge=0)] = 0
+    tests_total: Annotated[int, Field(ge=0)] = 0
+    limit: ExecLimit | None = None
+    exit_code: int | None = None
+    stderr_tail: str | None = None
+    wall_s: float | None = None
+    sandbox: str | None = None  # "bubblewrap", or "unsafe" (--unsafe-exec: no sandbox)
+    code_from: str | None = None  # how the code was taken from the reply: "fenced", "function", "body", "completion"
+
+
 def _details_kind(value: Any) -> str:
     """The discriminator; proctor 0.1 samples (no `kind`) are recognised by their keys."""
     if not isinstance(value, dict):
@@ -250,7 +278,8 @@ SampleDetails = Annotated[
     Annotated[GenerationDetails, Tag("generation")]
     | Annotated[JudgeDetails, Tag("judge")]
     | Annotated[ChoiceDetails, Tag("choice")]
-    | Annotated[SuiteDetails, Tag("suite")],
+    | Annotated[SuiteDetails, Tag("suite")]
+    | Annotated[ExecutionDetails, Tag("execution")],
     Discriminator(_details_kind),
 ]
 
@@ -488,6 +517,9 @@ class EpochSpread(_Block):
     pass_at_k: float | None = None
     item_sd_mean: float | None = None  # mean sd of an item's scores over its epochs
     items_by_correct: dict[str, int] = Field(default_factory=dict)  # items fully correct in c of k epochs
+    # pass@j for every j ≤ k (Chen et al. 2021's unbiased estimator, averaged over the items answered at least j
+    # times), each with a bootstrap interval over items; keys "1", "2", …
+    pass_at: dict[str, MetricValue] = Field(default_factory=dict)
 
 
 class CalibrationBin(_Block):

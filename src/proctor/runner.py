@@ -60,6 +60,8 @@ from .runlog import (
 )
 from .safepath import safe_component
 from .scoring.base import Scorer
+from .scoring.execute.sandbox import sandbox_for
+from .scoring.execute.scorer import CodeScorer
 from .scoring.judge import JUDGE_SETTINGS
 from .shard import Shard, manifest_shard, write_shard_file
 from .spec import (
@@ -127,6 +129,10 @@ def build_scorer(task: Task, config: RunConfig, judge: Model | None = None) -> S
     """The task's own scorer, else the one `config.mode` asks for (suites score as probsem does)."""
     if task.scorer is not None:
         return task.scorer
+    if task.code is not None and config.mode != "logprob":  # a code benchmark: its answers are run (sandboxed)
+        unsafe = config.spec is not None and config.spec.unsafe_exec
+        return CodeScorer(config.prompt_kind or task.prompts.kinds[0], task.code, sandbox_for(unsafe),
+                          config.settings, config.epochs)
     if config.mode == "logprob":
         from .scoring.suites import SuiteScorer, is_suite_item
 
@@ -196,6 +202,10 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, config: RunCon
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name} asks in completion format, "
                            "lm-eval's default): run with --format chat")
+    if isinstance(scorer, CodeScorer) and scorer.prompt_kind in scorer.completion_kinds \
+            and not getattr(model, "text_completion", False):
+        raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
+                           "prompt, the authors'): run with --prompt chat")
     if config.judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
         require(config.judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 

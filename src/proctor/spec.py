@@ -209,6 +209,9 @@ class RunSpec(_Record):
     # the item attribute accuracy intervals are clustered by (category, subcategory, metadata.KEY), "none": items
     # alone; None: the benchmark's own (resolved, e.g. MMLU-Pro's metadata.src). Not in the run id
     cluster: str | None = None
+    # run model code without a sandbox when none is available (--unsafe-exec; code benchmarks). Recorded in the
+    # manifest, not in the run id: where the sandbox works it changes nothing, and a run's scores do not depend on it
+    unsafe_exec: bool = False
     resolved: bool = False  # set by proctor.pipeline.resolve: defaults applied, content hash known
 
     @field_validator("cluster")

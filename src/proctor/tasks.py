@@ -13,6 +13,7 @@ from .records import Item
 
 if TYPE_CHECKING:
     from .scoring.base import Scorer
+    from .scoring.execute.scorer import CodeTests
     from .scoring.extract import AnswerRule
 
 
@@ -51,6 +52,7 @@ class Task:
     # the item attribute whose items share errors (a passage, a source, a subject): accuracy intervals count
     # these clusters, not items (proctor.stats.clustered_accuracy); "category", "subcategory" or "metadata.KEY"
     cluster: str | None = None
+    code: CodeTests | None = None  # a code benchmark: its answers are programs run against its tests (sandboxed)
 
     def answer_rule(self, kind: str) -> AnswerRule | None:
         """The reference rule that reads answers to prompt `kind` (None: proctor's reader alone)."""

@@ -24,6 +24,9 @@ EXPECTED: dict[str, dict[str, str | None]] = {
     "hmmt-feb-2025": {"matharena": "matharena"},
     "hmmt-feb-2026": {"matharena": "matharena"},
     "math-500": {"lighteval": "math-verify", "lighteval-0.13": "math-verify"},
+    "humaneval": {"completion": None, "chat": None},  # executed, not read by a rule
+    "mbpp": {"completion": None, "chat": None},
+    "livecodebench": {"lcb-generic": None},
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
@@ -37,7 +40,9 @@ def _family(name: str) -> str:
 def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: Path) -> None:
     aime = UPSTREAM / "aime_2025" / "train.jsonl"  # MathArena's hub schema, for every MathArena competition
     data = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": aime, "aime-2026": aime, "hmmt-feb-2025": aime,
-            "hmmt-feb-2026": aime, "math-500": UPSTREAM / "math_500" / "test.jsonl"}.get(
+            "hmmt-feb-2026": aime, "math-500": UPSTREAM / "math_500" / "test.jsonl",
+            "humaneval": UPSTREAM / "humaneval" / "test.jsonl", "mbpp": UPSTREAM / "mbpp" / "test.jsonl",
+            "livecodebench": UPSTREAM / "livecodebench" / "test.jsonl"}.get(
         name, UPSTREAM / "gpqa" / f"{name.replace('-', '_')}.csv")
     options = {}
     if _family(name) == "gpqa":  # the authors' examples file opens their chain_of_thought and five_shot kinds

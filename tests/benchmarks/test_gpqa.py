@@ -111,5 +111,7 @@ def test_the_early_prompt_check_knows_every_builtin_kind(tmp_path: Path) -> None
     up = Path(__file__).parents[1] / "fixtures" / "upstream"
     tasks = [load_task("gpqa-main", data_file=write_data(tmp_path)),
              load_task("mmlu-pro", data_file=up / "mmlu_pro"),
-             load_task("aime-2025", data_file=up / "aime_2025" / "train.jsonl")]
+             load_task("aime-2025", data_file=up / "aime_2025" / "train.jsonl"),
+             load_task("humaneval", data_file=up / "humaneval" / "test.jsonl"),
+             load_task("livecodebench", data_file=up / "livecodebench" / "test.jsonl")]
     assert {k for t in tasks for k in t.prompts.kinds} == set(PROMPT_KINDS)

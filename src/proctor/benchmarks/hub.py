@@ -80,6 +80,7 @@ class Loaded:
     prompts: PromptBuilder
     provenance: dict[str, Any]
     choice_order_seed: int | None = None
+    code: Any = None  # a code benchmark's tests (proctor.scoring.execute.scorer.CodeTests): its answers are run
 
 
 def is_offline() -> bool:

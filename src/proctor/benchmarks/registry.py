@@ -28,7 +28,7 @@ from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
 from ..tasks import Task
-from . import aime2025, aime2026, gpqa, hmmt_feb, math500, mmlu_pro
+from . import aime2025, aime2026, gpqa, hmmt_feb, humaneval, livecodebench, math500, mbpp, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
@@ -78,7 +78,8 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin],
 
 
 CLASHES: dict[str, str] = {}  # a lower-case name more than one source claims → the error that names them
-BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa), plugin_benchmarks(),
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa, humaneval, mbpp,
+                                         livecodebench), plugin_benchmarks(),
                                        {name: f"proctor's shipped spec {path.name}"
                                         for name, (path, _) in builtin_specs().items()})
 
@@ -213,6 +214,7 @@ def load_task(
             default_max_tokens=BUILTINS[spec.strip().lower()].max_tokens,
             answer_rules=reference_rules(BUILTINS[spec.strip().lower()]),
             cluster=BUILTINS[spec.strip().lower()].cluster,
+            code=loaded.code,
         )
     if data_file is not None:
         raise ProctorError(

@@ -19,10 +19,11 @@ from ..models import registry
 
 # every kind some dataset offers (kept import-free; each dataset then checks its own): proctor.prompts' three,
 # MMLU-Pro's TIGER-Lab scripts (tiger-api, tiger-local) and lm-eval's task (lm-eval), GPQA's own variants
-# (zero_shot_cot, five_shot_pool), simple-evals' (simple-evals); the kinds of the other built-ins come from their
-# declarations (proctor.benchmarks.registry.declared_kinds)
+# (zero_shot_cot, five_shot_pool), simple-evals' (simple-evals), the code benchmarks' (completion, chat, lcb-generic:
+# benchmarks/code_prompts); the kinds of the other built-ins come from their declarations
+# (proctor.benchmarks.registry.declared_kinds)
 PROMPT_KINDS = ("zero_shot", "chain_of_thought", "five_shot", "tiger-api", "tiger-local", "lm-eval", "simple-evals",
-                "zero_shot_cot", "five_shot_pool")
+                "zero_shot_cot", "five_shot_pool", "completion", "chat", "lcb-generic")
 
 
 def at_least(value: float | None, low: float, option: str) -> None:

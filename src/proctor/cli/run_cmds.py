@@ -59,6 +59,12 @@ RunModel = Annotated[str | None, typer.Option(
 ShardOpt = Annotated[str | None, typer.Option(
     "--shard", metavar="K/N", help="Run only shard K of N (items split by id hash; each shard its own run "
                                    "directory; `proctor merge` combines them; default: the whole run).")]
+After = Annotated[str | None, typer.Option("--after", metavar="YYYY-MM-DD", help=(
+    "LiveCodeBench: evaluate only problems dated on or after this day, after a model's training cutoff "
+    "(default: every problem)"))]
+UnsafeExec = Annotated[bool, typer.Option("--unsafe-exec", help=(
+    "Code benchmarks: execute model code without a sandbox when bubblewrap is unavailable (recorded in the "
+    "manifest; by default such a run is refused)"))]
 LlmwcConfig = Annotated[Path | None, typer.Option(
     "--config", metavar="LLMWC.yaml",
     help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
@@ -193,7 +199,8 @@ def run(
     no_history: options.NoHistory = False, progress: options.ShowProgress = None,
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE, shard: ShardOpt = None,
     cluster: options.Cluster = None, dry_run: options.DryRun = False,
-    llmwc_config: LlmwcConfig = None, model_options: options.ModelOptions | None = None,
+    llmwc_config: LlmwcConfig = None, unsafe_exec: UnsafeExec = False, after: After = None,
+    model_options: options.ModelOptions | None = None,
 ) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 

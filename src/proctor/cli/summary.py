@@ -80,6 +80,11 @@ def reasoning_lines(results: Results) -> list[str]:
         spread = ep.item_sd_mean
         lines.append(f"{ep.k} epochs: mean@{ep.k} {ep.mean_at_k:.3f}, pass@{ep.k} {ep.pass_at_k or 0:.3f}"
                      + (f", per-item spread (sd) {spread:.3f}" if spread is not None else ""))
+    if ep is not None and ep.pass_at:
+        lines.append("pass@k: " + ", ".join(
+            f"@{k} {v.value:.3f}" + (f" [{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None
+                                     and v.ci_high is not None else "")
+            for k, v in ep.pass_at.items() if v.value is not None))
     if results.cost is not None:
         lines.append(cost_line(results.cost))
     return lines

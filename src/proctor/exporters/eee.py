@@ -155,9 +155,32 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
                                   "additional_details": {k: str(v) for k, v in _settings(log).items()}},
         }],
     }
+    record["evaluation_results"] += _pass_at(log, record["evaluation_results"][0])
     if samples_path is not None:
         record["detailed_evaluation_results"] = {"format": "jsonl", "file_path": samples_path, "total_rows": n_rows}
     return record
+
+
+def _pass_at(log: RunLog, accuracy: dict[str, Any]) -> list[dict[str, Any]]:
+    """pass@k for every k of a run with several epochs (results.json's `epochs.pass_at`), beside its accuracy."""
+    ep = log.results.epochs if log.results is not None else None
+    out = []
+    for k, v in (ep.pass_at.items() if ep is not None else ()):
+        if v.value is None:
+            continue
+        uncertainty: dict[str, Any] = {"num_samples": v.n}
+        if v.ci_low is not None and v.ci_high is not None:
+            uncertainty["confidence_interval"] = {"lower": v.ci_low, "upper": v.ci_high, "confidence_level": 0.95,
+                                                  "method": "bootstrap over items"}
+        out.append({**accuracy, "evaluation_result_id": f"{dataset_name(log)}/pass@{k}",
+                    "metric_config": {"evaluation_description": f"pass@{k} on {dataset_name(log)}: Chen et al. "
+                                      "(2021)'s unbiased estimator, averaged over items", "metric_id": f"pass@{k}",
+                                      "metric_name": f"pass@{k}", "metric_kind": "pass_rate",
+                                      "metric_parameters": {"k": int(k)}, "metric_unit": "proportion",
+                                      "lower_is_better": False, "score_type": "continuous", "min_score": 0.0,
+                                      "max_score": 1.0},
+                    "score_details": {"score": v.value, "uncertainty": uncertainty}})
+    return out
 
 
 def _settings(log: RunLog) -> dict[str, Any]:

@@ -7,12 +7,26 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..runlog import EpochSpread, Sample
-from ..stats import pass_at_k
+from ..runlog import EpochSpread, MetricValue, Sample
+from ..stats import bootstrap_ci, pass_at_k
 from .base import RunContext
 
 
-def epoch_spread(samples: Sequence[Sample]) -> EpochSpread | None:
+def pass_at_every_k(per_item: Sequence[Sequence[float]], k: int, seed: int = 0) -> dict[str, MetricValue]:
+    """pass@j for j = 1..k: the unbiased estimator on each item answered at least j times (n samples, c fully
+    correct), averaged over those items, with a percentile bootstrap interval over them."""
+    out: dict[str, MetricValue] = {}
+    for j in range(1, k + 1):
+        values = [pass_at_k(len(v), sum(x >= 1.0 for x in v), j) for v in per_item if len(v) >= j]
+        if not values:
+            continue
+        lo, hi = bootstrap_ci(values, seed=seed) if len(values) > 1 else (None, None)
+        out[str(j)] = MetricValue(value=float(np.mean(values)), n=len(values), ci_low=lo, ci_high=hi,
+                                  method="chen2021_unbiased+bootstrap")
+    return out
+
+
+def epoch_spread(samples: Sequence[Sample], seed: int = 0) -> EpochSpread | None:
     """mean@k and pass@k over items answered in several epochs (None for a single epoch).
 
     k is the number of epochs. An item with fewer scored epochs (errors) uses its own n as k.
@@ -35,7 +49,8 @@ def epoch_spread(samples: Sequence[Sample]) -> EpochSpread | None:
     # correct in 0, 1, …, k epochs (an item answered fewer times counts by its own correct ones)
     return EpochSpread(k=k, mean_at_k=float(np.mean(means)), pass_at_k=float(np.mean(passes)),
                        item_sd_mean=float(np.mean(sds)) if sds else None,
-                       items_by_correct={str(c): by_correct.get(c, 0) for c in range(k + 1)})
+                       items_by_correct={str(c): by_correct.get(c, 0) for c in range(k + 1)},
+                       pass_at=pass_at_every_k(list(per_item.values()), k, seed))
 
 
 class Epochs:
@@ -44,4 +59,4 @@ class Epochs:
     needs = frozenset({"score", "outcome", "item_id", "dataset", "epoch"})
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> EpochSpread | None:
-        return epoch_spread(samples)
+        return epoch_spread(samples, context.seed)

@@ -66,6 +66,9 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
             out.append(f"- {_cell(names[r.index])}: mean@{ep.k} {_pct(ep.mean_at_k)}, pass@{ep.k} {_pct(ep.pass_at_k)}"
                        + (f"; per-item sd {_num(ep.item_sd_mean)}; items right in 0…{ep.k} epochs: "
                           + " / ".join(str(n) for n in spread.values()) if spread else ""))
+            if ep.pass_at:
+                out.append(f"- {_cell(names[r.index])}: " + ", ".join(
+                    f"pass@{k} {_pct(v.value)} [{_pct(v.ci_low)}, {_pct(v.ci_high)}]" for k, v in ep.pass_at.items()))
         if ja := r.judge_agreement:
             out.append(f"- {_cell(names[r.index])}: judge agrees with exact match on {_pct(ja.agreement)} "
                        f"of {_fmt_int(ja.n)} items, Cohen's κ {_num(ja.kappa)} ({_fmt_int(ja.n_skipped)} skipped)")

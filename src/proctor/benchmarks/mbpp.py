@@ -1,0 +1,76 @@
+"""MBPP, sanitized (google-research-datasets/mbpp, config `sanitized`): 257 test problems, each with asserts.
+
+Upstream columns (test split): source_file, task_id, prompt, code, test_imports, test_list. The reference
+program is the code, then `test_imports`, then each assert of `test_list` (as EvalPlus and bigcode-evaluation-
+harness run it); proctor runs each assert as its own test, so the record says which passed. The prompt is
+bigcode-evaluation-harness's MBPP prompt: the description and the first test in a docstring.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..records import Dataset, Item, Question
+from ..scoring.execute.extract import Code, from_chat, from_completion
+from ..scoring.execute.sandbox import Limits
+from ..scoring.execute.scorer import RunsTests
+from .builtin import Builtin
+from .code_prompts import CodePrompts
+from .hub import HubSource, Loaded, Rows, convert_rows, fetch
+
+NAME = "mbpp"
+SOURCE = HubSource("google-research-datasets/mbpp", split="test", config="sanitized")
+SIZE = 257
+COLUMNS = ("task_id", "prompt", "code", "test_list")
+STOPS = ("\nclass", "\nassert", '\n"""', "\nprint", "\nif", "\n<|/", "\n```")  # bigcode-evaluation-harness's
+
+
+@dataclass(frozen=True)
+class MbppTests(RunsTests):
+    """The item's imports and asserts, one test each (`scoring.execute.scorer.CodeTests`)."""
+
+    limits: Limits = field(default_factory=lambda: Limits(cpu_s=10, wall_s=10))
+
+    def code(self, item: Item, reply: str, completion: bool) -> Code:
+        entry = item.metadata.get("entry_point")
+        if completion:
+            return from_completion("", reply)
+        return from_chat(reply, "", entry if isinstance(entry, str) else None)
+
+    def tests(self, item: Item) -> list[tuple[str, str]]:
+        imports = "\n".join(item.metadata.get("test_imports") or [])
+        return [(f"test {i + 1}", f"{imports}\n{t}" if imports else t)
+                for i, t in enumerate(item.metadata["test_list"])]
+
+
+def load(data_file: str | Path | None = None, seed: int = 0) -> Loaded:
+    rows = fetch(SOURCE, data_file)
+    questions = to_questions(rows)
+    dataset = Dataset(name=NAME, description="MBPP (sanitized): Python problems checked by three asserts.",
+                      questions=questions, prompts={},
+                      metadata={"source": SOURCE.repo, "split": SOURCE.split, "revision": rows.provenance.get("revision")})
+    return Loaded(dataset=dataset, prompts=CodePrompts(NAME, STOPS), provenance=dict(rows.provenance), code=MbppTests())
+
+
+def to_questions(rows: Rows) -> list[Question]:
+    return [q.model_copy(update={"id": i}) for i, q in enumerate(convert_rows(rows, COLUMNS, _question))]
+
+
+def _question(row: dict[str, Any]) -> Question:
+    tests = row["test_list"]
+    if isinstance(tests, str) or not tests or not all(isinstance(t, str) for t in tests):
+        raise ValueError(f"test_list: expected a list of asserts, got {tests!r}")
+    imports = row.get("test_imports") or []
+    prompt = f'"""\n{row["prompt"]}\n{tests[0]}\n"""\n'
+    called = re.search(r"assert\s+(?:not\s+)?\(?\s*(?:set\(|math\.isclose\()?\s*([A-Za-z_]\w*)\s*\(", tests[0])
+    return Question(id=0, original_id=str(row["task_id"]), question=prompt, choices={}, answer=str(row["code"]),
+                    metadata={"task_id": row["task_id"], "test_list": list(tests), "test_imports": list(imports),
+                              "entry_point": called.group(1) if called else None})
+
+
+BENCHMARKS = (Builtin(NAME, load, SOURCE, SIZE, "MBPP sanitized (Google): Python problems executed against three "
+                      "asserts in the sandbox (pass@k)", max_tokens=512,
+                      answer_rules={"completion": None, "chat": None}),)

@@ -1,0 +1,155 @@
+"""Hostile completions against the real bubblewrap: each fails its sample, touches nothing outside, leaves no
+process, and ends within its limits."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from proctor.benchmarks.humaneval import HumanEvalTests
+from proctor.records import Item
+from proctor.runlog import Outcome
+from proctor.scoring.execute.extract import Code
+from proctor.scoring.execute.sandbox import _UID_BASE, Bubblewrap, Limits, Program, Unsafe, classify
+from proctor.scoring.execute.scorer import execute
+
+SHORT = Limits(cpu_s=1, wall_s=2.5, memory_mb=256, processes=16, file_size_mb=1, disk_mb=8)
+PROMPT = "def add(a, b):\n"
+ITEM = Item(identifier="synthetic.0", modality="single-value", prompt=PROMPT, response="    return a + b\n",
+            metadata={"entry_point": "add", "test": "def check(f):\n    assert f(1, 2) == 3\n"})
+
+
+def hostile(target: Path, port: int) -> dict[str, str]:
+    """The completions (bodies of `add`), by what they try."""
+    return {
+        "fork bomb": "    import os\n    while True:\n        try:\n            os.fork()\n        except OSError:\n"
+                     "            pass\n",
+        "endless loop": "    while True:\n        pass\n",
+        "memory hog": "    x = []\n    while True:\n        x.append(bytearray(10 ** 7))\n",
+        "sleep past the wall limit": "    import time\n    time.sleep(60)\n    return a + b\n",
+        "write outside the working directory": f"    open({str(target)!r}, 'w').write('escaped')\n"
+                                                "    open('/usr/escaped', 'w').write('escaped')\n    return a + b\n",
+        "network connection": f"    import socket\n    socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+                              "    return a + b\n",
+        "API key from the environment": "    import os\n    assert os.environ['OPENAI_API_KEY'] == 'sk-test-secret'\n"
+                                        "    return a + b\n",
+        "killing the parent": "    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+                              "    os.kill(1, signal.SIGKILL)\n    os._exit(0)\n",
+        "daemon outliving the test": "    import os, time\n    if os.fork() == 0:\n        os.setsid()\n"
+                                     "        if os.fork() == 0:\n            time.sleep(30)\n        os._exit(0)\n"
+                                     "    os._exit(0)\n",
+    }
+
+
+def sandbox_processes() -> list[int]:
+    """Processes running as one of the sandbox's user ids (as root every execution has its own)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        uid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:")), 0)
+        if uid >= _UID_BASE:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def listener():
+    """A host server on localhost that records every connection it accepts."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept())
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def test_hostile_completions_fail_contained_and_leave_nothing(bwrap: Bubblewrap, tmp_path: Path, listener,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    monkeypatch.setenv("PROCTOR_SECRET", "x")
+    port, accepted = listener
+    target = tmp_path / "escaped"
+    codes = hostile(target, port)
+    bench = HumanEvalTests(limits=SHORT)
+    items = [(ITEM, Code(PROMPT + body, "completion")) for body in codes.values()]
+    items.append((ITEM, Code(PROMPT + "    return a + b\n", "completion")))  # the control: a right answer passes
+    start = time.monotonic()
+    verdicts = execute(bwrap, bench, items)
+    elapsed = time.monotonic() - start
+    *bad, control = verdicts
+    assert control.outcome is Outcome.CORRECT and control.details.get("verdict") == "passed"
+    for name, v in zip(codes, bad):
+        assert v.outcome is Outcome.WRONG, (name, v)
+        assert v.details.get("verdict") in ("failed", "limit"), (name, v.details)
+    by_name = dict(zip(codes, bad))
+    assert by_name["sleep past the wall limit"].details.get("limit") == "wall_time"
+    assert by_name["memory hog"].details.get("limit") in ("memory", "wall_time", "cpu_time")
+    assert by_name["fork bomb"].details.get("limit") in ("processes", "wall_time", "cpu_time")
+    assert "KeyError" in (by_name["API key from the environment"].details.get("tests")[0].message or "")
+    assert not target.exists() and not Path("/usr/escaped").exists()
+    assert accepted == []
+    # every execution ran in parallel within its wall limit (+ start-up and the kill), never hanging the run
+    assert elapsed < len(items) * (SHORT.wall_s + 2)
+    if os.geteuid() == 0:
+        time.sleep(0.2)
+        assert sandbox_processes() == []
+
+
+def test_environment_is_clean_and_root_read_only(bwrap: Bubblewrap, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    code = ("import os, json\nprint(json.dumps(sorted(os.environ)))\n"
+            "for p in ('/', '/usr', '/etc'):\n    print(p, os.access(p, os.W_OK))\nprint(os.getcwd())\n")
+    result = bwrap.run(Program({"main.py": code}, ("python3", "main.py")), SHORT)
+    assert result.exit_code == 0, result
+    lines = result.stdout.splitlines()
+    assert lines[0] == '["HOME", "LANG", "PATH", "PWD", "PYTHONDONTWRITEBYTECODE"]'
+    assert lines[1:4] == ["/ False", "/usr False", "/etc False"]
+    assert lines[4] == "/work"
+
+
+def test_file_size_and_cpu_limits_are_named(bwrap: Bubblewrap) -> None:
+    big = bwrap.run(Program({"main.py": "open('f', 'w').write('x' * (4 << 20))\n"}, ("python3", "main.py")), SHORT)
+    assert big.limit == "file_size"
+    spin = bwrap.run(Program({"main.py": "while True:\n    pass\n"}, ("python3", "main.py")),
+                     Limits(cpu_s=1, wall_s=20))
+    assert spin.limit == "cpu_time", spin
+
+
+def test_unsafe_runs_with_the_limits_and_a_clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    result = Unsafe().run(Program({"main.py": "import os\nprint('OPENAI_API_KEY' in os.environ)\n"},
+                                  ("python3", "main.py")), SHORT)
+    assert result.stdout.strip() == "False" and result.sandbox == "unsafe"
+    slow = Unsafe().run(Program({"main.py": "import time\ntime.sleep(30)\n"}, ("python3", "main.py")),
+                        Limits(wall_s=0.5))
+    assert slow.limit == "wall_time" and slow.exit_code is None
+
+
+def test_classify_names_the_limit() -> None:
+    assert classify(None, "", timed_out=True) == "wall_time"
+    assert classify(152, "", timed_out=False) == "cpu_time"
+    assert classify(1, "MemoryError\n", timed_out=False) == "memory"
+    assert classify(1, "BlockingIOError: [Errno 11] Resource temporarily unavailable", timed_out=False) == "processes"
+    assert classify(1, "AssertionError", timed_out=False) is None
