@@ -12,6 +12,7 @@ from ..benchmarks.registry import BUILTINS
 from ..benchmarks.spec_task import builtin_specs, spec_summary, user_spec_dir, user_specs
 from ..termsafe import plain
 from .messages import warning
+from .tables import console, fit, whole_table
 
 
 def datasets(
@@ -28,7 +29,6 @@ def datasets(
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    from .tables import console, fit, whole_table  # rich loads when a table is printed (start-up time)
 
     table = whole_table("Benchmarks (DATASET names)")
     for col in ("name", "source", "config", "split", "size", "access", "origin"):
