@@ -28,7 +28,7 @@ from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
 from ..tasks import Task
-from . import aime2025, gpqa, mmlu_pro
+from . import aime2025, bbh, gpqa, ifeval, mmlu_pro
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
@@ -64,7 +64,7 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin]) -> dict[str, Bui
     return out
 
 
-BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa), plugin_benchmarks())
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, gpqa, ifeval, bbh), plugin_benchmarks())
 
 
 def benchmark_names() -> list[str]:
@@ -99,7 +99,8 @@ def load_builtin(name: str, *, data_file: str | Path | None = None, seed: int = 
 
 def reference_rules(builtin: Builtin) -> dict[str, AnswerRule]:
     """A built-in's prompt kind → reference rule map, the names resolved (proctor's own kinds left out)."""
-    return {kind: ANSWER_RULES[rule] for kind, rule in builtin.answer_rules.items() if rule is not None}
+    return {kind: rule if isinstance(rule, AnswerRule) else ANSWER_RULES[rule]
+            for kind, rule in builtin.answer_rules.items() if rule is not None}
 
 
 def load_dataset(name: str, *, data_file: str | Path | None = None, seed: int = 0) -> Dataset:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from .lmeval_rules import flexible_extract, same_exact_match, strict_match
 
@@ -603,7 +603,8 @@ class AnswerRule:
     """A benchmark's reference answer rule: the parser behind its authors' published numbers."""
 
     name: str
-    kind: Literal["choice", "number"]  # the items it reads: multiple choice, or numeric answers
+    # the items it reads: multiple choice, numeric answers, or any item a `grade` function scores whole
+    kind: Literal["choice", "number", "grader"]
     source: str  # the upstream file (and commit) it reproduces
     read: Callable[[str], Extraction]
     same: Callable[[str, str], bool] | None = None  # the authors' comparison, where it differs from proctor's
@@ -614,6 +615,9 @@ class AnswerRule:
     # the letters it reads name the options as upstream stores them ("N/A" padding included: lm-eval), not as
     # proctor's item does (padding dropped): `scorers` maps them onto the item's before comparing
     upstream_letters: bool = False
+    # a "grader" rule's verdict on one reply (item, text) -> `proctor.scoring.base.Scored`: the reference's own
+    # scoring of the whole reply (IFEval's instruction checkers, BBH's filter and exact match); no robust reading
+    grade: Callable[[Any, str], Any] | None = None
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""
