@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 
 def punkt_dir(root: Path) -> Path:
     english = root / "tokenizers" / "punkt_tab" / "english"
@@ -15,14 +13,4 @@ def punkt_dir(root: Path) -> Path:
     for name, text in (("collocations.tab", ""), ("sent_starters.txt", ""), ("abbrev_types.txt", "mr\ndr\ne.g\n"),
                        ("ortho_context.tab", "")):
         (english / name).write_text(text)
-    return root
-
-
-@pytest.fixture
-def punkt(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """nltk's data path with the stand-in first (set before lm-eval's checkers are imported)."""
-    import nltk
-
-    root = punkt_dir(tmp_path_factory.mktemp("nltk"))
-    monkeypatch.setattr(nltk.data, "path", [str(root), *nltk.data.path])
     return root

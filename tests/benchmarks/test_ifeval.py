@@ -15,7 +15,7 @@ from proctor.benchmarks.registry import load_task
 from proctor.cli import main
 from proctor.errors import ProctorError
 from proctor.scoring import ifeval as proctor_ifeval
-from tests.nltk_punkt import punkt  # noqa: F401 - fixture
+from tests.nltk_punkt import punkt_dir
 
 REPLIES = [
     "",
@@ -31,6 +31,16 @@ REPLIES = [
     "*bold start*\nA reply whose first and last lines are decoration.\n*bold end*",
     "Any other questions?",
 ]
+
+
+@pytest.fixture
+def punkt(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """nltk's data path with the stand-in punkt_tab first (set before lm-eval's checkers are imported)."""
+    import nltk
+
+    root = punkt_dir(tmp_path_factory.mktemp("nltk"))
+    monkeypatch.setattr(nltk.data, "path", [str(root), *nltk.data.path])
+    return root
 
 
 def _instruction_rows() -> list[dict[str, Any]]:

@@ -20,8 +20,8 @@ The context is sent as one user message (lm-eval's default is a plain completion
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import cache, partial
 from itertools import count
 from pathlib import Path
@@ -93,15 +93,16 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     """A task YAML with its `include`s merged (local keys win); `!function` tags kept as text."""
     import yaml
 
-    class Loader(yaml.SafeLoader):
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]
         pass
 
     Loader.add_constructor("!function", lambda loader, node: "!function " + str(loader.construct_scalar(node)))
-    cfg = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)  # noqa: S506 - SafeLoader plus one tag
+    cfg = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
     if not isinstance(cfg, dict):
         raise ProctorError(f"{path}: not a task YAML")
     merged: dict[str, Any] = {}
-    for inc in (lambda i: i if isinstance(i, list) else [i])(cfg.pop("include", [])):
+    includes = cfg.pop("include", [])
+    for inc in includes if isinstance(includes, list) else [includes]:
         merged.update(_read_yaml(path.parent / inc))
     return merged | cfg
 

@@ -93,7 +93,7 @@ def _list(value: Any, field: str) -> list[Any]:
     if isinstance(value, str):
         value = parse_list_cell(value.strip(), field)
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"{field}: expected a list, got {value!r:.60}")
+        raise TypeError(f"{field}: expected a list, got {value!r:.60}")
     return list(value)
 
 

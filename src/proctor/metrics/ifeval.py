@@ -40,4 +40,4 @@ class IFEvalMetric:
         return MetricValue(value=sum(hits) / len(hits), n=len(hits), method="mean")
 
 
-METRICS = tuple(IFEvalMetric(level, mode) for level in ("prompt", "inst") for mode in ("strict", "loose"))  # type: ignore[arg-type]
+METRICS = tuple(IFEvalMetric(level, mode) for level in ("prompt", "inst") for mode in ("strict", "loose"))

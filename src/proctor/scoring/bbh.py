@@ -13,6 +13,7 @@ import re
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class ExactMatch:
             preds, refs = np.char.lower(preds), np.char.lower(refs)
         for flag, chars in ((self.ignore_punctuation, string.punctuation), (self.ignore_numbers, string.digits)):
             if flag:
-                table = chars.maketrans("", "", chars)
+                table: Any = chars.maketrans("", "", chars)  # a dict, as lm-eval passes it (numpy's stubs say str)
                 preds, refs = np.char.translate(preds, table=table), np.char.translate(refs, table=table)
         return bool((preds == refs)[0])
 
