@@ -138,3 +138,22 @@ def test_without_punkt_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
     with pytest.raises(ProctorError, match="punkt_tab"):
         proctor_ifeval.require_checkers()
+
+
+def test_offline_hub_is_one_line(punkt: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PROCTOR_OFFLINE", "1")
+    assert main(["run", "ifeval", "--model", "scripted:first", "--no-history"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "google/IFEval" in err and "--data-file" in err
+
+
+def test_the_run_id_covers_the_rule(punkt: Path, tmp_path: Path) -> None:
+    from proctor.api import eval_spec
+    from proctor.resolve import resolve
+
+    data = _write(tmp_path / "ifeval.jsonl", _instruction_rows()[:3])
+    spec = resolve(eval_spec("ifeval", "scripted:first", data_file=str(data)))
+    assert spec.scorer.answer_rule == "lm-eval-ifeval" and spec.generation.max_tokens == 1280
+    other = resolve(eval_spec("ifeval", "scripted:first", data_file=str(data), max_tokens=64))
+    assert spec.run_id() != other.run_id()
