@@ -4,7 +4,8 @@ The reference is lm-eval's `ifeval` task (lm_eval/tasks/ifeval/utils.py `process
 built from the row's kwargs, `if v` filtered, checked strictly on the reply and loosely on eight variants of it
 — first/last line dropped, `*` removed). proctor calls that very function on each reply (the `ifeval` extra
 installs lm_eval, langdetect and immutabledict), so its verdicts are lm-eval's by construction; proctor adds
-only the four means (`proctor.metrics.ifeval`). The checkers need nltk's `punkt_tab` data; lm-eval downloads it
+only the four means (`proctor.metrics.ifeval`) and a fixed seed for langdetect (lm-eval leaves it unseeded, so its
+language checks can give a short reply a different verdict on each run). The checkers need nltk's `punkt_tab` data; lm-eval downloads it
 at import, proctor refuses to start without it instead (one line saying how to install it).
 """
 
@@ -23,6 +24,7 @@ from .extract import NONE, AnswerRule, Extraction
 RULE_NAME = "lm-eval-ifeval"
 SOURCE = "EleutherAI/lm-evaluation-harness 0.4.x lm_eval/tasks/ifeval/utils.py process_results (strict and loose)"
 INSTALL = "pip install 'proctor[ifeval]'"
+LANGDETECT_SEED = 0
 
 
 def require_checkers() -> dict[str, Any]:
@@ -43,9 +45,13 @@ def require_checkers() -> dict[str, Any]:
 @cache
 def _registry() -> dict[str, Any]:
     try:
+        import langdetect
         from lm_eval.tasks.ifeval import instructions_registry
     except ImportError as e:
         raise ProctorError(f"IFEval is scored by lm-eval's instruction checkers ({e}): {INSTALL}") from None
+    # langdetect draws at random (its DetectorFactory is unseeded): lm-eval's verdict of a language check on a
+    # short reply can flip from run to run. proctor fixes its seed, so a reply's verdict is reproducible.
+    langdetect.DetectorFactory.seed = LANGDETECT_SEED
     return dict(instructions_registry.INSTRUCTION_DICT)
 
 
