@@ -347,6 +347,8 @@ def test_builtins_table() -> None:
         "gpqa-diamond",
         "gpqa-extended",
         "gpqa-experts",
+        "ifeval",
+        "bbh",
     ]
     assert BUILTINS["mmlu-pro"].size == 12_032 and BUILTINS["aime-2025"].size == 30
     assert BUILTINS["gpqa-diamond"].source.config == "gpqa_diamond" and BUILTINS["gpqa-diamond"].source.gated
