@@ -157,3 +157,14 @@ def test_the_run_id_covers_the_rule(punkt: Path, tmp_path: Path) -> None:
     assert spec.scorer.answer_rule == "lm-eval-ifeval" and spec.generation.max_tokens == 1280
     other = resolve(eval_spec("ifeval", "scripted:first", data_file=str(data), max_tokens=64))
     assert spec.run_id() != other.run_id()
+
+
+def test_language_checks_are_reproducible(punkt: Path, tmp_path: Path) -> None:
+    """langdetect draws at random unless seeded (lm-eval leaves it so): proctor's verdicts do not flip."""
+    row = {"key": 1, "prompt": "Answer in capitals.", "instruction_id_list": ["change_case:english_capital"],
+           "kwargs": [{}]}
+    (item,) = load_task("ifeval", data_file=_write(tmp_path / "row.jsonl", [row])).items
+    rule = load_task("ifeval", data_file=tmp_path / "row.jsonl").answer_rule("zero_shot")
+    assert rule is not None and rule.grade is not None
+    verdicts = {rule.grade(item, "ALL CAPS REPLY, WITH A COMMA.").score for _ in range(30)}
+    assert len(verdicts) == 1
