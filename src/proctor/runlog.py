@@ -133,6 +133,14 @@ class Readings(_Log):
     scored_by: Literal["reference", "robust"] = "reference"  # --extract
 
 
+class InstructionCheck(_Log):
+    """One IFEval instruction of a prompt: its id and whether the reply followed it, strictly and loosely."""
+
+    id: str
+    strict: bool
+    loose: bool
+
+
 class GenerationDetails(Overlap):
     """An answer extracted from generated text and matched against the references (prose: with its overlap)."""
 
@@ -145,6 +153,7 @@ class GenerationDetails(Overlap):
     rejected: str | None = None  # what the extractor saw and refused
     judge_check: JudgeCheck | None = None  # the judge's verdict on an exact-answer item (agreement)
     p_correct: float | None = None  # a stated probability that the answer is correct (binary calibration)
+    instructions: list[InstructionCheck] | None = None  # IFEval: each instruction followed, strict and loose
 
 
 class JudgeDetails(Overlap):

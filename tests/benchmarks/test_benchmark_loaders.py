@@ -354,6 +354,8 @@ def test_builtins_table() -> None:
         "humaneval",
         "mbpp",
         "livecodebench",
+        "ifeval",
+        "bbh",
     ]
     assert BUILTINS["humaneval"].size == 164 and BUILTINS["mbpp"].source.config == "sanitized"
     assert BUILTINS["mmlu-pro"].size == 12_032 and BUILTINS["aime-2025"].size == 30

@@ -11,6 +11,7 @@ import pytest
 from proctor.benchmarks import load_task
 from proctor.benchmarks.registry import BUILTINS
 from proctor.scoring.extract import ANSWER_RULES
+from tests.nltk_punkt import punkt_dir
 
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream"
 TIGER, GPQA, MATHARENA = "tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime"
@@ -27,6 +28,8 @@ EXPECTED: dict[str, dict[str, str | None]] = {
     "humaneval": {"completion": None, "chat": None},  # executed, not read by a rule
     "mbpp": {"completion": None, "chat": None},
     "livecodebench": {"lcb-generic": None},
+    "ifeval": {"zero_shot": "lm-eval-ifeval"},
+    "bbh": {"cot_fewshot": "lm-eval-bbh-cot-fewshot", "cot_zeroshot": "lm-eval-bbh-cot-zeroshot"},
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
@@ -37,25 +40,31 @@ def _family(name: str) -> str:
 
 
 @pytest.mark.parametrize("name", list(BUILTINS))
-def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: Path) -> None:
+def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     aime = UPSTREAM / "aime_2025" / "train.jsonl"  # MathArena's hub schema, for every MathArena competition
     data = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": aime, "aime-2026": aime, "hmmt-feb-2025": aime,
             "hmmt-feb-2026": aime, "math-500": UPSTREAM / "math_500" / "test.jsonl",
             "humaneval": UPSTREAM / "humaneval" / "test.jsonl", "mbpp": UPSTREAM / "mbpp" / "test.jsonl",
-            "livecodebench": UPSTREAM / "livecodebench" / "test.jsonl"}.get(
+            "livecodebench": UPSTREAM / "livecodebench" / "test.jsonl",
+            "ifeval": UPSTREAM / "ifeval" / "train.jsonl", "bbh": UPSTREAM / "bbh"}.get(
         name, UPSTREAM / "gpqa" / f"{name.replace('-', '_')}.csv")
+    if name == "ifeval":  # lm-eval's checkers need nltk's punkt_tab: the offline stand-in
+        import nltk
+
+        monkeypatch.setattr(nltk.data, "path", [str(punkt_dir(tmp_path / "nltk")), *nltk.data.path])
     options = {}
     if _family(name) == "gpqa":  # the authors' examples file opens their chain_of_thought and five_shot kinds
         (examples := tmp_path / "chain_of_thought_examples.json").write_text(json.dumps(EXAMPLES))
         options["cot_examples"] = examples
     task = load_task(name, data_file=data, limit=2, prompt_options=options)
     expected = EXPECTED[_family(name)]
-    assert dict(BUILTINS[name].answer_rules) == expected
+    assert BUILTINS[name].as_dict()["answer_rules"] == expected
     assert set(task.prompts.kinds) == set(expected)  # every kind offered is declared, none extra
     for kind in task.prompts.kinds:
         rule = task.answer_rule(kind)
         assert (rule.name if rule else None) == expected[kind]
-        assert rule is None or rule is ANSWER_RULES[rule.name]
+        assert rule is None or rule.score_whole is not None or rule is ANSWER_RULES[rule.name]  # a grader: its own
 
 
 def test_datasets_json_lists_the_rule_of_each_kind() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..scoring.extract import AnswerRule
 from .hub import HubSource, Loaded
 
 
@@ -22,8 +23,9 @@ class Builtin:
     max_tokens: int | None = None
     # each prompt kind's answer rule: the reference rule (a name in proctor.scoring.extract.ANSWER_RULES, the
     # parser behind the authors' published numbers) for the kinds its authors' code reads with it; None for
-    # proctor's own kinds, read by proctor's reader alone. Every kind the benchmark offers is listed.
-    answer_rules: Mapping[str, str | None] = field(default_factory=dict)
+    # proctor's own kinds, read by proctor's reader alone. Every kind the benchmark offers is listed. A rule
+    # outside that table (a benchmark's own grader: IFEval, BBH) is given as the AnswerRule itself.
+    answer_rules: Mapping[str, str | AnswerRule | None] = field(default_factory=dict)
     # the item attribute whose items share errors (proctor.tasks.Task.cluster): intervals count its clusters
     cluster: str | None = None
 
@@ -38,5 +40,5 @@ class Builtin:
             "url": self.source.url,
             "description": self.description,
             "max_tokens": self.max_tokens,
-            "answer_rules": dict(self.answer_rules),
+            "answer_rules": {k: r.name if isinstance(r, AnswerRule) else r for k, r in self.answer_rules.items()},
         }

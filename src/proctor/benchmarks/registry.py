@@ -28,7 +28,19 @@ from ..records import Dataset, Item, ItemSet
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
 from ..tasks import Task
-from . import aime2025, aime2026, gpqa, hmmt_feb, humaneval, livecodebench, math500, mbpp, mmlu_pro
+from . import (
+    aime2025,
+    aime2026,
+    bbh,
+    gpqa,
+    hmmt_feb,
+    humaneval,
+    ifeval,
+    livecodebench,
+    math500,
+    mbpp,
+    mmlu_pro,
+)
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
 from .spec import read_spec
@@ -78,8 +90,8 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin],
 
 
 CLASHES: dict[str, str] = {}  # a lower-case name more than one source claims → the error that names them
-BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa, humaneval, mbpp,
-                                         livecodebench), plugin_benchmarks(),
+BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa, ifeval, bbh,
+                                         humaneval, mbpp, livecodebench), plugin_benchmarks(),
                                        {name: f"proctor's shipped spec {path.name}"
                                         for name, (path, _) in builtin_specs().items()})
 
@@ -141,7 +153,8 @@ def load_builtin(name: str, *, data_file: str | Path | None = None, seed: int = 
 
 def reference_rules(builtin: Builtin) -> dict[str, AnswerRule]:
     """A built-in's prompt kind → reference rule map, the names resolved (proctor's own kinds left out)."""
-    return {kind: ANSWER_RULES[rule] for kind, rule in builtin.answer_rules.items() if rule is not None}
+    return {kind: rule if isinstance(rule, AnswerRule) else ANSWER_RULES[rule]
+            for kind, rule in builtin.answer_rules.items() if rule is not None}
 
 
 def load_dataset(name: str, *, data_file: str | Path | None = None, seed: int = 0) -> Dataset:

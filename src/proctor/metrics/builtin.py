@@ -9,6 +9,7 @@ from .base import Metric
 from .calibration import CalibrationMetric
 from .cost import CostMetric
 from .epochs import Epochs
+from .ifeval import METRICS as IFEVAL_METRICS
 from .judge_agreement import JudgeAgreementMetric
 from .macro_accuracy import MacroAccuracy
 from .text_overlap import MEASURES, TextOverlap
@@ -17,5 +18,5 @@ BUILTIN: list[Metric] = [
     Accuracy(), Breakdown("category"), Breakdown("subcategory"), Breakdown("modality"), Breakdown("difficulty"),
     MacroAccuracy(), Epochs(), CalibrationMetric(), AccNorm(), JudgeAgreementMetric(), CostMetric(),
     AnswerReadingMetric(),
-    *(TextOverlap(m) for m in MEASURES),
+    *(TextOverlap(m) for m in MEASURES), *IFEVAL_METRICS,
 ]

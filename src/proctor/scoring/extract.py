@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from .lmeval_rules import flexible_extract, same_exact_match, strict_match
 from .math_graders import (
@@ -628,8 +628,9 @@ class AnswerRule:
     """A benchmark's reference answer rule: the parser behind its authors' published numbers."""
 
     name: str
-    # the items it reads: multiple choice, numeric answers, or any open answer (an expression: `grade` decides)
-    kind: Literal["choice", "number", "expression"]
+    # the items it reads: multiple choice, numeric answers, any open answer (an expression: `grade` decides), or
+    # any item a `score_whole` function scores whole
+    kind: Literal["choice", "number", "expression", "grader"]
     source: str  # the upstream file (and commit) it reproduces
     read: Callable[[str], Extraction]
     same: Callable[[str, str], bool] | None = None  # the authors' comparison, where it differs from proctor's
@@ -644,6 +645,9 @@ class AnswerRule:
     # answer); `read` then only records what they read
     grade: Callable[[str, str], bool] | None = None
     require: Callable[[], None] | None = None  # fails in one line when the grader's code is not installed
+    # a "grader" rule's verdict on one reply (item, text) -> `proctor.scoring.base.Scored`: the reference's own
+    # scoring of the whole reply (IFEval's instruction checkers, BBH's filter and exact match); no robust reading
+    score_whole: Callable[[Any, str], Any] | None = None
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""

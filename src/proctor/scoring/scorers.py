@@ -128,6 +128,9 @@ def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: s
     With the benchmark's reference `rule`, both readers run: the verdict keeps both readings, is `ambiguous`
     where they disagree (another answer, or the same one scored otherwise), and is the reference rule's
     verdict unless `extract` is "robust"."""
+    if rule is not None and rule.score_whole is not None:  # the reference scores the whole reply itself
+        verdict: Scored = rule.score_whole(item, text)
+        return verdict
     robust = score_robust(item, text)
     if rule is None or not _applies(rule, item):
         return robust

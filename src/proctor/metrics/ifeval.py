@@ -1,0 +1,43 @@
+"""IFEval's four numbers, as lm-eval aggregates them (lm_eval/tasks/ifeval/utils.py, ifeval.yaml).
+
+Prompt level (`prompt_level_strict_acc`, `prompt_level_loose_acc`): the mean over samples of "every instruction
+followed"; instruction level (`inst_level_*`): `agg_inst_level_acc`, every instruction of every sample pooled.
+Read from each sample's `details.instructions` (`proctor.scoring.ifeval`); None for runs without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from ..runlog import InstructionCheck, MetricValue, Sample
+from .base import RunContext
+
+
+def _checks(s: Sample) -> list[InstructionCheck] | None:
+    found = getattr(s.details, "instructions", None)
+    return found if isinstance(found, list) and found else None
+
+
+class IFEvalMetric:
+    """One of the four: `level` prompt or inst(ruction), `mode` strict or loose."""
+
+    needs = frozenset({"details"})
+
+    def __init__(self, level: Literal["prompt", "inst"], mode: Literal["strict", "loose"]) -> None:
+        self.level, self.mode = level, mode
+        self.name = f"ifeval_{level}_level_{mode}_acc"
+        self.label = f"IFEval {'prompt' if level == 'prompt' else 'instruction'}-level {mode}"
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
+        graded = [c for s in samples if (c := _checks(s)) is not None]
+        if not graded:
+            return None
+        if self.level == "prompt":
+            hits = [all(getattr(c, self.mode) for c in checks) for checks in graded]
+        else:
+            hits = [getattr(c, self.mode) for checks in graded for c in checks]
+        return MetricValue(value=sum(hits) / len(hits), n=len(hits), method="mean")
+
+
+METRICS = tuple(IFEvalMetric(level, mode) for level in ("prompt", "inst") for mode in ("strict", "loose"))
