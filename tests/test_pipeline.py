@@ -21,6 +21,7 @@ from proctor.cli import main
 from proctor.results import read_run
 from proctor.runlog import read_manifest
 from proctor.spec import RunSpec
+from tests.nltk_punkt import punkt_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT / "tests" / "fixtures" / "upstream"
@@ -28,8 +29,9 @@ AIME = UPSTREAM / "aime_2025" / "train.jsonl"  # MathArena's hub schema: every M
 DATA = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": AIME, "aime-2026": AIME, "hmmt-feb-2025": AIME,
         "hmmt-feb-2026": AIME, "math-500": UPSTREAM / "math_500" / "test.jsonl",
         **{f"gpqa-{s}": UPSTREAM / "gpqa" / f"gpqa_{s}.csv" for s in ("main", "diamond", "extended", "experts")},
-        **{name: UPSTREAM / name / "test.jsonl" for name in ("humaneval", "mbpp", "livecodebench")}}
-OPEN_ANSWERS = ("aime-2025", "aime-2026", "hmmt-feb-2025", "hmmt-feb-2026", "math-500")
+        **{name: UPSTREAM / name / "test.jsonl" for name in ("humaneval", "mbpp", "livecodebench")},
+        "ifeval": UPSTREAM / "ifeval" / "train.jsonl", "bbh": UPSTREAM / "bbh"}
+OPEN_ANSWERS = ("aime-2025", "aime-2026", "hmmt-feb-2025", "hmmt-feb-2026", "math-500", "ifeval", "bbh")
 CODE = {"humaneval": humaneval.STOPS, "mbpp": mbpp.STOPS, "livecodebench": ()}  # executed: their completion stops
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"
 COMMON = ("--no-progress", "--no-history", "--no-cache")
@@ -39,7 +41,9 @@ def _kinds() -> list[tuple[str, str, str | None]]:
     """(benchmark, mode, prompt kind) for every built-in and every prompt kind, and logprob mode."""
     out: list[tuple[str, str, str | None]] = []
     for name in BUILTINS:  # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
-        out += [(name, "generate", kind) for kind in load_task(name, data_file=DATA[name], limit=1).prompts.kinds]
+        kinds = (list(BUILTINS[name].answer_rules) if name == "ifeval"  # its loader checks for nltk's data
+                 else load_task(name, data_file=DATA[name], limit=1).prompts.kinds)
+        out += [(name, "generate", kind) for kind in kinds]
         if name not in OPEN_ANSWERS and name not in CODE:  # open answers, code: no choices to score by log-probability
             out.append((name, "logprob", None))
     return out
@@ -58,8 +62,12 @@ def _spec(path: Path) -> RunSpec:
 
 @pytest.mark.parametrize(("name", "mode", "kind"), _kinds())
 def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: str, kind: str | None,
-                                                              tmp_path: Path) -> None:
+                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(DATA) == set(BUILTINS)  # a new built-in needs its upstream-schema fixture here
+    if name == "ifeval":  # lm-eval's instruction checkers need nltk's punkt_tab: the offline stand-in
+        import nltk
+
+        monkeypatch.setattr(nltk.data, "path", [str(punkt_dir(tmp_path / "nltk")), *nltk.data.path])
     if BUILTINS[name].answer_rules.get(kind or "") == "matharena":
         pytest.importorskip("matharena.parser")  # MathArena's own parser, installed separately
     prompt = ["--prompt", kind] if kind else []
@@ -83,6 +91,9 @@ def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: s
         own = {"tiger-local": (2048, ("Question:",)), "lm-eval": (2048, ("Question:",))}  # the kinds' own (upstream)
         budget, stops = own.get(kind or "", (BUILTINS[name].max_tokens or 1024, ()))
         stops = CODE[name] if name in CODE and kind == "completion" else stops
+        if name == "bbh":  # lm-eval's own task YAMLs: `until` and `max_gen_toks` per prompt kind
+            asked = load_task(name, data_file=DATA[name], limit=1).prompts.request_defaults(kind or "")
+            budget, stops = asked.max_tokens or 1024, asked.stop
         assert spec.generation.max_tokens == budget and spec.generation.stop == stops
         assert spec.scorer.prompt_kind == kind
 
