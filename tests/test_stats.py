@@ -199,6 +199,8 @@ METRIC_KEYS = {
     "design_effect",
     "naive_ci_low",
     "naive_ci_high",
+    "cluster_df",
+    "cluster_note",
 }
 
 

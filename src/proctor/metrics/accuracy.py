@@ -49,15 +49,30 @@ def sample_cluster(s: Sample, attribute: str) -> str:
 def _interval(scores: list[float], items: list[str], clusters: list[str] | None,
               seed: int) -> tuple[MetricValue, dict[str, Any]]:
     """Accuracy with its interval: items as the unit, or `clusters` of items (with the naive interval, the design
-    effect and the number of clusters beside it); a group with one cluster (a category when clustering by
-    category) keeps the items' interval."""
+    effect, the number of clusters, the degrees of freedom and a note beside it); a group with one cluster (a
+    category when clustering by category) keeps the items' interval, and so does every case
+    `proctor.smallsample.cluster_plan` sets apart (few clusters, no variance, every item its own cluster), with
+    its note."""
     if clusters is None:
         return accuracy_ci(scores, items, seed=seed), {}
     got = clustered_accuracy(scores, items, clusters, seed=seed)
     if got.n_clusters < 2:
         return got.naive, {}
+    plan = got.plan
     return got.clustered, {"n_clusters": got.n_clusters, "design_effect": got.design_effect,
-                           "naive_ci_low": got.naive.ci_low, "naive_ci_high": got.naive.ci_high}
+                           "naive_ci_low": got.naive.ci_low, "naive_ci_high": got.naive.ci_high,
+                           "cluster_df": plan.df if plan is not None else None,
+                           "cluster_note": plan.note if plan is not None else None}
+
+
+def clustering_text(o: MetricBlock) -> str:
+    """The clustered interval in words: its clusters, design effect and df, or why items stayed the unit."""
+    if o.cluster_note is not None and o.design_effect is None:
+        return f"{o.n_clusters} clusters; {o.cluster_note}"
+    deff = f", design effect {o.design_effect:.2f}" if o.design_effect is not None else ""
+    df = f", t on {o.cluster_df:.1f} df" if o.cluster_df is not None else ""
+    note = f"; {o.cluster_note}" if o.cluster_note is not None else ""
+    return f"{o.n_clusters} clusters{deff}{df} (CR2, Bell–McCaffrey){note}"
 
 
 def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:

@@ -181,7 +181,7 @@ def render_markdown(data: ReportData) -> str:
             f"{_fmt_int(o.n_scored)} / {_fmt_int(o.n)}",
             _pct(o.accuracy),
             f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]" + (
-                f" (naive [{_pct(o.naive_ci_low)}, {_pct(o.naive_ci_high)}])" if r.clustering else ""),
+                f" (naive [{_pct(o.naive_ci_low)}, {_pct(o.naive_ci_high)}])" if r.clustering and o.cluster_differs else ""),
             _pct(r.macro_accuracy),
             _fmt_int(o.n_errors),
             f"{_pct(o.no_answer_rate)} ({_fmt_int(o.n_no_answer)})",
