@@ -201,6 +201,8 @@ METRIC_KEYS = {
     "naive_ci_high",
     "cluster_df",
     "cluster_note",
+    "truncated_low",
+    "truncated_high",
 }
 
 

@@ -452,6 +452,9 @@ class MetricBlock(_Block):
     no_answer_rate: float | None = None
     n_truncated: int = 0
     truncated_rate: float | None = None  # of the samples the model answered (not errors)
+    # the accuracy's bounds over the truncated samples: every one wrong … every one right (None: none truncated)
+    truncated_low: float | None = None
+    truncated_high: float | None = None
     n_ambiguous: int = 0  # the reference rule and proctor's reader disagree
     ambiguous_rate: float | None = None  # of the samples both read (None: none)
     input_tokens: int = 0

@@ -74,7 +74,7 @@ def reasoning_lines(results: Results) -> list[str]:
     if overall.n_truncated:
         lines.append(f"truncated: {overall.n_truncated} answers ({overall.truncated_rate or 0.0:.1%}) hit the token "
                      f"limit or never closed their thought; counted as {results.truncated_as or 'wrong'} "
-                     "(--truncated-as)")
+                     "(--truncated-as)" + truncation_bounds_text(overall))
     lines += answer_reading_lines(results)
     lines += cluster_lines(results)
     ep = results.epochs
@@ -94,6 +94,13 @@ def cluster_lines(results: Results) -> list[str]:
     if results.cluster is None or o.n_clusters is None:
         return []
     return [f"clustered by {results.cluster}: {clustering_text(o)}"]
+
+
+def truncation_bounds_text(o: MetricBlock) -> str:
+    """"; accuracy 0.400 if every truncated answer is wrong … 0.733 if every one is right" (empty: no bounds)."""
+    if o.truncated_low is None or o.truncated_high is None:
+        return ""
+    return f"; accuracy {o.truncated_low:.3f} if every one is wrong … {o.truncated_high:.3f} if every one is right"
 
 
 def answer_reading_lines(results: Results) -> list[str]:

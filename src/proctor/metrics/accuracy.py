@@ -95,6 +95,8 @@ class BlockTally:
     n_unscored: int = 0
     n_no_answer: int = 0
     n_truncated: int = 0
+    sum_untruncated: float = 0.0  # the counted samples that were not truncated: their scores' sum and number
+    n_untruncated: int = 0
     n_read_twice: int = 0
     n_ambiguous: int = 0
     input_tokens: int = 0
@@ -116,14 +118,26 @@ class BlockTally:
         self.output_tokens += s.output_tokens or 0
         if s.latency_s is not None:
             self.latencies.append(s.latency_s)
+        if s.scored and s.score is not None and s.outcome is not Outcome.TRUNCATED:
+            self.sum_untruncated += s.score
+            self.n_untruncated += 1
         if s.scored and s.score is not None:  # `counted`
             self.scores.append(s.score)
             self.items.append(_item_key(s))
             if self.cluster is not None:
                 self.clusters.append(sample_cluster(s, self.cluster))
 
+    def truncation_bounds(self) -> tuple[float | None, float | None]:
+        """The accuracy if every truncated sample were wrong, and if every one were right, over the scored and the
+        truncated samples (whatever `--truncated-as` counts); None when none was truncated."""
+        total = self.n_untruncated + self.n_truncated
+        if not self.n_truncated or not total:
+            return None, None
+        return self.sum_untruncated / total, (self.sum_untruncated + self.n_truncated) / total
+
     def block(self, seed: int = 0) -> MetricBlock:
         n_scored, n_answered = len(self.scores), self.n - self.n_errors
+        low, high = self.truncation_bounds()
         acc, clustering = _interval(self.scores, self.items, self.clusters if self.cluster is not None else None,
                                     seed)
         return MetricBlock(
@@ -131,6 +145,7 @@ class BlockTally:
             n_no_answer=self.n_no_answer, accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high,
             ci_method=acc.method, no_answer_rate=self.n_no_answer / n_scored if n_scored else None,
             n_truncated=self.n_truncated, truncated_rate=self.n_truncated / n_answered if n_answered else None,
+            truncated_low=low, truncated_high=high,
             n_ambiguous=self.n_ambiguous,
             ambiguous_rate=self.n_ambiguous / self.n_read_twice if self.n_read_twice else None,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens,
