@@ -43,7 +43,7 @@ def verify(
         for line in got.checked:
             typer.echo(f"ok: {escape_control(line)}")
         for line in got.notes:
-            typer.echo(f"note: {escape_control(line)}")
+            typer.echo(f"unverified: {escape_control(line)}")
         typer.echo(f"{'verified' if got.ok else 'NOT verified'}: {escape_control(str(run))}")
     raise typer.Exit(0 if got.ok else 1)
 
