@@ -199,6 +199,10 @@ METRIC_KEYS = {
     "design_effect",
     "naive_ci_low",
     "naive_ci_high",
+    "cluster_df",
+    "cluster_note",
+    "truncated_low",
+    "truncated_high",
 }
 
 

@@ -37,7 +37,7 @@ GroupComparison = PairedDifference  # the name this module's record had before i
 def run_ref(r: RunRecord) -> RunRef:
     """The side of a comparison a recorded run is."""
     return RunRef(run_id=r.run_id, model=r.model, dataset=r.dataset, setting=r.setting_label, path=r.path,
-                  started_at=r.started_at, accuracy=r.accuracy)
+                  started_at=r.started_at, accuracy=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high)
 
 
 def provenance_warnings(runs: Sequence[RunRecord]) -> list[str]:

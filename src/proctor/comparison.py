@@ -128,6 +128,16 @@ class RunRef(BaseModel):
     path: str = ""
     started_at: str = ""
     accuracy: float | None = None  # the run's own accuracy over all its scored items
+    ci_low: float | None = None  # … and its 95% interval, as results.json has it (clustered when the run was)
+    ci_high: float | None = None
+
+    def accuracy_text(self) -> str:
+        """The run's own accuracy and interval in percent ("41.2% [35.0, 47.6]"), as results.json has them."""
+        if self.accuracy is None:
+            return "accuracy n/a"
+        lo, hi = self.ci_low, self.ci_high
+        ci = f" [{100 * lo:.1f}, {100 * hi:.1f}]" if lo is not None and hi is not None else ""
+        return f"{100 * self.accuracy:.1f}%{ci}"
 
 
 class PairedDifference(BaseModel):

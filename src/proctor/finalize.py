@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .checksums import write_checksums
 from .provenance import utc_now
 from .results import latest_samples, summarize
 from .runlog import Results, RunLog, read_manifest, write_manifest, write_results
@@ -27,6 +28,7 @@ def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None 
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
     write_manifest(log.path, log.manifest)
+    write_checksums(log.path, log.manifest)  # last: it hashes the files written above (proctor verify)
     log = log.model_copy(update={"results": results})
     if store is not None:
         store.record_run(log)

@@ -36,7 +36,7 @@ class Entry(BaseModel):
     run_id: str
     started_at: str
     score: float  # mean over the shared items
-    ci_low: float  # 95% CI over items, as results.json computes it (proctor.stats.item_means_ci)
+    ci_low: float  # the run's results.json interval when the board holds all its items, else `_mean_ci`
     ci_high: float
     setting: str = ""  # the run's setting label (they differ only on a board that mixes settings)
 
@@ -80,6 +80,16 @@ def _mean_ci(x: np.ndarray, epochs: list[int], n_boot: int, seed: int) -> tuple[
     return r.ci_low, r.ci_high
 
 
+def _entry_ci(run: RunRecord, score: float, every_item: bool, x: np.ndarray, epochs: list[int], n_boot: int,
+              seed: int) -> tuple[float, float]:
+    """A ranked run's interval: its own (results.json's, clustered when the run was) when the board holds every
+    item it scored and ranks it at its recorded accuracy; else the items' interval over the board's items."""
+    if every_item and run.ci_low is not None and run.ci_high is not None and run.accuracy is not None \
+            and abs(run.accuracy - score) < 1e-9:
+        return run.ci_low, run.ci_high
+    return _mean_ci(x, epochs, n_boot, seed)
+
+
 def leaderboard_from_scores(
     dataset: str, runs: Sequence[RunScores], n_boot: int = 2000, seed: int = 0, setting: str = ""
 ) -> Leaderboard:
@@ -94,13 +104,15 @@ def leaderboard_from_scores(
         raise ProctorError(f"the latest runs on {dataset!r} share no scored item: nothing to rank")
     by_model = {r.run.model: np.array([r.items[i].score for i in items]) for r in runs}
     runs_by_model = {r.run.model: r.run for r in runs}
+    by_run = {r.run.model: r for r in runs}
     epochs_by_model = {r.run.model: [r.items[i].n_epochs for i in items] for r in runs}
     sel = stats.selection_adjusted(by_model, n_boot=n_boot, seed=seed)
     entries = []
     for rank, row in enumerate(sel["ranking"], start=1):
         model = row["model"]
-        lo, hi = _mean_ci(by_model[model], epochs_by_model[model], n_boot, seed)
         run = runs_by_model[model]
+        lo, hi = _entry_ci(run, float(row["accuracy"]), len(items) == len(by_run[model].items),
+                           by_model[model], epochs_by_model[model], n_boot, seed)
         entries.append(Entry(rank=rank, model=model, run_id=run.run_id, started_at=run.started_at,
                              score=float(row["accuracy"]), ci_low=lo, ci_high=hi, setting=run.setting_label))
     warnings = provenance_warnings([r.run for r in runs])

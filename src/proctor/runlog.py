@@ -490,17 +490,22 @@ class MetricBlock(_Block):
     no_answer_rate: float | None = None
     n_truncated: int = 0
     truncated_rate: float | None = None  # of the samples the model answered (not errors)
+    # the accuracy's bounds over the truncated samples: every one wrong … every one right (None: none truncated)
+    truncated_low: float | None = None
+    truncated_high: float | None = None
     n_ambiguous: int = 0  # the reference rule and proctor's reader disagree
     ambiguous_rate: float | None = None  # of the samples both read (None: none)
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s_mean: float | None = None
     # clustered by an item attribute (Results.cluster): the interval above counts clusters; beside it the naive
-    # interval (items as independent), the design effect SE² clustered / SE² naive and the number of clusters
+    # interval (items as independent), the design effect V_CR2 / V_iid and the number of clusters
     n_clusters: int | None = None
     design_effect: float | None = None
     naive_ci_low: float | None = None
     naive_ci_high: float | None = None
+    cluster_df: float | None = None  # Bell–McCaffrey's degrees of freedom of the clustered interval's t
+    cluster_note: str | None = None  # why the interval is not (or barely) clustered: few clusters, no variance…
 
     @property
     def cluster_differs(self) -> bool:

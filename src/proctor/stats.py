@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .runlog import Calibration, CalibrationBin, MetricValue, Outcome, Sample
+from .smallsample import ClusterPlan, cluster_plan
 
 Z95 = 1.959963984540054
 DEFAULT_BOOT = 2000
@@ -160,26 +161,6 @@ def _cluster_bootstrap(s: np.ndarray, clusters: Sequence[str], n_boot: int, seed
     return float(lo), float(hi)
 
 
-def t_quantile(df: float, level: float = 0.95) -> float:
-    """Student's t quantile for a two-sided `level` interval with `df` degrees of freedom (numpy only).
-
-    Exact for df = 1 and 2; beyond, the Cornish–Fisher expansion of t in terms of the normal quantile
-    (Abramowitz & Stegun 26.7.5), four terms: within 0.004 of the exact value at df = 3, 1e-5 from df = 10."""
-    if df <= 0:
-        raise ValueError("t_quantile needs df > 0")
-    p = 0.5 + level / 2
-    if df == 1:
-        return math.tan(math.pi * (p - 0.5))
-    if df == 2:
-        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    z = Z95 if level == 0.95 else normal_quantile(p)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
-
-
 def normal_quantile(p: float) -> float:
     """The standard normal quantile by bisection on erf (enough for the levels proctor uses)."""
     lo, hi = -10.0, 10.0
@@ -195,10 +176,11 @@ def normal_quantile(p: float) -> float:
 class ClusteredAccuracy(NamedTuple):
     """Accuracy clustered by an item attribute, beside the interval that treats items as independent."""
 
-    clustered: MetricValue
+    clustered: MetricValue  # the naive interval itself when the plan keeps items as the unit
     naive: MetricValue  # items (with their epochs) as the unit: `accuracy_ci`
     n_clusters: int
-    design_effect: float | None  # SE² clustered / SE² naive (None: no variance to compare)
+    design_effect: float | None  # V_CR2 / V_iid, the factor the interval used (None: not estimable)
+    plan: ClusterPlan | None = None  # the case and its note (`proctor.smallsample.cluster_plan`)
 
 
 def clustered_accuracy(
@@ -209,27 +191,30 @@ def clustered_accuracy(
     interval must count clusters, not questions. Items are nested in clusters, so the epochs of an item
     are clustered too.
 
-    * 0/1 scores → `cluster_wilson`: Wilson at the effective sample size n / deff (deff from the cluster-robust
-      standard error, bounded to [1, n / C]) with Student's t on C − 1 degrees of freedom for z (few clusters
-      make the standard error itself uncertain: Cameron & Miller 2015).
+    * 0/1 scores → `cluster_wilson`: Wilson at the effective sample size n / deff, deff = V_CR2 / V_iid
+      (Bell–McCaffrey's bias-reduced variance over p(1 − p)/n, bounded to [1, n / C]), with Student's t on
+      Bell–McCaffrey's degrees of freedom for z (few clusters make the variance itself uncertain).
     * graded scores → `cluster_bootstrap` over clusters.
+    * one cluster, every item its own cluster, fewer than `MIN_CLUSTERS` clusters, or no variance at all: the
+      items' interval, with the plan's note saying why (`proctor.smallsample.cluster_plan`).
     """
     s = np.asarray(scores, dtype=float)
     naive = accuracy_ci(s, items, n_boot, seed)
-    n_clusters = len(set(clusters))
-    if s.size == 0 or n_clusters < 2:
-        return ClusteredAccuracy(naive, naive, n_clusters, None)
-    se_naive = clustered_standard_error(s, items)
-    se_cluster = clustered_standard_error(s, clusters)
-    deff = (se_cluster / se_naive) ** 2 if se_naive > 0 else None
+    if s.size == 0:
+        return ClusteredAccuracy(naive, naive, len(set(clusters)), None)
+    plan = cluster_plan(s, items, clusters, float(s.var()) / s.size)
+    if plan.kind != "clustered":
+        return ClusteredAccuracy(naive, naive, plan.n_clusters, None, plan)
+    assert plan.design_effect is not None and plan.t is not None
     if bool(np.isin(s, (0.0, 1.0)).all()):
-        lo, hi = _clustered_wilson(s, clusters, z=t_quantile(n_clusters - 1))
+        deff = min(max(plan.design_effect, 1.0), s.size / plan.n_clusters)
+        lo, hi = wilson_interval(float(s.sum()) / deff, s.size / deff, plan.t)
         method = "cluster_wilson"
     else:
         lo, hi = _cluster_bootstrap(s, clusters, n_boot, seed)
         method = "cluster_bootstrap"
     clustered = MetricValue(value=float(s.mean()), n=int(s.size), ci_low=lo, ci_high=hi, method=method)
-    return ClusteredAccuracy(clustered, naive, n_clusters, deff)
+    return ClusteredAccuracy(clustered, naive, plan.n_clusters, plan.design_effect, plan)
 
 
 def item_means_ci(

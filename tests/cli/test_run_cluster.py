@@ -10,6 +10,7 @@ import pytest
 
 from proctor.cli import main
 from proctor.results import read_run
+from proctor.stats import wilson_interval
 
 
 def _items(path: Path) -> Path:
@@ -37,7 +38,8 @@ def test_run_cluster_is_recorded_and_reported(tmp_path: Path, capsys: pytest.Cap
     assert clustered.results is not None and plain.results is not None
     o, p = clustered.results.overall, plain.results.overall
     assert clustered.results.cluster == "metadata.passage" and o.ci_method == "cluster_wilson" and o.n_clusters == 6
-    assert o.design_effect == pytest.approx(4 * 23 / 20, rel=0.05)  # perfectly correlated passages of 4
+    # perfectly correlated passages of 4: V_CR2 = C/(C−1)·p(1−p)/C over V_iid = p(1−p)/n, i.e. n/(C−1)
+    assert o.design_effect == pytest.approx(24 / 5)
     assert (o.naive_ci_low, o.naive_ci_high) == (p.ci_low, p.ci_high) and o.cluster_differs
     assert (o.ci_high or 0) - (o.ci_low or 0) > 1.5 * ((p.ci_high or 0) - (p.ci_low or 0))
     capsys.readouterr()
@@ -86,3 +88,56 @@ def test_a_spec_file_clusters_only_by_an_item_attribute(tmp_path: Path, capsys: 
     (tmp_path / "capitals").symlink_to(CAPITALS.parent / "capitals")
     assert main(["validate", str(spec)]) == 2
     assert f"capitals.yaml:6: cluster: cannot cluster by '{value}'" in capsys.readouterr().err
+
+
+def _three_categories(path: Path) -> Path:
+    """30 questions in three categories of 10 whose answer is always B: `scripted:first` (A) gets 0 of 30."""
+    rows = [{"identifier": f"q{i}", "modality": "choiceof2", "prompt": f"Question {i}?", "response": "B",
+             "choices": {"A": "yes", "B": "no"}, "category": f"cat{i % 3}"} for i in range(30)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_zero_of_thirty_over_three_clusters_one_interval_everywhere(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: 0/30 over three categories printed [0.000, 0.861] (Wilson at 3 effective items with t on 2 df)
+    while each category's own interval is [0, 0.278]. Three clusters are too few to cluster: the interval is the
+    items' one, with a note, and run, results.json, the report, the leaderboard, compare and gate all show it."""
+    store = tmp_path / "store.sqlite"
+    monkeypatch.setenv("PROCTOR_STORE", str(store))
+    items = _three_categories(tmp_path / "items.jsonl")
+    common = ["--no-progress", "--no-cache", "--cluster", "category"]
+    assert main(["run", str(items), "--model", "scripted:first", "-o", str(tmp_path / "cand"), *common]) == 0
+    console = capsys.readouterr().out
+    assert main(["run", str(items), "--model", "scripted:random,seed=1", "-o", str(tmp_path / "base"), *common]) == 0
+    capsys.readouterr()
+    res = read_run(tmp_path / "cand").results
+    assert res is not None
+    o = res.overall
+    lo, hi = o.ci_low or 0.0, o.ci_high or 0.0
+    assert (o.accuracy, lo) == (0.0, 0.0) and o.n_clusters == 3 and o.design_effect is None
+    widest = max((b.ci_high or 0) - (b.ci_low or 0) for b in res.by_category.values())
+    assert len(res.by_category) == 3 and hi - lo <= widest
+    assert (lo, hi) == pytest.approx(wilson_interval(0, 30)) and hi == pytest.approx(0.1135, abs=1e-4)
+    assert o.cluster_note is not None and "too few" in o.cluster_note
+    shown = f"[{lo:.3f}, {hi:.3f}]"
+    assert shown in console and "0.861" not in console and "clustered by category: 3 clusters" in console
+    raw = json.loads((tmp_path / "cand" / "results.json").read_text(encoding="utf-8"))["overall"]
+    assert (raw["ci_low"], raw["ci_high"]) == (lo, hi)
+    pct = f"[{100 * lo:.1f}, {100 * hi:.1f}]"  # 11.4 in every view that shows percent
+    md = tmp_path / "report.md"
+    assert main(["report", str(tmp_path / "cand"), "-o", str(md)]) == 0
+    text = md.read_text(encoding="utf-8")
+    assert f"[{100 * lo:.1f}%, {100 * hi:.1f}%]" in text and "too few" in text and "design effect 0.00" not in text
+    capsys.readouterr()
+    assert main(["leaderboard", "items", "--json", "--n-boot", "200"]) == 0
+    boards = json.loads(capsys.readouterr().out)
+    (entry,) = [e for b in boards for e in b["entries"] if e["model"] == "scripted:first"]
+    assert (entry["ci_low"], entry["ci_high"]) == (lo, hi)
+    assert main(["compare", str(tmp_path / "cand"), str(tmp_path / "base"), "--json", "--n-boot", "200"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert (cmp["a"]["ci_low"], cmp["a"]["ci_high"]) == (lo, hi)
+    assert main(["compare", str(tmp_path / "cand"), str(tmp_path / "base"), "--n-boot", "200"]) == 0
+    assert f"0.0% {pct}" in capsys.readouterr().out
+    code = main(["gate", str(tmp_path / "cand"), "--baseline", str(tmp_path / "base"), "--max-drop", "5"])
+    assert code in (1, 3) and f"0.0% {pct}" in capsys.readouterr().out

@@ -72,6 +72,8 @@ def test_truncation_is_its_own_outcome_counted_wrong_by_default(cli: Any, srv: L
     assert res.overall.accuracy == 0.0
     assert all(m.n_truncated == 1 and m.truncated_rate == 1.0 for m in res.by_category.values())
     assert "truncated: 4 answers (100.0%)" in r.out and "counted as wrong" in r.out
+    assert (res.overall.truncated_low, res.overall.truncated_high) == (0.0, 1.0)  # anywhere from none to all right
+    assert "accuracy 0.000 if every one is wrong … 1.000 if every one is right" in r.out
 
 
 def test_truncated_as_excluded_leaves_accuracy(cli: Any, srv: LocalServer, tmp_path: Path) -> None:

@@ -269,7 +269,8 @@ def _print_comparison(cmp: Comparison) -> None:
     """Two runs: who each is, the table overall and per category, the verdict, what was left out, warnings."""
     con = _console()
     for name, r in (("A", cmp.a), ("B", cmp.b)):
-        con.print(f"{name}: {rich_safe(r.model)} · {rich_safe(r.setting)}  ({r.run_id[:12]}, {_when(r.started_at)})")
+        con.print(f"{name}: {rich_safe(r.model)} · {rich_safe(r.setting)}  ({r.run_id[:12]}, {_when(r.started_at)}): "
+                  f"{r.accuracy_text()}")
     con.print(comparison_table(cmp))
     con.print(cmp.verdict, markup=False)
     if cmp.only_in_a or cmp.only_in_b:

@@ -148,8 +148,9 @@ def gate(
 
 def _print_gate(result: Any) -> None:
     typer.echo(f"{result.decision.value}: {escape_control(result.deciding.text(result.max_drop))}")
-    typer.echo(f"candidate {escape_control(result.candidate.model)} ({result.candidate.run_id[:12]}), "
-               f"baseline {escape_control(result.baseline.model)} ({result.baseline.run_id[:12]})")
+    typer.echo(f"candidate {escape_control(result.candidate.model)} ({result.candidate.run_id[:12]}) "
+               f"{result.candidate.accuracy_text()}, baseline {escape_control(result.baseline.model)} "
+               f"({result.baseline.run_id[:12]}) {result.baseline.accuracy_text()}")
     for check in result.checks:
         if check is not result.deciding:
             typer.echo(f"  {escape_control(check.text(result.max_drop))}")

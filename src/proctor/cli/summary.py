@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..metrics.accuracy import clustering_text
 from ..metrics.answer_reading import levels_line
 from ..pricing import cost_line
 from ..runlog import MetricBlock, MetricValue, Results, RunLog
@@ -73,8 +74,9 @@ def reasoning_lines(results: Results) -> list[str]:
     if overall.n_truncated:
         lines.append(f"truncated: {overall.n_truncated} answers ({overall.truncated_rate or 0.0:.1%}) hit the token "
                      f"limit or never closed their thought; counted as {results.truncated_as or 'wrong'} "
-                     "(--truncated-as)")
+                     "(--truncated-as)" + truncation_bounds_text(overall))
     lines += answer_reading_lines(results)
+    lines += cluster_lines(results)
     ep = results.epochs
     if ep is not None and ep.mean_at_k is not None:
         spread = ep.item_sd_mean
@@ -88,6 +90,22 @@ def reasoning_lines(results: Results) -> list[str]:
     if results.cost is not None:
         lines.append(cost_line(results.cost))
     return lines
+
+
+def cluster_lines(results: Results) -> list[str]:
+    """How the overall interval was clustered (`--cluster`): the clusters, the design effect and the df, or the
+    note that says why items stayed the unit (few clusters, no variance, every item its own cluster)."""
+    o = results.overall
+    if results.cluster is None or o.n_clusters is None:
+        return []
+    return [f"clustered by {results.cluster}: {clustering_text(o)}"]
+
+
+def truncation_bounds_text(o: MetricBlock) -> str:
+    """"; accuracy 0.400 if every truncated answer is wrong … 0.733 if every one is right" (empty: no bounds)."""
+    if o.truncated_low is None or o.truncated_high is None:
+        return ""
+    return f"; accuracy {o.truncated_low:.3f} if every one is wrong … {o.truncated_high:.3f} if every one is right"
 
 
 def answer_reading_lines(results: Results) -> list[str]:

@@ -49,15 +49,30 @@ def sample_cluster(s: Sample, attribute: str) -> str:
 def _interval(scores: list[float], items: list[str], clusters: list[str] | None,
               seed: int) -> tuple[MetricValue, dict[str, Any]]:
     """Accuracy with its interval: items as the unit, or `clusters` of items (with the naive interval, the design
-    effect and the number of clusters beside it); a group with one cluster (a category when clustering by
-    category) keeps the items' interval."""
+    effect, the number of clusters, the degrees of freedom and a note beside it); a group with one cluster (a
+    category when clustering by category) keeps the items' interval, and so does every case
+    `proctor.smallsample.cluster_plan` sets apart (few clusters, no variance, every item its own cluster), with
+    its note."""
     if clusters is None:
         return accuracy_ci(scores, items, seed=seed), {}
     got = clustered_accuracy(scores, items, clusters, seed=seed)
     if got.n_clusters < 2:
         return got.naive, {}
+    plan = got.plan
     return got.clustered, {"n_clusters": got.n_clusters, "design_effect": got.design_effect,
-                           "naive_ci_low": got.naive.ci_low, "naive_ci_high": got.naive.ci_high}
+                           "naive_ci_low": got.naive.ci_low, "naive_ci_high": got.naive.ci_high,
+                           "cluster_df": plan.df if plan is not None else None,
+                           "cluster_note": plan.note if plan is not None else None}
+
+
+def clustering_text(o: MetricBlock) -> str:
+    """The clustered interval in words: its clusters, design effect and df, or why items stayed the unit."""
+    if o.cluster_note is not None and o.design_effect is None:
+        return f"{o.n_clusters} clusters; {o.cluster_note}"
+    deff = f", design effect {o.design_effect:.2f}" if o.design_effect is not None else ""
+    df = f", t on {o.cluster_df:.1f} df" if o.cluster_df is not None else ""
+    note = f"; {o.cluster_note}" if o.cluster_note is not None else ""
+    return f"{o.n_clusters} clusters{deff}{df} (CR2, Bell–McCaffrey){note}"
 
 
 def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:
@@ -80,6 +95,8 @@ class BlockTally:
     n_unscored: int = 0
     n_no_answer: int = 0
     n_truncated: int = 0
+    sum_untruncated: float = 0.0  # the counted samples that were not truncated: their scores' sum and number
+    n_untruncated: int = 0
     n_read_twice: int = 0
     n_ambiguous: int = 0
     input_tokens: int = 0
@@ -101,14 +118,26 @@ class BlockTally:
         self.output_tokens += s.output_tokens or 0
         if s.latency_s is not None:
             self.latencies.append(s.latency_s)
+        if s.scored and s.score is not None and s.outcome is not Outcome.TRUNCATED:
+            self.sum_untruncated += s.score
+            self.n_untruncated += 1
         if s.scored and s.score is not None:  # `counted`
             self.scores.append(s.score)
             self.items.append(_item_key(s))
             if self.cluster is not None:
                 self.clusters.append(sample_cluster(s, self.cluster))
 
+    def truncation_bounds(self) -> tuple[float | None, float | None]:
+        """The accuracy if every truncated sample were wrong, and if every one were right, over the scored and the
+        truncated samples (whatever `--truncated-as` counts); None when none was truncated."""
+        total = self.n_untruncated + self.n_truncated
+        if not self.n_truncated or not total:
+            return None, None
+        return self.sum_untruncated / total, (self.sum_untruncated + self.n_truncated) / total
+
     def block(self, seed: int = 0) -> MetricBlock:
         n_scored, n_answered = len(self.scores), self.n - self.n_errors
+        low, high = self.truncation_bounds()
         acc, clustering = _interval(self.scores, self.items, self.clusters if self.cluster is not None else None,
                                     seed)
         return MetricBlock(
@@ -116,6 +145,7 @@ class BlockTally:
             n_no_answer=self.n_no_answer, accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high,
             ci_method=acc.method, no_answer_rate=self.n_no_answer / n_scored if n_scored else None,
             n_truncated=self.n_truncated, truncated_rate=self.n_truncated / n_answered if n_answered else None,
+            truncated_low=low, truncated_high=high,
             n_ambiguous=self.n_ambiguous,
             ambiguous_rate=self.n_ambiguous / self.n_read_twice if self.n_read_twice else None,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens,

@@ -19,6 +19,7 @@ from ..coverage import BANDS as COVERAGE_BANDS
 from ..coverage import flag_categories
 from ..errors import ProctorError
 from ..metrics import RunContext, registered
+from ..metrics.accuracy import clustering_text
 from ..results import read_run
 from ..runlog import (
     AnswerReading,
@@ -237,14 +238,16 @@ class RunSummary:
 
     @property
     def clustering(self) -> str | None:
-        """A sentence on the clustered interval when it differs materially from the naive one (else None)."""
+        """A sentence on the clustered interval when it differs materially from the naive one, or when a note
+        says why items stayed the unit (few clusters, no variance); else None."""
         o = self.results.overall
-        if self.results.cluster is None or not o.cluster_differs:
+        if self.results.cluster is None or not (o.cluster_differs or o.cluster_note):
             return None
-        deff = f", design effect {o.design_effect:.2f}" if o.design_effect is not None else ""
-        return (f"clustered by {self.results.cluster} ({o.n_clusters} clusters{deff}): the interval counts clusters; "
-                f"treating items as independent gives [{100 * (o.naive_ci_low or 0):.1f}, "
-                f"{100 * (o.naive_ci_high or 0):.1f}]")
+        text = f"clustered by {self.results.cluster} ({clustering_text(o)})"
+        if not o.cluster_differs:
+            return text
+        return (f"{text}: the interval counts clusters; treating items as independent gives "
+                f"[{100 * (o.naive_ci_low or 0):.1f}, {100 * (o.naive_ci_high or 0):.1f}]")
 
     @property
     def by_category(self) -> dict[str, MetricBlock]:

@@ -93,7 +93,9 @@ def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
             cats = ", ".join(f"{_cell(c)} {_pct(m.truncated_rate)}" for c, m in r.by_category.items() if m.n_truncated)
             out.append(f"- {_cell(names[r.index])}: {_pct(o.truncated_rate)} of answers truncated "
                        f"({_fmt_int(o.n_truncated)}; token limit or unclosed thought), counted as "
-                       f"{r.truncated_as} in accuracy" + (f"; by category: {cats}" if cats else ""))
+                       f"{r.truncated_as} in accuracy" + (f"; by category: {cats}" if cats else "")
+                       + (f"; accuracy {_pct(o.truncated_low)} if every one is wrong … {_pct(o.truncated_high)} if "
+                          "every one is right" if o.truncated_low is not None else ""))
         if r.cost:
             out.append(f"- {_cell(names[r.index])}: {cost_line(r.cost)}")
     return ["", "## Truncation and cost", "", *out] if out else []
@@ -184,7 +186,7 @@ def render_markdown(data: ReportData) -> str:
             f"{_fmt_int(o.n_scored)} / {_fmt_int(o.n)}",
             _pct(o.accuracy),
             f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]" + (
-                f" (naive [{_pct(o.naive_ci_low)}, {_pct(o.naive_ci_high)}])" if r.clustering else ""),
+                f" (naive [{_pct(o.naive_ci_low)}, {_pct(o.naive_ci_high)}])" if r.clustering and o.cluster_differs else ""),
             _pct(r.macro_accuracy),
             _fmt_int(o.n_errors),
             f"{_pct(o.no_answer_rate)} ({_fmt_int(o.n_no_answer)})",
