@@ -58,6 +58,7 @@ class SpecPrompts:
     same_split: bool = False  # the examples come from the evaluated split: the asked item is never shown
     shots: int | None = None  # --shots: overrides every kind's count
     format: Format = "completion"
+    kind: str | None = None  # --prompt: the kind log-likelihood contexts are built from (None: the spec's first)
     kinds: tuple[str, ...] = field(init=False)
     _plans: dict[int, dict[str, list[int]]] = field(default_factory=dict, init=False, repr=False)
 
@@ -164,7 +165,17 @@ class SpecPrompts:
 
     @property
     def scoring_kind(self) -> str:
-        return self.spec.default_kind
+        """The prompt kind log-likelihood contexts are built from: the run's (--prompt), else the spec's first."""
+        return self.kind or self.spec.default_kind
+
+    @property
+    def logprob_kinds(self) -> tuple[str, ...]:
+        """Every kind can be scored by log-likelihood (its template and shots make the context)."""
+        return self.kinds
+
+    @property
+    def logprob_kind(self) -> str:
+        return self.scoring_kind
 
     def logprob_context(self, item: Item) -> str:
         """The context options are scored after (blank mode: the first option's)."""
