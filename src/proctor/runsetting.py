@@ -110,23 +110,30 @@ def _one_line(x: Any) -> str:
 
 def setting_label(setting: Mapping[str, Any]) -> str:
     """`generate · zero_shot · temp 0 · max 1024`, `logprob · choices`, `logprob · probsem-suite · norm token`."""
+    return " · ".join(part for parts in label_parts(setting).values() for part in parts)
+
+
+def label_parts(setting: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The label's parts by what they say: `mode`, `prompt` (its kind, shots, format, few-shot pool, options),
+    `sampling` (the generation settings and epochs), `scoring` (answer rule, policies, suites' norms), `judge`."""
     mode = str(setting.get("mode") or "?")
-    parts = [mode, str(setting.get("prompt") or ("choices" if mode == "logprob" else "default prompt"))]
-    parts += _asked(setting)
+    prompt = [str(setting.get("prompt") or ("choices" if mode == "logprob" else "default prompt")), *_asked(setting)]
     gen = setting.get("generation") or {}
     names = {"temperature": "temp", "top_p": "top-p", "max_tokens": "max-tokens", "seed": "seed"}
-    parts += [f"{short} {_number(gen[key])}" for key, short in names.items() if key in gen]
-    parts += [f"{k.replace('_', '-')} {_number(v)}" for k, v in gen.items()  # reasoning, top-k, system…
-              if k not in names and k != "stop"]
+    sampling = [f"{short} {_number(gen[key])}" for key, short in names.items() if key in gen]
+    sampling += [f"{k.replace('_', '-')} {_one_line(_flat(v))}" for k, v in gen.items()  # reasoning, top-k, system…
+                 if k not in names and k != "stop"]
     if gen.get("stop"):
-        parts.append("stop " + "|".join(json.dumps(s)[1:-1] for s in gen["stop"]))
+        sampling.append("stop " + "|".join(json.dumps(s)[1:-1] for s in gen["stop"]))
     if int(setting.get("epochs") or 1) > 1:
-        parts.append(f"{setting['epochs']} epochs")
+        sampling.append(f"{setting['epochs']} epochs")
     shown = {"mode", "prompt", "generation", "epochs", *_ASKED}
     short = {"softmax_temperature": "softmax temp", "truncated_as": "truncated as"}
-    parts += [f"{short.get(k, k.replace('_', ' '))} {_one_line(_flat(v))}" for k, v in setting.items()
-              if k not in shown and v is not None]
-    return " · ".join(parts)
+    rest = {k: f"{short.get(k, k.replace('_', ' '))} {_one_line(_flat(v))}" for k, v in setting.items()
+            if k not in shown and v is not None}
+    return {"mode": [mode], "prompt": prompt, "sampling": sampling,
+            "scoring": [v for k, v in rest.items() if not k.startswith("judge")],
+            "judge": [v for k, v in rest.items() if k.startswith("judge")]}
 
 
 _ASKED = ("shots", "format", "fewshot_from", "prompt_options")  # how the prompt is built: shown beside its kind
@@ -152,4 +159,4 @@ def _flat(value: Any) -> Any:
     return value
 
 
-__all__ = ["run_setting", "setting_key", "setting_label", "spec_setting"]
+__all__ = ["label_parts", "run_setting", "setting_key", "setting_label", "spec_setting"]
