@@ -109,3 +109,14 @@ def test_one_plan_loads_a_task_per_shots_and_format() -> None:
                     eval_spec(QUIZ, MODEL, mode="generate", format="chat")])
     assert len({id(p.task) for p in planned}) == 3
     assert len({p.spec.dataset.prompt_hash for p in planned}) == 3 and len({p.spec.run_id() for p in planned}) == 3
+
+
+def test_draw_extra_is_in_the_run_id(tmp_path: Path) -> None:
+    """#41 item 2: `fewshot.draw_extra` draws other examples, so the same command must not resume the old run."""
+    copy = tmp_path / "quiz.yaml"
+    shutil.copytree(QUIZ.parent / "quiz", tmp_path / "quiz")
+    text = QUIZ.read_text()
+    copy.write_text(text.replace("selection: same_category}", "selection: seeded}"))
+    seeded = resolve(eval_spec(copy, MODEL))
+    copy.write_text(text.replace("selection: same_category}", "selection: seeded, draw_extra: true}"))
+    assert resolve(eval_spec(copy, MODEL)).run_id() != seeded.run_id()

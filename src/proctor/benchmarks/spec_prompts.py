@@ -214,6 +214,8 @@ class SpecPrompts:
                  f"format={self.format}", s.scoring.continuation]
         if self.n_shots(kind) and s.fewshot is not None:
             parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool)]
+            if s.fewshot.draw_extra:  # other examples drawn (#41 item 2); only when set: other runs keep their ids
+                parts.append("draw_extra")
         return text_hash(*parts)
 
     def identity(self) -> dict[str, Any]:
