@@ -90,3 +90,12 @@ def test_a_judge_is_refused_by_log_likelihood(tmp_path: Path, capsys: pytest.Cap
     code, out = _run(tmp_path, CAPITALS, "--judge", "scripted:first")
     err = capsys.readouterr().err.strip()
     assert code == 2 and not out.exists() and err.startswith("error: --judge:") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--temperature", "0.7"), ("--max-tokens", "64"), ("--gen-seed", "3")])
+def test_generation_settings_are_refused_by_log_likelihood(flag: str, value: str, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """They were dropped silently (not in the run id, not sent): a log-likelihood run samples nothing."""
+    code, out = _run(tmp_path, CAPITALS, flag, value)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not out.exists() and err.startswith(f"error: {flag}:") and len(err.splitlines()) == 1

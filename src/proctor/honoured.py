@@ -5,17 +5,20 @@ that cannot take shots or a format refuses them when its task loads). A log-like
 prompt builder makes, and a builder says which prompt kinds those contexts can carry (`logprob_kinds`, and the one
 they were built for, `logprob_kind`): a spec benchmark every kind it declares (its template and its shots), item
 data zero- and five-shot, a built-in benchmark none (one fixed context). Anything else asked of a log-likelihood
-run — another prompt kind, the chat format (contexts are plain text), a judge (nothing is generated to grade) — is
+run — another prompt kind, the chat format (contexts are plain text), a judge (nothing is generated to grade),
+sampling settings (nothing is sampled) — is
 refused here, before the run, with one line naming the flag; it is never recorded while another prompt is sent.
 """
 
 from __future__ import annotations
 
 from .errors import InputError
-from .spec import RunSpec
+from .spec import GenerationSpec, RunSpec
 from .tasks import Task
 
 GENERATE_HINT = "(it applies to --mode generate)"
+DEFAULT_GENERATION = GenerationSpec()
+_FLAG_NAMES = {"seed": "gen_seed"}  # a GenerationSpec field whose flag (proctor.cli.fields) is named otherwise
 
 
 def scored_by_loglikelihood(spec: RunSpec, task: Task) -> bool:
@@ -36,6 +39,11 @@ def check_honoured(spec: RunSpec, task: Task) -> None:
     if spec.judge is not None:
         raise InputError.at("judge", f"a judge grades generated answers; a log-likelihood run on {task.name} "
                             f"generates none {GENERATE_HINT}")
+    given = [name for name in GenerationSpec.model_fields if getattr(spec.generation, name) != getattr(
+        DEFAULT_GENERATION, name)]
+    if given:
+        raise InputError.at(_FLAG_NAMES.get(given[0], given[0]), f"a log-likelihood run on {task.name} samples "
+                            f"nothing, so generation settings are not sent {GENERATE_HINT}")
 
 
 def _check_kind(kind: str, task: Task) -> None:
