@@ -5,6 +5,7 @@ through the migration, as it reads an old history's rows; a v4 manifest gives th
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from proctor.runlog import Manifest
@@ -68,3 +69,58 @@ def test_extract_shows_only_when_not_the_default() -> None:
     assert "extract" not in run_setting(base) and "extract" not in setting_label(run_setting(base))
     assert run_setting(robust)["extract"] == "robust" and "extract robust" in setting_label(run_setting(robust))
     assert setting_key(run_setting(base)) != setting_key(run_setting(robust))
+
+
+# ---------------------------------------------------------------- settings read from the spec (#36 item 5)
+
+ITEMS = __import__("pathlib").Path(__file__).parent.parent / "examples" / "items" / "multiple-choice.jsonl"
+
+
+def _recorded(tmp_path: Any, name: str, *args: str) -> None:
+    from proctor.cli import main
+
+    store, runs = tmp_path / "store.db", tmp_path / "runs"
+    assert main(["run", str(ITEMS), "--model", f"scripted:{name}", *args, "--no-cache", "--no-progress",
+                 "--store", str(store), "-o", str(runs / f"{name}{'-'.join(args)}")]) in (0, 1)
+
+
+def test_a_five_shot_run_is_labelled_ranked_and_compared_apart(tmp_path: Any,
+                                                               capsys: Any) -> None:
+    """`--shots 5` was listed as `generate · zero_shot · …`, ranked on the zero-shot board and paired by compare."""
+    from proctor.cli import main
+    from proctor.store import Store
+
+    _recorded(tmp_path, "first")
+    _recorded(tmp_path, "random")
+    _recorded(tmp_path, "first", "--shots", "5")
+    store = tmp_path / "store.db"
+    runs = Store(store).list_runs()
+    by_shots = {("5 shots" in r.setting_label): r for r in runs}
+    assert len(runs) == 3 and len({r.setting_key for r in runs}) == 2
+    five, zero = by_shots[True], by_shots[False]
+    assert five.setting_label.startswith("generate · zero_shot · 5 shots · ")
+    capsys.readouterr()
+    assert main(["runs", "--store", str(store)]) == 0
+    assert "5 shots" in capsys.readouterr().out
+    assert main(["leaderboard", five.dataset, "--store", str(store), "--json", "--n-boot", "200"]) == 0
+    boards = json.loads(capsys.readouterr().out)  # one board per setting
+    assert sorted(len(b["entries"]) for b in boards) == [1, 2]
+    zero_board = next(b for b in boards if len(b["entries"]) == 2)
+    assert five.run_id not in {e["run_id"] for e in zero_board["entries"]} and "shots" not in zero_board["setting"]
+    assert main(["compare", five.run_id, zero.run_id, "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "not comparable" in err and "5 shots" in err and len(err.strip().splitlines()) == 1
+    assert main(["compare", five.run_id, zero.run_id, "--store", str(store), "--mix-settings", "--n-boot",
+                 "200"]) == 0
+
+
+def test_a_spec_run_reads_its_setting_from_the_spec_as_the_recorded_scorer_says(tmp_path: Any) -> None:
+    """The spec is the one copy: for settings both record, the spec's setting equals the recorded scorer's."""
+    from proctor.runlog import read_manifest
+    from proctor.runsetting import _recorded_setting
+
+    _recorded(tmp_path, "first")
+    _recorded(tmp_path, "first", "--mode", "logprob")
+    for run in (tmp_path / "runs").iterdir():
+        manifest = read_manifest(run)
+        assert manifest.spec is not None and _run_setting(manifest) == _recorded_setting(manifest)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .models.base import Message
-from .prompts import FIVE_SHOT, N_SHOTS, ItemPromptBuilder, check_kind, pool_digest
+from .prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, N_SHOTS, ItemPromptBuilder, check_kind, pool_digest
 from .records import Item
 from .tasks import text_hash
 
@@ -58,6 +58,7 @@ class FewShotPrompts:
     pool: list[Item] = field(default_factory=list)
     shots: int | None = None  # --shots; None: the kind's own (five_shot: 5, the others 0)
     format: Literal["completion", "chat"] = "chat"
+    kind: str | None = None  # --prompt: the kind log-likelihood contexts are built from (None: the first)
     kinds: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -89,11 +90,20 @@ class FewShotPrompts:
     def completion(self) -> bool:
         return self.format == "completion"
 
+    @property
+    def logprob_kinds(self) -> tuple[str, ...]:
+        """The kinds a log-likelihood context can carry: all but chain of thought (nothing is generated)."""
+        return tuple(k for k in self.kinds if k != CHAIN_OF_THOUGHT)
+
+    @property
+    def logprob_kind(self) -> str:
+        return self.kind or self.kinds[0]
+
     def logprob_context(self, item: Item) -> str:
         system = item.effective_task_prompt(self.base.task_prompt)
         head = f"{system}\n\n" if system else ""
         shots = "".join(f"{self.base.body(ex)}\nAnswer: {example_answer(ex, as_text=True)}\n\n"
-                        for ex in self.examples(item, self.kinds[0]))
+                        for ex in self.examples(item, self.logprob_kind))
         return head + shots + self.base.body(item) + "\nAnswer:"
 
     def template_hash(self, kind: str) -> str:

@@ -153,6 +153,9 @@ class ItemPromptBuilder:
         msgs = [Message("system", system)] if system else []
         return (*msgs, Message("user", user))
 
+    logprob_kinds: ClassVar[tuple[str, ...]] = (ZERO_SHOT,)  # the log-likelihood context is the zero-shot one
+    logprob_kind: ClassVar[str] = ZERO_SHOT
+
     def logprob_context(self, item: Item) -> str:
         system = item.effective_task_prompt(self.task_prompt)
         head = f"{system}\n\n" if system else ""

@@ -20,6 +20,7 @@ from pathlib import Path
 from .benchmarks.probsem import load_suite_task
 from .benchmarks.registry import load_task
 from .errors import InputError, ProctorError
+from .honoured import check_honoured
 from .llmwc import llmwc_rule
 from .prompts import kind_defaults
 from .scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule
@@ -48,6 +49,7 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     task = task if task is not None else load_spec_task(spec)
     scorer = _scorer(spec.scorer.model_copy(update={"mode": spec.scorer.mode or task.default_mode or "generate"}),
                      task)
+    check_honoured(spec.model_copy(update={"scorer": scorer}), task)  # sent, or refused before the run
     generation = spec.generation
     if scorer.mode == "generate" and task.scorer is None:
         generation = _generation(spec.generation, task, scorer.prompt_kind or task.prompts.kinds[0])

@@ -45,6 +45,7 @@ from .provenance import (
 )
 from .records import Item
 from .resolve import resolve
+from .resumecheck import check_resumable
 from .runlog import (
     MANIFEST,
     SAMPLES,
@@ -340,6 +341,7 @@ def locate_run(task: Task, model: Model, scorer: Scorer, config: RunConfig) -> t
         return path, run_id
     found = read_manifest(path)
     if found.run_id == run_id:
+        check_resumable(path, found, config.spec, task)  # a hand-edited manifest is refused, naming the field
         return path, run_id
     if found.run_id in legacies and _is_legacy_of(found, found.run_id, config):
         return path, found.run_id

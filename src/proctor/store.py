@@ -33,8 +33,9 @@ from .errors import InputError
 from .models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from .redact import redact
 from .results import read_run
-from .runlog import SCORED_OUTCOMES, Manifest, MetricBlock, RunLog, Sample
+from .runlog import SCORED_OUTCOMES, Manifest, MetricBlock, Outcome, RunLog, Sample
 from .runsetting import run_setting, setting_key, setting_label
+from .stats import guess_credit
 
 STORE_ENV = "PROCTOR_STORE"
 STORE_FILENAME = "store.sqlite"
@@ -260,21 +261,39 @@ def record_from_log(log: RunLog) -> RunRecord:
     )
 
 
-def item_scores(samples: Iterable[Sample]) -> dict[str, ItemScore]:
-    """Per-item scores, epochs averaged; items with no scored epoch (all errored/unscored) are left out."""
-    acc: dict[str, list[Sample]] = {}
-    for s in samples:
-        if s.outcome in SCORED_OUTCOMES and s.score is not None:
-            acc.setdefault(s.item_id, []).append(s)
-    return {
-        item: ItemScore(item, sum(float(s.score or 0.0) for s in ss) / len(ss), len(ss), ss[0].category,
-                        ss[0].modality)
-        for item, ss in acc.items()
-    }
+def counted_score(score: float | None, outcome: str, modality: str | None,
+                  setting: Mapping[str, Any] | None) -> float | None:
+    """A sample's score as the run's results count it (`proctor.results.summarize`): `truncated_as: excluded`
+    leaves a truncated sample out (None), `no_answer: guess` credits an unanswered one 1/k; else the raw score."""
+    policy = setting or {}
+    if outcome == Outcome.TRUNCATED.value and policy.get("truncated_as") == "excluded":
+        return None
+    if outcome == Outcome.NO_ANSWER.value and policy.get("no_answer") == "guess":
+        return guess_credit(modality)
+    return score
+
+
+def _items(rows: Iterable[tuple[str, float | None, str | None, str | None]]) -> dict[str, ItemScore]:
+    """(item id, counted score, category, modality) rows → per-item scores, epochs averaged; an item with no
+    counted epoch is left out."""
+    acc: dict[str, list[tuple[float, str | None, str | None]]] = {}
+    for item, score, category, modality in rows:
+        if score is not None:
+            acc.setdefault(item, []).append((score, category, modality))
+    return {item: ItemScore(item, sum(x[0] for x in xs) / len(xs), len(xs), xs[0][1], xs[0][2])
+            for item, xs in acc.items()}
+
+
+def item_scores(samples: Iterable[Sample], setting: Mapping[str, Any] | None = None) -> dict[str, ItemScore]:
+    """Per-item scores, epochs averaged, counted as the run's `setting` says (its no-answer and truncation
+    policies: `counted_score`); items with no scored epoch (all errored/unscored/excluded) are left out."""
+    return _items((s.item_id, counted_score(s.score, s.outcome.value, s.modality, setting), s.category, s.modality)
+                  for s in samples if s.outcome in SCORED_OUTCOMES)
 
 
 def scores_from_log(log: RunLog) -> RunScores:
-    return RunScores(record_from_log(log), item_scores(log.samples))
+    record = record_from_log(log)
+    return RunScores(record, item_scores(log.samples, record.setting))
 
 
 # ----------------------------------------------------------------------------- the store
@@ -608,12 +627,11 @@ class Store:
     def run_scores(self, ref: str) -> RunScores:
         """A recorded run with its per-item scores (epochs averaged), without reopening its directory."""
         rec = self.get_run(ref)
-        rows = self._read(
-            "SELECT item_id, AVG(score), COUNT(score), MIN(category), MIN(modality) FROM run_items "
-            "WHERE run_id = ? AND score IS NOT NULL GROUP BY item_id",
-            (rec.run_id,),
-        )
-        return RunScores(rec, {r[0]: ItemScore(r[0], float(r[1]), int(r[2]), r[3], r[4]) for r in rows})
+        rows = self._read("SELECT item_id, score, outcome, category, modality FROM run_items WHERE run_id = ? "
+                          "AND outcome IN (" + ",".join("?" * len(SCORED_OUTCOMES)) + ") ORDER BY item_id, epoch",
+                          (rec.run_id, *sorted(o.value for o in SCORED_OUTCOMES)))
+        return RunScores(rec, _items((item, counted_score(score, outcome, modality, rec.setting), category, modality)
+                                     for item, score, outcome, category, modality in rows))
 
     def latest_runs(self, dataset: str) -> list[RunRecord]:
         """The latest recorded run of each model on `dataset`."""
@@ -647,6 +665,7 @@ __all__ = [
     "RunRecord",
     "RunScores",
     "Store",
+    "counted_score",
     "default_store_path",
     "item_scores",
     "load_run_scores",

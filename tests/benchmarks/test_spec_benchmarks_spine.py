@@ -31,7 +31,7 @@ def test_a_spec_runs_in_its_own_mode_unless_mode_is_given() -> None:
 def test_shots_and_format_reach_the_spec_and_change_the_run_id() -> None:
     spec = eval_spec(QUIZ, MODEL, shots=2, format="chat")
     assert (spec.scorer.shots, spec.scorer.format) == (2, "chat")
-    ids = {resolve(eval_spec(QUIZ, MODEL, **given)).run_id()
+    ids = {resolve(eval_spec(QUIZ, MODEL, mode="generate", **given)).run_id()  # chat: generation's (#36)
            for given in ({}, {"shots": 2}, {"format": "chat"}, {"shots": 2, "format": "chat"})}
     assert len(ids) == 4
     with pytest.raises(proctor.ProctorError, match="format"):
@@ -64,10 +64,10 @@ def test_fewshot_from_is_a_data_reference_in_the_spec(tmp_path: Path) -> None:
 
 def test_cli_and_python_build_the_same_spec_benchmark_run(tmp_path: Path) -> None:
     out = tmp_path / "cli"
-    assert main(["run", str(QUIZ), "--model", MODEL, "--shots", "2", "--format", "chat", "-o", str(out),
+    assert main(["run", str(QUIZ), "--model", MODEL, "--shots", "2", "--prompt", "zero_shot", "-o", str(out),
                  "--no-history"]) == 0
     cli = read_manifest(out).spec
-    log = proctor.eval(QUIZ, MODEL, shots=2, format="chat", out=tmp_path / "py", record_history=False)
+    log = proctor.eval(QUIZ, MODEL, shots=2, prompt="zero_shot", out=tmp_path / "py", record_history=False)
     assert cli is not None and log.manifest.spec is not None
     assert cli.scorer.mode == "logprob" and cli.run_id() == log.manifest.spec.run_id()
 
@@ -105,6 +105,18 @@ def test_answer_rule_selects_gsm8ks_flexible_extract(tmp_path: Path) -> None:
 def test_one_plan_loads_a_task_per_shots_and_format() -> None:
     from proctor.pipeline import plan
 
-    planned = plan([eval_spec(QUIZ, MODEL), eval_spec(QUIZ, MODEL, shots=1), eval_spec(QUIZ, MODEL, format="chat")])
+    planned = plan([eval_spec(QUIZ, MODEL, mode="generate"), eval_spec(QUIZ, MODEL, mode="generate", shots=1),
+                    eval_spec(QUIZ, MODEL, mode="generate", format="chat")])
     assert len({id(p.task) for p in planned}) == 3
     assert len({p.spec.dataset.prompt_hash for p in planned}) == 3 and len({p.spec.run_id() for p in planned}) == 3
+
+
+def test_draw_extra_is_in_the_run_id(tmp_path: Path) -> None:
+    """#41 item 2: `fewshot.draw_extra` draws other examples, so the same command must not resume the old run."""
+    copy = tmp_path / "quiz.yaml"
+    shutil.copytree(QUIZ.parent / "quiz", tmp_path / "quiz")
+    text = QUIZ.read_text()
+    copy.write_text(text.replace("selection: same_category}", "selection: seeded}"))
+    seeded = resolve(eval_spec(copy, MODEL))
+    copy.write_text(text.replace("selection: same_category}", "selection: seeded, draw_extra: true}"))
+    assert resolve(eval_spec(copy, MODEL)).run_id() != seeded.run_id()

@@ -224,3 +224,19 @@ def test_html_card_shows_the_ambiguous_rate_and_the_reading_that_scored(tmp_path
                       results=summarize(gen_samples(40, seed=3, skill=0.6)))
     assert "card-x ambiguous" not in render_html(data.load([plain], history=[])).split('id="proctor-data"')[0]
     assert "## Answer reading" not in render_markdown(data.load([plain], history=[]))
+
+
+def test_zero_and_five_shot_runs_have_different_cards(tmp_path: Path) -> None:
+    """#41 item 19: zero- and five-shot runs of one model had identical cards; the prompt facet now carries the
+    shots (the setting label's parts), and the run labels tell them apart by it, not by their run ids."""
+    from proctor.report.labels import facets, run_labels
+
+    items = Path(__file__).parents[2] / "examples" / "items" / "multiple-choice.jsonl"
+    common = ["--model", "scripted:first", "--no-history", "--no-cache", "--no-progress"]
+    assert main(["run", str(items), *common, "-o", str(tmp_path / "zero")]) in (0, 1)
+    assert main(["run", str(items), "--shots", "5", *common, "-o", str(tmp_path / "five")]) in (0, 1)
+    runs = data.load([tmp_path / "zero", tmp_path / "five"], history=[]).runs
+    prompts = [next(f.value for f in facets(r) if f.name == "prompt") for r in runs]
+    assert prompts == ["zero_shot", "zero_shot · 5 shots"]
+    assert run_labels(runs) == ["scripted:first · multiple-choice · zero_shot",
+                                "scripted:first · multiple-choice · zero_shot · 5 shots"]

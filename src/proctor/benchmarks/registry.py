@@ -208,7 +208,7 @@ def load_task(
         if fewshot_from is not None:
             raise ProctorError(f"{spec}: a spec benchmark names its own few-shot source (`fewshot:`); "
                                "--fewshot-from is for item files")
-        task = load_spec_task(spec_path, data_file=data_file, shots=shots, fmt=fmt)
+        task = load_spec_task(spec_path, data_file=data_file, shots=shots, fmt=fmt, prompt_kind=prompt_kind)
         task.items = select(task.items, limit=limit, limit_per_category=limit_per_category)
         return task
     if is_builtin(spec) and (shots is not None or fmt is not None or fewshot_from is not None):
@@ -237,10 +237,11 @@ def load_task(
     task = _path_task(spec, limit=limit, limit_per_category=limit_per_category)
     if shots is None and fmt is None and fewshot_from is None and prompt_kind != FIVE_SHOT:
         return task
-    return with_fewshot(task, shots=shots, fmt=fmt, fewshot_from=fewshot_from)
+    return with_fewshot(task, shots=shots, fmt=fmt, fewshot_from=fewshot_from, prompt_kind=prompt_kind)
 
 
-def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from: str | Path | None) -> Task:
+def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from: str | Path | None,
+                 prompt_kind: str | None = None) -> Task:
     """An item task with examples before each item (`proctor.fewshot`): from `fewshot_from` (any item format),
     else the task's own items (never the one asked)."""
     if fmt is not None and fmt not in FORMATS:
@@ -251,7 +252,7 @@ def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from
     if fewshot_from is not None:
         task.source["fewshot"] = {"path": str(Path(fewshot_from).resolve()), "sha256": file_sha256(fewshot_from)}
     task.prompts = FewShotPrompts(task.prompts, pool=pool, shots=shots, format="completion" if fmt == "completion"
-                                  else "chat")
+                                  else "chat", kind=prompt_kind)
     return task
 
 

@@ -59,6 +59,7 @@ class SpecPrompts:
     overlap: bool = False  # the pool holds some asked questions again (by content): seeded draws take k + 1
     shots: int | None = None  # --shots: overrides every kind's count
     format: Format = "completion"
+    kind: str | None = None  # --prompt: the kind log-likelihood contexts are built from (None: the spec's first)
     kinds: tuple[str, ...] = field(init=False)
     _plans: dict[int, dict[str, list[int]]] = field(default_factory=dict, init=False, repr=False)
 
@@ -172,7 +173,17 @@ class SpecPrompts:
 
     @property
     def scoring_kind(self) -> str:
-        return self.spec.default_kind
+        """The prompt kind log-likelihood contexts are built from: the run's (--prompt), else the spec's first."""
+        return self.kind or self.spec.default_kind
+
+    @property
+    def logprob_kinds(self) -> tuple[str, ...]:
+        """Every kind can be scored by log-likelihood (its template and shots make the context)."""
+        return self.kinds
+
+    @property
+    def logprob_kind(self) -> str:
+        return self.scoring_kind
 
     def logprob_context(self, item: Item) -> str:
         """The context options are scored after (blank mode: the first option's)."""
@@ -217,6 +228,8 @@ class SpecPrompts:
         if self.n_shots(kind) and s.fewshot is not None:
             parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool),
                       "asked=never-shown"]  # examples drop the asked question by content (main 81a90f9 did not)
+            if s.fewshot.draw_extra:  # other examples drawn (#41 item 2)
+                parts.append("draw_extra")
         return text_hash(*parts)
 
     def identity(self) -> dict[str, Any]:

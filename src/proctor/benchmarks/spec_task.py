@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import InputError, ProctorError
 from ..formats.convert import question_to_item
+from ..prompts import check_kind
 from ..records import Dataset, Item, Question
 from ..scoring.extract import ANSWER_RULES
 from ..tasks import Task
@@ -68,9 +69,12 @@ def find_spec(name: str) -> Path | None:
 
 
 def load_spec_task(path: Path, *, data_file: str | Path | None = None, shots: int | None = None,
-                   fmt: str | None = None) -> Task:
-    """A spec file's benchmark as a Task (every row; `select` trims it after)."""
+                   fmt: str | None = None, prompt_kind: str | None = None) -> Task:
+    """A spec file's benchmark as a Task (every row; `select` trims it after); `prompt_kind` (--prompt) is the
+    kind its log-likelihood contexts are built from, and must be one the spec declares."""
     spec, line_of = read_spec_located(path)
+    if prompt_kind is not None:
+        check_kind(prompt_kind, tuple(spec.prompts), spec.name)
     if fmt is not None and fmt not in FORMATS:
         raise ProctorError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if shots is not None and shots > 0 and spec.fewshot is None:
@@ -82,7 +86,8 @@ def load_spec_task(path: Path, *, data_file: str | Path | None = None, shots: in
     pool, same_split, pool_source = _pool(spec, path, data_dir, items, line_of)
     asked = {SpecPrompts.content(it) for it in items}
     prompts = SpecPrompts(spec, pool=pool, order=[it.identifier for it in items], same_split=same_split,
-                          overlap=any(SpecPrompts.content(p) in asked for p in pool), shots=shots, format=_format(fmt))
+                          overlap=any(SpecPrompts.content(p) in asked for p in pool), shots=shots, format=_format(fmt),
+                          kind=prompt_kind)
     return Task(
         name=spec.name,
         items=items,

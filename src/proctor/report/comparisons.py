@@ -121,7 +121,8 @@ def comparison_section(runs: Sequence[RunSummary], n_boot: int = 2000,
     if len(runs) < 2:
         return None
     records = {r.index: record_from_log(r.log) for r in runs}
-    scores = {r.index: RunScores(records[r.index], item_scores(r.log.samples)) for r in runs}
+    scores = {r.index: RunScores(records[r.index], item_scores(r.log.samples, records[r.index].setting))
+              for r in runs}
     by_key: dict[tuple[str | None, ...], list[int]] = {}
     for r in runs:
         by_key.setdefault(group_key(records[r.index], mix_settings), []).append(r.index)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..provenance import GenerationRecord
+from ..runsetting import label_parts, run_setting
 from .data import RunSummary
 
 
@@ -46,14 +47,20 @@ def settings_text(generation: GenerationRecord | None, epochs: int) -> str:
 
 
 def facets(r: RunSummary) -> list[Facet]:
-    """What produced the run, in the order a reader tells runs apart by: mode, prompt, settings, judge, id."""
+    """What produced the run, in the order a reader tells runs apart by: mode, prompt (its kind, shots, format,
+    few-shot pool), settings, scoring (answer rule, policies), judge, id — the parts of its setting label
+    (`proctor.runsetting`), so two runs the comparability rule sets apart never have the same card."""
     m = r.log.manifest
-    out = [Facet("mode", m.mode), Facet("prompt", m.prompt_kind or "default prompt")]
-    if (m.mode != "logprob" or m.generation) and (text := settings_text(m.generation, m.epochs)):
+    parts = label_parts(run_setting(m))
+    out = [Facet("mode", parts["mode"][0]), Facet("prompt", " · ".join(parts["prompt"]))]
+    generation = m.generation if m.spec is None else (
+        GenerationRecord.of(m.spec.generation.settings().as_dict()) if parts["mode"] == ["generate"] else None)
+    if (parts["mode"] != ["logprob"] or generation) and (text := settings_text(generation, m.epochs)):
         out.append(Facet("settings", text))
-    if m.judge and m.judge.spec:
-        spec = " ".join(m.judge.spec.split())
-        out.append(Facet("judge", "judge " + (spec if len(spec) <= 40 else spec[:39] + "…")))
+    if parts["scoring"]:
+        out.append(Facet("scoring", " · ".join(parts["scoring"])))
+    if parts["judge"]:
+        out.append(Facet("judge", " · ".join(parts["judge"])))
     out.append(Facet("run", m.run_id))
     return out
 
