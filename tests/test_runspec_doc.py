@@ -112,7 +112,7 @@ CHANGED: dict[str, Any] = {
     "judge.model": "scripted:random", "judge.base_url": ("http://127.0.0.1:9/v1",), "judge.api_key_env": "JKEY",
     "judge.api_key": SecretStr("sk-j"), "judge.options": {"dtype": "float32"},
     "judge.settings": GenerationSpec(temperature=0.5), "judge.price": MONEY, "judge.version": "3",
-    "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "resolved": False,
+    "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "unsafe_exec": True, "resolved": False,
 }
 
 
