@@ -122,10 +122,11 @@ class Scorer(Protocol):
 
 
 def usage_of(answers: Sequence[Answer]) -> Usage:
-    """Token counts, latency and finish reason of a one-generation sample (the tokens scored, for log-likelihoods)."""
+    """Token counts, latency and finish reason of a one-generation sample; for log-likelihoods every token of
+    every request, its context included (None when a backend did not say: an answer cached before it did)."""
     if len(answers) != 1 or not isinstance(answers[0], Generation):
-        n = sum(a.n_tokens for a in answers if isinstance(a, Loglikelihood))
-        return Usage(input_tokens=n or None)
+        counts = [a.input_tokens for a in answers if isinstance(a, Loglikelihood)]
+        return Usage(input_tokens=sum(counts) if counts and None not in counts else None)  # type: ignore[arg-type]
     g = answers[0]
     return Usage(input_tokens=g.input_tokens, output_tokens=g.output_tokens, latency_s=g.latency_s,
                  finish_reason=g.finish_reason, reasoning=g.reasoning)

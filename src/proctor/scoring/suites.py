@@ -18,7 +18,7 @@ The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -33,7 +33,7 @@ from ..prompts import ItemPromptBuilder
 from ..records import ContextCase, Item, Prompt, TestSuite
 from ..runlog import Outcome, Sample, SuiteDetails
 from ..tasks import Task, text_hash
-from .base import Answered, Request, Scored, Usage
+from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
 
 Join = Literal["newline", "space"]
@@ -220,7 +220,7 @@ class SuiteScorer:
         ctx = _score_context(int(answered.item.metadata[_META + "index"]), suite, case, res[:n], res[n:], self.options)
         ctx.prefix = split_sample(prompt, suite, case, suite.queries[0], self.options.join).context
         ctx.case_text = case.text
-        return _scored(ctx, suite.queries, self.options)
+        return replace(_scored(ctx, suite.queries, self.options), usage=usage_of(answered.answers))  # PMI's too
 
 
 def _verdict(c: ContextResult) -> tuple[Outcome, float | None]:
@@ -248,7 +248,6 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
         outcome=outcome, details=SuiteDetails.model_validate(details), score=score,
         extracted=queries[c.predicted] if c.predicted is not None else None,
         extraction_rule=f"argmax-{options.norm.value}", error=c.error, prompt=c.prefix,
-        usage=Usage(input_tokens=sum(q["n_tokens"] or 0 for q in c.queries) or None),
     )
 
 
