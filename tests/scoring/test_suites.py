@@ -177,8 +177,9 @@ def test_choice_logprob() -> None:
 def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     """A suite task through the one run path: typed samples, unscored contexts never counted, errors kept."""
     from proctor.formats.convert import suite_to_items
+    from proctor.pipeline import evaluate
     from proctor.prompts import ItemPromptBuilder
-    from proctor.runner import RunConfig, evaluate
+    from proctor.runner import RunOptions
     from proctor.scoring.suites import SuiteScorer, suite_results
     from proctor.tasks import Task
 
@@ -193,7 +194,7 @@ def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     direct = asyncio.run(score_suites(model, prompt, suites, opts))
     items = [it for s in suites for it in suite_to_items(prompt, s)]
     task = Task("p", items, ItemPromptBuilder(), scorer=SuiteScorer(opts))
-    log = evaluate(task, model, RunConfig(out_dir=tmp_path / "run", use_cache=False, record_history=False,
+    log = evaluate(task, model, RunOptions(out=tmp_path / "run", use_cache=False, record_history=False,
                                           progress=False, fail_fast_after=0))
     assert log.manifest.mode == "logprob" and log.manifest.extractor_version == "argmax-char"
     assert log.manifest.scorer.as_dict() == {"scorer": "suite", "norm": "char", "temperature": 1.0, "join": "newline"}

@@ -206,7 +206,7 @@ class ImportedModel:
 def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path) -> ImportedModel:
     """One llm-wc model directory, validated whole (nothing is written yet)."""
     from ..provenance import BackendInfo, DatasetInfo, GenerationRecord, collect_provenance
-    from ..runlog import Manifest
+    from ..runlog import Manifest, RunSettings
 
     summary_path = model_dir / "summary.json"
     summary = read_layout_file(summary_path, SummaryFile) if summary_path.is_file() else None
@@ -220,13 +220,13 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     run_id = hashlib.sha256(f"llm-wc:{results_dir.resolve()}:{model_dir.name}".encode(errors="surrogatepass"))
     spec = f"openai:{name}"
     manifest = Manifest(
-        run_id=run_id.hexdigest(), provenance=collect_provenance({"spec": spec}), mode="generate",
-        prompt_kind=run.benchmark.prompt_type,
+        run_id=run_id.hexdigest(), provenance=collect_provenance({"spec": spec}),
+        settings=RunSettings(mode="generate", prompt_kind=run.benchmark.prompt_type,
+                             generation=GenerationRecord.of(redact(given.request_params))),
         dataset=DatasetInfo(name=dataset, source=given.dataset_path or run.benchmark.dataset_path, n_items=len(rows),
                             details={"imported_from": str(results_dir)}),
         model=BackendInfo(spec=spec, model=name, base_url=redact_url(given.api_base) if given.api_base else None),
         choice_order_seed=given.seed if given.seed is not None else run.benchmark.seed,
-        generation=GenerationRecord.of(redact(given.request_params)),
         started_at=run.started_at or datetime.now(UTC).isoformat(), command=["proctor", "import", str(results_dir)],
     )
     # one directory per source (its resolved path hashed in): same-named results directories or models that
