@@ -26,6 +26,8 @@ _DEFAULTS = {"extract": "reference", "no_answer": "wrong"}  # defaults a label n
 def run_setting(manifest: Manifest) -> dict[str, Any]:
     """The setting of a run, from its manifest (one read back from manifest.json or the history, any version)."""
     identity = manifest.scorer.model_dump(exclude_none=True)
+    if identity.get("scorer") in (None, "generation", "judge"):  # a reader's settings: the spec's (manifest v5)
+        identity |= {k: v for k in ("extract", "answer_rule", "no_answer") if (v := getattr(manifest, k)) is not None}
     mode = manifest.mode or "generate"
     setting: dict[str, Any] = {
         "mode": mode,
