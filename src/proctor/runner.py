@@ -1,6 +1,8 @@
-"""evaluate(): plan → (cached) dispatch → score → log, for every kind of task.
+"""The engine, `evaluate_async(task, model, spec, options, judge)`: plan → (cached) dispatch → score → log.
 
-One pass over a Task with one model. The task's `Scorer` (generation + extraction, choice
+One pass over a Task with one model, as the resolved `RunSpec` says (what is asked) and `RunOptions` says
+(where and how: output directory, store, cache, progress, concurrency; none of it in the run id). Doors build
+specs and call `proctor.pipeline.run`, which calls this. The task's `Scorer` (generation + extraction, choice
 log-likelihood, probsem suite, LLM judge) says what each item needs from the model and how a sample
 is scored from the answers; this module does the rest the same way for all of them. Every answer is
 durable the moment it arrives: remote backends hand over one item per call (`preferred_chunk_size`),

@@ -1,7 +1,7 @@
 """The Scorer seam: what an item asks of a model, and how a sample is scored from the answers.
 
 Every kind of task (generation with answer extraction, choice log-likelihood, probsem suites, LLM
-judge) is one `Scorer`; `proctor.runner.evaluate` drives them all the same way:
+judge) is one `Scorer`; `proctor.runner.evaluate_async` drives them all the same way:
 
     requests = scorer.requests(task, item, epoch)         # what the item needs from the model
     answers  = await model.generate/loglikelihood(...)    # through the cache, per answer
