@@ -66,7 +66,8 @@ def child(data: Path, out: Path, store: Path) -> None:
     from proctor.benchmarks.registry import load_task
     from proctor.models import get_model
     from proctor.models.base import GenerateRequest, Generation, ModelBase
-    from proctor.runner import RunConfig, evaluate
+    from proctor.pipeline import evaluate
+    from proctor.runner import RunOptions
 
     phases = {"fsync_s": 0.0, "finalize_s": 0.0, "append_samples_s": 0.0}
     proctor.runlog.os = SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
@@ -95,7 +96,7 @@ def child(data: Path, out: Path, store: Path) -> None:
     t0 = time.perf_counter()
     task = load_task("mmlu-pro", data_file=data)
     t1 = time.perf_counter()
-    log = evaluate(task, Counting(), RunConfig(out_dir=out, store_path=store, progress=False, chunk_size=1024))
+    log = evaluate(task, Counting(), RunOptions(out=out, store=store, progress=False, chunk_size=1024))
     t2 = time.perf_counter()
     n = len(log.samples)
     t3 = time.perf_counter()

@@ -43,3 +43,21 @@ def test_dry_run_counts_the_real_runs_prompt_tokens_with_hf(tiny_model_dir: Path
     out = capsys.readouterr().out
     assert "an upper bound" in out and _tokens(out) >= real and "no price known" in out
     assert not (tmp_path / "other").exists()
+
+
+def test_a_loglikelihood_run_records_every_token_dry_run_counts(tiny_model_dir: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 36 #6: a log-likelihood run records every token of every request, the few-shot context included
+    (it recorded the options' tokens alone: 96 for 24 five-shot items where --dry-run said 7,396)."""
+    hf = f"hf:{tiny_model_dir}"
+    argv = ["run", str(ROOT / "examples" / "items" / "multiple-choice.jsonl"), "--model", hf, "--mode", "logprob",
+            "--shots", "3", "-o", str(tmp_path / "run"), "--store", str(tmp_path / "s.sqlite"), "--no-progress",
+            "--device", "cpu"]
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "(exact)" in out
+    dry = _tokens(out)
+    assert main([*argv, "--no-cache"]) == 0
+    samples = read_run(tmp_path / "run").samples
+    scored = sum(n for s in samples for n in (s.details.get("n_tokens") or {}).values())
+    assert sum(s.input_tokens or 0 for s in samples) == dry > 10 * scored  # the shots' tokens, not the options'

@@ -20,7 +20,7 @@ from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
 from proctor.results import read_run
 from proctor.runlog import read_manifest
-from proctor.spec import RunSpec
+from proctor.spec import RunSpec, ScorerSpec
 from tests.nltk_punkt import punkt_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,8 +104,8 @@ def test_aime_budget_and_tiger_local_stop_reach_python(tmp_path: Path) -> None:
                         record_history=False, use_cache=False)
     assert aime.manifest.generation is not None and aime.manifest.generation.max_tokens == 32768
     log = proctor.evaluate(_task("mmlu-pro"), "scripted:first",
-                           proctor.RunConfig(prompt_kind="tiger-local", out_dir=str(tmp_path / "t"),
-                                             record_history=False, use_cache=False, progress=False))
+                           proctor.RunOptions(out=str(tmp_path / "t"), record_history=False, use_cache=False,
+                                              progress=False), scorer=ScorerSpec(prompt_kind="tiger-local"))
     assert log.manifest.generation is not None and "Question:" in log.manifest.generation.stop
 
 
@@ -185,7 +185,8 @@ def _old_run_id(run_dir: Path, left_out: tuple[str, ...] = ()) -> str:
     v4 manifest keeps the scorer's generation settings once, in `generation`, and #29's answer rule and no-answer
     policy at its top level; before #29 the scorer identity had neither: `left_out`)."""
     m = read_manifest(run_dir)
-    identity = {"epochs": m.epochs, **m.scorer.as_dict(), "answer_rule": m.answer_rule, "no_answer": m.no_answer}
+    identity = {"epochs": m.epochs, **m.scorer.as_dict(), "prompt_kind": m.prompt_kind, "extract": m.extract,
+                "answer_rule": m.answer_rule, "no_answer": m.no_answer}
     if m.generation is not None:
         identity["generation"] = m.generation.as_dict()
     key = {"dataset": m.dataset.content_hash, "model": m.model.spec,
@@ -204,7 +205,11 @@ def test_a_run_directory_written_before_runspec_is_found_and_resumed(left_out: t
     manifest = json.loads((new / "manifest.json").read_text())
     old_id = _old_run_id(new, left_out)
     manifest["run_id"] = old_id
-    del manifest["spec"]  # written before RunSpec existed
+    m = read_manifest(new)  # written before RunSpec existed: its settings beside the run's facts (migrated to v5)
+    manifest |= {"runlog_version": 4, "mode": m.mode, "prompt_kind": m.prompt_kind, "extract": m.extract,
+                 "answer_rule": m.answer_rule, "no_answer": m.no_answer, "epochs": m.epochs,
+                 "generation": m.generation.as_dict() if m.generation else None}
+    del manifest["spec"]
     old = runs / new.name.replace(read_manifest(new).run_id, old_id)
     shutil.move(new, old)
     (old / "manifest.json").write_text(json.dumps(manifest))

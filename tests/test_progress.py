@@ -72,7 +72,9 @@ def test_local_hf_run_advances_per_batch_with_tokens(tiny_model_dir: Path, tmp_p
     """A whole dataset in one call of a local model: the bar still moves after every forward batch."""
     from proctor.benchmarks.registry import load_task
     from proctor.models import get_model
-    from proctor.runner import RunConfig, evaluate
+    from proctor.pipeline import evaluate
+    from proctor.runner import RunOptions
+    from proctor.spec import ScorerSpec
 
     seen: list[tuple[float, int]] = []
     work = Progress.work
@@ -84,8 +86,8 @@ def test_local_hf_run_advances_per_batch_with_tokens(tiny_model_dir: Path, tmp_p
     monkeypatch.setattr(Progress, "work", spy)
     task = load_task("mmlu-pro", data_file=EXAMPLES / "upstream" / "mmlu_pro")
     model = get_model(f"hf:{tiny_model_dir}", batch_size=2)
-    log = evaluate(task, model, RunConfig(mode="logprob", out_dir=tmp_path / "run", use_cache=False,
-                                          record_history=False, progress=False))
+    log = evaluate(task, model, RunOptions(out=tmp_path / "run", use_cache=False, record_history=False, progress=False),
+                   scorer=ScorerSpec(mode="logprob"))
     assert log.results is not None and len(seen) >= 3  # several batches reported within the one call
     shown = [s for s, _ in seen]
     assert shown == sorted(shown) and 0 < shown[0] < len(task.items) and seen[-1][1] > 0
@@ -95,7 +97,8 @@ def test_api_run_reports_every_request(tmp_path: Path, monkeypatch: pytest.Monke
     pytest.importorskip("uvicorn")
     from proctor.benchmarks.registry import load_task
     from proctor.models import get_model
-    from proctor.runner import RunConfig, evaluate
+    from proctor.pipeline import evaluate
+    from proctor.runner import RunOptions
     from proctor.testing import serve
 
     flights: list[int] = []
@@ -110,5 +113,5 @@ def test_api_run_reports_every_request(tmp_path: Path, monkeypatch: pytest.Monke
     task = load_task("mmlu-pro", data_file=EXAMPLES / "upstream" / "mmlu_pro")
     with serve(responder="first") as srv:
         model = get_model("openai:m", base_url=srv.base_url, concurrency=4)
-        evaluate(task, model, RunConfig(out_dir=tmp_path / "run", use_cache=False, record_history=False))
+        evaluate(task, model, RunOptions(out=tmp_path / "run", use_cache=False, record_history=False))
     assert len(flights) == 2 * len(task.items) and max(flights) >= 1 and flights[-1] == 0

@@ -36,9 +36,9 @@ async def test_the_examples_of_docs_python_run_inside_a_running_loop(tmp_path: P
     assert len(os.listdir(tmp_path / "runs")) == 2  # the default run (resumed three times) and the no-answer run
 
 
-def test_evaluate_takes_strings_and_runconfig_takes_str_paths(tmp_path: Path) -> None:
-    """`evaluate("file.jsonl", "spec")` raised AttributeError; `RunConfig(runs_root="/tmp/x")` TypeError."""
-    config = proctor.RunConfig(runs_root=str(tmp_path), store_path=str(tmp_path / "s.sqlite"), progress=False)
+def test_evaluate_takes_strings_and_run_options_take_str_paths(tmp_path: Path) -> None:
+    """`evaluate("file.jsonl", "spec")` raised AttributeError; `RunOptions(runs_root="/tmp/x")` TypeError."""
+    config = proctor.RunOptions(runs_root=str(tmp_path), store=str(tmp_path / "s.sqlite"), progress=False)
     log = proctor.evaluate(str(ROOT / "examples" / "items" / "multiple-choice.jsonl"), "scripted:first", config)
     assert log.path.parent == tmp_path
     manifest = read_manifest(log.path)

@@ -14,7 +14,7 @@ import pytest
 
 from proctor.cli import main
 from proctor.errors import InputError
-from proctor.provenance import BackendIdentity, BackendInfo, GenerationRecord
+from proctor.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo, GenerationRecord
 from proctor.results import read_run
 from proctor.runlog import (
     RUNLOG_VERSION,
@@ -45,12 +45,13 @@ def test_an_old_manifest_reads_as_v4_with_its_provenance_moved_and_nothing_lost(
     raw = json.loads((OLD / name / "manifest.json").read_text())
     assert raw["runlog_version"] == 2 and "identity" in raw  # the old shape, as main wrote it
     m = read_run(OLD / name).manifest
-    assert m.runlog_version == RUNLOG_VERSION == 4
+    assert m.runlog_version == RUNLOG_VERSION == 5
     assert m.provenance.proctor_version == raw["proctor_version"] and m.git_sha == raw["git_sha"]
     assert m.provenance.host.model_dump() == raw["host"]
     assert m.model_identity.flat() == raw["model_identity"]
     assert m.model.flat() == raw["model"] and m.dataset.flat() == raw["dataset"]
-    assert m.scorer.as_dict() == {k: v for k, v in raw["scorer"].items() if k != "generation"}
+    assert m.scorer.as_dict() == {k: v for k, v in raw["scorer"].items() if k != "generation" and k not in SCORER_SETTINGS}
+    assert (m.prompt_kind, m.answer_rule, m.no_answer) == (raw["prompt_kind"], raw.get("answer_rule"), raw["no_answer"])
     if raw["generation"]:  # kept once, as it was
         assert m.generation is not None and m.generation.as_dict() == raw["generation"] == raw["scorer"]["generation"]
     else:
@@ -65,7 +66,7 @@ def test_a_migrated_manifest_written_again_reads_back_equal(name: str, tmp_path:
     write_manifest(tmp_path, m)
     again = read_run(tmp_path).manifest if (tmp_path / "samples.jsonl").exists() else None
     back = Manifest.model_validate_json((tmp_path / "manifest.json").read_text())
-    assert again is None and back == m and back.runlog_version == 4
+    assert again is None and back == m and back.runlog_version == 5
 
 
 def test_old_settings_equal_those_of_the_same_run_migrated(old_runs: Path) -> None:
@@ -110,9 +111,9 @@ def test_a_v4_manifest_refuses_an_undeclared_key_naming_it(tmp_path: Path) -> No
 def test_a_v4_manifest_names_the_field_that_is_wrong(tmp_path: Path) -> None:
     write_manifest(tmp_path, read_run(OLD / "generate").manifest)
     data = json.loads((tmp_path / "manifest.json").read_text())
-    data["generation"]["max_tokens"] = "many"
+    data["settings"]["generation"]["max_tokens"] = "many"
     (tmp_path / "manifest.json").write_text(json.dumps(data))
-    with pytest.raises(InputError, match=r"bad manifest: generation.max_tokens: Input should be a valid integer"):
+    with pytest.raises(InputError, match=r"bad manifest: settings.generation.max_tokens: Input should be a valid integer"):
         read_run(tmp_path)
 
 
@@ -170,3 +171,72 @@ def test_the_generation_record_takes_one_stop_as_text_and_refuses_wrong_types() 
                        ({"temperature": float("nan")}, "temperature")]:
         with pytest.raises(ValidationError, match=field):
             GenerationRecord.of(bad)
+
+
+# ---------------------------------------------------------------- manifest v5: v4 run directories (main 81a90f9)
+
+V4 = Path(__file__).parent / "fixtures" / "runlog_v4"
+V4_RUNS = {  # the commands that wrote them (tests/fixtures/runlog_v4/README.md), without -o and --store
+    "generate": ["run", "examples/items/demo.jsonl", "--model", "scripted:random", "--judge",
+                 "scripted:fixed=Fine.\nGRADE: PARTIALLY_CORRECT", "--epochs", "2", "--price-in", "1", "--price-out", "2",
+                 "--judge-agreement", "2"],
+    "logprob": ["run", "examples/items/multiple-choice.jsonl", "--model", "scripted:random", "--mode", "logprob"],
+    "spec": ["run", "examples/benchmarks/capitals.yaml", "--model", "scripted:random"],
+}
+SETTING_KEYS = ("answer_rule", "no_answer", "prompt_kind", "extract")
+
+
+def _key_count(text: str, key: str) -> int:
+    return text.count(f'"{key}":')
+
+
+@pytest.mark.parametrize("name", [*V4_RUNS, "score"])
+def test_a_v4_manifest_reads_as_v5_every_setting_as_it_was_and_once(name: str, tmp_path: Path) -> None:
+    raw = json.loads((V4 / name / "manifest.json").read_text())
+    assert raw["runlog_version"] == 4 and raw["spec"] and "answer_rule" in raw["scorer"] or name != "generate"
+    m = read_run(V4 / name).manifest
+    assert m.runlog_version == 5 and m.spec is not None and m.settings is None and m.run_id == raw["run_id"]
+    for key in ("mode", "prompt_kind", "extractor_version", "epochs", "truncated_as", "extract", "answer_rule",
+                "no_answer", "max_cost"):
+        assert getattr(m, key) == raw[key], key  # each old shadow is derived from the spec, as v4 wrote it
+    for key in ("generation", "price", "judge_price"):
+        value = getattr(m, key)
+        assert (value.model_dump(mode="json") if value is not None else None) == raw[key], key
+    write_manifest(tmp_path, m)
+    text = (tmp_path / "manifest.json").read_text()
+    assert {k: _key_count(text, k) for k in SETTING_KEYS} == dict.fromkeys(SETTING_KEYS, 1)
+
+
+@pytest.mark.parametrize("name", list(V4_RUNS))
+def test_a_v4_run_directory_resumes_under_its_own_id(name: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Half a v4 run's samples kept: the same command asks the rest in the same directory, same run id."""
+    run = tmp_path / name
+    shutil.copytree(V4 / name, run)
+    lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
+    (run / "samples.jsonl").write_text("".join(lines[: len(lines) // 2]))
+    (run / "results.json").unlink()
+    old_id = json.loads((run / "manifest.json").read_text())["run_id"]
+    capsys.readouterr()
+    assert main([*V4_RUNS[name], "-o", str(run), "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 0
+    assert f"resuming {run}: {len(lines) // 2}/{len(lines)} done" in capsys.readouterr().err
+    log = read_run(run)
+    assert log.manifest.run_id == old_id and len(log.samples) == len(lines)
+    assert json.loads((run / "manifest.json").read_text())["runlog_version"] == 5
+
+
+def test_a_fresh_manifest_holds_each_scoring_setting_once(tmp_path: Path) -> None:
+    """Issue 36: `answer_rule`, `no_answer`, `prompt_kind` and `extract` were written three times each."""
+    argv = [*V4_RUNS["spec"], "-o", str(tmp_path / "r"), "--store", str(tmp_path / "s.sqlite"), "--no-progress"]
+    assert main(argv) == 0
+    text = (tmp_path / "r" / "manifest.json").read_text()
+    assert {k: _key_count(text, k) for k in SETTING_KEYS} == dict.fromkeys(SETTING_KEYS, 1)
+    m = read_run(tmp_path / "r").manifest
+    assert m.spec is not None and (m.prompt_kind, m.no_answer) == (m.spec.scorer.prompt_kind, m.spec.scorer.no_answer)
+
+
+def test_the_v4_history_store_lists_its_runs_with_their_settings(tmp_path: Path) -> None:
+    shutil.copy(V4 / "history.sqlite", tmp_path / "h.sqlite")
+    runs = {r.run_id: r for r in Store(tmp_path / "h.sqlite").list_runs()}
+    for name in [*V4_RUNS, "score"]:
+        assert runs[read_run(V4 / name).manifest.run_id].setting == run_setting(read_run(V4 / name).manifest)

@@ -20,7 +20,7 @@ def run_setting(old: dict[str, Any]) -> dict[str, Any]:
     """The setting of a manifest in the old shape, which must equal that of the same manifest migrated to v4."""
     manifest = Manifest.model_validate({**_REQUIRED, **old})
     again = Manifest.model_validate_json(manifest.model_dump_json())
-    assert again.runlog_version == 4 and _run_setting(again) == _run_setting(manifest)
+    assert again.runlog_version == 5 and _run_setting(again) == _run_setting(manifest)
     return _run_setting(manifest)
 
 

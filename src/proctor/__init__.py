@@ -7,7 +7,8 @@
 `proctor.eval(dataset, model, **options)` takes `proctor run`'s options by name (max_tokens=, no_answer=,
 judge=, judge_base_url=…) and the backend's (dtype=, base_url=…); it builds the same RunSpec, run id and
 run directory as the command line, and works inside a running event loop; `await proctor.eval_async(...)`
-too. Lower level: `proctor.evaluate(task, model, RunConfig(...))`. More: docs/python.md.
+too. With a Task or Model object of your own: `proctor.evaluate(task, model, spec, RunOptions(...))`, which builds
+the same RunSpec. More: docs/python.md.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ from .runlog import Sample as Sample
 if TYPE_CHECKING:
     from .api import eval, eval_async, eval_spec
     from .metrics import Metric as Metric
+    from .pipeline import evaluate
     from .results import read_run
-    from .runner import RunConfig as RunConfig
-    from .runner import evaluate
+    from .runner import RunOptions as RunOptions
     from .scoring.base import Scorer as Scorer
     from .spec import RunSpec as RunSpec
     from .tasks import Task as Task
@@ -59,10 +60,10 @@ _LAZY = {
     "eval": ".api",
     "eval_async": ".api",
     "eval_spec": ".api",
-    "RunConfig": ".runner",
+    "RunOptions": ".runner",
     "Scorer": ".scoring.base",
     "Task": ".tasks",
-    "evaluate": ".runner",
+    "evaluate": ".pipeline",
     "Metric": ".metrics",
     "read_run": ".results",  # it recomputes results: it needs the metrics (and numpy)
 }
@@ -82,7 +83,7 @@ def __dir__() -> list[str]:
 
 
 # what `help(proctor)` shows and `from proctor import *` gives: the entry points. Every name above stays
-# importable (`from proctor import Item, Model, RunConfig, RunSpec, Sample, Task…`).
+# importable (`from proctor import Item, Model, RunOptions, RunSpec, Sample, Task…`).
 __all__ = [
     "Metric",
     "__version__",

@@ -181,9 +181,7 @@ def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec |
 
 
 def _money(price: Price | None) -> Money | None:
-    if price is None:
-        return None
-    return Money(input=price.input, output=price.output, currency=price.currency, source=price.source)
+    return price.money() if price is not None else None
 
 
 def _shard(text: str | None) -> ShardSpec | None:

@@ -19,13 +19,15 @@ from pydantic import BaseModel
 from .models import GenerateRequest, LoglikelihoodRequest
 from .pricing import (
     CHAT_TOKENS_PER_REQUEST,
+    Price,
     estimate_tokens,
     format_money,
     prompt_tokens_bound,
     sample_cost,
     token_counter,
 )
-from .runner import RunConfig, build_scorer
+from .runner import _items_of, build_scorer
+from .spec import RunSpec
 
 if TYPE_CHECKING:
     from .models import Model
@@ -76,10 +78,10 @@ class Estimate(BaseModel):
         return out
 
 
-def _requests(task: Task, items: Sequence[Item], config: RunConfig) -> list[Request]:
+def _requests(task: Task, items: Sequence[Item], spec: RunSpec) -> list[Request]:
     """The distinct requests the run's scorer would send for the items and epochs."""
-    scorer = build_scorer(task, config)
-    every = [r for epoch in range(config.epochs) for it in items for r in scorer.requests(task, it, epoch)]
+    scorer = build_scorer(task, spec)
+    every = [r for epoch in range(spec.epochs) for it in items for r in scorer.requests(task, it, epoch)]
     return list(dict.fromkeys(every))
 
 
@@ -101,20 +103,20 @@ def _prompt_tokens(model: Model, requests: Sequence[Request]) -> tuple[int, Coun
     return total, counted
 
 
-def estimate_run(task: Task, model: Model, model_spec: str, config: RunConfig) -> Estimate:
-    """The size and cost range of running `task` with `model` under `config` (nothing is sent)."""
-    items = [it for it in task.items if config.shard is None or config.shard.holds(it.identifier)]
-    requests = _requests(task, items, config)
+def estimate_run(task: Task, model: Model, spec: RunSpec) -> Estimate:
+    """The size and cost range of running `task` with `model` as the resolved `spec` says (nothing is sent)."""
+    items = _items_of(task, spec)
+    requests = _requests(task, items, spec)
     prompt, counted = _prompt_tokens(model, requests)
     gen = [r for r in requests if isinstance(r, GenerateRequest)]
     limits = [r.settings.max_tokens for r in gen]
     max_out = None if any(m is None for m in limits) else sum(m or 0 for m in limits)
-    price = config.price
+    price = Price.of_money(spec.price)
     low = sample_cost(price, prompt, 0) if price is not None else None
     high = sample_cost(price, prompt, max_out) if price is not None and max_out is not None else None
     return Estimate(
-        dataset=task.name, model=model_spec, mode=config.mode, items=len(items),
-        epochs=config.epochs, requests=len(requests), prompt_tokens=prompt, counted=counted,
+        dataset=task.name, model=spec.model.spec, mode=spec.scorer.mode or "generate", items=len(items),
+        epochs=spec.epochs, requests=len(requests), prompt_tokens=prompt, counted=counted,
         max_output_tokens=max_out, price=price.as_dict() if price is not None else None,
         cost_low=str(low) if low is not None else None, cost_high=str(high) if high is not None else None,
         currency=price.currency if price is not None else "USD",

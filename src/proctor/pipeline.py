@@ -10,44 +10,29 @@ its samples. The CLI and `proctor.eval` only build specs (`proctor.build`) and s
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, MissingKey, ProctorError
+from pydantic import ValidationError
+
+from .errors import InputError, MissingKey, ProctorError, brief
 from .estimate import Estimate, estimate_run
 from .interruptible import run as run_sync
 from .models import registry
 from .models.base import Model
 from .models.vllm_engine import kept_running
-from .pricing import Price, token_counter
+from .pricing import token_counter
 from .prompts import bind_tokenizer
 from .resolve import load_spec_task, resolve
 from .runlog import RunLog
-from .runner import FAIL_FAST_AFTER, RunConfig, RunState, evaluate_async, finish_done_run, plan_run
+from .runner import RunOptions, RunState, evaluate_async, finish_done_run, plan_run
 from .safepath import safe_component
 from .scoring.suites import is_suite_item
-from .shard import Shard
-from .spec import JudgeSpec, ModelSpec, Money, RunSpec
+from .spec import DatasetRef, JudgeSpec, ModelSpec, RunSpec
 from .tasks import Task
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How to run, not what: none of this is in the run id."""
-
-    out: Path | None = None  # one spec: its run directory; several: out/<dataset> each
-    out_dirs: tuple[Path | None, ...] = ()  # a directory per spec (llm-wc's layout); overrides `out`
-    runs_root: Path = Path("runs")
-    store: Path | None = None  # None: proctor.store.default_store_path()
-    use_cache: bool = True
-    record_history: bool = True
-    progress: bool | None = None  # None: only on a terminal
-    command: list[str] | None = None
-    chunk_size: int | None = None
-    fail_fast_after: int = FAIL_FAST_AFTER
 
 
 @dataclass(frozen=True)
@@ -61,11 +46,12 @@ class Events:
 
 @dataclass(frozen=True)
 class Planned:
-    """One spec, resolved, with its data, its runner config and how much of it is done."""
+    """One spec, resolved, with its data, how to run it (its own directory in `options.out`) and how much of it
+    is done."""
 
     spec: RunSpec
     task: Task
-    config: RunConfig
+    options: RunOptions
     state: RunState
 
 
@@ -74,17 +60,19 @@ class Planned:
 _SHAPES_THE_TASK = {"answer_rule", "norm", "join", "softmax_temperature", "shots", "format", "prompt_kind"}
 
 
-def plan(specs: Sequence[RunSpec], options: RunOptions = RunOptions()) -> list[Planned]:
-    """Load every dataset (once each), resolve every spec, find each run's directory and progress."""
-    tasks: dict[str, Task] = {}
+def plan(specs: Sequence[RunSpec], options: RunOptions = RunOptions(),
+         tasks: Mapping[str, Task] | None = None) -> list[Planned]:
+    """Load every dataset (once each), resolve every spec, find each run's directory and progress. `tasks`:
+    already-built Tasks by dataset name (a Python caller's own `Task`)."""
+    loaded: dict[str, Task] = {}
     planned = []
     for index, spec in enumerate(specs):
         key = spec.dataset.model_dump_json() + spec.scorer.model_dump_json(include=_SHAPES_THE_TASK)
-        task = tasks[key] if key in tasks else tasks.setdefault(key, load_spec_task(spec))
+        given = (tasks or {}).get(spec.dataset.name)
+        task = given or (loaded[key] if key in loaded else loaded.setdefault(key, load_spec_task(spec)))
         resolved = resolve(spec, task)
-        config = run_config(resolved, options, _out_dir(index, task, specs, options))
-        judge = resolved.judge.model if resolved.judge is not None else None
-        planned.append(Planned(resolved, task, config, plan_run(task, resolved.model.spec, config, judge)))
+        own = replace(options, out=_out_dir(index, task, specs, options), out_dirs=())
+        planned.append(Planned(resolved, task, own, plan_run(task, resolved, own)))
     return planned
 
 
@@ -94,28 +82,6 @@ def _out_dir(index: int, task: Task, specs: Sequence[RunSpec], options: RunOptio
     if options.out is None:
         return None
     return options.out if len(specs) == 1 else options.out / safe_component(task.name)  # a name from data stays inside
-
-
-def run_config(spec: RunSpec, options: RunOptions, out_dir: Path | None = None) -> RunConfig:
-    """The runner's config for a resolved spec."""
-    scorer = spec.scorer
-    shard = Shard(spec.shard.index, spec.shard.count) if spec.shard is not None else None
-    judge_price = spec.judge.price if spec.judge is not None else None
-    return RunConfig(
-        mode=scorer.mode or "generate", prompt_kind=scorer.prompt_kind, settings=spec.generation.settings(), epochs=spec.epochs,
-        judge_agreement=scorer.judge_agreement, out_dir=out_dir, runs_root=options.runs_root,
-        use_cache=options.use_cache, store_path=options.store, record_history=options.record_history,
-        chunk_size=options.chunk_size, progress=options.progress, command=options.command,
-        fail_fast_after=options.fail_fast_after, truncated_as=scorer.truncated_as, extract=scorer.extract,
-        no_answer=scorer.no_answer, price=price_of(spec.price), judge_price=price_of(judge_price),
-        max_cost=spec.budget.max_cost if spec.budget is not None else None, shard=shard, spec=spec,
-        judge_settings=spec.judge.settings.settings() if spec.judge and spec.judge.settings else None)
-
-
-def price_of(money: Money | None) -> Price | None:
-    if money is None:
-        return None
-    return Price(money.input, money.output, money.currency, money.source)
 
 
 DRY_RUN_KEY = "dry-run: no request is sent"  # what a keyless backend is built with for `--dry-run`
@@ -198,10 +164,10 @@ async def execute_async(planned: Sequence[Planned], events: Events = Events(),
         for p in planned:
             _say(p, events)
             if p.state.left == 0 and p.state.total:  # a shard whose bucket is empty still writes its (empty) run
-                log = finish_done_run(p.state, p.config)
+                log = finish_done_run(p.state, p.options)
             else:
                 model = loader.model(p.spec.model)
-                log = await evaluate_async(p.task, model, replace(p.config, judge=loader.judge(p.spec.judge)))
+                log = await evaluate_async(p.task, model, p.spec, p.options, loader.judge(p.spec.judge))
             events.finished(log)
             logs.append(log)
     return logs
@@ -221,15 +187,46 @@ def execute(planned: Sequence[Planned], events: Events = Events(), models: dict[
 
 
 async def run_async(specs: Sequence[RunSpec], options: RunOptions = RunOptions(), events: Events = Events(),
-                    models: dict[str, Model] | None = None) -> list[RunLog]:
-    """Plan and evaluate `specs`; their run logs, in order. `models`: already-built models by spec string."""
-    return await execute_async(plan(specs, options), events, models)
+                    models: dict[str, Model] | None = None, tasks: Mapping[str, Task] | None = None) -> list[RunLog]:
+    """Plan and evaluate `specs`; their run logs, in order. `models`: already-built models by spec string;
+    `tasks`: already-built Tasks by dataset name."""
+    try:
+        planned = plan(specs, options, tasks)
+    except BaseException:  # refused before any run: the models the caller built are closed as a run closes them
+        for given in (models or {}).values():
+            await given.aclose()
+        raise
+    return await execute_async(planned, events, models)
 
 
 def run(specs: Sequence[RunSpec], options: RunOptions = RunOptions(), events: Events = Events(),
-        models: dict[str, Model] | None = None) -> list[RunLog]:
+        models: dict[str, Model] | None = None, tasks: Mapping[str, Task] | None = None) -> list[RunLog]:
     """`run_async`, synchronously (inside a running event loop too)."""
-    return run_sync(run_async(specs, options, events, models))
+    return run_sync(run_async(specs, options, events, models, tasks))
+
+
+def spec_for(task: Task | str | Path, model: Model | str, **parts: Any) -> RunSpec:
+    """The RunSpec of running `task` (a Task, a built-in name or a path) with `model` (a Model or a spec string);
+    `parts`: the spec's other fields (`scorer=ScorerSpec(...)`, `generation=GenerationSpec(...)`, `epochs`…)."""
+    name = task.name if isinstance(task, Task) else str(task)
+    try:
+        return RunSpec(dataset=DatasetRef(name=name),
+                       model=ModelSpec(spec=model if isinstance(model, str) else model.name), **parts)
+    except ValidationError as e:
+        raise InputError.at("run settings", brief(e)) from None
+
+
+def evaluate(task: Task | str | Path, model: Model | str, options: RunOptions = RunOptions(),
+             judge: Model | None = None, **parts: Any) -> RunLog:
+    """Run `task` (a Task, a built-in name or a path) with `model` (a Model or a spec string) through the one
+    pipeline: a thin door that builds the RunSpec (`parts`: its other fields, `scorer=ScorerSpec(...)`,
+    `generation=GenerationSpec(...)`, `epochs=2`…); `judge`: an already-built judge model."""
+    spec = spec_for(task, model, **parts)
+    if spec.judge is None and judge is not None:
+        spec = spec.model_copy(update={"judge": JudgeSpec(model=judge.name)})
+    models = {m.name: m for m in (model, judge) if m is not None and not isinstance(m, str)}
+    tasks = {task.name: task} if isinstance(task, Task) else None
+    return run([spec], options, models=models, tasks=tasks)[0]
 
 
 def estimate(specs: Sequence[RunSpec], options: RunOptions = RunOptions(),
@@ -242,9 +239,9 @@ def estimate(specs: Sequence[RunSpec], options: RunOptions = RunOptions(),
         for p in plan(specs, options):
             model = loader.model(p.spec.model)  # for its tokenizer: it is asked nothing
             bind_tokenizer(p.task.prompts, token_counter(model))  # prompts fitted to a budget, as the run fits them
-            estimates.append(estimate_run(p.task, model, p.spec.model.spec, p.config))
+            estimates.append(estimate_run(p.task, model, p.spec))
     return estimates
 
 
-__all__ = ["Events", "Planned", "RunOptions", "estimate", "execute", "execute_async", "judge_kwargs", "plan", "run", "run_async",
-           "run_config"]
+__all__ = ["Events", "Planned", "RunOptions", "estimate", "evaluate", "execute", "execute_async", "judge_kwargs", "plan",
+           "run", "run_async", "spec_for"]

@@ -43,6 +43,7 @@ from .models.base import (
 )
 from .provenance import PriceRecord
 from .runlog import Cost
+from .spec import Money
 from .termsafe import plain
 from .textio import read_text
 
@@ -72,6 +73,15 @@ class Price:
         """The price recorded in a manifest."""
         return cls(Decimal(record.input_per_million), Decimal(record.output_per_million), record.currency,
                    record.source or "manifest")
+
+    @classmethod
+    def of_money(cls, money: Money | None) -> Price | None:
+        """The price a RunSpec gives (`spec.price`, `spec.judge.price`): the one conversion from the spec's money."""
+        return None if money is None else cls(money.input, money.output, money.currency, money.source)
+
+    def money(self) -> Money:
+        """The price as a RunSpec records it."""
+        return Money(input=self.input, output=self.output, currency=self.currency, source=self.source)
 
 
 def sample_cost(price: Price, input_tokens: int | None, output_tokens: int | None) -> Decimal | None:

@@ -190,14 +190,17 @@ class DatasetInfo(OpenRecord):
     REST: ClassVar[str] = "details"
 
 
+#: the scoring settings a RunSpec holds (`spec.scorer`): manifests before v5 kept them in the scorer record too
+SCORER_SETTINGS = ("prompt_kind", "extract", "answer_rule", "no_answer")
+
+
 class ScorerInfo(Record):
-    """The scorer's kind and settings (`Scorer.identity()` but the generation settings, kept once in
-    `Manifest.generation`)."""
+    """What scored the run beyond its settings: the Scorer's kind, its reader, its judge, an import's harness.
+    The scoring settings themselves (prompt kind, extract, answer rule, no-answer) are the spec's alone
+    (`Manifest.spec.scorer`; `Manifest.prompt_kind`… read them); the generation settings likewise."""
 
     scorer: str | None = None  # "generation", "judge", "choice", "suite", "imported"
-    prompt_kind: str | None = None
     extractor: str | None = None
-    extract: str | None = None
     judge: str | None = None
     judge_version: str | None = None
     judge_agreement: int | None = None
@@ -207,14 +210,13 @@ class ScorerInfo(Record):
     join: str | None = None
     harness: str | None = None  # an imported run's harness and metric
     metric: str | None = None
-    answer_rule: str | None = None  # generation (#29): the reference rule reading the answers, as `Manifest.answer_rule`
-    no_answer: str | None = None  # generation (#29): how an unread reply counts, as `Manifest.no_answer`
     sandbox: str | None = None  # executed code: "bubblewrap", or "unsafe" (--unsafe-exec, no sandbox)
     limits: dict[str, float] | None = None  # executed code: the limits of each execution (scoring/execute)
 
     @classmethod
     def of(cls, identity: Mapping[str, Any]) -> ScorerInfo:
-        return cls.model_validate({k: v for k, v in identity.items() if k != "generation"})
+        """From a `Scorer.identity()`: its kind and reader (the settings it repeats from the spec left out)."""
+        return cls.model_validate({k: v for k, v in identity.items() if k != "generation" and k not in SCORER_SETTINGS})
 
 
 class GenerationRecord(OpenRecord):

@@ -47,8 +47,9 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     if spec.resolved:
         return spec
     task = task if task is not None else load_spec_task(spec)
-    scorer = _scorer(spec.scorer.model_copy(update={"mode": spec.scorer.mode or task.default_mode or "generate"}),
-                     task)
+    own = task.scorer.mode if task.scorer is not None else None  # a Task with its own scorer (a suite) scores so
+    mode = spec.scorer.mode or own or task.default_mode or "generate"
+    scorer = _scorer(spec.scorer.model_copy(update={"mode": mode}), task)
     check_honoured(spec.model_copy(update={"scorer": scorer}), task)  # sent, or refused before the run
     generation = spec.generation
     if scorer.mode == "generate" and task.scorer is None:

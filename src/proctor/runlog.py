@@ -33,6 +33,7 @@ from pydantic import (
 from .errors import InputError, ProctorError, brief
 from .limits import check_json_depth
 from .provenance import (
+    SCORER_SETTINGS,
     BackendIdentity,
     BackendInfo,
     DatasetInfo,
@@ -44,13 +45,14 @@ from .provenance import (
     migrate_manifest,
 )
 from .redact import redact
-from .spec import RunSpec
+from .spec import Money, RunSpec
 from .textio import open_checked, read_text, write_json_atomic
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
-# 6639c56 and earlier); 4: typed provenance ("manifest v4", issue 30; 3 was never written). 1 and 2 migrate on read.
-RUNLOG_VERSION = 4
+# 6639c56 and earlier); 4: typed provenance ("manifest v4", issue 30; 3 was never written); 5: every setting once
+# (the spec's, issue 36). 1, 2 and 4 migrate on read.
+RUNLOG_VERSION = 5
 RESULTS_SCHEMA_VERSION = 3  # 2: no `metrics` block (read as 3 by Results._migrate)
 log = logging.getLogger("proctor.runlog")
 
@@ -383,36 +385,68 @@ def _iso_time(value: str) -> str:
 IsoTime = Annotated[str, AfterValidator(_iso_time)]
 
 
-class Manifest(BaseModel):
-    """Provenance: everything that produced the run (v4: typed records, every key declared).
+class RunSettings(BaseModel):
+    """The settings of a run no RunSpec describes (an imported run, one written before RunSpec): each kept here
+    once. A run with a spec keeps them in the spec alone (`Manifest.spec`)."""
 
-    A manifest written before v4 (open dicts) is migrated on read (`proctor.provenance.migrate_manifest`)."""
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    mode: str = "generate"
+    prompt_kind: str | None = None
+    extractor_version: str | None = None
+    generation: GenerationRecord | None = None  # generation runs: the settings asked with
+    epochs: int = 1
+    truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
+    extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
+    answer_rule: str | None = None  # generation: the reference rule that read the answers (None: proctor's reader)
+    no_answer: str = "wrong"  # how results count an answer no rule found: "wrong" or "guess" 1/k (--no-answer)
+    price: PriceRecord | None = None  # the prices cost was computed with
+    max_cost: str | None = None  # --max-cost, when given
+    judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
+
+
+#: what manifests before v5 kept beside the spec (top level), now the spec's alone (or `RunSettings`')
+_SHADOWS = tuple(RunSettings.model_fields)
+
+
+def _v5(data: dict[str, Any]) -> dict[str, Any]:
+    """A v2-v4 manifest in the v5 shape: the settings kept beside the spec (at the top level and in the scorer
+    record) dropped where a spec holds them, gathered into `settings` where none does."""
+    out = dict(data)
+    flat = {k: out.pop(k) for k in _SHADOWS if k in out}
+    scorer = out.get("scorer")
+    shadowed: dict[str, Any] = {}
+    if isinstance(scorer, dict):
+        shadowed = {k: scorer[k] for k in SCORER_SETTINGS if k in scorer}
+        out["scorer"] = {k: v for k, v in scorer.items() if k not in SCORER_SETTINGS}
+    if out.get("spec") is None and (flat or shadowed):
+        out["settings"] = {**{k: v for k, v in shadowed.items() if v is not None},
+                           **{k: v for k, v in flat.items() if v is not None or k not in shadowed},
+                           **(out.get("settings") or {})}
+    out["runlog_version"] = RUNLOG_VERSION
+    return out
+
+
+class Manifest(BaseModel):
+    """What produced the run (v5: every setting once). A run made from a RunSpec keeps its settings in `spec`
+    alone; a run no spec describes (imported, or written before RunSpec) in `settings`. The properties below
+    (`mode`, `prompt_kind`, `no_answer`…) read them from whichever holds them: read-only, never stored twice.
+
+    A manifest written before v5 is migrated on read (`proctor.provenance.migrate_manifest` for v2, `_v5`)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every typed float finite
 
     runlog_version: int = RUNLOG_VERSION
     run_id: str
-    spec: RunSpec | None = None  # the resolved RunSpec the run id hashes (None: written before RunSpec existed)
+    spec: RunSpec | None = None  # the resolved RunSpec the run id hashes: every setting of the run, once
+    settings: RunSettings | None = None  # a run without a spec: its settings (imported, or before RunSpec)
     provenance: Provenance  # proctor's version and commit, the host, numeric packages, the resolved backend
     dataset: DatasetInfo  # name, source, revision, content_hash, n_items…
     model: BackendInfo  # the backend's describe(): spec and settings
-    mode: str
-    scorer: ScorerInfo = Field(default_factory=ScorerInfo)  # the Scorer's kind and settings
-    prompt_kind: str | None = None
+    scorer: ScorerInfo = Field(default_factory=ScorerInfo)  # the Scorer's kind and reader
     prompt_template_hash: str | None = None
-    extractor_version: str | None = None
     choice_order_seed: int | None = None
-    generation: GenerationRecord | None = None  # generation runs: the settings asked with (the one place)
-    epochs: int = 1
     judge: BackendInfo | None = None
-    truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
-    extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
-    # generation: the reference rule that read this prompt kind's answers (None: proctor's reader alone)
-    answer_rule: str | None = None
-    no_answer: str = "wrong"  # how results count an answer no rule found: "wrong" or "guess" 1/k (--no-answer)
-    price: PriceRecord | None = None  # the prices cost was computed with
-    max_cost: str | None = None  # --max-cost, when given
-    judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
     command: list[str] | None = None
     started_at: IsoTime
     finished_at: IsoTime | None = None
@@ -425,10 +459,98 @@ class Manifest(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _migrate(cls, data: Any) -> Any:
-        """A manifest before v4 (no `provenance`) is reshaped into v4 (`migrate_manifest`)."""
-        if isinstance(data, dict) and int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
-            return {**migrate_manifest(data), "runlog_version": RUNLOG_VERSION}
-        return data
+        """A manifest before v4 (no `provenance`) is reshaped into v4 (`migrate_manifest`), one before v5 into v5."""
+        if not isinstance(data, dict):
+            return data
+        if int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
+            data = migrate_manifest(data)
+        return _v5(data) if any(k in data for k in _SHADOWS) or isinstance(data.get("scorer"), dict) and any(
+            k in data["scorer"] for k in SCORER_SETTINGS) else data
+
+    @model_validator(mode="after")
+    def _one_home(self) -> Manifest:
+        if self.spec is not None and self.settings is not None:
+            raise ValueError("settings: a run with a spec keeps its settings in the spec alone")
+        return self
+
+    # ---- the run's settings, read from the spec (or `settings`): derived, read-only
+
+    @property
+    def _own(self) -> RunSettings:
+        return self.settings or RunSettings()
+
+    @property
+    def mode(self) -> str:
+        return (self.spec.scorer.mode or "generate") if self.spec is not None else self._own.mode
+
+    @property
+    def prompt_kind(self) -> str | None:
+        if self.spec is None:
+            return self._own.prompt_kind
+        return "probsem-suite" if self.scorer.scorer == "suite" else self.spec.scorer.prompt_kind
+
+    @property
+    def extract(self) -> str | None:
+        """generation: which reading scores ("reference" or "robust"); None for log-likelihood runs."""
+        if self.spec is None:
+            return self._own.extract
+        return self.spec.scorer.extract if self._generates else None
+
+    @property
+    def answer_rule(self) -> str | None:
+        """generation: the reference rule that read this prompt kind's answers (None: proctor's reader alone)."""
+        if self.spec is None:
+            return self._own.answer_rule
+        return self.spec.scorer.answer_rule if self._generates else None
+
+    @property
+    def no_answer(self) -> str:
+        return (self.spec.scorer.no_answer or "wrong") if self.spec is not None else self._own.no_answer
+
+    @property
+    def truncated_as(self) -> str:
+        return self.spec.scorer.truncated_as if self.spec is not None else self._own.truncated_as
+
+    @property
+    def extractor_version(self) -> str | None:
+        if self.spec is None:
+            return self._own.extractor_version
+        s = self.scorer
+        return s.extractor or (f"argmax-{s.norm}" if s.norm else None)
+
+    @property
+    def generation(self) -> GenerationRecord | None:
+        """generation runs: the settings asked with (None for log-likelihood runs)."""
+        if self.spec is None:
+            return self._own.generation
+        return GenerationRecord.of(self.spec.generation.settings().as_dict()) if self._generates else None
+
+    @property
+    def epochs(self) -> int:
+        return self.spec.epochs if self.spec is not None else self._own.epochs
+
+    @property
+    def price(self) -> PriceRecord | None:
+        if self.spec is None:
+            return self._own.price
+        return _price_record(self.spec.price)
+
+    @property
+    def max_cost(self) -> str | None:
+        if self.spec is None:
+            return self._own.max_cost
+        return str(self.spec.budget.max_cost) if self.spec.budget is not None else None
+
+    @property
+    def judge_price(self) -> PriceRecord | None:
+        """The judge's price, when a judge graded and it is known."""
+        if self.spec is None:
+            return self._own.judge_price
+        return _price_record(self.spec.judge.price) if self.spec.judge is not None and self.judge else None
+
+    @property
+    def _generates(self) -> bool:
+        return self.mode == "generate" and self.scorer.scorer in (None, "generation", "judge")
 
     @property
     def proctor_version(self) -> str:
@@ -442,6 +564,13 @@ class Manifest(BaseModel):
     def model_identity(self) -> BackendIdentity:
         """The resolved backend (`Model.identity()`): the dtype that ran, weights, engine."""
         return self.provenance.backend
+
+
+def _price_record(money: Money | None) -> PriceRecord | None:
+    if money is None:
+        return None
+    return PriceRecord(input_per_million=str(money.input), output_per_million=str(money.output),
+                       currency=money.currency, source=money.source)
 
 
 def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:

@@ -72,6 +72,8 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
 def _recorded_setting(manifest: Manifest) -> dict[str, Any]:
     """The setting of a run whose manifest has no spec (before the RunSpec, or imported): its recorded scorer."""
     identity = manifest.scorer.model_dump(exclude_none=True)
+    if identity.get("scorer") in (None, "generation", "judge"):  # a reader's settings: the spec's (manifest v5)
+        identity |= {k: v for k in ("extract", "answer_rule", "no_answer") if (v := getattr(manifest, k)) is not None}
     mode = manifest.mode or "generate"
     setting: dict[str, Any] = {
         "mode": mode,

@@ -177,7 +177,7 @@ def test_completion_format_sends_the_text_without_a_chat_template(tiny_model_dir
     assert main(args) in (0, 1)  # a random model's answers: scored, whatever their accuracy
     (run,) = runs.iterdir()
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["answer_rule"] == "lm-eval-gsm8k-strict-match" and manifest["mode"] == "generate"
+    assert manifest["spec"]["scorer"]["answer_rule"] == "lm-eval-gsm8k-strict-match" and manifest["spec"]["scorer"]["mode"] == "generate"
     sample = json.loads((run / "samples.jsonl").read_text().splitlines()[0])
     assert sample["prompt"][0]["content"].count("Question: ") == 6  # five train examples, then the question
     assert main([*args, "--format", "chat"]) in (0, 1)
@@ -215,18 +215,21 @@ def test_stats_and_convert_read_a_spec(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
     from proctor.models.base import Capability, ModelBase
-    from proctor.runner import RunConfig, _check_before_start, build_scorer
+    from proctor.resolve import resolve
+    from proctor.runner import _check_before_start, build_scorer
+    from proctor.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
 
     class ChatOnly(ModelBase):
         name = "chat-only"
         capabilities = frozenset({Capability.GENERATE})
 
     task = load_task(str(QUIZ), fmt="completion")
-    config = RunConfig(mode="generate", prompt_kind="zero_shot", no_answer="wrong")  # as resolve leaves it
+    spec = RunSpec(dataset=DatasetRef(name=str(QUIZ)), model=ModelSpec(spec="chat-only"),
+                   scorer=ScorerSpec(mode="generate"))
     with pytest.raises(Exception, match="--format chat"):
-        _check_before_start(task, ChatOnly(), build_scorer(task, config), config)
+        _check_before_start(task, ChatOnly(), build_scorer(task, resolve(spec, task)), resolve(spec, task))
     chat_task = load_task(str(QUIZ), fmt="chat")
-    _check_before_start(chat_task, ChatOnly(), build_scorer(chat_task, config), config)
+    _check_before_start(chat_task, ChatOnly(), build_scorer(chat_task, resolve(spec, chat_task)), resolve(spec, chat_task))
 
 
 def test_ids_must_be_unique_integers(tmp_path: Path) -> None:

@@ -135,11 +135,11 @@ def test_a_name_too_long_for_the_file_system_names_the_destination_not_the_stagi
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed"]
 
 
-WRONG_TYPES = [  # issue 32 #13: (where, key path, value, the field the one line names)
-    ("generation", "temperature", "hot", "generation.temperature"),
-    ("generation", "stop", 5, "generation.stop"),
-    ("generation", "max_tokens", -5, "generation.max_tokens"),
-    ("generation", "top_p", [1], "generation.top_p"),
+WRONG_TYPES = [  # issue 32 #13: (where, key path, value, the field the one line names); v5: a spec-less run's settings
+    ("settings.generation", "temperature", "hot", "settings.generation.temperature"),
+    ("settings.generation", "stop", 5, "settings.generation.stop"),
+    ("settings.generation", "max_tokens", -5, "settings.generation.max_tokens"),
+    ("settings.generation", "top_p", [1], "settings.generation.top_p"),
     ("model", "base_urls", 5, "model.base_urls"),
     ("model", "base_url", ["x"], "model.base_url"),
 ]
@@ -155,7 +155,10 @@ def test_a_wrong_typed_manifest_value_is_one_line_at_the_manifest(
     pytest.importorskip({"inspect": "inspect_ai", "eee": "every_eval_ever"}.get(fmt, "proctor"))
     manifest = mixed_run / "manifest.json"
     data = json.loads(manifest.read_text())
-    data[block][key] = value
+    where = data
+    for part in block.split("."):
+        where = where[part]
+    where[key] = value
     manifest.write_text(json.dumps(data))
     with pytest.raises(InputError, match=rf"manifest.json: bad manifest: {re.escape(field)}") as caught:
         exporters.export([mixed_run], fmt, tmp_path / "out")

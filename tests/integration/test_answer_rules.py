@@ -67,9 +67,9 @@ def test_one_and_two_option_rows_run_and_both_readings_are_kept(cli: Any, tmp_pa
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     results = json.loads((run_dir / "results.json").read_text())
-    assert (manifest["extract"], manifest["no_answer"]) == ("reference", "guess")  # the authors' count by default
-    assert (manifest["prompt_kind"], manifest["answer_rule"]) == ("five_shot", "tiger-lab-mmlu-pro")
-    assert manifest["scorer"]["answer_rule"] == "tiger-lab-mmlu-pro" and manifest["scorer"]["no_answer"] == "guess"
+    assert (manifest["spec"]["scorer"]["extract"], manifest["spec"]["scorer"]["no_answer"]) == ("reference", "guess")  # the authors' count by default
+    assert (manifest["spec"]["scorer"]["prompt_kind"], manifest["spec"]["scorer"]["answer_rule"]) == ("five_shot", "tiger-lab-mmlu-pro")
+    assert "answer_rule" not in manifest["scorer"] and "no_answer" not in manifest  # once, in the spec (v5)
     assert (results["extract"], results["no_answer"]) == ("reference", "guess")
     assert results["overall"]["accuracy"] == 0.5  # items 2 and 4 answer A
     assert (results["overall"]["n_ambiguous"], results["overall"]["ambiguous_rate"]) == (4, 1.0)
@@ -91,7 +91,8 @@ def test_proctors_own_kind_is_read_by_proctors_reader(cli: Any, tmp_path: Path) 
                                                                                  ("A", "wrong", None)}
     assert all(s["details"].get("readings") is None for s in samples)
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert (manifest["prompt_kind"], manifest["answer_rule"], manifest["no_answer"]) == ("zero_shot", None, "wrong")
+    scorer = manifest["spec"]["scorer"]  # manifest v5: each setting once, in the spec
+    assert (scorer["prompt_kind"], scorer["answer_rule"], scorer["no_answer"]) == ("zero_shot", None, "wrong")
     results = json.loads((run_dir / "results.json").read_text())
     assert results["overall"]["accuracy"] == 0.5 and results["overall"].get("n_ambiguous", 0) == 0
     assert "answer_reading" not in results  # proctor's reader has no levels
@@ -102,7 +103,7 @@ def test_no_answer_guess_credits_the_expected_value(cli: Any, tmp_path: Path) ->
     run_dir, printed = _run(cli, tmp_path, data, "no idea.", "guess", "--no-answer", "guess")
     printed = " ".join(printed.split())
     results = json.loads((run_dir / "results.json").read_text())
-    assert json.loads((run_dir / "manifest.json").read_text())["no_answer"] == "guess"
+    assert json.loads((run_dir / "manifest.json").read_text())["spec"]["scorer"]["no_answer"] == "guess"
     assert results["no_answer"] == "guess" and results["overall"]["n_no_answer"] == 4
     assert abs(results["overall"]["accuracy"] - (1 / 10 + 1 + 1 / 2 + 1 / 4) / 4) < 1e-12
     assert "credited 1/k" in printed

@@ -39,7 +39,7 @@ def test_benchmark_end_to_end(cli: Any, tmp_path: Path, server: LocalServer, dat
         assert ds["data_file"] == str(BENCHMARKS[dataset])
         assert re.fullmatch(r"sha256:[0-9a-f]{64}", ds["data_file_sha256"])
         assert manifest["prompt_template_hash"].startswith("sha256:")
-        assert manifest["extractor_version"]
+        assert manifest["scorer"]["extractor"]
         assert manifest["choice_order_seed"] == (7 if dataset.startswith("gpqa") else None)
         assert manifest["finished_at"]
 

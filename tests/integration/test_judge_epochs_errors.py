@@ -65,7 +65,7 @@ def test_epochs_with_sampling(cli: Any, tmp_path: Path) -> None:
     assert epochs["k"] == 3
     for key in ("mean_at_k", "pass_at_k"):
         assert key in epochs
-    assert json.loads((out / "manifest.json").read_text())["epochs"] == 3
+    assert json.loads((out / "manifest.json").read_text())["spec"]["epochs"] == 3
 
 
 @pytest.mark.parametrize(

@@ -67,9 +67,9 @@ def test_config_runs_every_model_and_writes_llmwc_layout(cli: Any, tmp_path: Pat
         run_log = json.loads((root / "runs" / name / "results.json").read_text())  # proctor's own log beside
         assert run_log["overall"]["n_errors"] == summary["errors"]
     manifest = json.loads((root / "runs" / "tiny_b" / "manifest.json").read_text())
-    assert manifest["generation"]["max_tokens"] == 64 and manifest["model"]["spec"] == "openai:tiny:b"
+    assert manifest["spec"]["generation"]["max_tokens"] == 64 and manifest["model"]["spec"] == "openai:tiny:b"
     # llm-wc's harness, llm-wc's parser: whatever the prompt kind (zero_shot here, proctor's own)
-    assert (manifest["prompt_kind"], manifest["answer_rule"]) == ("zero_shot", "llm-wc-mcqa")
+    assert (manifest["spec"]["scorer"]["prompt_kind"], manifest["spec"]["scorer"]["answer_rule"]) == ("zero_shot", "llm-wc-mcqa")
     answered = [s for s in latest(root / "runs" / "tiny_a").values() if s["outcome"] != "error"]
     assert answered and all(s["details"]["readings"]["reference"]["reader"] == "llm-wc-mcqa" for s in answered)
 
@@ -230,7 +230,7 @@ def test_run_options_with_config_are_applied(cli: Any, tmp_path: Path, server: L
     (root,) = (tmp_path / "results").glob("mmlu_pro_*")
     assert [d.name for d in (root / "models").iterdir()] == ["tiny_b"]
     manifest = json.loads((root / "runs" / "tiny_b" / "manifest.json").read_text())
-    assert manifest["generation"]["max_tokens"] == 48
+    assert manifest["spec"]["generation"]["max_tokens"] == 48
     assert [m["name"] for m in json.loads((root / "run.json").read_text())["models"]] == ["tiny:b"]
     res = cli("run", "--config", path, "--model", "nope", "--store", tmp_path / "s.sqlite")
     assert res.code == 2 and "--model nope: not a model of the config (it lists tiny:a, tiny:b)" in res.err

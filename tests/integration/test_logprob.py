@@ -43,7 +43,7 @@ def _both(cli: Any, tmp_path: Path, store: Path, model_dir: Path, starting: Any)
 def _check_local(run_dir: Path, local: dict[str, dict[str, Any]]) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["mode"] == "logprob" and manifest["prompt_template_hash"].startswith("sha256:")
+    assert manifest["spec"]["scorer"]["mode"] == "logprob" and manifest["prompt_template_hash"].startswith("sha256:")
     for key in ("overall", "acc_norm"):
         r = results[key]
         assert r["n_scored"] == len(local)

@@ -11,12 +11,17 @@ from proctor.models.base import (
     Capability,
     GenerateRequest,
     Generation,
+    GenerationSettings,
     Loglikelihood,
     LoglikelihoodRequest,
     Message,
     ModelBase,
 )
+from proctor.pipeline import evaluate
 from proctor.records import Item, Modality
+from proctor.runlog import RunLog
+from proctor.runner import RunOptions
+from proctor.spec import GenerationSpec, ScorerSpec
 from proctor.tasks import Task, text_hash
 
 
@@ -98,3 +103,14 @@ def task() -> Task:
 @pytest.fixture
 def gold(task: Task) -> dict[str, str]:
     return {it.identifier: str(it.response) for it in task.items}
+
+
+_SCORER_KEYS = {"mode", "prompt_kind", "judge_agreement", "extract", "no_answer", "truncated_as"}
+
+
+def run_with(task: Task, model: Any, judge: Any = None, settings: GenerationSettings | None = None,
+             epochs: int = 1, **kw: Any) -> RunLog:
+    """`proctor.evaluate` with the spec's scorer fields and the run options given as keywords side by side."""
+    scorer = ScorerSpec(**{k: kw.pop(k) for k in list(kw) if k in _SCORER_KEYS})
+    generation = GenerationSpec.of(settings) if settings is not None else GenerationSpec()
+    return evaluate(task, model, RunOptions(**kw), judge, scorer=scorer, generation=generation, epochs=epochs)

@@ -12,10 +12,10 @@ import pytest
 
 from proctor.errors import ProctorError
 from proctor.models.base import GenerationSettings
-from proctor.runner import RunConfig, error_groups, error_kinds, evaluate
+from proctor.runner import error_groups, error_kinds
 from proctor.tasks import Task
 
-from .conftest import LetterPrompts, make_items
+from .conftest import LetterPrompts, make_items, run_with
 
 
 def test_error_kinds_group_numbers_aside() -> None:
@@ -41,10 +41,10 @@ def test_an_hf_prompt_longer_than_the_context_is_refused_with_exact_counts(tiny_
     from proctor.models import get_model
 
     model = get_model(f"hf:{tiny_model_dir}", max_length=256)
-    config = RunConfig(settings=GenerationSettings(max_tokens=8), out_dir=tmp_path / "r", use_cache=False,
-                       record_history=False, progress=False)
+    config = {"settings": GenerationSettings(max_tokens=8), "out": tmp_path / "r", "use_cache": False,
+                  "record_history": False, "progress": False}
     with pytest.raises(ProctorError, match=r"prompt longer than hf:.*'s context: 1 of 3, longest [\d,]+ > 256 tokens"):
-        evaluate(_long_task(400), model, config)  # 400 words: ~2,000 characters, far more than 256 tokens
+        run_with(_long_task(400), model, **config)  # 400 words: ~2,000 characters, far more than 256 tokens
     assert not (tmp_path / "r").exists()
 
 

@@ -14,10 +14,9 @@ from proctor.models.base import Capability, GenerateRequest, Generation, ModelBa
 from proctor.prompts import ItemPromptBuilder
 from proctor.records import Item
 from proctor.runlog import Outcome
-from proctor.runner import RunConfig, evaluate
 from proctor.tasks import Task
 
-from .conftest import make_items
+from .conftest import make_items, run_with
 
 
 def _data(tmp_path: Path, n: int) -> Path:
@@ -80,9 +79,9 @@ class Answering(ModelBase):
 def test_judge_failure_is_an_error_on_the_sample(tmp_path: Path) -> None:
     items = [Item(identifier=f"p{i}", modality="short-prose", prompt="What is love?", response="patient")
              for i in range(3)]
-    config = RunConfig(judge=FailingJudge(), out_dir=tmp_path / "r", use_cache=False, record_history=False,
-                       progress=False, fail_fast_after=0)
-    log = evaluate(Task("prose", items, ItemPromptBuilder()), Answering(), config)
+    config = {"judge": FailingJudge(), "out": tmp_path / "r", "use_cache": False, "record_history": False,
+                       "progress": False, "fail_fast_after": 0}
+    log = run_with(Task("prose", items, ItemPromptBuilder()), Answering(), **config)
     message = "judge fake:judge could not grade the answer: HTTP 401 from the judge"  # names who failed
     assert all(s.outcome is Outcome.ERROR and s.error == message for s in log.samples)
     assert log.results is not None and log.results.errors == {message: 3}
@@ -98,9 +97,9 @@ class Closing(Answering):
 def test_aclose_is_called_at_the_end_of_every_run(tmp_path: Path) -> None:
     items = [Item(identifier="s1", modality="single-value", prompt="2+2?", response="4")]
     task = Task("t", items, ItemPromptBuilder())
-    config = RunConfig(out_dir=tmp_path / "r", use_cache=False, record_history=False, progress=False)
-    evaluate(task, Closing(), config)
+    config = {"out": tmp_path / "r", "use_cache": False, "record_history": False, "progress": False}
+    run_with(task, Closing(), **config)
     assert Closing.closed == 1
     with pytest.raises(proctor.ProctorError):  # refused after the model was built: still closed
-        evaluate(task, Closing(), RunConfig(out_dir=tmp_path / "r", epochs=0, progress=False))
+        run_with(task, Closing(), out=tmp_path / "r", progress=False, prompt_kind="five_shot")
     assert Closing.closed == 2

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from proctor.errors import ProctorError
 from proctor.models.base import GenerateRequest, Generation, GenerationSettings
-from proctor.runner import RunConfig, evaluate
 from proctor.tasks import Task
 
-from .conftest import CountingModel, LetterPrompts, make_items
+from .conftest import CountingModel, LetterPrompts, make_items, run_with
 
 
 class LocalModel(CountingModel):
@@ -42,15 +42,15 @@ class LocalModel(CountingModel):
         return await super().generate(requests)
 
 
-def _config(tmp_path: Path, max_tokens: int = 8) -> RunConfig:
-    return RunConfig(settings=GenerationSettings(max_tokens=max_tokens), out_dir=tmp_path / "run",
-                     store_path=tmp_path / "store.sqlite", record_history=False, progress=False)
+def _config(tmp_path: Path, max_tokens: int = 8) -> dict[str, Any]:
+    return {"settings": GenerationSettings(max_tokens=max_tokens), "out": tmp_path / "run",
+                     "store": tmp_path / "store.sqlite", "record_history": False, "progress": False}
 
 
 def test_generation_batches_and_run_dir_hooks_reach_the_backend_through_the_cache(tmp_path: Path) -> None:
     items = make_items(7)
     model = LocalModel({it.identifier: str(it.response) for it in items})
-    log = evaluate(Task("t", items, LetterPrompts()), model, _config(tmp_path))
+    log = run_with(Task("t", items, LetterPrompts()), model, **_config(tmp_path))
     assert len(log.samples) == 7
     assert model.batches == [3, 3, 1]  # generation_chunk_size, read through CachedModel
     assert model.dirs == {"log": tmp_path / "run", "state": tmp_path / "run"}
@@ -61,11 +61,11 @@ def test_exact_prompt_counts_refuse_a_prompt_longer_than_the_context(tmp_path: P
     items[1] = items[1].model_copy(update={"prompt": " ".join(f"w{i}" for i in range(300))})
     model = LocalModel({it.identifier: str(it.response) for it in items}, window=100)
     with pytest.raises(ProctorError, match=r"prompt longer than fake:counting's context: 1 of 3, longest 30\d > 100"):
-        evaluate(Task("t", items, LetterPrompts()), model, _config(tmp_path))
+        run_with(Task("t", items, LetterPrompts()), model, **_config(tmp_path))
     assert model.batches == [] and not (tmp_path / "run").exists()
     fits = LocalModel({it.identifier: str(it.response) for it in items}, window=400)
     with pytest.raises(ProctorError, match=r"the longest prompt \(30\d tokens\) \+ --max-tokens 200 exceeds"):
-        evaluate(Task("t", items, LetterPrompts()), fits, _config(tmp_path, max_tokens=200))
+        run_with(Task("t", items, LetterPrompts()), fits, **_config(tmp_path, max_tokens=200))
 
 
 def test_the_tokenizer_hook_reaches_token_counter_through_the_cache_and_the_cost_guard(tmp_path: Path) -> None:

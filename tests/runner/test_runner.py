@@ -11,22 +11,20 @@ from proctor.errors import CapabilityError, ProctorError
 from proctor.models.base import Capability
 from proctor.results import read_run
 from proctor.runlog import Outcome
-from proctor.runner import RunConfig, evaluate
 from proctor.tasks import Task
 
-from .conftest import CountingModel
+from .conftest import CountingModel, run_with
 
 
-def _config(tmp_path: Path, **kw: object) -> RunConfig:
-    base: dict[str, object] = {"out_dir": tmp_path / "run", "store_path": tmp_path / "store.sqlite",
-                               "progress": False, "chunk_size": 8}
-    base.update(kw)
-    return RunConfig(**base)  # type: ignore[arg-type]
+def _config(tmp_path: Path, **kw: object) -> dict[str, object]:
+    base: dict[str, object] = {"out": tmp_path / "run", "store": tmp_path / "store.sqlite", "progress": False,
+                               "chunk_size": 8}
+    return base | {("out" if k == "out_dir" else k): v for k, v in kw.items()}
 
 
 def test_generate_run_scores_and_logs(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
     model = CountingModel(gold)
-    log = evaluate(task, model, _config(tmp_path))
+    log = run_with(task, model, **_config(tmp_path))
     assert len(log.samples) == 40
     # even items answer the gold letter; odd items answer A, which is gold for i % 4 == 0 only (none odd)
     expected = sum(1 for i in range(40) if i % 2 == 0) / 40
@@ -46,14 +44,14 @@ def test_generate_run_scores_and_logs(tmp_path: Path, task: Task, gold: dict[str
 
 def test_errors_are_recorded_not_scored_and_retried(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
     flaky = CountingModel(gold, fail_on=["q-3 ", "q-7 "])
-    log = evaluate(task, flaky, _config(tmp_path))
+    log = run_with(task, flaky, **_config(tmp_path))
     errors = [s for s in log.samples if s.outcome is Outcome.ERROR]
     assert {s.item_id for s in errors} == {"q-3", "q-7"}
     assert all(s.score is None for s in errors)
     assert log.results is not None and log.results.overall.n_errors == 2
     assert log.results.overall.n_scored == 38
     healthy = CountingModel(gold)
-    log2 = evaluate(task, healthy, _config(tmp_path))
+    log2 = run_with(task, healthy, **_config(tmp_path))
     assert healthy.requests == 2  # only the two errored samples are asked again
     assert all(s.outcome is not Outcome.ERROR for s in log2.samples) and len(log2.samples) == 40
 
@@ -61,27 +59,27 @@ def test_errors_are_recorded_not_scored_and_retried(tmp_path: Path, task: Task, 
 def test_crash_mid_run_resumes_without_repeating(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
     crashing = CountingModel(gold, crash_after=2)
     with pytest.raises(RuntimeError):
-        evaluate(task, crashing, _config(tmp_path, use_cache=False, chunk_size=8))
+        run_with(task, crashing, **_config(tmp_path, use_cache=False, chunk_size=8))
     done = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     assert len(done) == 16
     resumed = CountingModel(gold)
-    log = evaluate(task, resumed, _config(tmp_path, use_cache=False, chunk_size=8))
+    log = run_with(task, resumed, **_config(tmp_path, use_cache=False, chunk_size=8))
     assert resumed.requests == 40 - 16
-    fresh = evaluate(task, CountingModel(gold), _config(tmp_path / "b", use_cache=False))
+    fresh = run_with(task, CountingModel(gold), **_config(tmp_path / "b", use_cache=False))
     assert log.results is not None and fresh.results is not None
     assert log.results.overall == fresh.results.overall
 
 
 def test_second_run_is_answered_by_the_cache(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
-    evaluate(task, CountingModel(gold), _config(tmp_path))
+    run_with(task, CountingModel(gold), **_config(tmp_path))
     again = CountingModel(gold)
-    evaluate(task, again, _config(tmp_path, out_dir=tmp_path / "other"))
+    run_with(task, again, **_config(tmp_path, out_dir=tmp_path / "other"))
     assert again.requests == 0
 
 
 def test_logprob_mode(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
     model = CountingModel(gold)
-    log = evaluate(task, model, _config(tmp_path, mode="logprob"))
+    log = run_with(task, model, **_config(tmp_path, mode="logprob"))
     assert model.requests == 40 * 4
     # the fake prefers the shortest continuation: " beta" (B) and " alpha"/" gamma"/" delta" tie-free? B is shortest
     assert all(s.extracted == "B" for s in log.samples)
@@ -93,20 +91,20 @@ def test_refuses_before_start(tmp_path: Path, task: Task, gold: dict[str, str]) 
     model = CountingModel(gold)
     model.capabilities = frozenset({Capability.GENERATE})
     with pytest.raises(CapabilityError, match="loglikelihood"):
-        evaluate(task, model, _config(tmp_path, mode="logprob"))
+        run_with(task, model, **_config(tmp_path, mode="logprob"))
     assert model.calls == 0 and not (tmp_path / "run").exists()
     with pytest.raises(ProctorError, match="no prompt"):
-        evaluate(task, model, _config(tmp_path, prompt_kind="five_shot"))
+        run_with(task, model, **_config(tmp_path, prompt_kind="five_shot"))
 
 
 def test_other_run_in_same_dir_is_refused(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
-    evaluate(task, CountingModel(gold), _config(tmp_path))
+    run_with(task, CountingModel(gold), **_config(tmp_path))
     with pytest.raises(ProctorError, match="different run"):
-        evaluate(task, CountingModel(gold), _config(tmp_path, epochs=2))
+        run_with(task, CountingModel(gold), **_config(tmp_path, epochs=2))
 
 
 def test_read_back_needs_no_model(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
-    log = evaluate(task, CountingModel(gold), _config(tmp_path))
+    log = run_with(task, CountingModel(gold), **_config(tmp_path))
     again = read_run(log.path)
     assert again.results == log.results and len(again.samples) == 40
 
@@ -122,7 +120,7 @@ class _AlwaysCorrectJudge(CountingModel):
 def test_judge_agreement_is_reported(tmp_path: Path, task: Task, gold: dict[str, str]) -> None:
     judge = _AlwaysCorrectJudge(gold)
     judge.name = "fake:judge"
-    log = evaluate(task, CountingModel(gold), _config(tmp_path, judge=judge, judge_agreement=10))
+    log = run_with(task, CountingModel(gold), **_config(tmp_path, judge=judge, judge_agreement=10))
     assert judge.requests == 10
     assert log.results is not None
     agreement = log.results.judge_agreement
@@ -141,7 +139,7 @@ def test_logprob_mode_scores_boolean_items_over_their_closed_set(tmp_path: Path,
              for i in range(6)]
     task = Task(name="bools", items=items, prompts=LetterPrompts(), source={"source": "test"})
     model = CountingModel(gold)
-    log = evaluate(task, model, _config(tmp_path, mode="logprob"))
+    log = run_with(task, model, **_config(tmp_path, mode="logprob"))
     assert model.requests == 6 * 2  # " True" and " False" for each item
     # the fake prefers the shorter continuation: " True"; items with response True are correct
     assert [s.extracted for s in log.samples] == ["True"] * 6

@@ -22,7 +22,10 @@ def test_an_answered_item_is_an_error_when_any_answer_failed() -> None:
 def test_usage_of_one_generation_and_of_log_likelihoods() -> None:
     gen = Generation(text="B", finish_reason="stop", input_tokens=12, output_tokens=3, latency_s=0.5)
     assert usage_of([gen]) == Usage(input_tokens=12, output_tokens=3, latency_s=0.5, finish_reason="stop")
-    assert usage_of([Loglikelihood(n_tokens=4), Loglikelihood(n_tokens=5)]) == Usage(input_tokens=9)
+    # every token each request read (its context too), not the continuation's tokens alone; unknown stays unknown
+    read = [Loglikelihood(n_tokens=4, input_tokens=40), Loglikelihood(n_tokens=5, input_tokens=41)]
+    assert usage_of(read) == Usage(input_tokens=81)
+    assert usage_of([Loglikelihood(n_tokens=4), *read]) == Usage(input_tokens=None)
     assert usage_of([Loglikelihood(error="x")]) == Usage()
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import math
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,14 +21,32 @@ from proctor.runlog import RESULTS_SCHEMA_VERSION, Outcome
 from proctor.scoring.choice_logprob import choice_requests, score_choices
 from proctor.scoring.suites import (
     ScoreOptions,
+    SuiteResult,
     full_text,
-    score_suites,
     split_sample,
     suite_summary,
 )
 from proctor.stats import calibration, wilson_interval
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "suites"
+
+
+def score_suites(model: ModelBase, prompt: Prompt, suites: list[TestSuite],
+                 options: ScoreOptions | None = None) -> list[SuiteResult]:
+    """Suites scored through the one run path (`proctor.evaluate`: the pipeline and the runner), no cache."""
+    from proctor.formats.convert import suite_to_items
+    from proctor.pipeline import evaluate
+    from proctor.prompts import ItemPromptBuilder
+    from proctor.runner import RunOptions
+    from proctor.scoring.suites import SUITE_CLUSTER, SuiteScorer, suite_results
+    from proctor.tasks import Task
+
+    task = Task(prompt.name, [it for s in suites for it in suite_to_items(prompt, s)], ItemPromptBuilder(),
+                scorer=SuiteScorer(options or ScoreOptions()), cluster=SUITE_CLUSTER)
+    with tempfile.TemporaryDirectory() as out:
+        log = evaluate(task, model, RunOptions(out=Path(out) / "run", use_cache=False, record_history=False,
+                                               progress=False, fail_fast_after=0))
+    return suite_results(task.items, log.samples)
 
 
 class TableModel(ModelBase):
@@ -103,7 +121,7 @@ def test_scoring_accuracy_ties_unscored_and_one_call() -> None:
         _suite([("c0", 0), ("c1", 1), ("c2", -1)], ["yes", "no"]),
         _suite([("t0", 0)], ["yes", "maybe"], name="T2"),  # a tie at the max
     ]
-    r1, r2 = asyncio.run(score_suites(model, Prompt(name="p", text="P"), suites))
+    r1, r2 = (score_suites(model, Prompt(name="p", text="P"), suites))
     # one call; each unconditional request (PMI) asked once, shared by suites with the same posttext
     assert len(model.calls) == 1 and len(model.calls[0]) == 3 * 2 + 2 + 2 + 1
     c0, c1, c2 = r1.contexts
@@ -124,14 +142,14 @@ def test_scoring_accuracy_ties_unscored_and_one_call() -> None:
 def test_norms_temperature_pmi_and_errors() -> None:
     model = TableModel({"yes": -1.0, "no": -4.0, "ERR": 0.0})
     suite = _suite([("c0", 0)], ["yes", "no"])
-    (r,) = asyncio.run(score_suites(model, Prompt(name="p", text="P"), [suite], ScoreOptions(norm="token", temperature=2.0)))
+    (r,) = (score_suites(model, Prompt(name="p", text="P"), [suite], ScoreOptions(norm="token", temperature=2.0)))
     q = r.contexts[0].queries
     assert q[0]["norms"] == {"sum": -1.0, "token": -1 / 3, "char": -1 / 3, "byte": -1 / 3, "pmi": 3.0}
     assert q[1]["score"] == pytest.approx(-4.0 / 2 / 2)
-    (r,) = asyncio.run(score_suites(model, Prompt(name="p", text="P"), [suite], ScoreOptions(norm="pmi")))
+    (r,) = (score_suites(model, Prompt(name="p", text="P"), [suite], ScoreOptions(norm="pmi")))
     assert [x["score"] for x in r.contexts[0].queries] == [3.0, 3.0] and r.contexts[0].ties == [0, 1]
     bad = _suite([("c0", 0), ("c1", 1)], ["yes", "ERR"])
-    (r,) = asyncio.run(score_suites(model, Prompt(name="p", text="P"), [bad]))
+    (r,) = (score_suites(model, Prompt(name="p", text="P"), [bad]))
     assert r.contexts[0].error == "boom" and r.contexts[0].correct is None
     assert r.summary.n_errors == 2 and r.summary.accuracy is None
 
@@ -141,13 +159,13 @@ def test_refuses_model_without_loglikelihood() -> None:
         name, capabilities = "gen", frozenset({Capability.GENERATE})
 
     with pytest.raises(CapabilityError, match="cannot loglikelihood"):
-        asyncio.run(score_suites(GenOnly(), Prompt(name="p", text=""), [_suite([("c", 0)], ["a"])]))
+        (score_suites(GenOnly(), Prompt(name="p", text=""), [_suite([("c", 0)], ["a", "b"])]))
 
 
 def test_summary_metrics_are_stats_calibration() -> None:
     model = TableModel({"yes": -1.0, "no": -2.5, "maybe": -0.3})
     suite = _suite([("c0", 0), ("c1", 1), ("c2", 2), ("c3", 0), ("c4", -1)], ["yes", "no", "maybe"])
-    (r,) = asyncio.run(score_suites(model, Prompt(name="p", text="P"), [suite]))
+    (r,) = (score_suites(model, Prompt(name="p", text="P"), [suite]))
     scored = [c for c in r.contexts if c.expected >= 0]
     cal = calibration([c.probabilities for c in scored], [c.expected for c in scored])
     s = r.summary
@@ -177,8 +195,9 @@ def test_choice_logprob() -> None:
 def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     """A suite task through the one run path: typed samples, unscored contexts never counted, errors kept."""
     from proctor.formats.convert import suite_to_items
+    from proctor.pipeline import evaluate
     from proctor.prompts import ItemPromptBuilder
-    from proctor.runner import RunConfig, evaluate
+    from proctor.runner import RunOptions
     from proctor.scoring.suites import SuiteScorer, suite_results
     from proctor.tasks import Task
 
@@ -190,10 +209,10 @@ def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     ]
     prompt = Prompt(name="p", text="P")
     opts = ScoreOptions(norm="char")
-    direct = asyncio.run(score_suites(model, prompt, suites, opts))
+    direct = (score_suites(model, prompt, suites, opts))
     items = [it for s in suites for it in suite_to_items(prompt, s)]
     task = Task("p", items, ItemPromptBuilder(), scorer=SuiteScorer(opts))
-    log = evaluate(task, model, RunConfig(out_dir=tmp_path / "run", use_cache=False, record_history=False,
+    log = evaluate(task, model, RunOptions(out=tmp_path / "run", use_cache=False, record_history=False,
                                           progress=False, fail_fast_after=0))
     assert log.manifest.mode == "logprob" and log.manifest.extractor_version == "argmax-char"
     assert log.manifest.scorer.as_dict() == {"scorer": "suite", "norm": "char", "temperature": 1.0, "join": "newline"}

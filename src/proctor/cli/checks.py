@@ -172,12 +172,6 @@ def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: s
     the built-ins' kinds plus those the spec benchmarks named declare)."""
     choice(mode, ("generate", "logprob"), "--mode")
     choice(prompt, prompt_kinds, "--prompt")
-    at_least(limit, 1, "--limit")
-    at_least(limit_per_category, 1, "--limit-per-category")
-    at_least(epochs, 1, "--epochs")
-    at_least(temperature, 0, "--temperature")
-    in_unit_interval(top_p, "--top-p")
-    at_least(max_tokens, 1, "--max-tokens")
     at_least(concurrency, 1, "--concurrency")
     positive(timeout, "--timeout")
     at_least(max_retries, 0, "--max-retries")

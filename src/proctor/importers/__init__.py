@@ -21,7 +21,7 @@ READERS: dict[str, Reader] = {lmeval.HARNESS: lmeval.read, inspect.HARNESS: insp
 
 
 def is_llmwc_results(path: Path) -> bool:
-    """An llm-wc results directory (`run.json`, `models/<name>/`): `proctor.cli.llmwc_cmds.import_results` reads it."""
+    """An llm-wc results directory (`run.json`, `models/<name>/`): `proctor.importers.llmwc` reads it (`proctor import`)."""
     return path.is_dir() and (path / "run.json").is_file()
 
 

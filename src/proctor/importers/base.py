@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
+from ..finalize import finalize_run
 from ..provenance import (
     BackendInfo,
     DatasetInfo,
@@ -27,8 +28,7 @@ from ..provenance import (
     collect_provenance,
     utc_now,
 )
-from ..runlog import SAMPLES, Manifest, Outcome, RunLog, Sample, append_samples, write_manifest
-from ..runner import finalize_run
+from ..runlog import SAMPLES, Manifest, Outcome, RunLog, RunSettings, Sample, append_samples, write_manifest
 from ..safepath import safe_component
 from ..textio import atomic_directory
 
@@ -166,9 +166,10 @@ def new_manifest(*, run_id: str, dataset: dict[str, Any], model: dict[str, Any],
     origin = ImportOrigin.model_validate(imported_from)
     return Manifest(
         run_id=run_id, provenance=collect_provenance({"spec": model.get("spec")}), dataset=DatasetInfo.of(dataset),
-        model=BackendInfo.of(model), mode=mode, scorer=ScorerInfo(scorer="imported", harness=origin.harness,
-                                                                    metric=origin.metric),
-        generation=GenerationRecord.of(generation) if generation else None, epochs=epochs, command=command,
+        model=BackendInfo.of(model), scorer=ScorerInfo(scorer="imported", harness=origin.harness, metric=origin.metric),
+        settings=RunSettings(mode=mode, epochs=epochs,
+                             generation=GenerationRecord.of(generation) if generation else None),
+        command=command,
         started_at=started_at or utc_now(), imported_from=origin,
     )
 

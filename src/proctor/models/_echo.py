@@ -69,7 +69,7 @@ def continuation_score(context: str, continuation: str, tokens: Sequence[TokenLo
     logprob = sum(t.logprob for t in picked if t.logprob is not None)
     greedy = all(t.top_logprob is not None and t.logprob is not None and t.logprob >= t.top_logprob - 1e-6
                  for t in picked)
-    return Loglikelihood(logprob=logprob, n_tokens=len(picked), is_greedy=greedy)
+    return Loglikelihood(logprob=logprob, n_tokens=len(picked), is_greedy=greedy, input_tokens=len(tokens))
 
 
 def prompt_tokens(choice: dict[str, Any], usage: dict[str, Any] | None) -> list[TokenLogprob]:
@@ -112,4 +112,4 @@ def continuation_by_tokens(context: Sequence[TokenLogprob], full: Sequence[Token
     logprob = sum(t.logprob for t in picked if t.logprob is not None)
     greedy = all(t.top_logprob is not None and t.logprob is not None and t.logprob >= t.top_logprob - 1e-6
                  for t in picked)
-    return Loglikelihood(logprob=logprob, n_tokens=len(picked), is_greedy=greedy)
+    return Loglikelihood(logprob=logprob, n_tokens=len(picked), is_greedy=greedy, input_tokens=len(full))

@@ -115,8 +115,9 @@ class LoglikelihoodRequest:
 @dataclass(frozen=True)
 class Loglikelihood:
     logprob: float = 0.0  # sum over the continuation's tokens (natural log)
-    n_tokens: int = 0
+    n_tokens: int = 0  # the continuation's tokens (those scored)
     is_greedy: bool = False  # every continuation token was the argmax
+    input_tokens: int | None = None  # every token the model read for it, context included (None: not known)
     error: str | None = None
 
 

@@ -1,7 +1,7 @@
 """The Scorer seam: what an item asks of a model, and how a sample is scored from the answers.
 
 Every kind of task (generation with answer extraction, choice log-likelihood, probsem suites, LLM
-judge) is one `Scorer`; `proctor.runner.evaluate` drives them all the same way:
+judge) is one `Scorer`; `proctor.runner.evaluate_async` drives them all the same way:
 
     requests = scorer.requests(task, item, epoch)         # what the item needs from the model
     answers  = await model.generate/loglikelihood(...)    # through the cache, per answer
@@ -122,10 +122,11 @@ class Scorer(Protocol):
 
 
 def usage_of(answers: Sequence[Answer]) -> Usage:
-    """Token counts, latency and finish reason of a one-generation sample (the tokens scored, for log-likelihoods)."""
+    """Token counts, latency and finish reason of a one-generation sample; for log-likelihoods every token of
+    every request, its context included (None when a backend did not say: an answer cached before it did)."""
     if len(answers) != 1 or not isinstance(answers[0], Generation):
-        n = sum(a.n_tokens for a in answers if isinstance(a, Loglikelihood))
-        return Usage(input_tokens=n or None)
+        counts = [a.input_tokens for a in answers if isinstance(a, Loglikelihood)]
+        return Usage(input_tokens=sum(counts) if counts and None not in counts else None)  # type: ignore[arg-type]
     g = answers[0]
     return Usage(input_tokens=g.input_tokens, output_tokens=g.output_tokens, latency_s=g.latency_s,
                  finish_reason=g.finish_reason, reasoning=g.reasoning)

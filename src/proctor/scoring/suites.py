@@ -9,7 +9,7 @@ PMI subtracts the query's log-prob after the posttext alone (same join; an empty
 query is scored after the BOS token only).
 
 Each context is one item (`proctor.formats.convert.suite_to_items`) scored by `SuiteScorer` through
-the one run path (`proctor.runner.evaluate`): `proctor score` and `proctor run --mode logprob` on the
+the one run path (`proctor.pipeline.run`, whose engine is `proctor.runner.evaluate_async`): `proctor score` and `proctor run --mode logprob` on the
 same suites score the same text and log the same samples. `suite_results` turns a run's samples back
 into probsem's per-suite results, which `proctor.exporters.probsem` writes as CSV + JSONL + summary.json.
 The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats`'s.
@@ -18,22 +18,19 @@ The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..chunk import score_chunk
 from ..errors import ProctorError
-from ..formats.convert import suite_to_items
 from ..metrics.accuracy import group_block
 from ..metrics.calibration import calibration_of
-from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest, Model
-from ..prompts import ItemPromptBuilder
+from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
 from ..records import ContextCase, Item, Prompt, TestSuite
 from ..runlog import Outcome, Sample, SuiteDetails
 from ..tasks import Task, text_hash
-from .base import Answered, Request, Scored, Usage
+from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
 
 Join = Literal["newline", "space"]
@@ -102,24 +99,6 @@ def _unconditional(suite: TestSuite, query: str, join: Join) -> LoglikelihoodReq
     if join == "newline":
         return LoglikelihoodRequest(suite.posttext + "\n" if suite.posttext else "", query)
     return LoglikelihoodRequest(suite.posttext, " " + query)
-
-
-async def score_suites(
-    model: Model, prompt: Prompt, suites: list[TestSuite], options: ScoreOptions = ScoreOptions()
-) -> list[SuiteResult]:
-    """Score every context × query pair of every suite with one `model.loglikelihood` call (no run log).
-
-    The same scorer and request plan as `proctor.runner.evaluate`, without cache or log."""
-    await model.probe([Capability.LOGLIKELIHOOD])
-    names = [s.name for s in suites]
-    if len(set(names)) != len(names):
-        raise ProctorError(f"suite names repeat in {names}: each suite of a prompt needs its own name")
-    scorer = SuiteScorer(options)
-    task = Task(prompt.name, [it for s in suites for it in suite_to_items(prompt, s)], ItemPromptBuilder(), scorer=scorer,
-                cluster=SUITE_CLUSTER)
-    scorer.check(task)
-    samples = await score_chunk(task, model, scorer, [(it, 0) for it in task.items])
-    return suite_results(task.items, samples)
 
 
 def _score_context(
@@ -220,7 +199,7 @@ class SuiteScorer:
         ctx = _score_context(int(answered.item.metadata[_META + "index"]), suite, case, res[:n], res[n:], self.options)
         ctx.prefix = split_sample(prompt, suite, case, suite.queries[0], self.options.join).context
         ctx.case_text = case.text
-        return _scored(ctx, suite.queries, self.options)
+        return replace(_scored(ctx, suite.queries, self.options), usage=usage_of(answered.answers))  # PMI's too
 
 
 def _verdict(c: ContextResult) -> tuple[Outcome, float | None]:
@@ -248,7 +227,6 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
         outcome=outcome, details=SuiteDetails.model_validate(details), score=score,
         extracted=queries[c.predicted] if c.predicted is not None else None,
         extraction_rule=f"argmax-{options.norm.value}", error=c.error, prompt=c.prefix,
-        usage=Usage(input_tokens=sum(q["n_tokens"] or 0 for q in c.queries) or None),
     )
 
 

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from ... import progress
@@ -53,7 +55,7 @@ def score_prepared(
         if prep.error is not None:
             out.append(base.Loglikelihood(error=prep.error))
         elif i not in scored:
-            out.append(base.Loglikelihood(logprob=0.0, n_tokens=0, is_greedy=True))
+            out.append(base.Loglikelihood(logprob=0.0, n_tokens=0, is_greedy=True, input_tokens=len(prep.seq)))
         else:
-            out.append(collect(paths[tuple(prep.seq[:-1])], prep))
+            out.append(replace(collect(paths[tuple(prep.seq[:-1])], prep), input_tokens=len(prep.seq)))
     return out
