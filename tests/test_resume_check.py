@@ -29,8 +29,7 @@ def _set(data: dict[str, Any], path: str, value: Any) -> None:
 
 @pytest.mark.parametrize(("path", "value", "named"), [
     ("spec.scorer.no_answer", "guess", "scorer.no_answer"),
-    ("no_answer", "guess", "no_answer"),
-    ("truncated_as", "excluded", "truncated_as"),
+    ("spec.scorer.truncated_as", "excluded", "scorer.truncated_as"),  # manifest v5 keeps the policies in the spec only
     ("spec.generation.temperature", 0.5, "generation.temperature"),
     ("dataset.content_hash", "sha256:0", "dataset.content_hash"),
     ("spec.dataset.content_hash", "sha256:0", "dataset.content_hash"),

@@ -53,4 +53,5 @@ def test_replies_are_scored_as_simple_evals_scores(capsys: pytest.CaptureFixture
     assert ran.code == 0, ran.err
     assert {k: s["outcome"] == "correct" for k, s in ran.samples.items()} == expected
     assert 0 < sum(expected.values()) < len(expected)  # lower-case and "answer is (X)" are wrong there
-    assert (ran.manifest["prompt_kind"], ran.manifest["answer_rule"]) == ("simple-evals", "simple-evals-mcq")
+    scorer = ran.manifest["spec"]["scorer"]  # manifest v5: each setting once, in the spec
+    assert (scorer["prompt_kind"], scorer["answer_rule"]) == ("simple-evals", "simple-evals-mcq")

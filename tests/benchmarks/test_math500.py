@@ -76,7 +76,7 @@ def test_end_to_end_verdicts_are_math_verifys(capsys: pytest.CaptureFixture[str]
     assert sum(expected.values()) >= 3  # equivalent forms are credited (0.75 = 3/4, 2^{1/2} = sqrt 2, …)
     assert samples["math-500.4"]["outcome"] == "no_answer"
     assert samples["math-500.0"]["details"]["readings"]["reference"]["reader"] == "math-verify"
-    assert (ran.manifest["prompt_kind"], ran.manifest["answer_rule"]) == ("lighteval", "math-verify")
+    assert (ran.manifest["spec"]["scorer"]["prompt_kind"], ran.manifest["spec"]["scorer"]["answer_rule"]) == ("lighteval", "math-verify")
 
     replies = script(tmp_path / "other.jsonl", "math-500", data, "lighteval-0.13", REPLIES)
     other = run(capsys, tmp_path, "math-500", data, f"scripted:file={replies}", "other", "--prompt", "lighteval-0.13")

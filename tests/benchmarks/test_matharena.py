@@ -75,7 +75,7 @@ def test_aime_2026_end_to_end_by_matharenas_parser(capsys: pytest.CaptureFixture
     assert ran.code == 0, ran.err
     assert {k: s["outcome"] for k, s in ran.samples.items()} == {  # MathArena reads \boxed{+999} as 999
         "aime-2026.1": "correct", "aime-2026.2": "correct", "aime-2026.3": "correct"}
-    assert (ran.manifest["prompt_kind"], ran.manifest["answer_rule"]) == ("matharena", "matharena")
+    assert (ran.manifest["spec"]["scorer"]["prompt_kind"], ran.manifest["spec"]["scorer"]["answer_rule"]) == ("matharena", "matharena")
 
 
 def test_aime_2026_with_llmwcs_rule_needs_no_install(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -86,7 +86,7 @@ def test_aime_2026_with_llmwcs_rule_needs_no_install(capsys: pytest.CaptureFixtu
     assert ran.code == 0, ran.err
     assert {k: s["outcome"] for k, s in ran.samples.items()} == {  # llm-wc's rule: a digit string only
         "aime-2026.1": "correct", "aime-2026.2": "correct", "aime-2026.3": "wrong"}
-    assert ran.manifest["answer_rule"] == "matharena-aime"
+    assert ran.manifest["spec"]["scorer"]["answer_rule"] == "matharena-aime"
 
 
 def test_an_aime_answer_outside_0_999_names_its_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_hmmt_end_to_end_verdicts_are_matharenas(capsys: pytest.CaptureFixture[s
     expected = {f"hmmt-feb-2025.{i + 1}": oracle(r, a) for i, (a, r) in enumerate(HMMT_ROWS)}
     assert {k: s["outcome"] == "correct" for k, s in ran.samples.items()} == expected
     assert sum(expected.values()) >= 3  # equivalent expressions are credited
-    assert (ran.manifest["prompt_kind"], ran.manifest["answer_rule"]) == ("matharena", "matharena")
+    assert (ran.manifest["spec"]["scorer"]["prompt_kind"], ran.manifest["spec"]["scorer"]["answer_rule"]) == ("matharena", "matharena")
 
 
 def test_hmmt_without_matharena_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, hmmt: Path,

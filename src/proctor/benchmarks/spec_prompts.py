@@ -224,10 +224,13 @@ class SpecPrompts:
         s = self.spec
         parts = [kind, s.prompts[kind].template, s.description_template, s.target, s.choice_format,
                  repr(s.target_delimiter), repr(s.fewshot_delimiter), f"shots={self.n_shots(kind)}",
-                 f"format={self.format}", s.scoring.continuation, f"boundary={s.scoring.boundary}"]
+                 f"format={self.format}", s.scoring.continuation]
+        if s.scoring.boundary != "lm-eval":  # proctor's own boundary, by name (lm-eval's is the default)
+            parts.append(f"boundary={s.scoring.boundary}")
         if self.n_shots(kind) and s.fewshot is not None:
-            parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool),
-                      "asked=never-shown"]  # examples drop the asked question by content (main 81a90f9 did not)
+            parts += [s.fewshot.selection, f"seed={s.fewshot.seed}", pool_digest(self.pool)]
+            if self.overlap:  # the pool holds asked questions again: they are never shown (main 81a90f9 showed them)
+                parts.append("asked=never-shown")
             if s.fewshot.draw_extra:  # other examples drawn (#41 item 2)
                 parts.append("draw_extra")
         return text_hash(*parts)
