@@ -8,7 +8,8 @@ Rules:
 - `file=PATH.jsonl`  lines `{"prompt_hash": H, "answer": A}` or `{"prompt": P, "answer": A}`, where H is
                      `prompt_hash(messages)` and P the last user message; a prompt not in the file is an error.
 
-Options combine with commas: `scripted:random,seed=3`. Multiple-choice letters are read from the prompt
+Options combine with commas: `scripted:random,seed=3`; `delay=SECONDS` waits that long before each answer
+(a slow model, for trying executors and interruptions: `scripted:first,delay=0.5`). Multiple-choice letters are read from the prompt
 ("(C)", "C." or "C)" at a line start); without them A-D are assumed. Log-likelihoods are pseudo-random but
 exact functions of the text, split into word tokens (`\\s*\\S+`), so logprob runs can be demoed without torch
 and the local test server's completions endpoint returns the very same numbers.
@@ -16,6 +17,7 @@ and the local test server's completions endpoint returns the very same numbers.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -93,7 +95,7 @@ class ScriptedModel(ModelBase):
 
     def __init__(self, rule: str = "first") -> None:
         self.name = f"scripted:{rule}"
-        self.rule, self.seed, self.text = "first", 0, ""
+        self.rule, self.seed, self.text, self.delay = "first", 0, "", 0.0
         self.answers: dict[str, str] = {}
         for part in rule.split(","):
             key, _sep, value = part.partition("=")
@@ -103,6 +105,8 @@ class ScriptedModel(ModelBase):
                     self.seed = int(value)
                 except ValueError:
                     raise ProctorError(f"{self.name}: seed must be an integer, got {value!r}") from None
+            elif key == "delay":
+                self.delay = _seconds(self.name, value)
             elif key in _RULES:
                 self.rule = key
                 if key == "fixed":
@@ -133,6 +137,8 @@ class ScriptedModel(ModelBase):
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         out: list[Generation] = []
         for r in requests:
+            if self.delay:
+                await asyncio.sleep(self.delay)
             try:
                 text = self.respond(r.messages)
             except KeyError as e:
@@ -149,6 +155,17 @@ class ScriptedModel(ModelBase):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "rule": self.rule, "seed": self.seed}
+
+
+def _seconds(name: str, value: str) -> float:
+    """`delay=SECONDS`: a number from 0 to 3600."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0.0 <= seconds <= 3600.0:  # NaN fails both comparisons
+        raise ProctorError(f"{name}: delay must be a number of seconds from 0 to 3600, got {value!r}")
+    return seconds
 
 
 def _load_answers(path: Path) -> dict[str, str]:

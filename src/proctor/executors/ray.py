@@ -1,0 +1,66 @@
+"""`--executor ray`: one Ray task per shard (with its GPU request) on the cluster `RAY_ADDRESS` names.
+
+The task runs `proctor.executors.worker.run_shard` with this proctor's code first on the workers' PYTHONPATH
+(the cluster's machines must see the same paths: a shared file system, as for Slurm). Ray's own retries are
+off: a failed or cancelled shard is retried by proctor, like any engine's. Without RAY_ADDRESS, ray starts a
+local instance for the run.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import ProctorError
+from .plan import Plan, Settings, source_root
+from .worker import run_shard
+
+
+class RayEngine:
+    """Shards as Ray tasks; a job id is the task's id."""
+
+    name = "ray"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.refs: dict[str, Any] = {}
+        self.ray: Any = None
+
+    def _connect(self) -> Any:
+        if self.ray is None:
+            try:
+                import ray
+            except ImportError:
+                raise ProctorError("--executor ray needs ray: pip install 'proctor-eval[ray]'") from None
+            pythonpath = os.pathsep.join(p for p in (source_root(), os.environ.get("PYTHONPATH", "")) if p)
+            ray.init(address=os.environ.get("RAY_ADDRESS") or None, log_to_driver=False,
+                     runtime_env={"env_vars": {"PYTHONPATH": pythonpath}}, ignore_reinit_error=True)
+            self.ray = ray
+        return self.ray
+
+    def submit(self, plan: Plan, indices: list[int]) -> dict[int, str]:
+        ray = self._connect()
+        task = ray.remote(run_shard).options(num_cpus=self.settings.cpus_per_task,
+                                             num_gpus=self.settings.gpus_per_task, max_retries=0)
+        ids = {}
+        for k in indices:
+            ref = task.remote(str(plan.path), k, plan.attempt(k) + 1)
+            ids[k] = f"ray:{ref.task_id().hex()}"
+            self.refs[ids[k]] = ref
+        return ids
+
+    def alive(self, job_ids: dict[int, str]) -> dict[int, bool]:
+        refs = {k: self.refs[job] for k, job in job_ids.items() if job in self.refs}
+        if not refs:
+            return {k: False for k in job_ids}
+        ready, _ = self.ray.wait(list(refs.values()), num_returns=len(refs), timeout=0)
+        over = {ref.hex() for ref in ready}
+        return {k: (k in refs and refs[k].hex() not in over) for k in job_ids}
+
+    def cancel(self, job: str) -> None:
+        if job in self.refs:
+            self.ray.cancel(self.refs[job], force=True)
+
+    def close(self) -> None:
+        if self.ray is not None:
+            self.ray.shutdown()
