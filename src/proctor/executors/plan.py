@@ -47,7 +47,7 @@ class Settings:
     cpus_per_task: int = 1
     account: str | None = None  # slurm
     sbatch: dict[str, str] = field(default_factory=dict)  # slurm: extra `#SBATCH --KEY=VALUE` lines
-    poll_s: float = 2.0
+    poll_s: float = 1.0
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """One shard, on whichever machine the engine picked: `python -m proctor.executors.worker OUT.shards K ATTEMPT`.
 
 It runs shard K of the plan's spec through the one pipeline into `OUT.shards/shard-K-of-N/` (resuming what an
-earlier attempt finished), with the user's store for the request cache but no history (the merged run is the one
+earlier attempt finished; SIGTERM stops it at once, whatever the engine's own handlers), with the user's store for the request cache but no history (the merged run is the one
 recorded), appends what it prints to the shard's log, and writes its status file when it starts and ends.
 """
 
@@ -13,6 +13,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from ..errors import ProctorError
+from ..interruptible import terminate_as_interrupt
 from ..pipeline import RunOptions, run
 from .plan import read_plan, write_status
 
@@ -30,8 +31,12 @@ def run_shard(plan_dir: str, index: int, attempt: int) -> int:
                 os.chdir(plan.cwd)  # the spec's relative data paths are the submitter's
             options = RunOptions(out=plan.shard_dir(index), store=Path(plan.store) if plan.store else None,
                                  use_cache=plan.use_cache, record_history=False, progress=False, command=plan.command)
-            run([plan.shard_spec(index)], options)
+            with terminate_as_interrupt():  # a scheduler's stop (scancel, a pod deleted) ends the shard now
+                run([plan.shard_spec(index)], options)
             rc = 0
+        except KeyboardInterrupt:
+            print("stopped (SIGTERM or ctrl-C): what was answered is kept for the next attempt", flush=True)
+            rc = 130
         except ProctorError as e:
             print(f"error: {e}", flush=True)
             rc = 2
