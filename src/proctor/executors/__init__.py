@@ -188,7 +188,8 @@ def finish(out: Path, store: Any = None) -> RunLog:
     if unfinished:
         raise ProctorError(f"{out}: shard(s) {', '.join(f'{s.index}/{plan.count} ({s.state})' for s in unfinished)}"
                            " not done; `proctor status` shows them")
-    return merge_runs([plan.shard_dir(k) for k in range(1, plan.count + 1)], plan.out, store)
+    merged: RunLog = merge_runs([plan.shard_dir(k) for k in range(1, plan.count + 1)], plan.out, store)
+    return merged
 
 
 def status(out: Path) -> tuple[Plan, list[ShardState]]:

@@ -8,6 +8,7 @@ local instance for the run.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -33,7 +34,7 @@ class RayEngine:
             except ImportError:
                 raise ProctorError("--executor ray needs ray: pip install 'proctor-eval[ray]'") from None
             pythonpath = os.pathsep.join(p for p in (source_root(), os.environ.get("PYTHONPATH", "")) if p)
-            ray.init(address=os.environ.get("RAY_ADDRESS") or None, log_to_driver=False,
+            ray.init(address=os.environ.get("RAY_ADDRESS") or None, log_to_driver=False, logging_level=logging.WARNING,
                      runtime_env={"env_vars": {"PYTHONPATH": pythonpath}}, ignore_reinit_error=True)
             self.ray = ray
         return self.ray
@@ -45,7 +46,7 @@ class RayEngine:
         ids = {}
         for k in indices:
             ref = task.remote(str(plan.path), k, plan.attempt(k) + 1)
-            ids[k] = f"ray:{ref.task_id().hex()}"
+            ids[k] = f"ray:{ref.task_id().hex()[:16]}"
             self.refs[ids[k]] = ref
         return ids
 
