@@ -8,14 +8,19 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import ProctorError
+from ..executors import EXECUTORS, Settings, launch, print_line, progress_line
+from ..executors import status as shard_status
+from ..executors.k8s import write_job
+from ..runlog import RunLog
+from ..runner import accuracy_line
+from ..spec import RunSpec
 from ..store import default_store_path
 from ..termsafe import plain
+from .outcome import error_status
+from .summary import print_results
 
 if TYPE_CHECKING:
-    from ..executors import Settings
     from ..pipeline import RunOptions
-    from ..runlog import RunLog
-    from ..spec import RunSpec
 
 EXECUTION = "Executors (--shards N: run the shards on an engine, then merge them)"
 
@@ -50,8 +55,6 @@ Image = Annotated[str, typer.Option(metavar="IMAGE", help=(
 def settings_of(shards: int | None, executor: str | None, retries: int, partition: str | None, time_min: int,
                 gpus_per_task: int, account: str | None, sbatch: list[str] | None) -> Settings | None:
     """The executor settings the flags give (None: no --shards, a plain run); a clear error for a bad flag."""
-    from ..executors import EXECUTORS, Settings
-
     if shards is None:
         if executor is not None:
             raise ProctorError("--executor runs shards: give --shards N too")
@@ -72,11 +75,6 @@ def settings_of(shards: int | None, executor: str | None, retries: int, partitio
 def run_sharded(specs: list[RunSpec], run_options: RunOptions, settings: Settings, *, wait: bool, image: str,
                 max_error_rate: float) -> int:
     """Run one spec's shards on the settings' engine (or write its Kubernetes Job); the exit status."""
-    from ..executors import launch, print_line
-    from ..executors.k8s import write_job
-    from .outcome import error_status
-    from .summary import print_results
-
     if len(specs) != 1:
         raise ProctorError("--shards runs one dataset at a time: give one DATASET")
     if run_options.out is None:
@@ -94,8 +92,6 @@ def run_sharded(specs: list[RunSpec], run_options: RunOptions, settings: Setting
         typer.echo(plain(f"submitted; `proctor status {run_options.out}` shows the shards, "
                          f"`proctor merge {run_options.out}` merges them when they are done"))
         return 0
-    from ..runner import accuracy_line
-
     if log.results is not None:
         print_results(log)
         typer.echo(plain(f"{log.manifest.dataset.name}: {accuracy_line(log.results)}  → {log.path}"))
@@ -105,9 +101,6 @@ def run_sharded(specs: list[RunSpec], run_options: RunOptions, settings: Setting
 def status(out: Annotated[Path, typer.Argument(metavar="OUT", show_default=False, help=(
         "The -o directory of a `proctor run --shards N --executor …` run."))]) -> None:
     """Show the shards of an executor run: each one's state, attempts, job id and samples so far."""
-    from ..executors import progress_line
-    from ..executors import status as shard_status
-
     plan, states = shard_status(out)
     typer.echo(plain(progress_line(plan, states)))
     for s in states:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import ProctorError
+from ..executors import finish
 from ..runner import accuracy_line
 from ..shard import merge_runs
 from ..store import Store, default_store_path
@@ -45,8 +46,6 @@ def merge(
     if not no_history:
         history = Store(store or default_store_path())
     if out is None:  # `proctor merge OUT`: the shards of `proctor run --shards N -o OUT` (proctor.executors)
-        from ..executors import finish
-
         if len(shard_dirs) != 1:
             raise ProctorError("merge: give -o DIR (or one executor run's OUT, whose shards are in OUT.shards/)")
         log = finish(shard_dirs[0], history)

@@ -24,9 +24,12 @@ from ..runlog import SAMPLES, RunLog
 from ..shard import merge_runs
 from ..spec import RunSpec
 from ..store import Store
-from .plan import EXECUTORS, Plan, Settings, plan_dir_of, read_plan, read_status
+from .local import LocalEngine
+from .plan import EXECUTORS, Plan, Settings, new_plan, plan_dir_of, read_plan, read_status
+from .ray import RayEngine
+from .slurm import SlurmEngine, active_jobs
 
-__all__ = ["EXECUTORS", "Settings", "ShardState", "engine_for", "finish", "launch", "plan_dir_of", "shard_states"]
+__all__ = ["EXECUTORS", "Settings", "ShardState", "engine_for", "finish", "launch", "new_plan", "plan_dir_of", "shard_states"]
 
 
 class Engine(Protocol):
@@ -39,18 +42,12 @@ class Engine(Protocol):
 
 
 def engine_for(settings: Settings) -> Engine:
-    """The engine `settings.executor` names (its package imported only when it is used)."""
+    """The engine `settings.executor` names (submitit and ray are imported only when their engine submits)."""
     if settings.executor == "local":
-        from .local import LocalEngine
-
         return LocalEngine(settings)
     if settings.executor == "slurm":
-        from .slurm import SlurmEngine
-
         return SlurmEngine(settings)
     if settings.executor == "ray":
-        from .ray import RayEngine
-
         return RayEngine(settings)
     raise ProctorError(f"--executor {settings.executor!r}: expected one of {', '.join(EXECUTORS)}")
 
@@ -98,28 +95,6 @@ def progress_line(plan: Plan, states: list[ShardState]) -> str:
     return (f"shards {counts['done']}/{plan.count} done · {counts['running']} running · {counts['queued']} queued · "
             f"{counts['failed']} failed" + (f" · {retried} retried" if retried else "") +
             f" · {sum(x.samples for x in states)} samples · {plan.settings.executor} {jobs}")
-
-
-def new_plan(spec: RunSpec, settings: Settings, out: Path, store: Path | None, use_cache: bool,
-             command: list[str]) -> Plan:
-    """The plan of a new executor run into `out` (refused when `out` or its shards hold another run)."""
-    if settings.shards < 1:
-        raise ProctorError("--shards must be at least 1")
-    if spec.shard is not None:
-        raise ProctorError("--shards N runs every shard; --shard K/N runs one: give one of them")
-    out = out.absolute()
-    path = plan_dir_of(out)
-    data = spec.model_dump(mode="json")
-    if (path / "plan.json").is_file():
-        old = read_plan(path)
-        if old.spec != data or old.count != settings.shards:
-            raise ProctorError(f"{path} holds the shards of another run (spec or --shards differ); choose another -o")
-        old.settings = settings
-        return old  # the same run again: finished shards are kept, the rest resume
-    if out.exists() and any(out.iterdir()):
-        raise ProctorError(f"{out} exists and is not empty; choose another -o directory")
-    return Plan(path=path, out=out, spec=data, settings=settings, store=str(store) if store else None,
-                use_cache=use_cache, command=command, cwd=str(Path.cwd()))
 
 
 def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, use_cache: bool,
@@ -198,8 +173,6 @@ def status(out: Path) -> tuple[Plan, list[ShardState]]:
     jobs = {k: plan.attempts[str(k)][-1] for k in range(1, plan.count + 1) if plan.attempts.get(str(k))}
     alive: dict[int, bool] | None = None
     if plan.settings.executor == "slurm":
-        from .slurm import active_jobs
-
         active = active_jobs()
         alive = {k: job in active for k, job in jobs.items()}
     elif plan.settings.executor == "local":

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from ..spec import RunSpec
-from .plan import Plan, Settings
+from .plan import Plan, Settings, new_plan
 
 CLAIM = "proctor-runs"
 
@@ -52,8 +52,6 @@ def job_manifest(plan: Plan, image: str) -> dict[str, Any]:
 def write_job(spec: RunSpec, settings: Settings, out: Path, *, image: str, use_cache: bool,
               command: list[str]) -> Path:
     """Write the plan and `OUT.shards/job.yaml`; the manifest's path."""
-    from . import new_plan
-
     plan = new_plan(spec, settings, out, None, use_cache, command)
     name = job_name(plan.out)
     plan.attempts = {str(k): [f"k8s:{name}-{k - 1}"] for k in range(1, plan.count + 1)}  # attempt 1 of each index

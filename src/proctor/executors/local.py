@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
-from .plan import Plan, Settings, child_env
+from .plan import Plan, Settings, child_env, worker_command
 
 
 class LocalEngine:
@@ -22,7 +21,7 @@ class LocalEngine:
         ids = {}
         for k in indices:
             plan.log_path(k).parent.mkdir(parents=True, exist_ok=True)
-            cmd = [sys.executable, "-m", "proctor.executors.worker", str(plan.path), str(k), str(plan.attempt(k) + 1)]
+            cmd = worker_command(plan, k)
             with open(plan.log_path(k), "ab") as log:  # what the worker prints before its own redirect
                 proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=child_env(),
                                         cwd=plan.cwd, start_new_session=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -125,6 +126,11 @@ def read_status(plan: Plan, index: int) -> dict[str, Any] | None:
     return data
 
 
+def worker_command(plan: Plan, index: int) -> list[str]:
+    """The command that runs the next attempt of shard `index`, whatever the engine: proctor.executors.worker."""
+    return [sys.executable, "-m", "proctor.executors.worker", str(plan.path), str(index), str(plan.attempt(index) + 1)]
+
+
 def source_root() -> str:
     """The directory this proctor is imported from: shards run the same code as the command that submits them."""
     return str(Path(__file__).resolve().parents[2])
@@ -135,3 +141,25 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root(), env.get("PYTHONPATH", "")) if p)
     return env
+
+
+def new_plan(spec: RunSpec, settings: Settings, out: Path, store: Path | None, use_cache: bool,
+             command: list[str]) -> Plan:
+    """The plan of a new executor run into `out` (refused when `out` or its shards hold another run)."""
+    if settings.shards < 1:
+        raise ProctorError("--shards must be at least 1")
+    if spec.shard is not None:
+        raise ProctorError("--shards N runs every shard; --shard K/N runs one: give one of them")
+    out = out.absolute()
+    path = plan_dir_of(out)
+    data = spec.model_dump(mode="json")
+    if (path / "plan.json").is_file():
+        old = read_plan(path)
+        if old.spec != data or old.count != settings.shards:
+            raise ProctorError(f"{path} holds the shards of another run (spec or --shards differ); choose another -o")
+        old.settings = settings
+        return old  # the same run again: finished shards are kept, the rest resume
+    if out.exists() and any(out.iterdir()):
+        raise ProctorError(f"{out} exists and is not empty; choose another -o directory")
+    return Plan(path=path, out=out, spec=data, settings=settings, store=str(store) if store else None,
+                use_cache=use_cache, command=command, cwd=str(Path.cwd()))

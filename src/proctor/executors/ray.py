@@ -1,6 +1,7 @@
 """`--executor ray`: one Ray task per shard (with its GPU request) on the cluster `RAY_ADDRESS` names.
 
-The task runs `proctor.executors.worker.run_shard` with this proctor's code first on the workers' PYTHONPATH
+The task runs the shard's worker command (`python -m proctor.executors.worker`, with the GPUs Ray gave it in
+CUDA_VISIBLE_DEVICES) with this proctor's code first on the workers' PYTHONPATH
 (the cluster's machines must see the same paths: a shared file system, as for Slurm). Ray's own retries are
 off: a failed or cancelled shard is retried by proctor, like any engine's. Without RAY_ADDRESS, ray starts a
 local instance for the run.
@@ -8,13 +9,15 @@ local instance for the run.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
+import signal
+import subprocess
 from typing import Any
 
 from ..errors import ProctorError
-from .plan import Plan, Settings, source_root
-from .worker import run_shard
+from .plan import Plan, Settings, source_root, worker_command
 
 
 class RayEngine:
@@ -41,11 +44,11 @@ class RayEngine:
 
     def submit(self, plan: Plan, indices: list[int]) -> dict[int, str]:
         ray = self._connect()
-        task = ray.remote(run_shard).options(num_cpus=self.settings.cpus_per_task,
+        task = ray.remote(run_command).options(num_cpus=self.settings.cpus_per_task,
                                              num_gpus=self.settings.gpus_per_task, max_retries=0)
         ids = {}
         for k in indices:
-            ref = task.remote(str(plan.path), k, plan.attempt(k) + 1)
+            ref = task.remote(worker_command(plan, k), plan.cwd)
             ids[k] = f"ray:{ref.task_id().hex()[:16]}"
             self.refs[ids[k]] = ref
         return ids
@@ -65,3 +68,16 @@ class RayEngine:
     def close(self) -> None:
         if self.ray is not None:
             self.ray.shutdown()
+
+
+def run_command(command: list[str], cwd: str) -> int:
+    """A Ray task: run `command` and return its exit status; it dies with the task's worker (a cancelled task
+    stops its shard too: PR_SET_PDEATHSIG on Linux)."""
+    return subprocess.run(command, cwd=cwd, preexec_fn=_die_with_parent, check=False).returncode
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    except OSError:
+        pass

@@ -1,6 +1,6 @@
 """`--executor slurm`: the shards as one Slurm job array, submitted through submitit (no job script to write).
 
-Each array task runs `proctor.executors.worker.run_shard` with this proctor's code first on PYTHONPATH; submitit
+Each array task runs the shard's worker command (`python -m proctor.executors.worker`) with this proctor's code first on PYTHONPATH; submitit
 keeps its own logs in `OUT.shards/slurm/`. Whether a job is alive comes from `squeue` (a cluster without
 accounting has no `sacct`); whether it succeeded, from the shard's own status file.
 """
@@ -13,8 +13,7 @@ import subprocess
 from typing import Any
 
 from ..errors import ProctorError
-from .plan import Plan, Settings, source_root
-from .worker import run_shard
+from .plan import Plan, Settings, source_root, worker_command
 
 _ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING", "SIGNALING",
            "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"}
@@ -50,10 +49,13 @@ class SlurmEngine:
         return ex
 
     def submit(self, plan: Plan, indices: list[int]) -> dict[int, str]:
+        import submitit.helpers
+
         ex = self.executor(plan)
         try:
             with ex.batch():
-                jobs = [ex.submit(run_shard, str(plan.path), k, plan.attempt(k) + 1) for k in indices]
+                jobs = [ex.submit(submitit.helpers.CommandFunction(worker_command(plan, k), verbose=False))
+                        for k in indices]
         except subprocess.CalledProcessError as e:
             out = (e.stderr or e.output or b"")
             text = out.decode(errors="replace") if isinstance(out, bytes) else str(out)
