@@ -4,6 +4,7 @@ saying why; under `CI=true` they fail instead."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -28,6 +29,15 @@ def missing(reason: str) -> None:
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(f"CI=true and {reason}")
     pytest.skip(reason)
+
+
+def importorskip_in_ci(name: str) -> Any:
+    """The module `name`; without it, skip (fail under CI=true)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        missing(f"{name} is not installed (pip install -e '.[dev]')")
+        raise
 
 
 def env() -> dict[str, str]:
@@ -81,10 +91,7 @@ def slurm() -> None:
         subprocess.run(["sinfo", "-h"], check=True, capture_output=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as e:
         missing(f"Slurm does not answer sinfo ({e})")
-    try:
-        import submitit  # noqa: F401
-    except ImportError:
-        missing("submitit is not installed (pip install 'proctor-eval[slurm]')")
+    importorskip_in_ci("submitit")
 
 
 def _free_port() -> int:
@@ -97,10 +104,7 @@ def _free_port() -> int:
 def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Ray head on this machine (3 CPUs, a small object store), its address; stopped after (its own process
     group, by id)."""
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        missing("ray is not installed (pip install 'proctor-eval[ray]')")
+    importorskip_in_ci("ray")
     ray_bin = Path(sys.executable).parent / "ray"
     port = _free_port()
     tmp = tmp_path_factory.mktemp("ray")

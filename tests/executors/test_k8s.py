@@ -8,14 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
-from .conftest import DATA, assert_same_run, env, run_proctor
+from .conftest import DATA, assert_same_run, env, importorskip_in_ci, run_proctor
 
 
 def test_the_indexed_job_parses_as_a_v1_job_and_its_pods_command_runs_the_shards(tmp_path: Path) -> None:
-    client = pytest.importorskip("kubernetes.client")
+    client = importorskip_in_ci("kubernetes.client")
     out = tmp_path / "runs" / "demo"
     made = run_proctor("run", DATA, "--model", "scripted:random", "--shards", "3", "--executor", "k8s", "--retries",
                        "2", "--gpus-per-task", "1", "--image", "ghcr.io/acme/proctor:1", "-o", str(out),
