@@ -33,7 +33,7 @@ def test_the_indexed_job_parses_as_a_v1_job_and_its_pods_command_runs_the_shards
     assert pod.restart_policy == "Never" and container.image == "ghcr.io/acme/proctor:1"
     assert container.resources.limits == {"nvidia.com/gpu": "1"}
     assert pod.volumes[0].persistent_volume_claim.claim_name == "proctor-runs"
-    assert container.volume_mounts[0].mount_path == str(tmp_path / "runs")
+    assert container.volume_mounts[0].mount_path == container.working_dir == str(tmp_path)  # the volume is the cwd
     assert not out.exists()
     # what each pod runs, here: the index Kubernetes gives it in JOB_COMPLETION_INDEX
     for index in range(3):
@@ -50,3 +50,6 @@ def test_the_indexed_job_parses_as_a_v1_job_and_its_pods_command_runs_the_shards
                         "--store", str(tmp_path / "s.db"), cwd=tmp_path)
     assert plain.returncode == 0, plain.stderr
     assert_same_run(out, tmp_path / "plain")
+    outside = run_proctor("run", DATA, "--model", "scripted:random", "--shards", "3", "--executor", "k8s", "-o",
+                          str(tmp_path.parent / "elsewhere"), cwd=tmp_path)
+    assert outside.returncode == 2 and "must lie inside this directory" in outside.stderr

@@ -4,7 +4,8 @@ It writes the plan (`OUT.shards/plan.json`, as every executor does) and `OUT.sha
 `completionMode: Indexed`, N completions, each pod running shard `JOB_COMPLETION_INDEX + 1` through the same
 worker as the other engines, a per-index retry budget (`backoffLimitPerIndex`, Kubernetes ≥ 1.29) of
 `--retries`, and a GPU limit of `--gpus-per-task`. The pods mount the persistent volume claim `proctor-runs`
-(the cluster's shared storage, holding the data too) at OUT's parent directory, so the plan's paths are the same inside and out; the image must
+(the cluster's shared storage) at the directory the command ran in, and work there: the plan's paths, OUT
+(which must lie inside it) and relative data paths are the same inside and out; the image must
 have proctor installed. Then `kubectl apply -f OUT.shards/job.yaml`, and `proctor merge OUT` once it completes.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from ..errors import ProctorError
 from ..spec import RunSpec
 from .plan import Plan, Settings, new_plan
 
@@ -35,7 +37,7 @@ def job_manifest(plan: Plan, image: str) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "shard", "image": image, "command": ["sh", "-c", shard], "workingDir": plan.cwd,
         "env": [{"name": "PLAN", "value": str(plan.path)}],
-        "volumeMounts": [{"name": "runs", "mountPath": str(plan.out.parent)}],
+        "volumeMounts": [{"name": "runs", "mountPath": plan.cwd}],
         "resources": {"requests": {"cpu": str(s.cpus_per_task)}}}
     if s.gpus_per_task:
         container["resources"]["limits"] = {"nvidia.com/gpu": str(s.gpus_per_task)}
@@ -53,6 +55,9 @@ def write_job(spec: RunSpec, settings: Settings, out: Path, *, image: str, use_c
               command: list[str]) -> Path:
     """Write the plan and `OUT.shards/job.yaml`; the manifest's path."""
     plan = new_plan(spec, settings, out, None, use_cache, command)
+    if not plan.out.is_relative_to(plan.cwd):
+        raise ProctorError(f"--executor k8s: -o {out} must lie inside this directory ({plan.cwd}), which the pods "
+                           "mount from the volume claim proctor-runs")
     name = job_name(plan.out)
     plan.attempts = {str(k): [f"k8s:{name}-{k - 1}"] for k in range(1, plan.count + 1)}  # attempt 1 of each index
     plan.save()

@@ -49,7 +49,8 @@ class RayEngine:
         ids = {}
         for k in indices:
             ref = task.remote(worker_command(plan, k), plan.cwd)
-            ids[k] = f"ray:{ref.task_id().hex()[:16]}"
+            task_id = ref.task_id().hex()  # its first bytes count tasks, its last name the driver
+            ids[k] = f"ray:{task_id[:12]}-{task_id[-8:]}"
             self.refs[ids[k]] = ref
         return ids
 

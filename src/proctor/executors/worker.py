@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import ProctorError
 from ..interruptible import terminate_as_interrupt
-from ..pipeline import RunOptions, run
+from ..pipeline import Events, RunOptions, run
 from .plan import read_plan, write_status
 
 
@@ -32,7 +32,7 @@ def run_shard(plan_dir: str, index: int, attempt: int) -> int:
             options = RunOptions(out=plan.shard_dir(index), store=Path(plan.store) if plan.store else None,
                                  use_cache=plan.use_cache, record_history=False, progress=False, command=plan.command)
             with terminate_as_interrupt():  # a scheduler's stop (scancel, a pod deleted) ends the shard now
-                run([plan.shard_spec(index)], options)
+                run([plan.shard_spec(index)], options, Events(resuming=lambda line: print(line, flush=True)))
             rc = 0
         except KeyboardInterrupt:
             print("stopped (SIGTERM or ctrl-C): what was answered is kept for the next attempt", flush=True)
