@@ -54,6 +54,7 @@ def test_local_shards_with_a_killed_shard_retried_equal_the_unsharded_run(tmp_pa
     (["--shards", "2"], "--shards needs -o DIR"),
     (["--shards", "2", "--executor", "pbs", "-o", "x"], "--executor 'pbs': expected one of local, slurm, ray, k8s"),
     (["--shards", "2", "--executor", "slurm", "--sbatch", "qos", "-o", "x"], "--sbatch 'qos': expected KEY=VALUE"),
+    (["--shards", "2", "--executor", "ray", "--no-wait", "-o", "x"], "--no-wait works with --executor slurm"),
 ])
 def test_bad_executor_flags_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:

@@ -79,6 +79,9 @@ def run_sharded(specs: list[RunSpec], run_options: RunOptions, settings: Setting
         raise ProctorError("--shards runs one dataset at a time: give one DATASET")
     if run_options.out is None:
         raise ProctorError("--shards needs -o DIR: the run directory the shards are merged into")
+    if not wait and settings.executor == "ray":  # a driver's tasks end with it
+        raise ProctorError("--no-wait works with --executor slurm, local and k8s: Ray ends a run's tasks when the "
+                           "command that submitted them exits")
     store = run_options.store or default_store_path()
     if settings.executor == "k8s":
         path = write_job(specs[0], settings, run_options.out, image=image, use_cache=run_options.use_cache,
