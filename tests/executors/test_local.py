@@ -75,3 +75,16 @@ def test_a_plan_of_another_run_is_refused(tmp_path: Path) -> None:
         new_plan(other, Settings(shards=2), tmp_path / "out", None, True, [])
     with pytest.raises(Exception, match="holds the shards of another run"):
         new_plan(spec, Settings(shards=3), tmp_path / "out", None, True, [])
+
+
+def test_the_same_command_while_its_shards_still_run_is_refused_then_merge_finishes(tmp_path: Path) -> None:
+    args = ("run", DATA, "--model", "scripted:random,delay=0.3", "--shards", "2", "-o", str(tmp_path / "out"),
+            "--store", str(tmp_path / "s.db"))
+    assert run_proctor(*args, "--no-wait", cwd=tmp_path).returncode == 0
+    again = run_proctor(*args, cwd=tmp_path)
+    assert again.returncode == 2 and "still" in again.stderr and "proctor status" in again.stderr
+    wait_for(lambda: "shards 2/2 done" in run_proctor("status", str(tmp_path / "out"), cwd=tmp_path).stdout, 60,
+             "the shards")
+    merged = run_proctor("merge", str(tmp_path / "out"), "--store", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    assert len(read_run(tmp_path / "out")[1]) == 16

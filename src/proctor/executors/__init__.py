@@ -104,6 +104,7 @@ def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, 
     plan = new_plan(spec, settings, out, store, use_cache, command)
     engine = engine_for(settings)
     try:
+        _refuse_running(plan, engine)
         todo = [s.index for s in shard_states(plan) if s.state != "done"]
         _submit(plan, engine, todo)
         say(f"submitted {len(todo)} shard(s) to {engine.name}: {' '.join(plan.attempts[str(k)][-1] for k in todo)}"
@@ -115,6 +116,15 @@ def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, 
         if wait:
             engine.close()
     return finish(plan.out, Store(store) if record_history and store else None)
+
+
+def _refuse_running(plan: Plan, engine: Engine) -> None:
+    """The same command again while an earlier one's shards still run (`--no-wait`): refused, not run twice."""
+    jobs = {int(k): a[-1] for k, a in plan.attempts.items() if a}
+    running = [s for s in shard_states(plan, engine.alive(jobs)) if s.state in ("queued", "running") and s.job]
+    if running:
+        raise ProctorError(f"{plan.path}: shard(s) {', '.join(f'{s.index}/{plan.count} (job {s.job})' for s in running)}"
+                           f" still {running[0].state}; `proctor status {plan.out}` shows them")
 
 
 def _submit(plan: Plan, engine: Engine, indices: list[int]) -> None:
