@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 CATEGORIES = ["math", "physics", "law", "history", "biology", "economics", "chemistry", "psychology"]
-STEPS = ("run", "report", "inspect", "eee", "llmwc")
+STEPS = ("run", "report", "inspect", "eee", "llmwc")  # also: sharded (run --shards 4 --executor local, then merge)
 
 
 def write_mmlu_pro(folder: Path, n_items: int) -> None:
@@ -56,6 +56,12 @@ def command(step: str, work: Path, epochs: int) -> list[str]:
         return [*proctor, "run", "mmlu-pro", "--data-file", str(work / "data"), "--model", "scripted:random",
                 "--epochs", str(epochs), "-o", str(run), "--store", str(work / "store.sqlite"), "--no-progress",
                 "--no-cache"]
+    if step == "sharded":  # the same run as 4 local shards merged (peak RSS: the largest of the processes)
+        shutil.rmtree(work / "sharded", ignore_errors=True)
+        shutil.rmtree(work / "sharded.shards", ignore_errors=True)
+        return [*proctor, "run", "mmlu-pro", "--data-file", str(work / "data"), "--model", "scripted:random",
+                "--epochs", str(epochs), "-o", str(work / "sharded"), "--store", str(work / "store.sqlite"),
+                "--no-cache", "--shards", "4", "--executor", "local"]
     if step == "report":
         return [*proctor, "report", str(run), "-o", str(work / "report.html"), "--store", str(work / "store.sqlite")]
     return [*proctor, "export", str(run), "--to", step, "-o", str(work / f"export-{step}")]
@@ -99,7 +105,7 @@ def main() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", **({"PYTHONPATH": args.src} if args.src else {})}
     for step in steps:
         wall, cpu, rss, code = measure(command(step, work, args.epochs), env)
-        name = step if step in ("run", "report") else f"export --to {step}"
+        name = step if step in ("run", "report", "sharded") else f"export --to {step}"
         print(f"| {name} | {wall:.1f} | {cpu:.1f} | {rss:.0f} | {code} |", flush=True)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)

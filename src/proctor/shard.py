@@ -21,8 +21,8 @@ from typing import Any
 
 from .errors import ProctorError
 from .finalize import finalize_run
-from .results import read_run
-from .runlog import SAMPLES, RunLog, append_samples, write_manifest
+from .results import latest_samples
+from .runlog import SAMPLES, RunLog, append_samples, read_manifest, write_manifest
 from .textio import atomic_directory, parse_json
 
 SHARD_FILE = "shard.json"
@@ -30,6 +30,7 @@ MAX_SHARDS = 1_000_000  # more jobs than items is possible (empty shards), but n
 _SHARD = re.compile(r"\s*([0-9]{1,7})\s*/\s*([0-9]{1,7})\s*", re.ASCII)
 # manifest fields that differ between the shards of one run without changing its results
 # `spec` too: its identity is the run id (compared), the rest is per job (the shard, the model's base URL)
+_WRITE_BATCH = 1000  # samples per append when a merge writes its run (the staging folder is swapped in whole)
 PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard", "spec"})
 
 
@@ -102,7 +103,9 @@ def _read_shard(path: Path) -> ShardDir:
         shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
     except (ValueError, KeyError, TypeError, ProctorError) as e:
         raise ProctorError(f"{file}: unreadable shard file ({e})") from None
-    return ShardDir(path, shard, order, read_run(path))
+    # its samples alone: read_run would also recompute the shard's results to check them, which the merge recomputes
+    # for the whole run anyway (memory and time past 100k samples)
+    return ShardDir(path, shard, order, RunLog(path=path, manifest=read_manifest(path), samples=latest_samples(path)))
 
 
 def _comparable(manifest: Any) -> dict[str, Any]:
@@ -173,7 +176,8 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     samples = [by_id[sid] for sid in shards[0].order]
     with atomic_directory(out) as staging:  # whole or nothing: a kill or a failure leaves `out` as it was
         write_manifest(staging, manifest)
-        append_samples(staging / SAMPLES, samples)
+        for start in range(0, len(samples), _WRITE_BATCH):  # one write of them all held their text twice over
+            append_samples(staging / SAMPLES, samples[start : start + _WRITE_BATCH])
         log = finalize_run(RunLog(path=staging, manifest=manifest, samples=samples))
     log = log.model_copy(update={"path": out})
     if store is not None:

@@ -84,3 +84,18 @@ async def test_loglikelihood_is_deterministic_and_additive() -> None:
     assert whole.n_tokens == 2 and whole.logprob < 0
     assert whole.logprob == pytest.approx(first.logprob + second.logprob)
     assert whole.is_greedy == (first.is_greedy and second.is_greedy)
+
+
+async def test_delay_waits_before_each_answer_and_hands_over_one_item_at_a_time() -> None:
+    import asyncio
+    import time
+
+    m = ScriptedModel("first,delay=0.05")
+    start = time.perf_counter()
+    out = [g for batch in await asyncio.gather(m.generate([req(TEN)]), m.generate([req(TEN)])) for g in batch]
+    assert time.perf_counter() - start >= 0.1  # concurrent calls answered one after the other
+    assert [g.text for g in out] == ["The answer is (A)"] * 2
+    assert m.preferred_chunk_size == 1 and ScriptedModel("first").preferred_chunk_size > 1
+    for bad in ("delay=x", "delay=-1", "delay=nan", "delay=4000"):
+        with pytest.raises(ProctorError, match="delay must be a number of seconds"):
+            ScriptedModel(f"first,{bad}")

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ..errors import ProctorError
+from ..executors import finish
 from ..runner import accuracy_line
 from ..shard import merge_runs
 from ..store import Store, default_store_path
@@ -19,14 +21,20 @@ MERGE_EXAMPLES = """Example (three jobs, e.g. a Slurm array or a Kubernetes inde
   proctor run examples/items/multiple-choice.jsonl --model scripted:first --shard 2/3 -o runs/demo-2
   proctor run examples/items/multiple-choice.jsonl --model scripted:first --shard 3/3 -o runs/demo-3
   proctor merge runs/demo-1 runs/demo-2 runs/demo-3 -o runs/demo
+
+The shards of `proctor run … --shards N --executor slurm --no-wait -o runs/demo`, once done:
+
+  proctor merge runs/demo
 """
 
 
 def merge(
     shard_dirs: Annotated[list[Path], typer.Argument(
         metavar="SHARD_DIR...", show_default=False, help="The run directories of every shard (1/N … N/N).")],
-    out: Annotated[Path, typer.Option(
-        "--out", "-o", metavar="DIR", show_default=False, help="Run directory to write (new or empty).")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="DIR", show_default=False, help=(
+            "Run directory to write (new or empty); without it, the one SHARD_DIR is an executor run's -o "
+            "directory (`run --shards N`), merged from its OUT.shards/."))] = None,
     store: options.Store = None,
     no_history: options.NoHistory = False,
 ) -> None:
@@ -37,7 +45,12 @@ def merge(
     history = None
     if not no_history:
         history = Store(store or default_store_path())
-    log = merge_runs(shard_dirs, out, history)
+    if out is None:  # `proctor merge OUT`: the shards of `proctor run --shards N -o OUT` (proctor.executors)
+        if len(shard_dirs) != 1:
+            raise ProctorError("merge: give -o DIR (or one executor run's OUT, whose shards are in OUT.shards/)")
+        log = finish(shard_dirs[0], history)
+    else:
+        log = merge_runs(shard_dirs, out, history)
     if log.results is not None:
         typer.echo(plain(f"{log.manifest.dataset.name or 'run'}: {accuracy_line(log.results)}  → {log.path}"))
 

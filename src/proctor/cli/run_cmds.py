@@ -12,6 +12,7 @@ from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from ..runlog import RunLog
 from ..spec import DEFAULT_MAX_TOKENS, RunSpec
 from ..termsafe import plain
+from . import executor_cmds as ex
 from . import options
 from .checks import check_run_args
 from .fields import with_flags
@@ -200,7 +201,10 @@ def run(
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE, shard: ShardOpt = None,
     cluster: options.Cluster = None, dry_run: options.DryRun = False,
     llmwc_config: LlmwcConfig = None, unsafe_exec: UnsafeExec = False, after: After = None,
-    model_options: options.ModelOptions | None = None,
+    shards: ex.Shards = None, executor: ex.Executor = None,
+    retries: ex.Retries = 1, no_wait: ex.NoWait = False, partition: ex.Partition = None, time_min: ex.TimeMin = 60,
+    gpus_per_task: ex.GpusPerTask = 0, account: ex.Account = None, sbatch: ex.Sbatch = None,
+    image: ex.Image = "proctor:latest", model_options: options.ModelOptions | None = None,
 ) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
@@ -224,7 +228,11 @@ def run(
                 max_error_rate=max_error_rate, http=backend_options(given)))
         else:
             specs = _specs(datasets or [], model, flags, given)
-            if dry_run:  # what each run would ask and cost: nothing is sent or written
+            sharded = ex.settings_of(shards, executor, retries, partition, time_min, gpus_per_task, account, sbatch)
+            if sharded is not None and not dry_run:  # the shards on an engine (proctor.executors), then one merge
+                status = ex.run_sharded(specs, run_options, sharded, wait=not no_wait, image=image,
+                                        max_error_rate=max_error_rate)
+            elif dry_run:  # what each run would ask and cost: nothing is sent or written
                 status = show_estimates(specs, run_options)
             else:
                 status = run_and_report(specs, run_options, max_error_rate)

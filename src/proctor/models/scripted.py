@@ -8,14 +8,17 @@ Rules:
 - `file=PATH.jsonl`  lines `{"prompt_hash": H, "answer": A}` or `{"prompt": P, "answer": A}`, where H is
                      `prompt_hash(messages)` and P the last user message; a prompt not in the file is an error.
 
-Options combine with commas: `scripted:random,seed=3`. Multiple-choice letters are read from the prompt
-("(C)", "C." or "C)" at a line start); without them A-D are assumed. Log-likelihoods are pseudo-random but
-exact functions of the text, split into word tokens (`\\s*\\S+`), so logprob runs can be demoed without torch
-and the local test server's completions endpoint returns the very same numbers.
+Options combine with commas: `scripted:random,seed=3`; `delay=SECONDS` answers one request at a time, each after
+that many seconds, handed over by the runner one item at a time (a slow model, for trying executors and
+interruptions). Multiple-choice letters are read from the prompt ("(C)", "C." or "C)" at a line start); without
+them A-D are assumed. Log-likelihoods are pseudo-random but exact functions of the text, split into word tokens (`\\s*\\S+`), so
+logprob runs can be demoed without torch and the local test server's completions endpoint returns the very
+same numbers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -93,8 +96,9 @@ class ScriptedModel(ModelBase):
 
     def __init__(self, rule: str = "first") -> None:
         self.name = f"scripted:{rule}"
-        self.rule, self.seed, self.text = "first", 0, ""
+        self.rule, self.seed, self.text, self.delay = "first", 0, "", 0.0
         self.answers: dict[str, str] = {}
+        self._gate: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         for part in rule.split(","):
             key, _sep, value = part.partition("=")
             key = key.strip()
@@ -103,6 +107,8 @@ class ScriptedModel(ModelBase):
                     self.seed = int(value)
                 except ValueError:
                     raise ProctorError(f"{self.name}: seed must be an integer, got {value!r}") from None
+            elif key == "delay":
+                self.delay = _seconds(self.name, value)
             elif key in _RULES:
                 self.rule = key
                 if key == "fixed":
@@ -111,6 +117,8 @@ class ScriptedModel(ModelBase):
                     self.answers = _load_answers(Path(value))
             else:
                 raise ProctorError(f"unknown scripted rule {key!r} in {self.name!r}; expected one of {', '.join(_RULES)}")
+        if self.delay:  # a slow model's answers are kept one by one, as a remote backend's are
+            self.preferred_chunk_size = 1
 
     def respond(self, messages: Sequence[Message]) -> str:
         """The scripted answer to a conversation; raises KeyError for a `file=` rule that lacks it."""
@@ -133,6 +141,8 @@ class ScriptedModel(ModelBase):
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         out: list[Generation] = []
         for r in requests:
+            if self.delay:
+                await self._slowly()
             try:
                 text = self.respond(r.messages)
             except KeyError as e:
@@ -143,12 +153,31 @@ class ScriptedModel(ModelBase):
                                   output_tokens=len(text.split()), latency_s=0.0))
         return out
 
+    async def _slowly(self) -> None:
+        """Wait `delay` seconds, one request at a time (concurrent calls queue): a model that answers slowly."""
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate[0] is not loop:  # a lock belongs to one event loop
+            self._gate = (loop, asyncio.Lock())
+        async with self._gate[1]:
+            await asyncio.sleep(self.delay)
+
     async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
         return [continuation_score(r.context, r.continuation, pseudo_logprobs(r.context + r.continuation))
                 for r in requests]
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "rule": self.rule, "seed": self.seed}
+
+
+def _seconds(name: str, value: str) -> float:
+    """`delay=SECONDS`: a number from 0 to 3600."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0.0 <= seconds <= 3600.0:  # NaN fails both comparisons
+        raise ProctorError(f"{name}: delay must be a number of seconds from 0 to 3600, got {value!r}")
+    return seconds
 
 
 def _load_answers(path: Path) -> dict[str, str]:

@@ -1,0 +1,88 @@
+"""`--executor slurm` against the machine's real Slurm: the shards go through a job array (Slurm's own job ids,
+`scontrol` knows them), a shard cancelled mid-way with `scancel` is retried, and the merged run equals the
+unsharded one; with no retries left the run stops naming the shard and merges nothing; `--no-wait` hands the
+job ids back and `proctor status` / `proctor merge` finish later."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import DATA, assert_same_run, env, proctor_cmd, run_proctor, wait_for
+
+pytestmark = pytest.mark.usefixtures("slurm")
+SLOW = "scripted:random,delay=0.4"  # one answer each 0.4 s, each kept as it comes: a shard takes seconds
+
+
+def job_state(job: str) -> str:
+    out = subprocess.run(["scontrol", "show", "job", job], capture_output=True, text=True, check=True).stdout
+    return out.split("JobState=", 1)[1].split()[0]
+
+
+def plan_of(out: Path) -> dict:
+    return json.loads((out.parent / (out.name + ".shards") / "plan.json").read_text())
+
+
+def start_and_cancel(tmp_path: Path, retries: int) -> tuple[subprocess.Popen[str], str, Path]:
+    """Start a 3-shard Slurm run; once shard 1 has answered once, `scancel` its job. The run, the job, -o."""
+    out = tmp_path / "out"
+    run = subprocess.Popen(proctor_cmd("run", DATA, "--model", SLOW, "--shards", "3", "--executor", "slurm",
+                                       "--retries", str(retries), "-o", str(out), "--store", str(tmp_path / "s.db")),
+                           cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shard1 = tmp_path / "out.shards" / "shard-1-of-3" / "samples.jsonl"
+    wait_for(lambda: shard1.is_file() and shard1.read_text().count("\n") >= 1, 120, "shard 1's first answer")
+    job = plan_of(out)["attempts"]["1"][0]
+    subprocess.run(["scancel", job], check=True)
+    return run, job, out
+
+
+def test_three_shards_through_slurm_with_a_cancelled_shard_retried_equal_the_unsharded_run(tmp_path: Path) -> None:
+    run, cancelled, out = start_and_cancel(tmp_path, retries=1)
+    plain = run_proctor("run", DATA, "--model", SLOW, "-o", str(tmp_path / "plain"), "--no-history",
+                        "--store", str(tmp_path / "plain.db"), cwd=tmp_path)  # meanwhile, the unsharded run
+    assert plain.returncode == 0, plain.stderr
+    stdout, stderr = run.communicate(timeout=300)
+    assert run.returncode == 0, stderr
+    assert f"retrying shard 1/3 (job {cancelled} failed)" in stderr
+    attempts = plan_of(out)["attempts"]
+    assert len(attempts["1"]) == 2 and len(attempts["2"]) == len(attempts["3"]) == 1
+    assert job_state(cancelled) == "CANCELLED"  # the jobs went through Slurm: it knows them and how they ended
+    assert [job_state(a[-1]) for a in attempts.values()] == ["COMPLETED"] * 3
+    assert all("_" in a[0] for a in attempts.values())  # array tasks
+    assert_same_run(out, tmp_path / "plain")
+    log = (tmp_path / "out.shards" / "logs" / "shard-1-of-3.log").read_text()
+    assert "attempt 1, pid" in log and "attempt 2: exit 0" in log  # both attempts' output kept
+    assert "multiple-choice: accuracy" in stdout
+
+
+def test_a_cancelled_shard_with_no_retries_left_stops_the_run_and_nothing_is_merged(tmp_path: Path) -> None:
+    run, cancelled, out = start_and_cancel(tmp_path, retries=0)
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 2
+    assert f"shard(s) 1/3 (job {cancelled}" in stderr and "nothing merged" in stderr
+    assert not out.exists()
+
+
+def test_no_wait_returns_the_job_ids_and_status_then_merge_finish(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    sub = run_proctor("run", DATA, "--model", "scripted:random", "--shards", "3", "--executor", "slurm",
+                      "--no-wait", "-o", str(out), "--store", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert sub.returncode == 0, sub.stderr
+    jobs = [a[0] for a in plan_of(out)["attempts"].values()]
+    assert " ".join(jobs) in sub.stderr and f"proctor status {out}" in sub.stdout
+    assert not out.exists()
+
+    def all_done() -> str | None:
+        shown = run_proctor("status", str(out), cwd=tmp_path)
+        return shown.stdout if "shards 3/3 done" in shown.stdout else None
+
+    assert "proctor merge" in wait_for(all_done, 120, "the three jobs")
+    merged = run_proctor("merge", str(out), "--store", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    plain = run_proctor("run", DATA, "--model", "scripted:random", "-o", str(tmp_path / "plain"), "--no-history",
+                        "--store", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert_same_run(out, tmp_path / "plain")
