@@ -33,8 +33,8 @@ def merge(
         metavar="SHARD_DIR...", show_default=False, help="The run directories of every shard (1/N … N/N).")],
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", metavar="DIR", show_default=False, help=(
-            "Run directory to write (new or empty); without it, the one SHARD_DIR is an executor run's -o "
-            "directory (`run --shards N`), merged from its OUT.shards/."))] = None,
+            "Run directory to write (new or empty). Default: none, and then the one SHARD_DIR is an executor "
+            "run's -o directory (`run --shards N`), merged from its OUT.shards/."))] = None,
     store: options.Store = None,
     no_history: options.NoHistory = False,
 ) -> None:
