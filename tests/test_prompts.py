@@ -233,7 +233,7 @@ def test_template_hashes(mmlu: Task, gpqa: Task, aime: Task) -> None:
 
 
 def test_unknown_kind_is_a_clear_error(gpqa: Task) -> None:
-    with pytest.raises(UnknownPromptKind, match="gpqa offers prompts zero_shot, zero_shot_cot, five_shot_pool"):
+    with pytest.raises(UnknownPromptKind, match="gpqa offers prompts zero_shot, simple-evals, zero_shot_cot, five_shot_pool"):
         gpqa.prompts.messages(gpqa.items[0], "ten_shot")
     with pytest.raises(UnknownPromptKind):
         ItemPromptBuilder().template_hash(FIVE_SHOT)

@@ -115,4 +115,5 @@ def status(out: Annotated[Path, typer.Argument(metavar="OUT", show_default=False
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
-    app.command("status")(status)
+    app.command("status", epilog="Example (the shards of `proctor run … --shards 3 --executor slurm --no-wait -o "
+                                 "runs/demo`):\n\n  proctor status runs/demo\n")(status)

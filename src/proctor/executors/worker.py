@@ -38,13 +38,13 @@ def run_shard(plan_dir: str, index: int, attempt: int) -> int:
             print("stopped (SIGTERM or ctrl-C): what was answered is kept for the next attempt", flush=True)
             rc = 130
         except ProctorError as e:
-            print(f"error: {e}", flush=True)
+            print(f"shard stopped: {e}", flush=True)  # the shard's log; the engine reports the shard failed
             rc = 2
         except Exception as e:  # noqa: BLE001 - a shard's crash is its status and its log, never the engine's
             import traceback
 
             traceback.print_exc()
-            print(f"error: {type(e).__name__}: {e}", flush=True)
+            print(f"shard crashed: {type(e).__name__}: {e}", flush=True)
         finally:
             print(f"== shard {index}/{plan.count}, attempt {attempt}: exit {rc}", flush=True)
     write_status(plan, index, attempt, rc)
