@@ -19,8 +19,6 @@ from typing import Any
 
 import httpx
 
-from proctor import progress
-from proctor.errors import ProctorError
 from proctor.models import _http
 from proctor.models._http import (
     DEFAULT_MAX_BODY,
@@ -28,7 +26,9 @@ from proctor.models._http import (
     RequestFailed,
     RetryPolicy,
 )
-from proctor.redact import redact_text, redact_url
+from proctor.util import progress
+from proctor.util.errors import ProctorError
+from proctor.util.redact import redact_text, redact_url
 
 log = logging.getLogger("proctor.models.http")
 

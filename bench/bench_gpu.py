@@ -72,7 +72,7 @@ def build_model(path: Path, shape: str, device: str) -> Path:
     """A random-weight llama of `shape` and a tokenizer trained on the workloads' words, saved under `path`."""
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     tokdir = build_tiny_model(path.with_name(path.name + "-tok"), vocab_size=2000,
                               corpus=" ".join(WORDS * 20) + " A B C D E F G H I J")

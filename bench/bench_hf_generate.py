@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument(
-        "--model-dir", default=None, help="a local model (default: proctor.tiny llama, built once)"
+        "--model-dir", default=None, help="a local model (default: proctor.models.tiny llama, built once)"
     )
     a = ap.parse_args()
 
@@ -60,7 +60,7 @@ def main() -> None:
 
     from proctor.models.base import GenerateRequest, GenerationSettings, Message
     from proctor.models.hf import HFModel
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     torch.set_num_threads(a.threads)
     model_dir = a.model_dir or str(build_tiny_model(Path(tempfile.gettempdir()) / "proctor-bench-tiny-llama"))

@@ -34,7 +34,7 @@ def main() -> None:
 
     from proctor.models.base import LoglikelihoodRequest
     from proctor.models.hf import HFModel
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     torch.set_num_threads(args.threads)
     model_dir = build_tiny_model(Path(tempfile.gettempdir()) / "proctor-bench-tiny", hidden_size=128, num_layers=4)

@@ -61,19 +61,19 @@ def child(data: Path, out: Path, store: Path) -> None:
     from collections.abc import Sequence
     from types import SimpleNamespace
 
-    import proctor.runlog
-    import proctor.runner
+    import proctor.log.runlog
+    import proctor.run.runner
     from proctor.benchmarks.registry import load_task
     from proctor.models import get_model
     from proctor.models.base import GenerateRequest, Generation, ModelBase
-    from proctor.pipeline import evaluate
-    from proctor.runner import RunOptions
+    from proctor.run.pipeline import evaluate
+    from proctor.run.runner import RunOptions
 
     phases = {"fsync_s": 0.0, "finalize_s": 0.0, "append_samples_s": 0.0}
-    proctor.runlog.os = SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
-    _timed(proctor.runlog.os, "fsync", phases, "fsync_s")
-    _timed(proctor.runner, "finalize_run", phases, "finalize_s")
-    _timed(proctor.runner, "append_samples", phases, "append_samples_s")
+    proctor.log.runlog.os = SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
+    _timed(proctor.log.runlog.os, "fsync", phases, "fsync_s")
+    _timed(proctor.run.runner, "finalize_run", phases, "finalize_s")
+    _timed(proctor.run.runner, "append_samples", phases, "append_samples_s")
 
     inner = get_model("scripted:random")
     calls = {"requests": 0}

@@ -141,7 +141,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=4)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads per scorer")
-    ap.add_argument("--model-dir", default=None, help="a local model (default: proctor.tiny, built once)")
+    ap.add_argument("--model-dir", default=None, help="a local model (default: proctor.models.tiny, built once)")
     ap.add_argument("--methods", default="packed,shared,naive", help="comma-separated scorers to run")
     ap.add_argument("--ab", action="store_true", help="packed vs shared alternating in one process")
     ap.add_argument("--worker", choices=["packed", "shared", "naive"], help=argparse.SUPPRESS)
@@ -149,7 +149,7 @@ def main() -> None:
     if a.worker:
         print(json.dumps(worker(a.worker, a.model_dir, a.contexts, a.queries, a.reps, a.threads)))
         return
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     model_dir = a.model_dir or str(build_tiny_model(Path(tempfile.gettempdir()) / "proctor-bench-tiny-llama"))
     if a.ab:

@@ -28,7 +28,7 @@ from typing import Any
 
 from proctor.benchmarks import load_task
 from proctor.benchmarks.hub import HubSource, fetch
-from proctor.records import Item
+from proctor.data.records import Item
 
 
 def functions(repo: Path, path: str, names: set[str], namespace: dict[str, Any]) -> dict[str, Any]:

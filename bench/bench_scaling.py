@@ -50,7 +50,7 @@ def main() -> None:
     if args.child:
         child(args.child)
         return
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     build_tiny_model(MODEL_DIR, hidden_size=128, num_layers=4)
     print(f"cross-product workload, {args.base}/{4 * args.base}/{16 * args.base} contexts x 4 queries, "

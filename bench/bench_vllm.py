@@ -1,7 +1,7 @@
 """Generation throughput of `vllm:` (proctor starts vLLM's server) vs `hf:` vs lm-eval's vllm backend.
 
 The same --prompts chat prompts (bench_hf_generate's, mixed lengths), greedy, --max-tokens new tokens each,
-on the same weights (default: proctor.tiny's llama with head size 64, the smallest model vLLM's CPU
+on the same weights (default: proctor.models.tiny's llama with head size 64, the smallest model vLLM's CPU
 attention takes; float32). Reported per backend: start-up (engine start or model load), generation wall
 time, output tokens, tokens/s, and the ratio to `hf:`; `vllm:` answers are compared with `hf:` answers.
 
@@ -133,13 +133,13 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=32, help="hf: sequences per generate call")
     ap.add_argument("--reps", type=int, default=3, help="timed repetitions per backend (the median is reported)")
-    ap.add_argument("--model-dir", default=None, help="default: proctor.tiny llama, hidden 256 (head size 64)")
+    ap.add_argument("--model-dir", default=None, help="default: proctor.models.tiny llama, hidden 256 (head size 64)")
     ap.add_argument("--vllm-python", default=os.environ.get("PROCTOR_VLLM_PYTHON"), required=False)
     ap.add_argument("--lmeval-path", default=None, help="a directory that makes lm_eval importable in --vllm-python")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     model_dir = a.model_dir or str(build_tiny_model(Path(tempfile.gettempdir()) / "proctor-bench-vllm-llama",
                                                     hidden_size=256))

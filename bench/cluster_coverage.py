@@ -3,7 +3,7 @@ naive (items) interval, by number of clusters, intra-class correlation and true 
 
     PYTHONPATH=src python bench/cluster_coverage.py [SIMS]
 
-`cr2` forces the clustered interval even below proctor.smallsample.MIN_CLUSTERS (to show why 3 clusters are set
+`cr2` forces the clustered interval even below proctor.stats.smallsample.MIN_CLUSTERS (to show why 3 clusters are set
 apart); `naive-drawn` is the items' interval against the accuracy on the clusters drawn (what it speaks for).
 """
 
@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from proctor import smallsample
-from proctor.stats import clustered_accuracy
+from proctor.stats import smallsample
+from proctor.stats.intervals import clustered_accuracy
 
 
 def main(sims: int = 1000) -> None:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from proctor.benchmarks import bbh
-from proctor.formats.convert import question_to_item
-from proctor.records import Question
+from proctor.data.formats.convert import question_to_item
+from proctor.data.records import Question
 
 FILE_RE = re.compile(r"samples_bbh_(cot_fewshot|cot_zeroshot)_(.+?)_\d{4}-\d\d-\d\dT")
 

@@ -18,9 +18,9 @@ from importlib import metadata
 import math_verify
 from math_replies import replies
 
-from proctor.formats.convert import question_to_item
-from proctor.records import Question
-from proctor.runlog import Outcome
+from proctor.data.formats.convert import question_to_item
+from proctor.data.records import Question
+from proctor.log.runlog import Outcome
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import score_item
 

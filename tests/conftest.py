@@ -20,7 +20,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A llama-style tiny model with a BPE tokenizer that prepends BOS."""
     pytest.importorskip("torch")
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
@@ -29,6 +29,6 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A GPT-2-style tiny model (learned positions), for a second architecture."""
     pytest.importorskip("torch")
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-gpt2"), architecture="gpt2", seed=1)

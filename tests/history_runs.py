@@ -1,4 +1,4 @@
-"""Synthetic run directories with known per-item scores, written with proctor.runlog (history tests)."""
+"""Synthetic run directories with known per-item scores, written with proctor.log.runlog (history tests)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from proctor.runlog import SAMPLES, Manifest, Outcome, Results, Sample, write_manifest, write_results
+from proctor.log.runlog import SAMPLES, Manifest, Outcome, Results, Sample, write_manifest, write_results
 
 
 def _metrics(scores: list[float], n_errors: int = 0) -> dict[str, Any]:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from proctor.agree import agreement
 from proctor.cli import main
-from proctor.results import read_run
-from proctor.stats import wilson_interval
+from proctor.log.results import read_run
+from proctor.stats.agree import agreement
+from proctor.stats.intervals import wilson_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 MMLU_PRO = ROOT / "examples" / "upstream" / "mmlu_pro"

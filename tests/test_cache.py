@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from proctor.cache import CachedModel
+from proctor.log.store import Store
 from proctor.models.base import (
     Capability,
     GenerateRequest,
@@ -18,7 +18,7 @@ from proctor.models.base import (
     Message,
     ModelBase,
 )
-from proctor.store import Store
+from proctor.run.cache import CachedModel
 
 
 class Recording(ModelBase):

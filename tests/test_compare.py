@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from history_runs import binary, items, write_run
 
-from proctor.compare import compare_runs
-from proctor.errors import InputError, ProctorError
-from proctor.store import Store
+from proctor.log.store import Store
+from proctor.stats.compare import compare_runs
+from proctor.util.errors import InputError, ProctorError
 
 N = 200
 A_RIGHT = range(160)  # 80%

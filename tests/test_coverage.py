@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.coverage import coverage, difficulty_band, flag_categories
-from proctor.formats.items import read_items
-from proctor.records import Item
+from proctor.data.coverage import coverage, difficulty_band, flag_categories
+from proctor.data.formats.items import read_items
+from proctor.data.records import Item
 
 DEMO = Path(__file__).parent.parent / "examples" / "items" / "demo.jsonl"
 

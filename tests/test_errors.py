@@ -1,4 +1,4 @@
-"""proctor.errors: located problems, and the one error-rate threshold every command shares."""
+"""proctor.util.errors: located problems, and the one error-rate threshold every command shares."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import inspect
 
 import pydantic
 
-from proctor.errors import DEFAULT_MAX_ERROR_RATE, InputError, Problem, brief, first_problem
+from proctor.util.errors import DEFAULT_MAX_ERROR_RATE, InputError, Problem, brief, first_problem
 
 
 def test_problem_reads_path_line_field_message() -> None:

@@ -1,4 +1,4 @@
-"""`run --dry-run` (proctor.estimate): the prompt-token count equals the real run's where proctor has the
+"""`run --dry-run` (proctor.run.estimate): the prompt-token count equals the real run's where proctor has the
 model's tokenizer (hf:), bounds it from above otherwise, and nothing is sent or written."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.results import read_run
+from proctor.log.results import read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 MMLU_PRO = ROOT / "examples" / "upstream" / "mmlu_pro"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.explain import explain_runs
+from proctor.stats.explain import explain_runs
 
 
 def _items(tmp_path: Path) -> Path:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.comparison import paired_difference
-from proctor.family import adjust, adjust_comparisons
-from proctor.power import independent_discordance, items_needed, min_detectable, min_detectable_graded
+from proctor.stats.comparison import paired_difference
+from proctor.stats.family import adjust, adjust_comparisons
+from proctor.stats.power import independent_discordance, items_needed, min_detectable, min_detectable_graded
 
 multitest = pytest.importorskip("statsmodels.stats.multitest")
 norm = pytest.importorskip("scipy.stats").norm
@@ -78,8 +78,8 @@ def test_an_undetected_difference_below_the_mde_is_underpowered() -> None:
 
 
 def test_per_category_differences_are_one_family() -> None:
-    from proctor.compare import compare_scores
-    from proctor.store import ItemScore, RunRecord, RunScores
+    from proctor.log.store import ItemScore, RunRecord, RunScores
+    from proctor.stats.compare import compare_scores
 
     def run(run_id: str, scores: list[float]) -> RunScores:
         rec = RunRecord(run_id=run_id, path="", model=run_id, dataset="d", dataset_revision=None, dataset_hash=None,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks.registry import load_task
-from proctor.errors import ProctorError
-from proctor.fewshot import FewShotPrompts
+from proctor.data.fewshot import FewShotPrompts
+from proctor.util.errors import ProctorError
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "items"
 MC = EXAMPLES / "multiple-choice.jsonl"

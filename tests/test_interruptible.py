@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from proctor.interruptible import DaemonThreadExecutor, run
+from proctor.run.interruptible import DaemonThreadExecutor, run
 
 
 def test_run_returns_the_result_and_workers_are_daemon_threads() -> None:
@@ -44,7 +44,7 @@ def test_shutdown_does_not_wait_for_a_busy_worker() -> None:
 
 
 def test_the_process_exits_while_a_worker_still_computes() -> None:
-    code = ("import asyncio, time; from proctor.interruptible import run\n"
+    code = ("import asyncio, time; from proctor.run.interruptible import run\n"
             "async def main():\n"
             "    asyncio.get_running_loop().run_in_executor(None, time.sleep, 60)\n"
             "    await asyncio.sleep(0.05)\n"

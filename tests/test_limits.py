@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import InputError, Problem
-from proctor.limits import MAX_JSON_DEPTH, json_depth_exceeds, yaml_load
-from proctor.textio import iter_jsonl, load_json, read_text
+from proctor.util.errors import InputError, Problem
+from proctor.util.limits import MAX_JSON_DEPTH, json_depth_exceeds, yaml_load
+from proctor.util.textio import iter_jsonl, load_json, read_text
 
 BILLION_LAUGHS = "\n".join(
     ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
@@ -133,7 +133,7 @@ def test_reading_a_small_file_allocates_what_it_holds(tmp_path: Path) -> None:
     f = tmp_path / "x.jsonl"
     f.write_text('{"a": 1}\n')
     code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
-            f"from proctor.textio import read_text; assert read_text({str(f)!r}) == '{{\"a\": 1}}\\n'")
+            f"from proctor.util.textio import read_text; assert read_text({str(f)!r}) == '{{\"a\": 1}}\\n'")
     import os
 
     import proctor

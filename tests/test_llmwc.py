@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import InputError
-from proctor.llmwc import model_dir, read_config
+from proctor.interop.llmwc import model_dir, read_config
+from proctor.util.errors import InputError
 
 HEAD = "benchmark:\n  name: mmlu_pro\n  seed: 12345\n"
 

@@ -18,9 +18,9 @@ import proctor
 from proctor.benchmarks import humaneval, mbpp
 from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
-from proctor.results import read_run
-from proctor.runlog import read_manifest
-from proctor.spec import RunSpec, ScorerSpec
+from proctor.log.results import read_run
+from proctor.log.runlog import read_manifest
+from proctor.run.spec import RunSpec, ScorerSpec
 from tests.nltk_punkt import punkt_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,9 +115,9 @@ def _task(name: str) -> Any:
 
 def test_an_llmwc_config_and_the_cli_give_the_same_spec(tmp_path: Path) -> None:
     """llm-wc's harness and rule: `run --config` and `run … --answer-rule llm-wc-mcqa` with its settings."""
-    from proctor.importers.llmwc_config import config_specs
-    from proctor.llmwc import read_config
-    from proctor.resolve import resolve
+    from proctor.interop.llmwc import read_config
+    from proctor.interop.llmwc_config import config_specs
+    from proctor.run.resolve import resolve
 
     config = tmp_path / "gpqa.yaml"
     config.write_text(f"benchmark:\n  name: gpqa\n  subset: main\n  prompt_type: zero_shot\n  seed: 3\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.results import read_run
-from proctor.store import Store, item_scores, load_run_scores
+from proctor.log.results import read_run
+from proctor.log.store import Store, item_scores, load_run_scores
 
 ITEMS = Path(__file__).parent.parent / "examples" / "items" / "multiple-choice.jsonl"
 
@@ -59,7 +59,7 @@ def test_compare_and_leaderboard_use_the_guess_credit(runs: tuple[Path, Path, Pa
 
 
 def test_truncated_as_excluded_leaves_truncated_items_out() -> None:
-    from proctor.runlog import Outcome, Sample
+    from proctor.log.runlog import Outcome, Sample
 
     def sample(i: int, outcome: Outcome, score: float | None) -> Sample:
         return Sample(sample_id=f"q{i}#0", item_id=f"q{i}", epoch=0, dataset="d", modality="choiceof4", mode="generate",

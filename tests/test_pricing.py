@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import InputError, ProctorError
+from proctor.log.runlog import Cost
 from proctor.models.base import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
-from proctor.pricing import (
+from proctor.run.pricing import (
     CHAT_TOKENS_PER_MESSAGE,
     CHAT_TOKENS_PER_REQUEST,
     CostGuard,
@@ -32,7 +32,7 @@ from proctor.pricing import (
     sample_cost,
     token_counter,
 )
-from proctor.runlog import Cost
+from proctor.util.errors import InputError, ProctorError
 
 TABLE = """\
 currency: USD

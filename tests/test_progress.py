@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.progress import Progress
+from proctor.util.progress import Progress
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -32,7 +32,7 @@ def test_enabled_bar_shows_rate_hits_and_errors(capsys: pytest.CaptureFixture[st
 
 def test_a_call_advances_the_bar_before_its_samples_are_done() -> None:
     """A backend's report() inside a runner call moves the bar by that part of the call; finish() settles it."""
-    from proctor import progress
+    from proctor.util import progress
 
     with Progress(10) as bar:
         with bar.chunk(10) as call:
@@ -47,7 +47,7 @@ def test_a_call_advances_the_bar_before_its_samples_are_done() -> None:
 
 
 def test_reports_outside_a_run_do_nothing() -> None:
-    from proctor import progress
+    from proctor.util import progress
 
     progress.expect(tokens=5)
     progress.report(requests=3, tokens=7)
@@ -55,7 +55,7 @@ def test_reports_outside_a_run_do_nothing() -> None:
 
 
 def test_api_rate_is_requests_per_second_and_in_flight() -> None:
-    from proctor import progress
+    from proctor.util import progress
 
     with Progress(2) as bar, bar.chunk(2):
         progress.expect(requests=2)
@@ -72,9 +72,9 @@ def test_local_hf_run_advances_per_batch_with_tokens(tiny_model_dir: Path, tmp_p
     """A whole dataset in one call of a local model: the bar still moves after every forward batch."""
     from proctor.benchmarks.registry import load_task
     from proctor.models import get_model
-    from proctor.pipeline import evaluate
-    from proctor.runner import RunOptions
-    from proctor.spec import ScorerSpec
+    from proctor.run.pipeline import evaluate
+    from proctor.run.runner import RunOptions
+    from proctor.run.spec import ScorerSpec
 
     seen: list[tuple[float, int]] = []
     work = Progress.work
@@ -97,8 +97,8 @@ def test_api_run_reports_every_request(tmp_path: Path, monkeypatch: pytest.Monke
     pytest.importorskip("uvicorn")
     from proctor.benchmarks.registry import load_task
     from proctor.models import get_model
-    from proctor.pipeline import evaluate
-    from proctor.runner import RunOptions
+    from proctor.run.pipeline import evaluate
+    from proctor.run.runner import RunOptions
     from proctor.testing import serve
 
     flights: list[int] = []

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import load_task
-from proctor.models.base import Message
-from proctor.prompts import (
+from proctor.data.prompts import (
     CHAIN_OF_THOUGHT,
     FIVE_SHOT,
     ZERO_SHOT,
@@ -16,8 +15,9 @@ from proctor.prompts import (
     UnknownPromptKind,
     pick_shots,
 )
-from proctor.records import Item
-from proctor.tasks import Task
+from proctor.data.records import Item
+from proctor.data.tasks import Task
+from proctor.models.base import Message
 
 UP = Path(__file__).parent / "fixtures" / "upstream"
 MMLU_HEADER = (
@@ -250,8 +250,8 @@ def test_bind_tokenizer_gives_tiger_local_the_models_token_count(mmlu: Task) -> 
     from dataclasses import replace as copy
 
     from proctor.benchmarks.mmlu_pro import MmluProPrompts
-    from proctor.pricing import token_counter
-    from proctor.prompts import bind_tokenizer
+    from proctor.data.prompts import bind_tokenizer
+    from proctor.run.pricing import token_counter
 
     assert isinstance(mmlu.prompts, MmluProPrompts)
     builder = copy(mmlu.prompts, count_tokens=None)

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from proctor import provenance
+from proctor.log import provenance
 
 
 def test_git_sha_is_a_commit_or_none(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,10 +22,10 @@ def test_import_is_light() -> None:
 
 def test_run_entry_points_are_exported_and_load_on_first_use() -> None:
     """`evaluate`, `Task`, `RunOptions`, `Scorer` are public; `import proctor` alone does not import the runner."""
-    code = ("import sys, proctor; before = 'proctor.runner' in sys.modules; "
+    code = ("import sys, proctor; before = 'proctor.run.runner' in sys.modules; "
             "from proctor import RunOptions, Scorer, Task, evaluate; "
-            "from proctor.runner import RunOptions as R; from proctor.pipeline import evaluate as e; "
-            "from proctor.tasks import Task as T; from proctor.scoring.base import Scorer as S; "
+            "from proctor.run.runner import RunOptions as R; from proctor.run.pipeline import evaluate as e; "
+            "from proctor.data.tasks import Task as T; from proctor.scoring.base import Scorer as S; "
             "print(before, (RunOptions, Scorer, Task, evaluate) == (R, S, T, e), 'evaluate' in dir(proctor))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True", "True"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import proctor
-from proctor.runlog import read_manifest
+from proctor.log.runlog import read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "python.md"

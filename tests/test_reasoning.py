@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.errors import ProctorError
 from proctor.models import Generation, GenerationSettings
-from proctor.reasoning import (
+from proctor.scoring.reasoning import (
     DEFAULT_TRUNCATED_AS,
     TruncatedAs,
     answer_text,
@@ -14,6 +13,7 @@ from proctor.reasoning import (
     parse_extra_body,
     unsupported_settings,
 )
+from proctor.util.errors import ProctorError
 
 
 @pytest.mark.parametrize(("gen", "truncated"), [

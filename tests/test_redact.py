@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.errors import ProctorError
-from proctor.redact import redact, redact_text, redact_url, split_credentials
+from proctor.util.errors import ProctorError
+from proctor.util.redact import redact, redact_text, redact_url, split_credentials
 
 
 @pytest.mark.parametrize(("url", "shown"), [
@@ -46,7 +46,7 @@ def test_split_credentials_takes_the_key_out_of_userinfo() -> None:
 
 
 def test_a_registered_key_is_masked_whatever_its_shape() -> None:
-    from proctor.redact import redact_secrets, redact_text, register_secret
+    from proctor.util.redact import redact_secrets, redact_text, register_secret
 
     register_secret("opaque.Key.55501")  # not `sk-` shaped: no pattern would find it
     register_secret("abc")  # too short to mask without hiding ordinary words
@@ -65,7 +65,7 @@ def test_every_query_value_of_a_url_is_secret_unless_known_harmless(name: str) -
 
 
 def test_the_secrets_of_a_urls_query_are_its_values_but_the_harmless_ones() -> None:
-    from proctor.redact import url_secrets
+    from proctor.util.redact import url_secrets
 
     assert url_secrets("https://h/v1?api-version=2024-06-01&jwt=QSECRET9&X-Amz-Signature=abc123") == [
         "QSECRET9", "abc123"]
@@ -74,7 +74,7 @@ def test_the_secrets_of_a_urls_query_are_its_values_but_the_harmless_ones() -> N
 def test_a_bare_query_token_is_a_secret_to_register_and_a_refused_url_is_shown_redacted() -> None:
     """#32 attack: `?TOKEN` is registered like `?key=TOKEN`; the scheme error does not print user-info."""
     from proctor.models._http import normalize_base_urls
-    from proctor.redact import url_secrets
+    from proctor.util.redact import url_secrets
 
     assert url_secrets("https://host/v1?KEY123&model=x") == ["KEY123"]
     with pytest.raises(ProctorError) as caught:

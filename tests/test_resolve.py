@@ -6,9 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from proctor.benchmarks.registry import load_task
-from proctor.resolve import DEFAULT_MAX_TOKENS, resolve
+from proctor.run.resolve import DEFAULT_MAX_TOKENS, resolve
+from proctor.run.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
 from proctor.scoring.extract import ANSWER_RULES
-from proctor.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 MMLU = ROOT / "tests" / "fixtures" / "upstream" / "mmlu_pro"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.runlock import LOCK_NAME, RunDirBusy, hold_run_dir
+from proctor.run.lock import LOCK_NAME, RunDirBusy, hold_run_dir
 
 GOOD = Path(__file__).parent / "fixtures" / "items" / "good.jsonl"
 
@@ -39,7 +39,7 @@ def test_a_second_run_on_the_same_out_is_refused(tmp_path: Path, capsys: pytest.
 
 def test_a_killed_holder_never_blocks_a_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    code = (f"import time, pathlib; from proctor.runlock import hold_run_dir\n"
+    code = (f"import time, pathlib; from proctor.run.lock import hold_run_dir\n"
             f"with hold_run_dir(pathlib.Path({str(out)!r})):\n print('held', flush=True); time.sleep(60)")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env)
@@ -62,7 +62,7 @@ def test_a_refused_start_leaves_no_directory(tmp_path: Path) -> None:
 
 def test_a_failed_start_keeps_a_directory_holding_batch_state(tmp_path: Path) -> None:
     """Batches listed in batches.json are paid for: the directory stays for the resume (issue 22, item 1)."""
-    from proctor.runlock import PAID_STATE
+    from proctor.run.lock import PAID_STATE
 
     for error in (RuntimeError, KeyboardInterrupt):
         run = tmp_path / error.__name__

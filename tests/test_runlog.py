@@ -17,8 +17,8 @@ import pytest
 from mounts import tmpfs
 
 from proctor.cli import main
-from proctor.errors import InputError, ProctorError
-from proctor.runlog import Outcome, Sample, append_samples, iter_samples, repair_torn_tail
+from proctor.log.runlog import Outcome, Sample, append_samples, iter_samples, repair_torn_tail
+from proctor.util.errors import InputError, ProctorError
 
 GOOD = Path(__file__).parent / "fixtures" / "items" / "good.jsonl"
 
@@ -102,7 +102,7 @@ def test_full_disk_run_is_one_line_and_exit_2(tiny_disk: Path, tmp_path: Path) -
 
 
 def test_expand_run_dirs_opens_folders_of_runs(tmp_path: Path) -> None:
-    from proctor.runlog import MANIFEST, expand_run_dirs
+    from proctor.log.runlog import MANIFEST, expand_run_dirs
 
     for name in ("b", "a"):
         (tmp_path / "many" / name).mkdir(parents=True)
@@ -132,7 +132,7 @@ def test_schema_2_results_read_as_typed_blocks(tmp_path: Path) -> None:
     """Old run directories still load: a schema 2 results.json is migrated on read, its numbers kept."""
     from decimal import Decimal
 
-    from proctor.runlog import RESULTS, RESULTS_SCHEMA_VERSION, read_results, write_results
+    from proctor.log.runlog import RESULTS, RESULTS_SCHEMA_VERSION, read_results, write_results
 
     (tmp_path / RESULTS).write_text(json.dumps(SCHEMA_2))
     res = read_results(tmp_path)
@@ -147,8 +147,8 @@ def test_schema_2_results_read_as_typed_blocks(tmp_path: Path) -> None:
 
 
 def test_a_results_block_of_the_wrong_type_is_one_line(tmp_path: Path) -> None:
-    from proctor.errors import InputError
-    from proctor.runlog import RESULTS, read_results
+    from proctor.log.runlog import RESULTS, read_results
+    from proctor.util.errors import InputError
 
     (tmp_path / RESULTS).write_text(json.dumps({**SCHEMA_2, "overall": {"n": "many"}}))
     with pytest.raises(InputError, match="bad results") as caught:
@@ -157,8 +157,8 @@ def test_a_results_block_of_the_wrong_type_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_damaged_manifest_or_sample_is_one_line_naming_the_field(tmp_path: Path) -> None:
-    from proctor.errors import InputError
-    from proctor.runlog import MANIFEST, SAMPLES, iter_samples, read_manifest
+    from proctor.log.runlog import MANIFEST, SAMPLES, iter_samples, read_manifest
+    from proctor.util.errors import InputError
 
     (tmp_path / MANIFEST).write_text("{}")
     with pytest.raises(InputError) as caught:
@@ -180,8 +180,8 @@ def _good_run(tmp_path: Path) -> Path:
 def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
         tmp_path: Path, accuracy: float, caplog: pytest.LogCaptureFixture) -> None:
     """Issue 32 #1: results.json is never trusted: the numbers read back are the samples' (a pure function)."""
-    from proctor.results import read_run
-    from proctor.runlog import RESULTS
+    from proctor.log.results import read_run
+    from proctor.log.runlog import RESULTS
 
     out = _good_run(tmp_path)
     truth = json.loads((out / RESULTS).read_text())
@@ -197,8 +197,8 @@ def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
 
 def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> None:
     """Issue 32 #1: 16 scored over an empty samples.jsonl is read as nothing scored."""
-    from proctor.results import read_run
-    from proctor.runlog import SAMPLES
+    from proctor.log.results import read_run
+    from proctor.log.runlog import SAMPLES
 
     out = _good_run(tmp_path)
     (out / SAMPLES).write_text("")
@@ -210,9 +210,9 @@ def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> N
                                               ("difficulty", "-Infinity")])
 def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: str) -> None:
     """Issue 32 #2: not only `score`: a NaN or infinite float anywhere in a sample is refused at its line."""
-    from proctor.errors import InputError
-    from proctor.results import read_run
-    from proctor.runlog import SAMPLES
+    from proctor.log.results import read_run
+    from proctor.log.runlog import SAMPLES
+    from proctor.util.errors import InputError
 
     out = _good_run(tmp_path)
     lines = (out / SAMPLES).read_text().splitlines()
@@ -231,7 +231,7 @@ def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: st
 def test_a_score_that_contradicts_its_outcome_is_refused(tmp_path: Path, outcome: str, score: float) -> None:
     """#32 attack: a hand-edited `score: 1` on a `wrong` sample made llm-wc's summary read accuracy 0.25 with
     `correct: 3` of 16 (outcomes counted, scores averaged); such a line is refused where it stands."""
-    from proctor.runlog import SAMPLES
+    from proctor.log.runlog import SAMPLES
 
     out = _good_run(tmp_path)
     lines = (out / SAMPLES).read_text().splitlines()
@@ -247,7 +247,7 @@ def test_a_score_that_contradicts_its_outcome_is_refused(tmp_path: Path, outcome
 def test_a_suite_context_whose_outcome_contradicts_its_scores_is_refused(tmp_path: Path, edit: str) -> None:
     """#32 attack: a hand-edited `expected` (or outcome) of a suite context was exported by probsem with the
     accuracy of the old verdict and the Brier score of the new one; the contradiction is refused at its line."""
-    from proctor.runlog import SAMPLES
+    from proctor.log.runlog import SAMPLES
 
     suites = Path(__file__).parents[1] / "examples" / "suites"
     assert main(["score", str(suites), "--model", "scripted:random", "-o", str(tmp_path / "s"), "--no-history"]) == 0
@@ -268,8 +268,8 @@ def test_a_suite_context_whose_outcome_contradicts_its_scores_is_refused(tmp_pat
 
 
 def test_every_float_of_a_manifest_is_finite(tmp_path: Path) -> None:
-    from proctor.errors import InputError
-    from proctor.runlog import MANIFEST, read_manifest
+    from proctor.log.runlog import MANIFEST, read_manifest
+    from proctor.util.errors import InputError
 
     out = _good_run(tmp_path)
     text = (out / MANIFEST).read_text()
@@ -283,7 +283,7 @@ def test_every_float_of_a_manifest_is_finite(tmp_path: Path) -> None:
 def test_a_hidden_staging_folder_is_never_taken_for_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 32 #3: an import killed mid-write leaves `RUNS_ROOT/.NAME.xxxx.tmp` (a manifest, no samples): it
     sorts first, but `report RUNS_ROOT` and `export RUNS_ROOT` read only the real runs."""
-    from proctor.runlog import MANIFEST, expand_run_dirs
+    from proctor.log.runlog import MANIFEST, expand_run_dirs
 
     root = tmp_path / "runs"
     out = _good_run(root)
@@ -322,8 +322,8 @@ def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
     """#32.20: `iter_run_samples` gives what `read_run` gives — each sample_id's last record (a retried error
     replaced), in the order ids first appear, a torn tail skipped — holding an index, not the samples; by item
     it is in (item id, epoch) order; a bad line is reported at its own line number."""
-    from proctor.results import read_run
-    from proctor.runlog import SAMPLES, iter_run_samples
+    from proctor.log.results import read_run
+    from proctor.log.runlog import SAMPLES, iter_run_samples
 
     (tmp_path / "manifest.json").write_text(json.dumps({
         "run_id": "r", "proctor_version": "0.1.0", "dataset": {"name": "d"}, "model": {"spec": "scripted:first"},
@@ -350,7 +350,7 @@ def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
 
 
 def test_float_noise_is_not_a_results_json_that_disagrees() -> None:
-    from proctor.results import _first_difference
+    from proctor.log.results import _first_difference
 
     assert _first_difference({"a": {"b": 1.885000000000001}}, {"a": {"b": 1.8850000000000005}}) is None
     assert _first_difference({"bins": [0.1, 0.30000000000000004]}, {"bins": [0.1, 0.3]}) is None

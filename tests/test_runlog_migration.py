@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import InputError
-from proctor.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo, GenerationRecord
-from proctor.results import read_run
-from proctor.runlog import (
+from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo, GenerationRecord
+from proctor.log.results import read_run
+from proctor.log.runlog import (
     RUNLOG_VERSION,
     GenerationDetails,
     JudgeCheck,
@@ -26,8 +25,9 @@ from proctor.runlog import (
     SuiteRow,
     write_manifest,
 )
-from proctor.runsetting import run_setting, setting_label
-from proctor.store import Store
+from proctor.log.setting import run_setting, setting_label
+from proctor.log.store import Store
+from proctor.util.errors import InputError
 
 OLD = Path(__file__).parent / "fixtures" / "runlog_v2"
 RUNS = ("generate", "logprob", "score")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proctor.runlog import Manifest
-from proctor.runsetting import run_setting as _run_setting
-from proctor.runsetting import setting_key, setting_label
+from proctor.log.runlog import Manifest
+from proctor.log.setting import run_setting as _run_setting
+from proctor.log.setting import setting_key, setting_label
 
 _REQUIRED = {"run_id": "r", "proctor_version": "0.1.0", "dataset": {"name": "d"}, "model": {"spec": "scripted:first"},
              "started_at": "2025-01-01T00:00:00+00:00", "runlog_version": 2}
@@ -88,7 +88,7 @@ def test_a_five_shot_run_is_labelled_ranked_and_compared_apart(tmp_path: Any,
                                                                capsys: Any) -> None:
     """`--shots 5` was listed as `generate · zero_shot · …`, ranked on the zero-shot board and paired by compare."""
     from proctor.cli import main
-    from proctor.store import Store
+    from proctor.log.store import Store
 
     _recorded(tmp_path, "first")
     _recorded(tmp_path, "random")
@@ -116,8 +116,8 @@ def test_a_five_shot_run_is_labelled_ranked_and_compared_apart(tmp_path: Any,
 
 def test_a_spec_run_reads_its_setting_from_the_spec_as_the_recorded_scorer_says(tmp_path: Any) -> None:
     """The spec is the one copy: for settings both record, the spec's setting equals the recorded scorer's."""
-    from proctor.runlog import read_manifest
-    from proctor.runsetting import _recorded_setting
+    from proctor.log.runlog import read_manifest
+    from proctor.log.setting import _recorded_setting
 
     _recorded(tmp_path, "first")
     _recorded(tmp_path, "first", "--mode", "logprob")

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, SecretStr
 
-from proctor.comparable import not_comparable
-from proctor.runsetting import setting_key, setting_label, spec_setting
-from proctor.spec import (
+from proctor.log.setting import setting_key, setting_label, spec_setting
+from proctor.log.store import RunRecord
+from proctor.run.spec import (
     Budget,
     DatasetRef,
     GenerationSpec,
@@ -26,7 +26,7 @@ from proctor.spec import (
     ScorerSpec,
     ShardSpec,
 )
-from proctor.store import RunRecord
+from proctor.stats.comparable import not_comparable
 
 DOC = Path(__file__).parents[1] / "docs" / "runspec.md"
 

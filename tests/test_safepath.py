@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import InputError
-from proctor.formats.commoneval import read_commoneval
-from proctor.safepath import is_inside, safe_component
+from proctor.data.formats.commoneval import read_commoneval
+from proctor.util.errors import InputError
+from proctor.util.safepath import is_inside, safe_component
 
 DEMO = Path(__file__).parents[1] / "examples" / "questions" / "demo.json"
 
@@ -58,7 +58,7 @@ def test_has_part_must_stay_inside_the_dataset(tmp_path: Path, part: str) -> Non
 
 def test_distinct_components_never_collide_nor_climb() -> None:
     """Issue 22 item 4: distinct names map to distinct, harmless components; equal names to equal ones."""
-    from proctor.safepath import distinct_components
+    from proctor.util.safepath import distinct_components
 
     names = ["a b", "a_b", "A_B", "..", ".", "", ".hidden", "x/../../y", "same", "same"]
     out = distinct_components(names)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import ProctorError
-from proctor.results import read_run
-from proctor.shard import Shard, bucket
+from proctor.log.results import read_run
+from proctor.run.shard import Shard, bucket
+from proctor.util.errors import ProctorError
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "items" / "multiple-choice.jsonl"
 
@@ -113,7 +113,7 @@ def test_merge_refuses_one_sample_with_two_outcomes(tmp_path: Path, capsys: pyte
 def test_a_merge_cut_short_leaves_nothing_and_a_retry_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 32 #8: merge builds the run in a staging folder and swaps it in whole: a kill (here ctrl-C while
     results.json is written) leaves no manifest nor partial samples at `-o`, and the same merge then works."""
-    import proctor.finalize
+    import proctor.run.finalize
 
     _run(tmp_path, "a1", "--shard", "1/2")
     _run(tmp_path, "a2", "--shard", "2/2")
@@ -123,7 +123,7 @@ def test_a_merge_cut_short_leaves_nothing_and_a_retry_works(tmp_path: Path, monk
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(proctor.finalize, "write_results", killed)
+        m.setattr(proctor.run.finalize, "write_results", killed)
         assert main(argv) == 130
     assert not (tmp_path / "m").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".m.")]
     assert main(argv) == 0

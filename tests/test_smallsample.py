@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proctor.smallsample import (
+from proctor.stats.smallsample import (
     MIN_CLUSTERS,
     betainc,
     bm_degrees_of_freedom,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from proctor.spec import (
+from proctor.run.spec import (
     DatasetRef,
     GenerationSpec,
     JudgeSpec,

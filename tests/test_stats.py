@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from proctor.coverage import difficulty_band
+from proctor.data.coverage import difficulty_band
+from proctor.log.results import summarize
+from proctor.log.runlog import Outcome, Sample
 from proctor.metrics.epochs import epoch_spread
-from proctor.results import summarize
-from proctor.runlog import Outcome, Sample
-from proctor.stats import (
+from proctor.stats.intervals import (
     accuracy_ci,
     binary_calibration,
     binom_cdf,
@@ -94,7 +94,7 @@ def test_one_item_many_epochs_says_little_about_items() -> None:
 def test_clustered_standard_error_hand_computed() -> None:
     # items a: [1, 1], b: [0, 0], c: [1, 0]; mean 0.5; cluster sums of deviations 1, -1, 0
     # SE² = C/(C−1) · Σ(sums²) / n² = 3/2 · 2 / 36 = 1/12
-    from proctor.stats import clustered_standard_error
+    from proctor.stats.intervals import clustered_standard_error
 
     se = clustered_standard_error([1, 1, 0, 0, 1, 0], ["a", "a", "b", "b", "c", "c"])
     assert se == pytest.approx(math.sqrt(1 / 12))
@@ -105,7 +105,7 @@ def test_clustered_standard_error_hand_computed() -> None:
 
 def test_item_means_give_the_interval_of_the_samples() -> None:
     """The leaderboard's interval (from the store's per-item means) equals results.json's."""
-    from proctor.stats import item_means_ci
+    from proctor.stats.intervals import item_means_ci
 
     scores = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0]
     items = ["a", "b", "c"] * 3

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from proctor.data.tasks import check_cluster, cluster_value
+from proctor.log.results import summarize
+from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.accuracy import group_block, sample_cluster
-from proctor.results import summarize
-from proctor.runlog import Manifest, Outcome, Sample
-from proctor.smallsample import t_quantile
-from proctor.stats import clustered_accuracy, clustered_standard_error, wilson_interval
-from proctor.tasks import check_cluster, cluster_value
+from proctor.stats.intervals import clustered_accuracy, clustered_standard_error, wilson_interval
+from proctor.stats.smallsample import t_quantile
 
 sm = pytest.importorskip("statsmodels.api")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -199,7 +199,7 @@ def test_items_without_a_value_are_clusters_of_their_own() -> None:
 
 
 def test_cluster_attributes() -> None:
-    from proctor.records import Item
+    from proctor.data.records import Item
 
     item = Item.model_validate({"identifier": "q", "modality": "single-value", "prompt": "p", "response": "r",
                                 "category": "c", "metadata": {"src": "ori_mmlu-law", "n": 3}})

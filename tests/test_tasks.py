@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from proctor.data.records import Item
+from proctor.data.tasks import Task, text_hash
 from proctor.models.base import Message
-from proctor.records import Item
 from proctor.scoring.extract import ANSWER_RULES
-from proctor.tasks import Task, text_hash
 
 
 class _Prompts:

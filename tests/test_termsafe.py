@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.termsafe import escape_control, rich_safe
+from proctor.util.termsafe import escape_control, rich_safe
 
 EVIL = ["\x1b[31mred\x1b[0m", "\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\", "[bold]loud[/bold]",
         "\u202eevil"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.formats.commoneval import read_commoneval
-from proctor.textio import atomic_directory
+from proctor.data.formats.commoneval import read_commoneval
+from proctor.util.textio import atomic_directory
 
 ITEM = {"modality": "boolean", "prompt": "p", "response": "True"}
 
@@ -49,8 +49,8 @@ def test_convert_killed_mid_way_never_mixes_old_and_new_items(tmp_path: Path, mo
     (out / "notes.md").write_text("kept")
     calls = 0
     real = Path.write_bytes
-    from proctor.formats.commoneval import complete_metadata, write_commoneval
-    from proctor.formats.detect import load_itemset
+    from proctor.data.formats.commoneval import complete_metadata, write_commoneval
+    from proctor.data.formats.detect import load_itemset
 
     new = complete_metadata(load_itemset(_items(tmp_path / "b" / "data.jsonl", 4, "new")), {}, "data.jsonl", [])
 
@@ -79,7 +79,7 @@ def test_a_full_disk_during_an_atomic_write_names_the_file(tmp_path: Path, monke
     import errno
     import os
 
-    from proctor.textio import write_json_atomic
+    from proctor.util.textio import write_json_atomic
 
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -108,7 +108,7 @@ def _dead_pid() -> int:
 def test_stale_staging_folders_of_dead_writers_are_cleaned(tmp_path: Path) -> None:
     """Issue 32 #3: a kill -9 mid-write leaves a staging folder; the next write to the same target removes it
     when its writer (pid, on this host) is dead, and never one a live writer still owns."""
-    from proctor.textio import staging_name
+    from proctor.util.textio import staging_name
 
     target = tmp_path / "run"
     dead = tmp_path / f"{staging_name(target, _dead_pid())}abc123.tmp"

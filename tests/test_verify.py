@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from proctor.checksums import write_checksums
 from proctor.cli import main
-from proctor.finalize import results_of
-from proctor.results import latest_samples
-from proctor.runlog import RunLog, read_manifest, write_results
-from proctor.verify import verify_run
+from proctor.log.checksums import write_checksums
+from proctor.log.results import latest_samples
+from proctor.log.runlog import RunLog, read_manifest, write_results
+from proctor.log.verify import verify_run
+from proctor.run.finalize import results_of
 
 
 def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:

@@ -17,9 +17,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
-from .errors import CapabilityError as CapabilityError
-from .errors import InputError as InputError
-from .errors import ProctorError as ProctorError
+from .data.records import ContextCase as ContextCase
+from .data.records import Dataset as Dataset
+from .data.records import GradedAnswer as GradedAnswer
+from .data.records import Item as Item
+from .data.records import ItemSet as ItemSet
+from .data.records import Modality as Modality
+from .data.records import Prompt as Prompt
+from .data.records import Question as Question
+from .data.records import TestSuite as TestSuite
+from .log.runlog import Manifest as Manifest
+from .log.runlog import Outcome as Outcome
+from .log.runlog import RunLog as RunLog
+from .log.runlog import Sample as Sample
 from .models.base import Capability as Capability
 from .models.base import GenerateRequest as GenerateRequest
 from .models.base import Generation as Generation
@@ -29,43 +39,33 @@ from .models.base import LoglikelihoodRequest as LoglikelihoodRequest
 from .models.base import Message as Message
 from .models.base import Model as Model
 from .models.registry import get_model
-from .records import ContextCase as ContextCase
-from .records import Dataset as Dataset
-from .records import GradedAnswer as GradedAnswer
-from .records import Item as Item
-from .records import ItemSet as ItemSet
-from .records import Modality as Modality
-from .records import Prompt as Prompt
-from .records import Question as Question
-from .records import TestSuite as TestSuite
-from .runlog import Manifest as Manifest
-from .runlog import Outcome as Outcome
-from .runlog import RunLog as RunLog
-from .runlog import Sample as Sample
+from .util.errors import CapabilityError as CapabilityError
+from .util.errors import InputError as InputError
+from .util.errors import ProctorError as ProctorError
 
 if TYPE_CHECKING:
     from .api import eval, eval_async, eval_spec
+    from .data.tasks import Task as Task
+    from .log.results import read_run
     from .metrics import Metric as Metric
-    from .pipeline import evaluate
-    from .results import read_run
-    from .runner import RunOptions as RunOptions
+    from .run.pipeline import evaluate
+    from .run.runner import RunOptions as RunOptions
+    from .run.spec import RunSpec as RunSpec
     from .scoring.base import Scorer as Scorer
-    from .spec import RunSpec as RunSpec
-    from .tasks import Task as Task
 
 
 # name -> the module that defines it, imported on first access (module __getattr__, PEP 562)
 _LAZY = {
-    "RunSpec": ".spec",
+    "RunSpec": ".run.spec",
     "eval": ".api",
     "eval_async": ".api",
     "eval_spec": ".api",
-    "RunOptions": ".runner",
+    "RunOptions": ".run.runner",
     "Scorer": ".scoring.base",
-    "Task": ".tasks",
-    "evaluate": ".pipeline",
+    "Task": ".data.tasks",
+    "evaluate": ".run.pipeline",
     "Metric": ".metrics",
-    "read_run": ".results",  # it recomputes results: it needs the metrics (and numpy)
+    "read_run": ".log.results",  # it recomputes results: it needs the metrics (and numpy)
 }
 
 

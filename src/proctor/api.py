@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .build import build_spec, eval_options, split_options
+from .log.runlog import RunLog
 from .models.base import Model
 from .models.registry import backend_for
-from .pipeline import RunOptions, run
-from .runlog import RunLog
-from .spec import RunSpec
+from .run.build import build_spec, eval_options, split_options
+from .run.pipeline import RunOptions, run
+from .run.spec import RunSpec
 
 
 def eval_spec(dataset: str | Path, model: str | Model, **options: Any) -> RunSpec:

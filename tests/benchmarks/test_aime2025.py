@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import load_task
-from proctor.importers.llmwc_config import load_config_task
-from proctor.llmwc import read_config
+from proctor.interop.llmwc import read_config
+from proctor.interop.llmwc_config import load_config_task
 
 LLMWC_INSTRUCTION = ("Please reason step by step, and put your final answer within \\boxed{}.\n"
                      "The answer is an integer between 0 and 999 inclusive.")

@@ -11,7 +11,7 @@ import pytest
 from proctor.api import eval_spec
 from proctor.benchmarks import bbh
 from proctor.cli import main
-from proctor.resolve import resolve
+from proctor.run.resolve import resolve
 
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream" / "bbh"
 

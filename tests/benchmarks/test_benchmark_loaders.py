@@ -17,9 +17,9 @@ from proctor.benchmarks import BUILTINS, load_dataset, load_task, select
 from proctor.benchmarks import gpqa as gpqa_mod
 from proctor.benchmarks import registry as benchmark_registry
 from proctor.benchmarks.hub import HubSource, load_hub
-from proctor.errors import DatasetAccessError, InputError, ProctorError
-from proctor.prompts import FIVE_SHOT, ItemPromptBuilder, UnknownPromptKind
-from proctor.records import Item, ItemSet, Modality
+from proctor.data.prompts import FIVE_SHOT, ItemPromptBuilder, UnknownPromptKind
+from proctor.data.records import Item, ItemSet, Modality
+from proctor.util.errors import DatasetAccessError, InputError, ProctorError
 
 UP = Path(__file__).parents[1] / "fixtures" / "upstream"
 MMLU_TEST = UP / "mmlu_pro" / "test-00000-of-00001.parquet"

@@ -14,7 +14,7 @@ from proctor.benchmarks.spec import read_spec
 from proctor.benchmarks.spec_prompts import SpecPrompts
 from proctor.benchmarks.spec_template import hellaswag_preprocess
 from proctor.cli import main
-from proctor.errors import InputError, ProctorError
+from proctor.util.errors import InputError, ProctorError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
 QUIZ = FIXTURES / "quiz.yaml"
@@ -215,9 +215,9 @@ def test_stats_and_convert_read_a_spec(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
     from proctor.models.base import Capability, ModelBase
-    from proctor.resolve import resolve
-    from proctor.runner import _check_before_start, build_scorer
-    from proctor.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
+    from proctor.run.resolve import resolve
+    from proctor.run.runner import _check_before_start, build_scorer
+    from proctor.run.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
 
     class ChatOnly(ModelBase):
         name = "chat-only"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import load_task
-from proctor.errors import InputError
-from proctor.tasks import Task
+from proctor.data.tasks import Task
+from proctor.util.errors import InputError
 
 COLUMNS = ["Question", "Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3",
            "Explanation", "Record ID", "High-level domain", "Subdomain"]

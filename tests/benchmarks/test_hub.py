@@ -10,7 +10,7 @@ import pytest
 
 from proctor.benchmarks.hub import read_rows
 from proctor.benchmarks.registry import load_task
-from proctor.errors import InputError
+from proctor.util.errors import InputError
 
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream"
 

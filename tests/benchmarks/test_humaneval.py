@@ -12,11 +12,11 @@ import pytest
 from proctor.benchmarks import humaneval, mbpp
 from proctor.benchmarks.hub import Rows
 from proctor.cli import main
-from proctor.formats.convert import question_to_item
+from proctor.data.formats.convert import question_to_item
+from proctor.log.runlog import ExecutionDetails, Outcome, Sample
 from proctor.metrics.epochs import pass_at_every_k
-from proctor.runlog import ExecutionDetails, Outcome, Sample
 from proctor.scoring.execute import sandbox
-from proctor.stats import pass_at_k
+from proctor.stats.intervals import pass_at_k
 
 
 @pytest.fixture

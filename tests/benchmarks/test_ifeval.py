@@ -13,8 +13,8 @@ import pytest
 
 from proctor.benchmarks.registry import load_task
 from proctor.cli import main
-from proctor.errors import ProctorError
 from proctor.scoring import ifeval as proctor_ifeval
+from proctor.util.errors import ProctorError
 from tests.nltk_punkt import punkt_dir
 
 REPLIES = [
@@ -150,7 +150,7 @@ def test_offline_hub_is_one_line(punkt: Path, monkeypatch: pytest.MonkeyPatch,
 
 def test_the_run_id_covers_the_rule(punkt: Path, tmp_path: Path) -> None:
     from proctor.api import eval_spec
-    from proctor.resolve import resolve
+    from proctor.run.resolve import resolve
 
     data = _write(tmp_path / "ifeval.jsonl", _instruction_rows()[:3])
     spec = resolve(eval_spec("ifeval", "scripted:first", data_file=str(data)))

@@ -13,8 +13,8 @@ import pytest
 
 from proctor.benchmarks import livecodebench as lcb
 from proctor.benchmarks.hub import Rows
-from proctor.formats.convert import question_to_item
-from proctor.runlog import Outcome
+from proctor.data.formats.convert import question_to_item
+from proctor.log.runlog import Outcome
 from proctor.scoring.execute import sandbox
 from proctor.scoring.execute.scorer import execute
 

@@ -15,8 +15,8 @@ import pytest
 
 from proctor.benchmarks import load_task
 from proctor.benchmarks.mmlu_pro import MmluProPrompts
-from proctor.prompts import kind_defaults
-from proctor.tasks import Task
+from proctor.data.prompts import kind_defaults
+from proctor.data.tasks import Task
 
 API_INSTRUCTION = (
     "The following are multiple choice questions (with answers) about physics. Think step by step and then output "

@@ -13,8 +13,8 @@ import pytest
 import proctor
 from proctor.api import eval_spec
 from proctor.cli import main
-from proctor.resolve import resolve
-from proctor.runlog import read_manifest
+from proctor.log.runlog import read_manifest
+from proctor.run.resolve import resolve
 
 QUIZ = Path(__file__).parent.parent / "fixtures" / "benchmarks" / "quiz.yaml"
 ITEMS = Path(__file__).parent.parent.parent / "examples" / "items" / "demo.jsonl"
@@ -103,7 +103,7 @@ def test_answer_rule_selects_gsm8ks_flexible_extract(tmp_path: Path) -> None:
 
 
 def test_one_plan_loads_a_task_per_shots_and_format() -> None:
-    from proctor.pipeline import plan
+    from proctor.run.pipeline import plan
 
     planned = plan([eval_spec(QUIZ, MODEL, mode="generate"), eval_spec(QUIZ, MODEL, mode="generate", shots=1),
                     eval_spec(QUIZ, MODEL, mode="generate", format="chat")])

@@ -31,9 +31,9 @@ from lmeval_oracle import (
 )
 
 from proctor.benchmarks.registry import load_task
+from proctor.data.tasks import Task
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import score_item
-from proctor.tasks import Task
 
 
 def _arc(tmp: Path) -> dict[str, Path]:

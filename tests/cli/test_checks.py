@@ -12,7 +12,7 @@ import pytest
 
 import proctor
 from proctor.cli.checks import hf_location, model_spec
-from proctor.errors import ProctorError
+from proctor.util.errors import ProctorError
 
 SRC = str(Path(proctor.__file__).resolve().parents[1])
 GOOD = str(Path(__file__).parents[1] / "fixtures" / "items" / "good.jsonl")
@@ -21,7 +21,7 @@ PROBE = ("import sys; from proctor.cli import main; rc = main(sys.argv[1:]); "
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    # the ranges are the spec's (proctor.spec, build.EvalOptions): their errors shown with the flag (cli/fields.py)
+    # the ranges are the spec's (proctor.run.spec, build.EvalOptions): their errors shown with the flag (cli/fields.py)
     (["--limit", "-1"], "--limit: Input should be greater than or equal to 1"),
     (["--prompt", "fiveshot"], "did you mean five_shot?"),
     (["--timeout", "-1"], "--timeout must be a number greater than 0"),

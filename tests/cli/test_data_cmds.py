@@ -12,9 +12,9 @@ import pytest
 
 import proctor
 from proctor.cli import main
-from proctor.formats.commoneval import read_commoneval
-from proctor.formats.items import read_items
-from proctor.formats.questions import read_questions
+from proctor.data.formats.commoneval import read_commoneval
+from proctor.data.formats.items import read_items
+from proctor.data.formats.questions import read_questions
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples"

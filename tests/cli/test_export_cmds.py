@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.results import summarize
-from proctor.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.log.results import summarize
+from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_a_run_that_did_not_finish_is_refused(run: Path, tmp_path: Path, capsys:
 
 _SLOW_EXPORT = """
 import sys, time
-import proctor.exporters.llmwc as llmwc
+import proctor.interop.llmwc_export as llmwc
 from proctor.cli import main
 
 def slow(logs, out):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import InputError
-from proctor.importers.llmwc_config import load_config_task, prompt_kind
-from proctor.llmwc import BenchmarkBlock, llmwc_rule, read_config
+from proctor.interop.llmwc import BenchmarkBlock, llmwc_rule, read_config
+from proctor.interop.llmwc_config import load_config_task, prompt_kind
+from proctor.util.errors import InputError
 
 GPQA_CSV = Path(__file__).parents[1] / "fixtures" / "upstream" / "gpqa" / "gpqa_main.csv"
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "x", "B": "y", "C": "z", "D": "w"},

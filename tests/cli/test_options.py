@@ -20,7 +20,7 @@ def test_an_option_no_model_takes_is_an_error_naming_it() -> None:
     import pytest
 
     from proctor.cli.options import check_applicable
-    from proctor.errors import ProctorError
+    from proctor.util.errors import ProctorError
 
     check_applicable(["hf:x", "openai:judge"], base_url=["http://a"], batch_size=4)  # each applies to one
     with pytest.raises(ProctorError, match="--batch-size does not apply to openai:m"):
@@ -32,8 +32,8 @@ def test_an_option_no_model_takes_is_an_error_naming_it() -> None:
 def test_registry_validates_typed_options() -> None:
     import pytest
 
-    from proctor.errors import ProctorError
     from proctor.models.registry import BACKENDS, get_model
+    from proctor.util.errors import ProctorError
 
     assert set(BACKENDS) == {"hf", "openai", "anthropic", "vllm", "scripted"}
     with pytest.raises(ProctorError, match="scripted: models take no option 'batch_size'"):

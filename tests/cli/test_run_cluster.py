@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.results import read_run
-from proctor.stats import wilson_interval
+from proctor.log.results import read_run
+from proctor.stats.intervals import wilson_interval
 
 
 def _items(path: Path) -> Path:

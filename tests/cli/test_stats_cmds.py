@@ -10,7 +10,7 @@ import pytest
 from history_runs import binary, write_run  # tests/ is on sys.path (tests/conftest.py's directory)
 
 from proctor.cli import main
-from proctor.power import items_needed, min_detectable
+from proctor.stats.power import items_needed, min_detectable
 
 N = 400
 

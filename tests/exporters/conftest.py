@@ -1,5 +1,5 @@
 """Runs to export: a real scripted run of the bundled multiple-choice items, and a synthetic run in every
-outcome (errors, no answer, partial credit, unscored) with its results computed by proctor.stats."""
+outcome (errors, no answer, partial credit, unscored) with its results computed by proctor.stats.intervals."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.results import summarize
-from proctor.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.log.results import summarize
+from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
 
 ROOT = Path(__file__).resolve().parents[2]
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"

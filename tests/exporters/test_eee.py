@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.exporters import export
-from proctor.exporters._common import overall_accuracy
-from proctor.results import read_run
+from proctor.interop.export_common import overall_accuracy
+from proctor.interop.exporters import export
+from proctor.log.results import read_run
 
 pytest.importorskip("every_eval_ever")
 from every_eval_ever.validator.validate import main as eee_validate

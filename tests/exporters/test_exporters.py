@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor import exporters
-from proctor.errors import InputError
-from proctor.runlog import RunLog
+from proctor.interop import exporters
+from proctor.log.runlog import RunLog
+from proctor.util.errors import InputError
 
 
 def test_every_format_names_a_module_with_an_export_function() -> None:
@@ -187,7 +187,7 @@ def test_any_value_a_formats_models_refuse_is_one_line(mixed_run: Path, tmp_path
     pytest.importorskip("inspect_ai")
     from inspect_ai.log import EvalDataset
 
-    from proctor.exporters import inspect_eval
+    from proctor.interop import inspect_export as inspect_eval
 
     manifest = mixed_run / "manifest.json"
     data = json.loads(manifest.read_text())
@@ -231,9 +231,9 @@ def test_a_streamed_export_never_uses_a_hand_edited_results_json(
     the one `read_run` recomputes, and a results.json that disagrees is named on stderr."""
     import json
 
-    from proctor.exporters._common import overall_accuracy
-    from proctor.results import read_run
-    from proctor.runlog import RESULTS
+    from proctor.interop.export_common import overall_accuracy
+    from proctor.log.results import read_run
+    from proctor.log.runlog import RESULTS
 
     if fmt == "inspect":
         pytest.importorskip("inspect_ai")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.exporters import export
-from proctor.exporters._common import overall_accuracy
-from proctor.results import read_run
+from proctor.interop.export_common import overall_accuracy
+from proctor.interop.exporters import export
+from proctor.log.results import read_run
 
 pytest.importorskip("inspect_ai")
 from inspect_ai.log import read_eval_log
@@ -108,7 +108,7 @@ def test_member_names_from_item_ids_never_climb(mixed_run: Path, tmp_path: Path,
     renamed = [s for s in back.samples if (s.metadata or {}).get("proctor_item_id") == item_id]
     assert len(renamed) == 1 and str(renamed[0].id) != item_id
     assert back.eval.dataset.sample_ids is not None and str(renamed[0].id) in map(str, back.eval.dataset.sample_ids)
-    from proctor.importers import ImportOptions, read_all
+    from proctor.interop.importers import ImportOptions, read_all
 
     (run,) = read_all([path], ImportOptions())  # and `proctor import` reads the original id back
     assert item_id in {s.item_id for s in run.samples}
@@ -128,7 +128,7 @@ def test_the_streamed_file_reads_back_as_inspects_own_writer_writes_it(mixed_run
     summaries, one sample by id), equal to the same log written by inspect_ai's `write_eval_log`."""
     from inspect_ai.log import read_eval_log_sample, read_eval_log_sample_summaries, write_eval_log
 
-    from proctor.exporters.inspect_eval import _sample, eval_log
+    from proctor.interop.inspect_export import _sample, eval_log
 
     log = read_run(mixed_run)
     theirs = tmp_path / "theirs.eval"
@@ -151,8 +151,8 @@ def test_export_streams_each_sample_once_and_never_builds_the_whole_log(
     `write_eval_log`, quadratic in the samples, is not used) and the run is read without holding its samples."""
     import inspect_ai.log
 
-    import proctor.exporters.inspect_eval as ie
-    from proctor.runlog import RunLog
+    import proctor.interop.inspect_export as ie
+    from proctor.log.runlog import RunLog
 
     converted: list[str] = []
     real = ie._sample
@@ -171,7 +171,7 @@ def test_export_streams_each_sample_once_and_never_builds_the_whole_log(
 def test_an_inspect_round_trip_keeps_the_models_name(mixed_run: Path, tmp_path: Path) -> None:
     """#32.31: proctor's `openai:Qwen/Qwen3-8B` is Inspect's `openai/Qwen/Qwen3-8B`; imported back it is
     `openai:Qwen/Qwen3-8B` again (it was the other spelling: two models in the history for one)."""
-    from proctor.importers import ImportOptions, read_all
+    from proctor.interop.importers import ImportOptions, read_all
 
     (path,) = export([mixed_run], "inspect", tmp_path / "inspect")
     (run,) = read_all([path], ImportOptions())

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import InputError
-from proctor.exporters import export
+from proctor.interop.exporters import export
+from proctor.util.errors import InputError
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
 MMLU_PRO = UPSTREAM / "mmlu_pro" / "test-00000-of-00001.parquet"
@@ -64,7 +64,7 @@ def test_runs_of_two_benchmarks_are_refused(tmp_path: Path, mixed_run: Path) -> 
 
 def test_proctors_llmwc_reader_reads_the_export_back_item_by_item(tmp_path: Path) -> None:
     """`proctor import` (llm-wc's files validated by pydantic models of them) gives back each item's outcome."""
-    from proctor.results import read_run
+    from proctor.log.results import read_run
 
     run = _mmlu_run(tmp_path, "run", "scripted:random")
     export([run], "llmwc", tmp_path / "llmwc")

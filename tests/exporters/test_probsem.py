@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import InputError
-from proctor.exporters import export
+from proctor.interop.exporters import export
+from proctor.util.errors import InputError
 
 SUITES = Path(__file__).resolve().parents[1] / "fixtures" / "suites"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from proctor.records import (
+from proctor.data.records import (
     LETTERS,
     SPEC_MODALITIES,
     ContextCase,

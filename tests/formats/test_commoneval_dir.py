@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proctor.cli import main
-from proctor.errors import InputError
-from proctor.formats.commoneval import dataset_warnings, read_commoneval, write_commoneval
-from proctor.records import ItemSet
+from proctor.data.formats.commoneval import dataset_warnings, read_commoneval, write_commoneval
+from proctor.data.records import ItemSet
+from proctor.util.errors import InputError
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "commoneval"
 

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proctor.cli import main
-from proctor.formats.commoneval import read_commoneval, write_commoneval
-from proctor.formats.dialects import COMMONEVAL_MODALITIES, Dialect
-from proctor.records import LETTERS, Item, ItemSet, Modality
+from proctor.data.formats.commoneval import read_commoneval, write_commoneval
+from proctor.data.formats.dialects import COMMONEVAL_MODALITIES, Dialect
+from proctor.data.records import LETTERS, Item, ItemSet, Modality
 
 CLASSES: dict[str, Any] = {
     "boolean": ce_item.BooleanItem, "ternary": ce_item.TernaryItem,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import InputError
-from proctor.formats.detect import Format, detect_format, load_itemset, validate_path
+from proctor.data.formats.detect import Format, detect_format, load_itemset, validate_path
+from proctor.util.errors import InputError
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 

@@ -11,9 +11,9 @@ from formats_strategies import FAST, items
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.formats.dialects import Dialect, commoneval_item, detect_dialect, render_lines
-from proctor.formats.items import read_items, write_items
-from proctor.records import Item, Modality
+from proctor.data.formats.dialects import Dialect, commoneval_item, detect_dialect, render_lines
+from proctor.data.formats.items import read_items, write_items
+from proctor.data.records import Item, Modality
 
 # every spelling proctor reads, each on its own line
 SPELLINGS = [

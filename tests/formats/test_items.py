@@ -10,10 +10,10 @@ import pytest
 from formats_strategies import FAST, item_lists
 from hypothesis import HealthCheck, given, settings
 
-from proctor.errors import InputError
-from proctor.formats.dialects import Dialect
-from proctor.formats.items import read_items, write_items
-from proctor.records import Item
+from proctor.data.formats.dialects import Dialect
+from proctor.data.formats.items import read_items, write_items
+from proctor.data.records import Item
+from proctor.util.errors import InputError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "items"
 
@@ -140,7 +140,7 @@ def test_writer_refuses_duplicates_and_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_a_json_array_of_items_is_read_like_json_lines(tmp_path: Path) -> None:
-    from proctor.formats.detect import Format, detect_format, load_itemset
+    from proctor.data.formats.detect import Format, detect_format, load_itemset
 
     rows = [json.loads(line) for line in (FIXTURES / "good.jsonl").read_text().splitlines()]
     path = tmp_path / "items.json"

@@ -10,10 +10,15 @@ import pytest
 from formats_strategies import FAST, datasets
 from hypothesis import HealthCheck, given, settings
 
-from proctor.errors import InputError
-from proctor.formats.convert import dataset_to_itemset, item_to_question, itemset_to_dataset, question_to_item
-from proctor.formats.questions import read_questions, write_questions
-from proctor.records import Dataset
+from proctor.data.formats.convert import (
+    dataset_to_itemset,
+    item_to_question,
+    itemset_to_dataset,
+    question_to_item,
+)
+from proctor.data.formats.questions import read_questions, write_questions
+from proctor.data.records import Dataset
+from proctor.util.errors import InputError
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "questions" / "demo.json"
 

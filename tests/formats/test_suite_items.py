@@ -1,4 +1,4 @@
-"""Suite ⇄ items conversion (pure records) and, when proctor.formats.suites exists, suite files."""
+"""Suite ⇄ items conversion (pure records) and, when proctor.data.formats.suites exists, suite files."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from formats_strategies import FAST, suites
 from hypothesis import HealthCheck, given, settings
 
-from proctor.errors import InputError
-from proctor.formats.convert import items_to_suite, items_to_suites, suite_to_items
-from proctor.records import UNSCORED, ContextCase, Modality, Prompt, TestSuite
+from proctor.data.formats.convert import items_to_suite, items_to_suites, suite_to_items
+from proctor.data.records import UNSCORED, ContextCase, Modality, Prompt, TestSuite
+from proctor.util.errors import InputError
 
 SUITES = Path(__file__).parents[2] / "examples" / "suites"
 
@@ -57,8 +57,8 @@ def test_single_query_suite_cannot_be_items() -> None:
 
 
 def test_suite_files_load_as_items() -> None:
-    pytest.importorskip("proctor.formats.suites")
-    from proctor.formats.detect import Format, detect_format, load_itemset
+    pytest.importorskip("proctor.data.formats.suites")
+    from proctor.data.formats.detect import Format, detect_format, load_itemset
 
     assert detect_format(SUITES) is Format.SUITES
     assert detect_format(SUITES / "test_A.json") is Format.SUITE

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import InputError
-from proctor.formats.suites import read_suite
+from proctor.data.formats.suites import read_suite
+from proctor.util.errors import InputError
 
 
 def test_twenty_thousand_bad_contexts_are_located_in_linear_time(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.formats.suites import read_prompt_dir, results_stem, sanitize_filename
+from proctor.data.formats.suites import read_prompt_dir, results_stem, sanitize_filename
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "suites"
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.errors import InputError
-from proctor.importers.base import (
+from proctor.interop.imported import (
     check_item_template,
     iso_time,
     item_id_from,
@@ -13,7 +12,8 @@ from proctor.importers.base import (
     outcome_of,
     unit_score,
 )
-from proctor.runlog import Outcome
+from proctor.log.runlog import Outcome
+from proctor.util.errors import InputError
 
 
 @pytest.mark.parametrize(("given", "expected"), [

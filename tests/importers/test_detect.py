@@ -1,4 +1,4 @@
-"""`proctor.importers`: which harness wrote a file, and what a folder holds."""
+"""`proctor.interop.importers`: which harness wrote a file, and what a folder holds."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from import_sources import inspect_log
 
-from proctor.errors import InputError
-from proctor.importers import ImportOptions, detect, expand, is_llmwc_results, read_all
+from proctor.interop.importers import ImportOptions, detect, expand, is_llmwc_results, read_all
+from proctor.util.errors import InputError
 
 
 def test_each_harness_is_recognised(lmeval_results: Path, inspect_eval: Path) -> None:

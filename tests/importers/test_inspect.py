@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from import_sources import N_ITEMS, inspect_log
 
-from proctor.errors import InputError, ProctorError
-from proctor.importers import ImportOptions, read_all, run_dir_for, write_run
-from proctor.importers.inspect import score_value
-from proctor.results import read_run
-from proctor.runlog import Outcome
+from proctor.interop.importers import ImportOptions, read_all, run_dir_for, write_run
+from proctor.interop.inspect_import import score_value
+from proctor.log.results import read_run
+from proctor.log.runlog import Outcome
+from proctor.util.errors import InputError, ProctorError
 
 inspect_log_api = pytest.importorskip("inspect_ai.log")
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from import_sources import N_ITEMS
 
-from proctor.errors import InputError
-from proctor.importers import ImportOptions, read_all, run_dir_for, write_run
-from proctor.importers.lmeval import samples_file
-from proctor.results import read_run
-from proctor.runlog import Outcome
+from proctor.interop.importers import ImportOptions, read_all, run_dir_for, write_run
+from proctor.interop.lmeval_import import samples_file
+from proctor.log.results import read_run
+from proctor.log.runlog import Outcome
+from proctor.util.errors import InputError
 
 
 def _samples(results: Path) -> list[dict[str, object]]:

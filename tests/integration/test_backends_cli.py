@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor import read_run
-from proctor.runlog import Outcome
+from proctor.log.runlog import Outcome
 from proctor.testing import LocalServer
 
 from .conftest import MMLU_PRO

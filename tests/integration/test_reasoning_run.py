@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from proctor import read_run
-from proctor.runlog import Outcome
+from proctor.log.runlog import Outcome
 from proctor.testing import LocalServer, serve
 
 from .conftest import AIME, chat_requests

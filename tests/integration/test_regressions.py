@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.stats import wilson_interval
+from proctor.stats.intervals import wilson_interval
 
 
 @pytest.mark.parametrize("n", [1, 3, 7, 10, 30, 101])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from proctor.log.runlog import MetricValue, Outcome, Sample
 from proctor.metrics import RunContext
-from proctor.runlog import MetricValue, Outcome, Sample
 
 
 class MedianOutputTokens:

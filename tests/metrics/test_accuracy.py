@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from proctor.log.results import summarize
+from proctor.log.runlog import Outcome, Sample
 from proctor.metrics import RunContext
 from proctor.metrics.accuracy import Breakdown, breakdown, group_block, mean_score
 from proctor.metrics.macro_accuracy import MacroAccuracy
-from proctor.results import summarize
-from proctor.runlog import Outcome, Sample
 from proctor.scoring.suites import ContextResult, suite_summary
-from proctor.stats import wilson_interval
+from proctor.stats.intervals import wilson_interval
 
 
 def _s(i: int, outcome: Outcome, score: float | None, category: str | None = None) -> Sample:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from proctor.log.results import summarize
+from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.cost import run_cost_of
-from proctor.pricing import Price
-from proctor.results import summarize
-from proctor.runlog import Manifest, Outcome, Sample
+from proctor.run.pricing import Price
 
 
 def _manifest(price: Price | None) -> Manifest:

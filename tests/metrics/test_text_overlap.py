@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from proctor.log.results import summarize
+from proctor.log.runlog import GenerationDetails, Outcome, Sample
 from proctor.metrics import RunContext
 from proctor.metrics.text_overlap import MEASURES, TextOverlap
-from proctor.results import summarize
-from proctor.runlog import GenerationDetails, Outcome, Sample
 from proctor.scoring.text_metrics import overlap_metrics
 
 

@@ -10,9 +10,9 @@ import pytest
 
 from proctor.cli import main
 from proctor.cli.summary import reasoning_lines
-from proctor.finalize import finalize_run
-from proctor.results import summarize
-from proctor.runlog import Outcome, Sample
+from proctor.log.results import summarize
+from proctor.log.runlog import Outcome, Sample
+from proctor.run.finalize import finalize_run
 
 
 def _samples() -> list[Sample]:

@@ -6,10 +6,10 @@ import logging
 
 import pytest
 
-from proctor.errors import CapabilityError
 from proctor.models import Capability, GenerateRequest, GenerationSettings, Message, get_model
 from proctor.models.anthropic import AnthropicModel
 from proctor.testing import LocalServer
+from proctor.util.errors import CapabilityError
 
 pytest.importorskip("uvicorn")
 

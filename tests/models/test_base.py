@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import CapabilityError
 from proctor.models.base import (
     Capability,
     GenerateRequest,
@@ -19,6 +18,7 @@ from proctor.models.base import (
     require,
     weights_fingerprint,
 )
+from proctor.util.errors import CapabilityError
 
 
 def test_weights_fingerprint_follows_content_not_place(tmp_path: Path) -> None:

@@ -17,13 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
-from proctor.errors import InputError
 from proctor.models import Capability, GenerateRequest, GenerationSettings, Message
 from proctor.models.batch import STATE_FILE, BatchState, request_ids
 from proctor.models.batch_anthropic import AnthropicBatchModel
 from proctor.models.batch_openai import OpenAIBatchModel
 from proctor.models.openai import OpenAIModel
 from proctor.testing import LocalServer
+from proctor.util.errors import InputError
 
 pytest.importorskip("uvicorn")
 
@@ -272,7 +272,7 @@ def upload_and_create(srv: LocalServer, content: bytes) -> dict[str, Any]:
 
 
 def test_openai_batch_backend_is_chat_only(tmp_path: Path) -> None:
-    from proctor.errors import ProctorError
+    from proctor.util.errors import ProctorError
 
     with pytest.raises(ProctorError, match="chat=False is not supported"):
         OpenAIBatchModel("m", base_url="http://127.0.0.1:9/v1", state_dir=tmp_path, chat=False)

@@ -20,7 +20,6 @@ import httpx
 import pytest
 import yarl
 
-from proctor.errors import ProctorError
 from proctor.models import GenerateRequest, GenerationSettings, Message
 from proctor.models._http import RetryPolicy, endpoint_url
 from proctor.models.batch_anthropic import AnthropicBatchModel
@@ -28,6 +27,7 @@ from proctor.models.batch_http import BatchHTTP, join_url
 from proctor.models.batch_openai import OpenAIBatchModel
 from proctor.testing import LocalServer
 from proctor.testing.batches import configure_batches
+from proctor.util.errors import ProctorError
 
 pytest.importorskip("uvicorn")
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import ProctorError
+from proctor.log.results import read_run
 from proctor.models import get_model
 from proctor.models.dtype import checkpoint_dtype, resolve_dtype
 from proctor.models.vllm_engine import VLLMModel
-from proctor.results import read_run
+from proctor.util.errors import ProctorError
 
 MC = Path(__file__).resolve().parents[2] / "examples" / "items" / "multiple-choice.jsonl"
 

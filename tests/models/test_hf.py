@@ -151,7 +151,7 @@ def test_generate_greedy_stop_and_counts(tiny_model_dir: Path) -> None:
 
 
 def test_describe_and_bad_options(tiny_model_dir: Path) -> None:
-    from proctor.errors import ProctorError
+    from proctor.util.errors import ProctorError
 
     d = HFModel(str(tiny_model_dir)).describe()
     assert d["dtype"] == "float32" and d["device"] == "cpu" and "loglikelihood" in d["capabilities"]

@@ -151,7 +151,7 @@ def test_plan_on_the_cpu_shares_every_saved_token() -> None:
 
 
 def test_bad_token_budget(tiny_model_dir: Path) -> None:
-    from proctor.errors import ProctorError
+    from proctor.util.errors import ProctorError
 
     with pytest.raises(ProctorError, match="max_batch_tokens"):
         HFModel(str(tiny_model_dir), max_batch_tokens=0)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import CapabilityError
 from proctor.models import (
     Capability,
     GenerateRequest,
@@ -21,6 +20,7 @@ from proctor.models import (
 from proctor.models.openai import OpenAIModel
 from proctor.models.scripted import ScriptedModel
 from proctor.testing import LocalServer, serve
+from proctor.util.errors import CapabilityError
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
@@ -264,7 +264,7 @@ async def test_context_echo_is_requested_once_per_distinct_context(hf_server: Lo
 
 
 async def test_probe_refuses_a_tokenizer_that_does_not_match_the_server(hf_server: LocalServer, tmp_path: Path) -> None:
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     no_bos = build_tiny_model(tmp_path / "no-bos", bos=False)  # the served tokenizer prepends BOS: one token more
     model = OpenAIModel("tiny", base_url=hf_server.base_url, api_key="k", tokenizer=str(no_bos))
@@ -273,7 +273,7 @@ async def test_probe_refuses_a_tokenizer_that_does_not_match_the_server(hf_serve
 
 
 def test_an_unloadable_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
-    from proctor.errors import ProctorError
+    from proctor.util.errors import ProctorError
 
     with pytest.raises(ProctorError, match="cannot load the tokenizer"):
         OpenAIModel("tiny", base_url="http://127.0.0.1:9/v1", tokenizer=str(tmp_path / "missing"))

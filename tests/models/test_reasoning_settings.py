@@ -7,8 +7,8 @@ import pytest
 from proctor.models import GenerateRequest, GenerationSettings, Message
 from proctor.models.anthropic import AnthropicModel
 from proctor.models.openai import OpenAIModel
-from proctor.reasoning import answer_text, is_truncated
 from proctor.scoring.extract import extract_choice
+from proctor.scoring.reasoning import answer_text, is_truncated
 from proctor.testing import LocalServer
 
 pytest.importorskip("uvicorn")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import ProctorError
 from proctor.models.registry import BACKENDS, SCHEMES, backend_for, get_model, parse_options
 from proctor.models.scripted import ScriptedModel
+from proctor.util.errors import ProctorError
 
 
 def test_every_scheme_is_one_registry_entry() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import InputError, ProctorError
 from proctor.models import GenerateRequest, LoglikelihoodRequest, Message, get_model
 from proctor.models.scripted import ScriptedModel, option_letters, prompt_hash
+from proctor.util.errors import InputError, ProctorError
 
 TEN = "Q?\n" + "\n".join(f"({c}) option {c}" for c in "ABCDEFGHIJ")
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.errors import ProctorError
+from proctor.log.results import read_run
+from proctor.log.runlog import Outcome
 from proctor.models import Capability, GenerateRequest, Message, get_model
 from proctor.models.vllm_engine import (
     EngineStartError,
@@ -27,8 +28,7 @@ from proctor.models.vllm_engine import (
     engine_launcher,
     group_members,
 )
-from proctor.results import read_run
-from proctor.runlog import Outcome
+from proctor.util.errors import ProctorError
 
 FAKE = Path(__file__).with_name("fake_vllm.py")
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "questions" / "demo.json"

@@ -252,7 +252,7 @@ def layout_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prompt and settings; a 3-epoch judged run (every optional headline column); a suite run; 14 categories."""
     from report_runs import MMLU_PRO_LIKE, judged_samples, prob_samples
 
-    from proctor.results import summarize
+    from proctor.log.results import summarize
 
     root = tmp_path_factory.mktemp("layout")
 
@@ -350,7 +350,7 @@ def test_run_cards_and_title_tell_the_runs_apart(browser: Any, layout_report: Pa
 def folder_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding two runs on the same items, a second directory of the first run, a run that scored
     nothing and a damaged directory."""
-    from proctor.runlog import Outcome, Sample, expand_run_dirs
+    from proctor.log.runlog import Outcome, Sample, expand_run_dirs
 
     root = tmp_path_factory.mktemp("folder")
     runs = root / "runs"

@@ -12,11 +12,11 @@ import pytest
 from report_runs import gen_samples, write_run
 
 from proctor.cli import main
-from proctor.compare import compare_runs
-from proctor.comparison import Comparison, p_cell, points
+from proctor.log.runlog import Outcome, Sample
 from proctor.report import load, render_html, render_markdown
 from proctor.report.comparisons import MAX_PAIRWISE
-from proctor.runlog import Outcome, Sample
+from proctor.stats.compare import compare_runs
+from proctor.stats.comparison import Comparison, p_cell, points
 
 
 def _aborted(n: int) -> list[Sample]:
@@ -75,7 +75,7 @@ def test_duplicate_aborted_and_damaged_runs(two: list[Path], tmp_path: Path) -> 
     damaged = folder / "run-broken"
     damaged.mkdir()
     (damaged / "manifest.json").write_text("{not json", encoding="utf-8")
-    from proctor.runlog import expand_run_dirs
+    from proctor.log.runlog import expand_run_dirs
 
     data = load(expand_run_dirs([folder]), history=[])
     assert [r.model for r in data.runs] == ["openai:model-a", "hf:model-b"]

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from report_runs import gen_samples, prob_samples, write_run
 
-from proctor import stats
-from proctor.coverage import difficulty_band
+from proctor.data.coverage import difficulty_band
+from proctor.log.runlog import EpochSpread, Outcome
 from proctor.metrics.accuracy import group_block
 from proctor.report import data
-from proctor.runlog import EpochSpread, Outcome
+from proctor.stats import intervals as stats
 
 
 def test_wilson_matches_known_values() -> None:
@@ -67,7 +67,7 @@ def test_distribution_reads_queries_choices_and_letter_references() -> None:
 def test_coverage_counts_items_once_and_flags() -> None:
     ss = gen_samples(240, seed=1, skill=0.5)
     cov = data.coverage_view("d", ss + ss)  # a second epoch must not double the counts
-    assert cov.n_items == 240 and cov.source in ("local", "proctor.coverage")
+    assert cov.n_items == 240 and cov.source in ("local", "proctor.data.coverage")
     assert {r.name: r.flag for r in cov.modalities}["boolean"] == "under"
     counts = {"a": 100, "b": 10, "c": 100, "d": 400}
     flags = {r.name: r.flag for r in data._flag_rows(counts)}
@@ -93,7 +93,7 @@ def test_store_history_is_used_when_present(runs: list[Path], tmp_path: Path) ->
     import json
     import shutil
 
-    from proctor.store import Store
+    from proctor.log.store import Store
 
     earlier = tmp_path / "earlier-run"
     shutil.copytree(runs[0], earlier)

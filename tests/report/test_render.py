@@ -66,7 +66,7 @@ def test_large_blobs_are_gzipped_and_prompts_interned() -> None:
 
 
 def _log(samples: list) -> proctor.RunLog:
-    from proctor.runlog import Manifest, RunLog
+    from proctor.log.runlog import Manifest, RunLog
 
     m = Manifest(run_id="r", proctor_version="0", dataset={"name": "d"}, model={"spec": "m"}, mode="generate", started_at="2025-01-01T00:00:00")
     return RunLog(path=Path("."), manifest=m, samples=samples)
@@ -210,7 +210,7 @@ def test_html_title_and_cards_say_what_is_compared(tmp_path: Path) -> None:
 
 
 def test_html_card_shows_the_ambiguous_rate_and_the_reading_that_scored(tmp_path: Path) -> None:
-    from proctor.results import summarize
+    from proctor.log.results import summarize
 
     ss = [s.model_copy(update={"ambiguous": i % 4 == 0}) for i, s in enumerate(gen_samples(40, seed=3, skill=0.6))
           if s.outcome != "error"]

@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 
+from proctor.data.records import Item, Modality
+from proctor.data.tasks import Task, text_hash
+from proctor.log.runlog import RunLog
 from proctor.models.base import (
     Capability,
     GenerateRequest,
@@ -17,12 +20,9 @@ from proctor.models.base import (
     Message,
     ModelBase,
 )
-from proctor.pipeline import evaluate
-from proctor.records import Item, Modality
-from proctor.runlog import RunLog
-from proctor.runner import RunOptions
-from proctor.spec import GenerationSpec, ScorerSpec
-from proctor.tasks import Task, text_hash
+from proctor.run.pipeline import evaluate
+from proctor.run.runner import RunOptions
+from proctor.run.spec import GenerationSpec, ScorerSpec
 
 
 class LetterPrompts:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import ProctorError
+from proctor.data.tasks import Task
 from proctor.models.base import GenerationSettings
-from proctor.runner import error_groups, error_kinds
-from proctor.tasks import Task
+from proctor.run.runner import error_groups, error_kinds
+from proctor.util.errors import ProctorError
 
 from .conftest import LetterPrompts, make_items, run_with
 

@@ -10,8 +10,8 @@ import pytest
 
 import proctor
 from proctor.cli import main
-from proctor.errors import InputError
-from proctor.runlog import ChoiceDetails, GenerationDetails, Sample, SuiteDetails
+from proctor.log.runlog import ChoiceDetails, GenerationDetails, Sample, SuiteDetails
+from proctor.util.errors import InputError
 
 
 def test_old_sample_details_are_recognised() -> None:

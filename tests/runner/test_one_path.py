@@ -12,7 +12,7 @@ from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's 
 
 import proctor
 from proctor.cli import main
-from proctor.runlog import Outcome, Sample
+from proctor.log.runlog import Outcome, Sample
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "suites"
 

@@ -10,13 +10,13 @@ from decimal import Decimal
 
 import pytest
 
-from proctor.errors import ProctorError
+from proctor.log.results import summarize
+from proctor.log.runlog import Outcome, Sample
 from proctor.models.base import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
 from proctor.models.registry import get_model
-from proctor.pricing import CostGuard, CostLimitReached, GuardedModel, Price
-from proctor.progress import Progress
-from proctor.results import summarize
-from proctor.runlog import Outcome, Sample
+from proctor.run.pricing import CostGuard, CostLimitReached, GuardedModel, Price
+from proctor.util.errors import ProctorError
+from proctor.util.progress import Progress
 
 
 def _sample(i: int, outcome: Outcome, score: float | None, epoch: int = 0, category: str = "c") -> Sample:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import CapabilityError, ProctorError
+from proctor.data.tasks import Task
+from proctor.log.results import read_run
+from proctor.log.runlog import Outcome
 from proctor.models.base import Capability
-from proctor.results import read_run
-from proctor.runlog import Outcome
-from proctor.tasks import Task
+from proctor.util.errors import CapabilityError, ProctorError
 
 from .conftest import CountingModel, run_with
 
@@ -131,7 +131,7 @@ def test_judge_agreement_is_reported(tmp_path: Path, task: Task, gold: dict[str,
 
 
 def test_logprob_mode_scores_boolean_items_over_their_closed_set(tmp_path: Path, gold: dict[str, str]) -> None:
-    from proctor.records import Item, Modality
+    from proctor.data.records import Item, Modality
 
     from .conftest import LetterPrompts
 

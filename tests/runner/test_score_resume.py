@@ -19,7 +19,7 @@ from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's 
 
 import proctor
 from proctor.cli import main
-from proctor.formats.suites import results_stem
+from proctor.data.formats.suites import results_stem
 from proctor.testing import serve
 
 SRC = str(Path(proctor.__file__).resolve().parents[1])

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from proctor.data.records import Item
+from proctor.log.runlog import JudgeDetails, Outcome
 from proctor.models.base import (
     Capability,
     GenerateRequest,
@@ -14,8 +16,6 @@ from proctor.models.base import (
     Model,
     ModelBase,
 )
-from proctor.records import Item
-from proctor.runlog import JudgeDetails, Outcome
 from proctor.scoring.base import Scored
 from proctor.scoring.judge import (
     RUBRIC,

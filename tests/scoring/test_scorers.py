@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from proctor.records import GradedAnswer, Item, Modality
-from proctor.runlog import Outcome
+from proctor.data.records import GradedAnswer, Item, Modality
+from proctor.log.runlog import Outcome
 from proctor.scoring.base import Scored
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import is_numeric_item, outcome_for, reference_of, score_item

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from proctor.errors import CapabilityError, InputError
-from proctor.exporters.probsem import csv_text
-from proctor.formats.suites import read_prompt, read_prompt_dir, read_suite, write_prompt, write_suite
+from proctor.data.formats.suites import read_prompt, read_prompt_dir, read_suite, write_prompt, write_suite
+from proctor.data.records import ContextCase, Item, Modality, Prompt, TestSuite
+from proctor.interop.probsem_export import csv_text
+from proctor.log.results import read_run
+from proctor.log.runlog import RESULTS_SCHEMA_VERSION, Outcome
 from proctor.models.base import Capability, Loglikelihood, LoglikelihoodRequest, ModelBase
-from proctor.records import ContextCase, Item, Modality, Prompt, TestSuite
-from proctor.results import read_run
-from proctor.runlog import RESULTS_SCHEMA_VERSION, Outcome
 from proctor.scoring.choice_logprob import choice_requests, score_choices
 from proctor.scoring.suites import (
     ScoreOptions,
@@ -26,7 +25,8 @@ from proctor.scoring.suites import (
     split_sample,
     suite_summary,
 )
-from proctor.stats import calibration, wilson_interval
+from proctor.stats.intervals import calibration, wilson_interval
+from proctor.util.errors import CapabilityError, InputError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "suites"
 
@@ -34,12 +34,12 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "suites"
 def score_suites(model: ModelBase, prompt: Prompt, suites: list[TestSuite],
                  options: ScoreOptions | None = None) -> list[SuiteResult]:
     """Suites scored through the one run path (`proctor.evaluate`: the pipeline and the runner), no cache."""
-    from proctor.formats.convert import suite_to_items
-    from proctor.pipeline import evaluate
-    from proctor.prompts import ItemPromptBuilder
-    from proctor.runner import RunOptions
+    from proctor.data.formats.convert import suite_to_items
+    from proctor.data.prompts import ItemPromptBuilder
+    from proctor.data.tasks import Task
+    from proctor.run.pipeline import evaluate
+    from proctor.run.runner import RunOptions
     from proctor.scoring.suites import SUITE_CLUSTER, SuiteScorer, suite_results
-    from proctor.tasks import Task
 
     task = Task(prompt.name, [it for s in suites for it in suite_to_items(prompt, s)], ItemPromptBuilder(),
                 scorer=SuiteScorer(options or ScoreOptions()), cluster=SUITE_CLUSTER)
@@ -194,12 +194,12 @@ def test_choice_logprob() -> None:
 
 def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     """A suite task through the one run path: typed samples, unscored contexts never counted, errors kept."""
-    from proctor.formats.convert import suite_to_items
-    from proctor.pipeline import evaluate
-    from proctor.prompts import ItemPromptBuilder
-    from proctor.runner import RunOptions
+    from proctor.data.formats.convert import suite_to_items
+    from proctor.data.prompts import ItemPromptBuilder
+    from proctor.data.tasks import Task
+    from proctor.run.pipeline import evaluate
+    from proctor.run.runner import RunOptions
     from proctor.scoring.suites import SuiteScorer, suite_results
-    from proctor.tasks import Task
 
     model = TableModel({"yes": -1.0, "no": -2.0, "maybe": -1.0})
     suites = [

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..formats.convert import question_to_item
-from ..prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT, PoolShotPrompts
-from ..records import Dataset, Item, Question
-from ..tasks import text_hash
+from ..data.formats.convert import question_to_item
+from ..data.prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT, PoolShotPrompts
+from ..data.records import Dataset, Item, Question
+from ..data.tasks import text_hash
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch
 from .matharena import integer_answer, problem_types

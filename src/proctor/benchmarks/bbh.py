@@ -27,12 +27,12 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, ProctorError
-from ..formats.convert import question_to_item
-from ..prompts import KindDefaults, RenderedPrompts, check_kind
-from ..records import Dataset, Item, Question
+from ..data.formats.convert import question_to_item
+from ..data.prompts import KindDefaults, RenderedPrompts, check_kind
+from ..data.records import Dataset, Item, Question
+from ..data.tasks import text_hash
 from ..scoring.bbh import ExactMatch, Filter, TaskGrader, grader_rule
-from ..tasks import text_hash
+from ..util.errors import InputError, ProctorError
 from .builtin import Builtin
 from .hub import FILE_SUFFIXES, HubSource, Loaded, Rows, convert_rows, fetch, load_file
 

@@ -26,7 +26,7 @@ class Builtin:
     # proctor's own kinds, read by proctor's reader alone. Every kind the benchmark offers is listed. A rule
     # outside that table (a benchmark's own grader: IFEval, BBH) is given as the AnswerRule itself.
     answer_rules: Mapping[str, str | AnswerRule | None] = field(default_factory=dict)
-    # the item attribute whose items share errors (proctor.tasks.Task.cluster): intervals count its clusters
+    # the item attribute whose items share errors (proctor.data.tasks.Task.cluster): intervals count its clusters
     cluster: str | None = None
 
     def as_dict(self) -> dict[str, Any]:

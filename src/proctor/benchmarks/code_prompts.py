@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..data.prompts import KindDefaults
+from ..data.records import Item
+from ..data.tasks import text_hash
 from ..models.base import Message
-from ..prompts import KindDefaults
-from ..records import Item
-from ..tasks import text_hash
 
 COMPLETION, CHAT = "completion", "chat"
 CHAT_TEMPLATE = ("Complete the following Python code. Reply with the whole function in one ```python code block."

@@ -24,10 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import InputError, Problem
-from ..formats.convert import question_to_item
-from ..formats.problems import validation_problems
-from ..prompts import (
+from ..data.formats.convert import question_to_item
+from ..data.formats.problems import validation_problems
+from ..data.prompts import (
     CHAIN_OF_THOUGHT,
     FIVE_SHOT,
     ZERO_SHOT,
@@ -37,9 +36,10 @@ from ..prompts import (
     pick_shots,
     pool_digest,
 )
-from ..records import LETTERS, Dataset, Item, Question
-from ..tasks import text_hash
-from ..textio import read_text
+from ..data.records import LETTERS, Dataset, Item, Question
+from ..data.tasks import text_hash
+from ..util.errors import InputError, Problem
+from ..util.textio import read_text
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, fetch, file_sha256, reason, require_columns
 

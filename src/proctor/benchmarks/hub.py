@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetAccessError, InputError, Problem
-from ..formats.jsonrows import iter_records
-from ..records import Dataset, Question
-from ..tasks import PromptBuilder
-from ..textio import read_text
+from ..data.formats.jsonrows import iter_records
+from ..data.records import Dataset, Question
+from ..data.tasks import PromptBuilder
+from ..util.errors import DatasetAccessError, InputError, Problem
+from ..util.textio import read_text
 
 OFFLINE_ENV = ("PROCTOR_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 FILE_SUFFIXES = (".parquet", ".csv", ".jsonl", ".json")

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..formats.convert import question_to_item
-from ..prompts import ZERO_SHOT, RenderedPrompts, check_kind
-from ..records import Dataset, Item, Question
+from ..data.formats.convert import question_to_item
+from ..data.prompts import ZERO_SHOT, RenderedPrompts, check_kind
+from ..data.records import Dataset, Item, Question
+from ..data.tasks import text_hash
 from ..scoring.ifeval import IFEVAL_RULE, require_checkers
-from ..tasks import text_hash
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch, parse_list_cell
 

@@ -30,14 +30,14 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..data.prompts import KindDefaults
+from ..data.records import Dataset, Item, Question
+from ..data.tasks import text_hash
 from ..models.base import Message
-from ..prompts import KindDefaults
-from ..records import Dataset, Item, Question
 from ..scoring.execute.extract import Code
 from ..scoring.execute.sandbox import Limits, Program
 from ..scoring.execute.scorer import Launch, launch
-from ..tasks import text_hash
+from ..util.errors import InputError
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch
 

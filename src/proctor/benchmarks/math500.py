@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..prompts import RenderedPrompts, check_kind
-from ..records import Dataset, Item, Question
-from ..tasks import text_hash
+from ..data.prompts import RenderedPrompts, check_kind
+from ..data.records import Dataset, Item, Question
+from ..data.tasks import text_hash
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..prompts import RenderedPrompts, check_kind
-from ..records import Dataset, Item, Question
+from ..data.prompts import RenderedPrompts, check_kind
+from ..data.records import Dataset, Item, Question
+from ..data.tasks import text_hash
 from ..scoring.math_graders import MATHARENA_COMMIT
-from ..tasks import text_hash
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch, parse_list_cell
 
 COLUMNS = ("problem_idx", "problem", "answer")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import Dataset, Item, Question
+from ..data.records import Dataset, Item, Question
 from ..scoring.execute.extract import Code, from_chat, from_completion
 from ..scoring.execute.sandbox import Limits
 from ..scoring.execute.scorer import RunsTests

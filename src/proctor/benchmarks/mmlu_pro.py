@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..prompts import (
+from ..data.prompts import (
     CHAIN_OF_THOUGHT,
     FIVE_SHOT,
     N_SHOTS,
@@ -28,8 +27,9 @@ from ..prompts import (
     check_kind,
     choice_lines,
 )
-from ..records import LETTERS, Dataset, Item, Question
-from ..tasks import text_hash
+from ..data.records import LETTERS, Dataset, Item, Question
+from ..data.tasks import text_hash
+from ..util.errors import InputError
 from .builtin import Builtin
 from .hub import (
     FILE_SUFFIXES,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
-from ..formats.convert import suite_to_items
-from ..formats.suites import read_prompt, read_prompt_dir, read_suite
-from ..prompts import ItemPromptBuilder
-from ..records import Prompt, TestSuite
+from ..data.formats.convert import suite_to_items
+from ..data.formats.suites import read_prompt, read_prompt_dir, read_suite
+from ..data.prompts import ItemPromptBuilder
+from ..data.records import Prompt, TestSuite
+from ..data.tasks import Task
 from ..scoring.suites import SUITE_CLUSTER, ScoreOptions, SuiteScorer
-from ..tasks import Task
+from ..util.errors import InputError
 from .hub import file_sha256
 
 Groups = list[tuple[Prompt, list[TestSuite]]]

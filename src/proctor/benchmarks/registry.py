@@ -6,7 +6,7 @@ behaviour is data, else a module (`mmlu_pro.py`, `gpqa.py`, `aime2025.py`: loade
 under the `proctor.benchmarks` entry-point group.
 
 A built-in loads from the Hugging Face Hub (revision recorded) or, with `data_file`, from a local
-copy in the upstream schema. A path is read by `proctor.formats.detect.load_itemset` and prompted
+copy in the upstream schema. A path is read by `proctor.data.formats.detect.load_itemset` and prompted
 with the generic CommonEval builder.
 """
 
@@ -19,15 +19,15 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..errors import InputError, ProctorError
-from ..fewshot import FewShotPrompts
-from ..formats.convert import dataset_to_itemset, question_to_item
-from ..formats.detect import load_itemset
-from ..prompts import FIVE_SHOT, ItemPromptBuilder
-from ..records import Dataset, Item, ItemSet
+from ..data.fewshot import FewShotPrompts
+from ..data.formats.convert import dataset_to_itemset, question_to_item
+from ..data.formats.detect import load_itemset
+from ..data.prompts import FIVE_SHOT, ItemPromptBuilder
+from ..data.records import Dataset, Item, ItemSet
+from ..data.tasks import Task
 from ..scoring.extract import ANSWER_RULES, AnswerRule
 from ..scoring.suites import SUITE_CLUSTER, is_suite_item
-from ..tasks import Task
+from ..util.errors import InputError, ProctorError
 from . import (
     aime2025,
     aime2026,
@@ -242,7 +242,7 @@ def load_task(
 
 def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from: str | Path | None,
                  prompt_kind: str | None = None) -> Task:
-    """An item task with examples before each item (`proctor.fewshot`): from `fewshot_from` (any item format),
+    """An item task with examples before each item (`proctor.data.fewshot`): from `fewshot_from` (any item format),
     else the task's own items (never the one asked)."""
     if fmt is not None and fmt not in FORMATS:
         raise ProctorError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")

@@ -23,12 +23,12 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import InputError, Problem
-from ..formats.problems import validation_problems
-from ..limits import yaml_load, yaml_load_located
+from ..data.formats.problems import validation_problems
+from ..data.tasks import check_cluster
 from ..scoring.extract import ANSWER_RULES
-from ..tasks import check_cluster
-from ..textio import load_json, read_text
+from ..util.errors import InputError, Problem
+from ..util.limits import yaml_load, yaml_load_located
+from ..util.textio import load_json, read_text
 from .spec_template import TemplateError, check_transforms, fields_of
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")

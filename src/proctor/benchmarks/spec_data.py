@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Problem
-from ..formats.problems import field_name
-from ..records import LETTERS, Question
+from ..data.formats.problems import field_name
+from ..data.records import LETTERS, Question
+from ..util.errors import InputError, Problem
 from .hub import FILE_SUFFIXES, HubSource, Rows, fetch, parse_list_cell
 from .spec import Answer, BenchmarkSpec, Choices, Fields, LineOf, Text
 from .spec_prompts import BLANK

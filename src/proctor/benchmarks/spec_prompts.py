@@ -14,18 +14,18 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..fewshot import shots_identity
+from ..data.fewshot import shots_identity
+from ..data.prompts import KindDefaults, check_kind, pool_digest
+from ..data.records import Item
+from ..data.tasks import text_hash
 from ..models.base import Message
-from ..prompts import KindDefaults, check_kind, pool_digest
-from ..records import Item
-from ..tasks import text_hash
 from .spec import BenchmarkSpec
 from .spec_template import render
 
 Format = Literal["completion", "chat"]
 FORMATS: tuple[str, ...] = ("completion", "chat")
 BLANK = "_"  # Winogrande's blank, filled by each option (scoring.continuation: blank)
-_META = "question."  # proctor.formats.convert's prefix for Question fields kept on an Item
+_META = "question."  # proctor.data.formats.convert's prefix for Question fields kept on an Item
 
 
 def item_fields(item: Item, choice_format: str, names: tuple[str, ...]) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def item_fields(item: Item, choice_format: str, names: tuple[str, ...]) -> dict[
 
 @dataclass
 class SpecPrompts:
-    """The prompt builder of a spec benchmark (`proctor.tasks.PromptBuilder`)."""
+    """The prompt builder of a spec benchmark (`proctor.data.tasks.PromptBuilder`)."""
 
     spec: BenchmarkSpec
     pool: list[Item] = field(default_factory=list)  # few-shot examples, in upstream order

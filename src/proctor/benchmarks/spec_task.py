@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, ProctorError
-from ..formats.convert import question_to_item
-from ..prompts import check_kind
-from ..records import Dataset, Item, Question
+from ..data.formats.convert import question_to_item
+from ..data.prompts import check_kind
+from ..data.records import Dataset, Item, Question
+from ..data.tasks import Task
 from ..scoring.extract import ANSWER_RULES
-from ..tasks import Task
+from ..util.errors import InputError, ProctorError
 from .hub import HubSource, Rows, fetch, file_sha256
 from .spec import SPEC_SUFFIXES, BenchmarkSpec, LineOf, is_spec_file, read_spec, read_spec_located
 from .spec_data import split_rows, to_questions

@@ -8,8 +8,8 @@ from functools import cache
 import typer
 
 from .. import __version__
-from ..errors import ProctorError
-from ..redact import redact
+from ..util.errors import ProctorError
+from ..util.redact import redact
 from . import (
     bench_data_cmds,
     data_cmds,

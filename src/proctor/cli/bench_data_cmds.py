@@ -10,7 +10,7 @@ import typer
 
 from ..benchmarks.registry import BUILTINS
 from ..benchmarks.spec_task import builtin_specs, spec_summary, user_spec_dir, user_specs
-from ..termsafe import plain
+from ..util.termsafe import plain
 from .messages import warning
 from .tables import console, fit, whole_table
 

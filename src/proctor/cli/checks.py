@@ -14,10 +14,10 @@ import socket
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import ProctorError
 from ..models import registry
+from ..util.errors import ProctorError
 
-# every kind some dataset offers (kept import-free; each dataset then checks its own): proctor.prompts' three,
+# every kind some dataset offers (kept import-free; each dataset then checks its own): proctor.data.prompts' three,
 # MMLU-Pro's TIGER-Lab scripts (tiger-api, tiger-local) and lm-eval's task (lm-eval), GPQA's own variants
 # (zero_shot_cot, five_shot_pool), simple-evals' (simple-evals), the code benchmarks' (completion, chat, lcb-generic:
 # benchmarks/code_prompts); the kinds of the other built-ins come from their declarations

@@ -12,18 +12,18 @@ import typer
 from ..benchmarks.registry import load_task
 from ..benchmarks.spec import is_spec_file
 from ..benchmarks.spec_task import validate_spec
-from ..coverage import Coverage, coverage
-from ..errors import InputError, Problem, ProctorError
-from ..formats.collection import dataset_folder, dataset_yamls, subject_coverage
-from ..formats.commoneval import complete_metadata, dataset_warnings, write_commoneval
-from ..formats.convert import flatten_task_prompt, items_to_suites, itemset_to_questions, slug
-from ..formats.detect import load_itemset, validate_path
-from ..formats.dialects import Dialect
-from ..formats.items import write_items
-from ..formats.questions import write_questions
-from ..formats.suites import write_prompt_suites
-from ..records import ItemSet
-from ..termsafe import plain
+from ..data.coverage import Coverage, coverage
+from ..data.formats.collection import dataset_folder, dataset_yamls, subject_coverage
+from ..data.formats.commoneval import complete_metadata, dataset_warnings, write_commoneval
+from ..data.formats.convert import flatten_task_prompt, items_to_suites, itemset_to_questions, slug
+from ..data.formats.detect import load_itemset, validate_path
+from ..data.formats.dialects import Dialect
+from ..data.formats.items import write_items
+from ..data.formats.questions import write_questions
+from ..data.formats.suites import write_prompt_suites
+from ..data.records import ItemSet
+from ..util.errors import InputError, Problem, ProctorError
+from ..util.termsafe import plain
 from . import options
 from .messages import error, note, warning
 

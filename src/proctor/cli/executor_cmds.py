@@ -7,20 +7,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ProctorError
-from ..executors import EXECUTORS, Settings, launch, print_line, progress_line
-from ..executors import status as shard_status
-from ..executors.k8s import write_job
-from ..runlog import RunLog
-from ..runner import accuracy_line
-from ..spec import RunSpec
-from ..store import default_store_path
-from ..termsafe import plain
+from ..log.runlog import RunLog
+from ..log.store import default_store_path
+from ..run.executors import EXECUTORS, Settings, launch, print_line, progress_line
+from ..run.executors import status as shard_status
+from ..run.executors.k8s import write_job
+from ..run.runner import accuracy_line
+from ..run.spec import RunSpec
+from ..util.errors import ProctorError
+from ..util.termsafe import plain
 from .outcome import error_status
 from .summary import print_results
 
 if TYPE_CHECKING:
-    from ..pipeline import RunOptions
+    from ..run.pipeline import RunOptions
 
 EXECUTION = "Executors (--shards N: run the shards on an engine, then merge them)"
 

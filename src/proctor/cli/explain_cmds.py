@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from ..errors import InputError
-from ..explain import explain_runs
-from ..termsafe import escape_control
+from ..stats.explain import explain_runs
+from ..util.errors import InputError
+from ..util.termsafe import escape_control
 from . import options
 from .history_cmds import maybe_store
 

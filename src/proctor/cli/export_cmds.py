@@ -1,4 +1,4 @@
-"""`proctor export RUN… --to FORMAT -o DIR`: proctor runs in another tool's format (proctor.exporters)."""
+"""`proctor export RUN… --to FORMAT -o DIR`: proctor runs in another tool's format (proctor.interop.exporters)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ..exporters import FORMATS
-from ..exporters import export as write
-from ..interruptible import terminate_as_interrupt
+from ..interop.exporters import FORMATS
+from ..interop.exporters import export as write
+from ..run.interruptible import terminate_as_interrupt
 from .messages import count
 
 EXPORT_EXAMPLES = """Examples (on the bundled examples, offline; open an Inspect log with `inspect view --log-dir DIR`):

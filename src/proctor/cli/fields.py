@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InputError, Problem, ProctorError
+from ..util.errors import InputError, Problem, ProctorError
 
 FLAGS = {
     "model": "--model", "mode": "--mode", "prompt": "--prompt", "answer_rule": "--answer-rule", "scorer.answer_rule": "--answer-rule",

@@ -13,22 +13,22 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ..compare import compare_family
-from ..comparison import p_cell, points
-from ..errors import InputError
-from ..family import CORRECTION_NAMES
-from ..leaderboard import leaderboards
-from ..pricing import format_money
-from ..store import Store, default_store_path, load_run_scores
-from ..termsafe import escape_control, rich_safe
-from ..textio import write_json_atomic
+from ..log.store import Store, default_store_path, load_run_scores
+from ..run.pricing import format_money
+from ..stats.compare import compare_family
+from ..stats.comparison import p_cell, points
+from ..stats.family import CORRECTION_NAMES
+from ..stats.leaderboard import leaderboards
+from ..util.errors import InputError
+from ..util.termsafe import escape_control, rich_safe
+from ..util.textio import write_json_atomic
 from . import options
 from .messages import warning
 
 if TYPE_CHECKING:
-    from ..comparison import Comparison
-    from ..leaderboard import Leaderboard
-    from ..store import GroupMetrics, RunRecord
+    from ..log.store import GroupMetrics, RunRecord
+    from ..stats.comparison import Comparison
+    from ..stats.leaderboard import Leaderboard
 
 StoreOpt = options.Store
 JsonOpt = options.Json

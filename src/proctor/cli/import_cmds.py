@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import InputError
-from ..importers import ImportOptions, is_llmwc_results, read_all, run_dir_for, write_run
-from ..runner import accuracy_line
-from ..store import Store, default_store_path
-from ..termsafe import plain
+from ..interop.importers import ImportOptions, is_llmwc_results, read_all, run_dir_for, write_run
+from ..log.store import Store, default_store_path
+from ..run.runner import accuracy_line
+from ..util.errors import InputError
+from ..util.termsafe import plain
 from . import options
 from .llmwc_cmds import import_results
 
 if TYPE_CHECKING:
-    from ..importers import ImportedRun
+    from ..interop.importers import ImportedRun
 
 IMPORT_EXAMPLES = """Examples (lm-eval run with --output_path out/lm --log_samples; Inspect logs in logs/;
 an llm-wc results directory):

@@ -10,16 +10,16 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
-from ..importers.llmwc import ImportedModel, read_model, write_imported
-from ..llmwc import (
+from ..interop.llmwc import (
     RunFile,
     read_config,
     read_layout_file,
 )
-from ..runlog import MetricBlock, RunLog
-from ..runner import accuracy_line
-from ..termsafe import plain
+from ..interop.llmwc_import import ImportedModel, read_model, write_imported
+from ..log.runlog import MetricBlock, RunLog
+from ..run.runner import accuracy_line
+from ..util.errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
+from ..util.termsafe import plain
 from . import options
 from .help import plain_metavar
 from .messages import note
@@ -90,11 +90,11 @@ class ConfigRunOptions:
 def run_config(config_path: Path, given: ConfigRunOptions) -> int:
     """Run the config's models (or the one --model names); write llm-wc's results directory; the exit status."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from .. import pipeline
-    from ..build import eval_options, with_prices
-    from ..exporters.llmwc import write_results_dir
-    from ..importers.llmwc_config import config_errors, config_specs
-    from ..pipeline import Events, RunOptions
+    from ..interop.llmwc_config import config_errors, config_specs
+    from ..interop.llmwc_export import write_results_dir
+    from ..run import pipeline
+    from ..run.build import eval_options, with_prices
+    from ..run.pipeline import Events, RunOptions
 
     config = read_config(config_path)
     models = config_specs(config, config_path, model=given.model, data_file=given.data_file,
@@ -134,7 +134,7 @@ def import_results(
         metavar="DIR", help="Where the imported run logs go (under imported/).")] = Path("runs"),
 ) -> None:
     """Import an llm-wc results directory into the history, so `compare` and `leaderboard` see its models."""
-    from ..store import Store, default_store_path
+    from ..log.store import Store, default_store_path
 
     run = read_layout_file(results_dir / "run.json", RunFile)
     if not (results_dir / "models").is_dir():

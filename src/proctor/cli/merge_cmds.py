@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from ..errors import ProctorError
-from ..executors import finish
-from ..runner import accuracy_line
-from ..shard import merge_runs
-from ..store import Store, default_store_path
-from ..termsafe import plain
+from ..log.store import Store, default_store_path
+from ..run.executors import finish
+from ..run.runner import accuracy_line
+from ..run.shard import merge_runs
+from ..util.errors import ProctorError
+from ..util.termsafe import plain
 from . import options
 
 MERGE_EXAMPLES = """Example (three jobs, e.g. a Slurm array or a Kubernetes indexed job, then one merge):
@@ -45,7 +45,7 @@ def merge(
     history = None
     if not no_history:
         history = Store(store or default_store_path())
-    if out is None:  # `proctor merge OUT`: the shards of `proctor run --shards N -o OUT` (proctor.executors)
+    if out is None:  # `proctor merge OUT`: the shards of `proctor run --shards N -o OUT` (proctor.run.executors)
         if len(shard_dirs) != 1:
             raise ProctorError("merge: give -o DIR (or one executor run's OUT, whose shards are in OUT.shards/)")
         log = finish(shard_dirs[0], history)

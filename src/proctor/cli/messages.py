@@ -13,9 +13,9 @@ import functools
 import logging
 import sys
 
-from ..errors import InputError, ProctorError
-from ..redact import redact_text
-from ..termsafe import escape_control
+from ..util.errors import InputError, ProctorError
+from ..util.redact import redact_text
+from ..util.termsafe import escape_control
 
 ERROR, WARNING, HINT, NOTE = "error", "warning", "hint", "note"
 
@@ -27,7 +27,7 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 def line(kind: str, message: str) -> str:
     """`kind: message`, each further line of a multi-line message indented under the first (control
-    characters from data, a server's reply or a file name, shown escaped: proctor.termsafe)."""
+    characters from data, a server's reply or a file name, shown escaped: proctor.util.termsafe)."""
     first, *rest = [escape_control(part) for part in str(message).splitlines()] or [""]
     return "\n".join([f"{kind}: {first}", *(f"  {r}" for r in rest)])
 

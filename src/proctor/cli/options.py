@@ -23,10 +23,10 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 
-from ..errors import ProctorError
 from ..models.base import GenerationSettings
 from ..models.registry import BACKENDS, backend_for
-from ..reasoning import parse_extra_body, unsupported_settings
+from ..scoring.reasoning import parse_extra_body, unsupported_settings
+from ..util.errors import ProctorError
 from .messages import deprecated
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from ..runlog import RunLog
-from ..runner import error_groups
+from ..log.runlog import RunLog
+from ..run.runner import error_groups
 from .messages import count, error, note, warning
 
 

@@ -9,15 +9,15 @@ from typing import Annotated, Any
 import typer
 
 from ..benchmarks.registry import load_task
-from ..errors import ProctorError
+from ..data.prompts import bind_tokenizer, check_kind
+from ..data.records import Item
+from ..data.tasks import Task
 from ..models import GenerationSettings
 from ..models.openai import TokenSplitter
-from ..prompts import bind_tokenizer, check_kind
-from ..records import Item
-from ..resolve import budget_for
-from ..spec import GenerationSpec
-from ..tasks import Task
-from ..termsafe import json_safe, plain, plain_text
+from ..run.resolve import budget_for
+from ..run.spec import GenerationSpec
+from ..util.errors import ProctorError
+from ..util.termsafe import json_safe, plain, plain_text
 from . import options
 from .checks import at_least, in_unit_interval
 from .run_cmds import FewshotFrom, FormatOpt, MaxTokens, PromptKind, Shots, Stop, Temperature, TopP

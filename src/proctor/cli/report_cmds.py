@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
+from ..log.runlog import expand_run_dirs
 from ..report import write_report
-from ..runlog import expand_run_dirs
 from . import options
 
 

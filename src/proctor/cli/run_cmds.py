@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
-from ..runlog import RunLog
-from ..spec import DEFAULT_MAX_TOKENS, RunSpec
-from ..termsafe import plain
+from ..log.runlog import RunLog
+from ..run.spec import DEFAULT_MAX_TOKENS, RunSpec
+from ..util.errors import DEFAULT_MAX_ERROR_RATE, ProctorError
+from ..util.termsafe import plain
 from . import executor_cmds as ex
 from . import options
 from .checks import check_run_args
@@ -31,9 +31,9 @@ from .outcome import error_status
 from .summary import print_results
 
 if TYPE_CHECKING:
-    from ..pipeline import RunOptions
-    from ..runner import RunState
-    from ..tasks import Task
+    from ..data.tasks import Task
+    from ..run.pipeline import RunOptions
+    from ..run.runner import RunState
 
 RUN_EXAMPLES = """Examples (on the bundled examples, offline):
 
@@ -174,7 +174,7 @@ def tiny_model(
     """Build a tiny random-weight model and tokenizer (no download) to try proctor offline: --model hf:DIR.
 
     Its accuracy is chance; its log-probabilities are exact."""
-    from ..tiny import build_tiny_model  # transformers: only for this command
+    from ..models.tiny import build_tiny_model  # transformers: only for this command
 
     path = build_tiny_model(out, seed=seed, architecture=architecture)
     typer.echo(f"tiny model ready: hf:{path}")
@@ -212,15 +212,15 @@ def run(
     errored; 2 refused before or stopped early (bad input, or the first answers all failed); 3 stopped by
     --max-cost."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from ..build import EvalOptions
-    from ..pipeline import RunOptions
+    from ..run.build import EvalOptions
+    from ..run.pipeline import RunOptions
 
     given = model_options or options.ModelOptions({})
     run_options = RunOptions(out=out, runs_root=runs_root, store=store, use_cache=not no_cache,
                              record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
     flags = {k: v for k, v in locals().items() if k in EvalOptions.model_fields} | {"format": fmt}
     try:
-        if llmwc_config is not None:  # llm-wc (proctor.importers.llmwc_config): the config names benchmark, models
+        if llmwc_config is not None:  # llm-wc (proctor.interop.llmwc_config): the config names benchmark, models
             refuse_unapplied()
             status = run_config(llmwc_config, ConfigRunOptions(
                 model=model, data_file=data_file, out=out, store=store, progress=progress, use_cache=not no_cache,
@@ -229,7 +229,7 @@ def run(
         else:
             specs = _specs(datasets or [], model, flags, given)
             sharded = ex.settings_of(shards, executor, retries, partition, time_min, gpus_per_task, account, sbatch)
-            if sharded is not None and not dry_run:  # the shards on an engine (proctor.executors), then one merge
+            if sharded is not None and not dry_run:  # the shards on an engine (proctor.run.executors), then one merge
                 status = ex.run_sharded(specs, run_options, sharded, wait=not no_wait, image=image,
                                         max_error_rate=max_error_rate)
             elif dry_run:  # what each run would ask and cost: nothing is sent or written
@@ -246,10 +246,10 @@ def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given:
     """Check the flags (before anything loads) and build a spec per dataset."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..benchmarks.registry import benchmark_names, declared_kinds
-    from ..build import build_spec, eval_options
-    from ..prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT
+    from ..data.prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, ZERO_SHOT
+    from ..run.build import build_spec, eval_options
 
-    ITEM_KINDS = (ZERO_SHOT, CHAIN_OF_THOUGHT, FIVE_SHOT)  # an item file's (proctor.prompts, with its own examples)
+    ITEM_KINDS = (ZERO_SHOT, CHAIN_OF_THOUGHT, FIVE_SHOT)  # an item file's (proctor.data.prompts, with its own examples)
 
     if not datasets or model is None:
         raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
@@ -274,9 +274,9 @@ _REASONING = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k",
 def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:
     """Run `specs` through the pipeline, printing each run's results as it ends; the worst exit status."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from .. import pipeline
-    from ..pipeline import Events
-    from ..runner import accuracy_line
+    from ..run import pipeline
+    from ..run.pipeline import Events
+    from ..run.runner import accuracy_line
 
     statuses = []
 
@@ -292,8 +292,8 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
 
 
 def show_estimates(specs: list[RunSpec], run_options: RunOptions) -> int:
-    """`--dry-run`: what each spec's run would ask and cost (proctor.estimate); nothing is sent or written."""
-    from .. import pipeline  # the library's run entry points load when a run starts
+    """`--dry-run`: what each spec's run would ask and cost (proctor.run.estimate); nothing is sent or written."""
+    from ..run import pipeline  # the library's run entry points load when a run starts
 
     for estimate in pipeline.estimate(specs, run_options):
         for line in estimate.lines():

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import DEFAULT_MAX_ERROR_RATE, ProctorError
+from ..run.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
 from ..scoring.logprob import Norm
-from ..spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
-from ..termsafe import plain
+from ..util.errors import DEFAULT_MAX_ERROR_RATE, ProctorError
+from ..util.termsafe import plain
 from . import options
 from .messages import note
 from .options import with_model_options
@@ -75,9 +75,9 @@ def score(
     directory under `--out` (default: under `--runs-root`).
     """
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from .. import pipeline
-    from ..exporters.probsem import write_probsem_outputs
-    from ..pipeline import Events, RunOptions
+    from ..interop.probsem_export import write_probsem_outputs
+    from ..run import pipeline
+    from ..run.pipeline import Events, RunOptions
     from ..scoring.suites import suite_results
 
     temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")

@@ -9,15 +9,15 @@ from typing import Annotated, Any
 
 import typer
 
-from ..agree import SHOWN_FLIPS, agreement, read_for_agreement
 from ..benchmarks.registry import BUILTINS, load_task
-from ..compare import compare_scores
-from ..errors import InputError
-from ..gate import gate as run_gate
-from ..power import plan as make_plan
-from ..store import load_run_scores
-from ..termsafe import escape_control
-from ..textio import write_json_atomic
+from ..log.store import load_run_scores
+from ..stats.agree import SHOWN_FLIPS, agreement, read_for_agreement
+from ..stats.compare import compare_scores
+from ..stats.gate import gate as run_gate
+from ..stats.power import plan as make_plan
+from ..util.errors import InputError
+from ..util.termsafe import escape_control
+from ..util.textio import write_json_atomic
 from . import options
 from .history_cmds import maybe_store
 from .messages import warning

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
+from ..log.runlog import MetricBlock, MetricValue, Results, RunLog
 from ..metrics.accuracy import clustering_text
 from ..metrics.answer_reading import levels_line
-from ..pricing import cost_line
-from ..runlog import MetricBlock, MetricValue, Results, RunLog
-from ..termsafe import rich_safe
+from ..run.pricing import cost_line
+from ..util.termsafe import rich_safe
 
 
 def _fmt(m: MetricBlock) -> tuple[str, str, str, str, str, str]:

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ..termsafe import escape_control
-from ..verify import generate_key, sign_run, verify_run
+from ..log.verify import generate_key, sign_run, verify_run
+from ..util.termsafe import escape_control
 from . import options
 
 VERIFY_EXAMPLES = """Examples:

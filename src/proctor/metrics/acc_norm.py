@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..runlog import MetricBlock, Outcome, Sample
+from ..log.runlog import MetricBlock, Outcome, Sample
 from .accuracy import group_block, run_cluster
 from .base import RunContext
 

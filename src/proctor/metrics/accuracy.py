@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..coverage import difficulty_band
-from ..runlog import MetricBlock, MetricValue, Outcome, Sample
-from ..stats import accuracy_ci, clustered_accuracy
+from ..data.coverage import difficulty_band
+from ..log.runlog import MetricBlock, MetricValue, Outcome, Sample
+from ..stats.intervals import accuracy_ci, clustered_accuracy
 from .base import RunContext
 
 
@@ -51,7 +51,7 @@ def _interval(scores: list[float], items: list[str], clusters: list[str] | None,
     """Accuracy with its interval: items as the unit, or `clusters` of items (with the naive interval, the design
     effect, the number of clusters, the degrees of freedom and a note beside it); a group with one cluster (a
     category when clustering by category) keeps the items' interval, and so does every case
-    `proctor.smallsample.cluster_plan` sets apart (few clusters, no variance, every item its own cluster), with
+    `proctor.stats.smallsample.cluster_plan` sets apart (few clusters, no variance, every item its own cluster), with
     its note."""
     if clusters is None:
         return accuracy_ci(scores, items, seed=seed), {}

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ..runlog import AnswerReading, Readings, Sample
+from ..log.runlog import AnswerReading, Readings, Sample
 from ..scoring.extract import ANSWER_RULES
-from ..stats import guess_credit
+from ..stats.intervals import guess_credit
 from .accuracy import counted
 from .base import RunContext
 

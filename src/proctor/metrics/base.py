@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..runlog import (
+from ..log.runlog import (
     AnswerReading,
     Calibration,
     Cost,

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..runlog import Calibration, Outcome, Sample
-from ..stats import binary_calibration, calibration
+from ..log.runlog import Calibration, Outcome, Sample
+from ..stats.intervals import binary_calibration, calibration
 from .base import RunContext
 
 

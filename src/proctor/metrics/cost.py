@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..pricing import Price, run_cost
-from ..runlog import Cost, Manifest, Outcome, Sample
+from ..log.runlog import Cost, Manifest, Outcome, Sample
+from ..run.pricing import Price, run_cost
 from ..scoring.judge import judge_usages
 from .base import RunContext
 

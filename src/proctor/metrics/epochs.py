@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..runlog import EpochSpread, MetricValue, Sample
-from ..stats import bootstrap_ci, pass_at_k
+from ..log.runlog import EpochSpread, MetricValue, Sample
+from ..stats.intervals import bootstrap_ci, pass_at_k
 from .base import RunContext
 
 

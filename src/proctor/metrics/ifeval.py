@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from ..runlog import InstructionCheck, MetricValue, Sample
+from ..log.runlog import InstructionCheck, MetricValue, Sample
 from .base import RunContext
 
 

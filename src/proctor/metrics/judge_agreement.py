@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..runlog import JudgeAgreement, JudgeCheck, Sample
+from ..log.runlog import JudgeAgreement, JudgeCheck, Sample
 from ..scoring.judge import judge_agreement
 from .base import RunContext
 

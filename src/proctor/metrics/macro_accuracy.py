@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..runlog import Sample
+from ..log.runlog import Sample
 from .accuracy import groups, mean_score
 from .base import RunContext
 

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import TypeVar, cast, overload
 
-from ..runlog import MetricValue, Results, Sample
+from ..log.runlog import MetricValue, Results, Sample
 from . import builtin
 from .base import Metric, MetricOutput, RunContext
 

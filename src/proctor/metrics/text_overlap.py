@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..runlog import MetricValue, Sample
-from ..stats import accuracy_ci
+from ..log.runlog import MetricValue, Sample
+from ..stats.intervals import accuracy_ci
 from .base import RunContext
 
 MEASURES = ("token_f1", "rouge1", "rouge2", "rougeL", "bleu")

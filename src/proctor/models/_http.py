@@ -27,9 +27,16 @@ from typing import Any, ClassVar, TypeVar
 import aiohttp
 import yarl
 
-from .. import progress
-from ..errors import MissingKey, ProctorError
-from ..redact import redact_secrets, redact_text, redact_url, register_secret, split_credentials, url_secrets
+from ..util import progress
+from ..util.errors import MissingKey, ProctorError
+from ..util.redact import (
+    redact_secrets,
+    redact_text,
+    redact_url,
+    register_secret,
+    split_credentials,
+    url_secrets,
+)
 from ._aimd import AdaptiveLimit
 from .base import GenerateRequest, Generation, ModelBase
 from .replies import InvalidReply

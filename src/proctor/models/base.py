@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import CapabilityError
+from ..util.errors import CapabilityError
 
 
 class Capability(StrEnum):
@@ -176,7 +176,7 @@ class Model(Protocol):
         ...
 
     def count_prompt_tokens(self, text: str) -> int:
-        """Tokens of `text` by the model's own tokenizer (only when `has_tokenizer`; see proctor.pricing.token_counter)."""
+        """Tokens of `text` by the model's own tokenizer (only when `has_tokenizer`; see proctor.run.pricing.token_counter)."""
         ...
 
     def set_log_dir(self, run_dir: Path) -> None:

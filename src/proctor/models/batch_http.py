@@ -28,9 +28,9 @@ import aiohttp
 import yarl
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
-from ..errors import ProctorError, first_problem
-from ..limits import _env_int
-from ..redact import redact_text, redact_url
+from ..util.errors import ProctorError, first_problem
+from ..util.limits import _env_int
+from ..util.redact import redact_text, redact_url
 from ._http import RETRY_STATUSES, RequestFailed, RetryPolicy, max_body_bytes, new_session, parse_retry_after
 
 log = logging.getLogger("proctor.models.batch")

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from ..errors import ProctorError
+from ..util.errors import ProctorError
 from .base import Capability, GenerateRequest, Generation
 from .batch import BatchBackend, BatchJob, Collected
 from .batch_http import BatchHTTP, Id, Lenient, parse_reply, parse_status, shape_problem

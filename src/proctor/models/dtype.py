@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Literal
 
-from ..errors import ProctorError
+from ..util.errors import ProctorError
 
 DtypeName = Literal["float32", "bfloat16", "float16"]
 DTYPE_NAMES: tuple[DtypeName, ...] = ("float32", "bfloat16", "float16")

@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import CapabilityError, ProctorError
+from ..util.errors import CapabilityError, ProctorError
 from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
 from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, generate_all, get_once, run_all
 from .base import (

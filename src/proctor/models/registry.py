@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import ProctorError
+from ..util.errors import ProctorError
 from .base import Model
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import first_problem
+from ..util.errors import first_problem
 from .base import Generation
 
 _STRICT = ConfigDict(extra="ignore", strict=True, frozen=True)

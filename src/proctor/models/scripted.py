@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Problem, ProctorError
-from ..textio import iter_jsonl
+from ..util.errors import InputError, Problem, ProctorError
+from ..util.textio import iter_jsonl
 from ._echo import TokenLogprob, continuation_score
 from .base import (
     Capability,

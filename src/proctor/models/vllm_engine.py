@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProctorError
+from ..util.errors import ProctorError
 from ._http import RequestFailed, get_once
 from .base import (
     Capability,

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..textio import write_text_atomic
+from ..util.textio import write_text_atomic
 from .data import ReportData, load
 from .html import render_html
 from .markdown import render_markdown

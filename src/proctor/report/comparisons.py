@@ -1,9 +1,9 @@
 """The report's comparison section: paired comparisons of the runs that can be compared, the others set apart.
 
-Which runs are comparable is `proctor.comparable`'s rule (the one `compare` and the leaderboard follow): same
+Which runs are comparable is `proctor.stats.comparable`'s rule (the one `compare` and the leaderboard follow): same
 dataset and content, same setting and prompt template (or only the same items with `mix_settings`). Each group of
-two or more gets `proctor.comparison` records (every pair up to `MAX_PAIRWISE` runs, the best against the rest
-beyond), their p-values Holm-adjusted over the group (`proctor.family`). A run alone in its group is listed with
+two or more gets `proctor.stats.comparison` records (every pair up to `MAX_PAIRWISE` runs, the best against the rest
+beyond), their p-values Holm-adjusted over the group (`proctor.stats.family`). A run alone in its group is listed with
 the reason.
 """
 
@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from ..agree import Agreement, agreement
-from ..comparable import MIX_HINT, group_key
-from ..compare import compare_scores, provenance_warnings
-from ..comparison import Comparison
-from ..errors import ProctorError
-from ..family import MAX_PAIRWISE, adjust_comparisons
-from ..store import RunRecord, RunScores, item_scores, record_from_log
+from ..log.store import RunRecord, RunScores, item_scores, record_from_log
+from ..stats.agree import Agreement, agreement
+from ..stats.comparable import MIX_HINT, group_key
+from ..stats.compare import compare_scores, provenance_warnings
+from ..stats.comparison import Comparison
+from ..stats.family import MAX_PAIRWISE, adjust_comparisons
+from ..util.errors import ProctorError
 
 if TYPE_CHECKING:  # data builds the report and calls comparison_section: the summaries are only annotated here
     from .data import RunSummary

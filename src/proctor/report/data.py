@@ -15,13 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..coverage import BANDS as COVERAGE_BANDS
-from ..coverage import flag_categories
-from ..errors import ProctorError
-from ..metrics import RunContext, registered
-from ..metrics.accuracy import clustering_text
-from ..results import read_run
-from ..runlog import (
+from ..data.coverage import BANDS as COVERAGE_BANDS
+from ..data.coverage import flag_categories
+from ..log.results import read_run
+from ..log.runlog import (
     AnswerReading,
     Cost,
     EpochSpread,
@@ -33,10 +30,13 @@ from ..runlog import (
     Sample,
     error_counts,
 )
-from ..runlog import Calibration as ResultsCalibration
-from ..stats import apply_no_answer, apply_truncated_as
-from ..stats import calibration as stats_calibration
-from ..store import Store, default_store_path
+from ..log.runlog import Calibration as ResultsCalibration
+from ..log.store import Store, default_store_path
+from ..metrics import RunContext, registered
+from ..metrics.accuracy import clustering_text
+from ..stats.intervals import apply_no_answer, apply_truncated_as
+from ..stats.intervals import calibration as stats_calibration
+from ..util.errors import ProctorError
 from .comparisons import ComparisonSection, comparison_section
 
 logger = logging.getLogger("proctor.report")
@@ -116,7 +116,7 @@ def distribution(s: Sample) -> ContextDist | None:
 
 
 def calibration_view(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibration | None:
-    """Reliability bins, Brier, ECE and log loss of the contexts with a known answer (`proctor.stats.calibration`,
+    """Reliability bins, Brier, ECE and log loss of the contexts with a known answer (`proctor.stats.intervals.calibration`,
     the numbers results.json holds), shaped for plotting."""
     scored = [d for d in dists if d.expected is not None]
     if not scored:
@@ -143,11 +143,11 @@ class CoverageView:
     n_items: int
     categories: list[CoverageRow]
     modalities: list[CoverageRow]
-    source: str  # "proctor.coverage" or "local"
+    source: str  # "proctor.data.coverage" or "local"
 
 
 def _flag_rows(counts: Mapping[str, int]) -> list[CoverageRow]:
-    """Rows largest first, flagged by `proctor.coverage`'s rule (half / double the uniform share)."""
+    """Rows largest first, flagged by `proctor.data.coverage`'s rule (half / double the uniform share)."""
     flags = {f.category: f.kind for f in flag_categories(dict(counts))}
     total = sum(counts.values()) or 1
     return [
@@ -164,7 +164,7 @@ def coverage_view(dataset: str, samples: Iterable[Sample]) -> CoverageView:
         cats[s.item_id] = s.category or "(none)"
         mods[s.item_id] = s.modality or "(none)"
     return CoverageView(dataset, len(cats), _flag_rows(Counter(cats.values())), _flag_rows(Counter(mods.values())),
-                    "proctor.coverage")
+                    "proctor.data.coverage")
 
 
 # ---------------------------------------------------------------- history
@@ -443,7 +443,7 @@ def load(
     mix_settings: bool = False,
 ) -> ReportData:
     """Read every run and compute what the report shows (`mix_settings`: compare runs of the same items under
-    different settings too, as `proctor.comparable` allows).
+    different settings too, as `proctor.stats.comparable` allows).
 
     `history` — explicit points ({started_at, accuracy, ci_low, ci_high}, optionally model/dataset; without
     them a point belongs to the first run's model and dataset). Otherwise the history store is asked.

@@ -20,9 +20,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from ..comparison import p_cell, points
-from ..pricing import format_amount
-from ..runlog import Cost, JudgeCheck, Sample, SampleDetails
+from ..log.runlog import Cost, JudgeCheck, Sample, SampleDetails
+from ..run.pricing import format_amount
+from ..stats.comparison import p_cell, points
 from . import labels as run_labels
 from . import plots
 from .data import BANDS, ReportData, RunSummary, confusion_matrix

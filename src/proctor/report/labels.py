@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..provenance import GenerationRecord
-from ..runsetting import label_parts, run_setting
+from ..log.provenance import GenerationRecord
+from ..log.setting import label_parts, run_setting
 from .data import RunSummary
 
 
@@ -49,7 +49,7 @@ def settings_text(generation: GenerationRecord | None, epochs: int) -> str:
 def facets(r: RunSummary) -> list[Facet]:
     """What produced the run, in the order a reader tells runs apart by: mode, prompt (its kind, shots, format,
     few-shot pool), settings, scoring (answer rule, policies), judge, id — the parts of its setting label
-    (`proctor.runsetting`), so two runs the comparability rule sets apart never have the same card."""
+    (`proctor.log.setting`), so two runs the comparability rule sets apart never have the same card."""
     m = r.log.manifest
     parts = label_parts(run_setting(m))
     out = [Facet("mode", parts["mode"][0]), Facet("prompt", " · ".join(parts["prompt"]))]

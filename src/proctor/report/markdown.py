@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..comparison import p_cell, points
+from ..log.runlog import MetricBlock, MetricValue
 from ..metrics.answer_reading import levels_line
-from ..pricing import cost_line
-from ..runlog import MetricBlock, MetricValue
+from ..run.pricing import cost_line
+from ..stats.comparison import p_cell, points
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
 from .html import _fmt_duration, _fmt_int, run_names
 from .labels import facets, title

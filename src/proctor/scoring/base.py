@@ -1,7 +1,7 @@
 """The Scorer seam: what an item asks of a model, and how a sample is scored from the answers.
 
 Every kind of task (generation with answer extraction, choice log-likelihood, probsem suites, LLM
-judge) is one `Scorer`; `proctor.runner.evaluate_async` drives them all the same way:
+judge) is one `Scorer`; `proctor.run.runner.evaluate_async` drives them all the same way:
 
     requests = scorer.requests(task, item, epoch)         # what the item needs from the model
     answers  = await model.generate/loglikelihood(...)    # through the cache, per answer
@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..data.records import Item
+from ..log.runlog import Outcome, SampleDetails
 from ..models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
-from ..records import Item
-from ..runlog import Outcome, SampleDetails
 
 if TYPE_CHECKING:
-    from ..tasks import Task
+    from ..data.tasks import Task
 
 Request = GenerateRequest | LoglikelihoodRequest
 Answer = Generation | Loglikelihood

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..records import Item
-from ..runlog import GenerationDetails, Outcome
+from ..data.records import Item
+from ..log.runlog import GenerationDetails, Outcome
 from .base import Scored
 from .extract import NONE, AnswerRule, Extraction
 from .lmeval_rules import FALLBACK, regex_filter

@@ -16,16 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProctorError
+from ..data.records import DONT_KNOW, FALSE, TRUE, Item, Modality, spec_choice_options
+from ..data.tasks import text_hash
+from ..log.runlog import ChoiceDetails, Outcome
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
-from ..records import DONT_KNOW, FALSE, TRUE, Item, Modality, spec_choice_options
-from ..runlog import ChoiceDetails, Outcome
-from ..tasks import text_hash
+from ..util.errors import ProctorError
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, argmax_ties, normalize, softmax, token_boundary
 
 if TYPE_CHECKING:
-    from ..tasks import Task
+    from ..data.tasks import Task
 
 _CLOSED_SETS = {Modality.BOOLEAN: (TRUE, FALSE), Modality.TERNARY: (TRUE, FALSE, DONT_KNOW)}
 
@@ -99,7 +99,7 @@ def score_choices(
     return predicted, acc, acc_norm, details
 
 
-# ---------------------------------------------------------------- the Scorer (proctor.runner)
+# ---------------------------------------------------------------- the Scorer (proctor.run.runner)
 
 
 @dataclass(frozen=True)

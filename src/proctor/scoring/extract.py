@@ -231,7 +231,7 @@ def extract_choice(text: str, letters: str) -> Extraction:
 
 # ---------------------------------------------------------------- boolean / ternary
 
-from ..records import DONT_KNOW, FALSE, TRUE
+from ..data.records import DONT_KNOW, FALSE, TRUE
 
 _BOOL_WORDS = {"true": TRUE, "yes": TRUE, "correct": TRUE, "false": FALSE, "no": FALSE, "incorrect": FALSE}
 _UNKNOWN_PHRASES = (

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from ..errors import ProctorError
-from ..records import Item
-from ..runlog import GenerationDetails, InstructionCheck, Outcome
+from ..data.records import Item
+from ..log.runlog import GenerationDetails, InstructionCheck, Outcome
+from ..util.errors import ProctorError
 from .base import Scored
 from .extract import NONE, AnswerRule, Extraction
 

@@ -14,17 +14,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..data.records import Item
+from ..log.runlog import SCORED_OUTCOMES as SCORED
+from ..log.runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
 from ..models.base import GenerateRequest, Generation, GenerationSettings, Message, Model
-from ..pricing import CostLimitReached
-from ..records import Item
-from ..runlog import SCORED_OUTCOMES as SCORED
-from ..runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
+from ..run.pricing import CostLimitReached
 from .base import Answered, Scored
 from .extract import split_reasoning
 from .scorers import GenerationScorer
 
 if TYPE_CHECKING:
-    from ..tasks import Task
+    from ..data.tasks import Task
 from .text_metrics import overlap_metrics
 
 JUDGE_VERSION = "proctor-judge/1"
@@ -194,7 +194,7 @@ def _judge_call(gen: Generation) -> dict[str, Any]:
     return {"judge_usage": usage} | ({"judge_thinking": gen.reasoning} if gen.reasoning else {})
 
 
-# ---------------------------------------------------------------- the Scorer (proctor.runner)
+# ---------------------------------------------------------------- the Scorer (proctor.run.runner)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from ..errors import ProctorError
+from ..util.errors import ProctorError
 
 MATH_VERIFY_VERSION = "0.9.0"
 MATHARENA_COMMIT = "e92766038a80eee227589f5ea688004240bca8e0"

@@ -15,11 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProctorError
+from ..data.records import GradedAnswer, Item, Modality
+from ..log.runlog import GenerationDetails, Outcome, Reading, Readings
 from ..models.base import Capability, GenerateRequest, Generation, GenerationSettings
-from ..reasoning import answer_text
-from ..records import GradedAnswer, Item, Modality
-from ..runlog import GenerationDetails, Outcome, Reading, Readings
+from ..util.errors import ProctorError
 from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
 from .extract import (
     EXTRACTOR_VERSION,
@@ -36,10 +35,11 @@ from .extract import (
     parse_number,
     split_reasoning,
 )
+from .reasoning import answer_text
 from .text_metrics import overlap_metrics
 
 if TYPE_CHECKING:
-    from ..tasks import Task
+    from ..data.tasks import Task
 
 
 def outcome_for(credit: float) -> Outcome:
@@ -215,7 +215,7 @@ def reference_of(item: Item) -> Any:
     return item.response
 
 
-# ---------------------------------------------------------------- the Scorer (proctor.runner)
+# ---------------------------------------------------------------- the Scorer (proctor.run.runner)
 
 
 def settings_for_epoch(settings: GenerationSettings, epoch: int, epochs: int) -> GenerationSettings:

@@ -8,11 +8,11 @@ the query follows the posttext after one space instead (the space belongs to the
 PMI subtracts the query's log-prob after the posttext alone (same join; an empty posttext means the
 query is scored after the BOS token only).
 
-Each context is one item (`proctor.formats.convert.suite_to_items`) scored by `SuiteScorer` through
-the one run path (`proctor.pipeline.run`, whose engine is `proctor.runner.evaluate_async`): `proctor score` and `proctor run --mode logprob` on the
+Each context is one item (`proctor.data.formats.convert.suite_to_items`) scored by `SuiteScorer` through
+the one run path (`proctor.run.pipeline.run`, whose engine is `proctor.run.runner.evaluate_async`): `proctor score` and `proctor run --mode logprob` on the
 same suites score the same text and log the same samples. `suite_results` turns a run's samples back
-into probsem's per-suite results, which `proctor.exporters.probsem` writes as CSV + JSONL + summary.json.
-The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats`'s.
+into probsem's per-suite results, which `proctor.interop.probsem_export` writes as CSV + JSONL + summary.json.
+The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats.intervals`'s.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..errors import ProctorError
+from ..data.records import ContextCase, Item, Prompt, TestSuite
+from ..data.tasks import Task, text_hash
+from ..log.runlog import Outcome, Sample, SuiteDetails
 from ..metrics.accuracy import group_block
 from ..metrics.calibration import calibration_of
 from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
-from ..records import ContextCase, Item, Prompt, TestSuite
-from ..runlog import Outcome, Sample, SuiteDetails
-from ..tasks import Task, text_hash
+from ..util.errors import ProctorError
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
 
@@ -136,17 +136,17 @@ def _score_context(
     return result
 
 
-# ---------------------------------------------------------------- the Scorer (proctor.runner)
+# ---------------------------------------------------------------- the Scorer (proctor.run.runner)
 _META = "suite."
 
 
 #: a suite's contexts share its pretext, posttext and queries: their errors are clustered by suite (the item's
-#: subcategory, `proctor.formats.convert.suite_to_items`)
+#: subcategory, `proctor.data.formats.convert.suite_to_items`)
 SUITE_CLUSTER = "subcategory"
 
 
 def is_suite_item(item: Item) -> bool:
-    """An item made from a suite context by `proctor.formats.convert.suite_to_items`."""
+    """An item made from a suite context by `proctor.data.formats.convert.suite_to_items`."""
     return _META + "prompt" in item.metadata and _META + "index" in item.metadata
 
 

@@ -96,7 +96,7 @@ def _start(name: str, model_dir: Path, log: Path) -> VLLMServer:
 
 
 def _build_models(base: Path) -> dict[str, Path]:
-    from proctor.tiny import build_tiny_model
+    from proctor.models.tiny import build_tiny_model
 
     # hidden 256 / 4 heads: head size 64, which vLLM's CPU attention supports (the default tiny model's 16 is not)
     return {

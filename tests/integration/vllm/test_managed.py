@@ -24,8 +24,8 @@ import pytest
 
 from proctor import read_run
 from proctor.cli import main
+from proctor.log.runlog import Outcome
 from proctor.models.vllm_engine import group_members
-from proctor.runlog import Outcome
 
 from ..conftest import MMLU_PRO, SRC
 from .conftest import VLLM_PYTHON, VLLMServer

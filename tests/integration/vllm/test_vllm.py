@@ -11,12 +11,12 @@ import httpx
 import pytest
 
 from proctor import read_run
-from proctor.errors import CapabilityError
+from proctor.log.runlog import Outcome
 from proctor.models import Capability, LoglikelihoodRequest, get_model
 from proctor.models._echo import continuation_score, parse_echo_logprobs
 from proctor.models.hf import HFModel
 from proctor.models.openai import OpenAIModel
-from proctor.runlog import Outcome
+from proctor.util.errors import CapabilityError
 
 from ..conftest import MMLU_PRO
 from .conftest import VLLMServer

@@ -4,13 +4,13 @@ recorded but outside the run id."""
 from __future__ import annotations
 
 from proctor.benchmarks.humaneval import HumanEvalTests
-from proctor.records import Item
-from proctor.runlog import Outcome
+from proctor.data.records import Item
+from proctor.log.runlog import Outcome
+from proctor.run.spec import DatasetRef, ModelSpec, RunSpec
 from proctor.scoring.execute.extract import Code
 from proctor.scoring.execute.pool import run_all
 from proctor.scoring.execute.sandbox import Execution, Limits, Program
 from proctor.scoring.execute.scorer import execute
-from proctor.spec import DatasetRef, ModelSpec, RunSpec
 
 ITEM = Item(identifier="s.0", modality="single-value", prompt="def f():\n", response="x",
             metadata={"entry_point": "f", "test": "def check(c):\n    assert c() == 1\n"})

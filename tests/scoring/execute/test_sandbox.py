@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks.humaneval import HumanEvalTests
-from proctor.records import Item
-from proctor.runlog import Outcome
+from proctor.data.records import Item
+from proctor.log.runlog import Outcome
 from proctor.scoring.execute.extract import Code
 from proctor.scoring.execute.sandbox import _UID_BASE, Bubblewrap, Limits, Program, Unsafe, classify
 from proctor.scoring.execute.scorer import execute

@@ -13,7 +13,7 @@ import torch
 from jinja2 import TemplateError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from ...errors import ProctorError
+from ...util.errors import ProctorError
 from ..base import (
     Capability,
     GenerateRequest,
@@ -110,7 +110,7 @@ class HFModel(GenerationMixin, ModelBase):
 
     @property
     def has_tokenizer(self) -> bool:
-        """`count_prompt_tokens` is exact: the model's own tokenizer (proctor.pricing.token_counter)."""
+        """`count_prompt_tokens` is exact: the model's own tokenizer (proctor.run.pricing.token_counter)."""
         return True
 
     def count_prompt_tokens(self, text: str) -> int:

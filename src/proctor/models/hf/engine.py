@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from ... import progress
+from ...util import progress
 from .trie import Node
 
 T = TypeVar("T")
@@ -32,7 +32,7 @@ class Engine:
         """Record one forward pass of `rows` x `width` tokens, `real` of them not padding."""
         self.stats["forward_calls"] += 1
         self.stats["tokens_forwarded"] += real
-        progress.report(tokens=real)  # the run's progress bar moves per forward pass (proctor.progress)
+        progress.report(tokens=real)  # the run's progress bar moves per forward pass (proctor.util.progress)
         self.stats["tokens_padded"] += rows * width
         if self.device.type == "cuda":
             self.stats["peak_memory_bytes"] = max(self.stats.get("peak_memory_bytes", 0),

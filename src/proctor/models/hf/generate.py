@@ -17,7 +17,7 @@ from jinja2 import TemplateError
 from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 from transformers.generation.logits_process import TopPLogitsWarper
 
-from ... import progress
+from ...util import progress
 from ..base import GenerateRequest, Generation, GenerationSettings
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import torch
 
-from ... import progress
+from ...util import progress
 from .. import base
 from .engine import Engine
 from .plain import forward_plain

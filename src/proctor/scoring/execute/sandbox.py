@@ -30,8 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import Protocol
 
-from ...errors import ProctorError
-from ...runlog import ExecLimit
+from ...log.runlog import ExecLimit
+from ...util.errors import ProctorError
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap)"
 SANDBOX_PYTHON = ("/usr/bin/python3", "/usr/local/bin/python3")  # an interpreter any user can run

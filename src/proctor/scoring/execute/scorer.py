@@ -17,19 +17,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...errors import ProctorError
+from ...data.records import Item
+from ...log.runlog import ExecutionDetails, Outcome, TestResult
 from ...models.base import Capability, GenerateRequest, Generation, GenerationSettings
-from ...reasoning import answer_text
-from ...records import Item
-from ...runlog import ExecutionDetails, Outcome, TestResult
+from ...util.errors import ProctorError
 from ..base import Answered, Request, Scored, usage_of
+from ..reasoning import answer_text
 from ..scorers import settings_for_epoch
 from .extract import Code
 from .pool import run_all
 from .sandbox import Execution, Limits, Program, Runner, classify
 
 if TYPE_CHECKING:
-    from ...tasks import Task
+    from ...data.tasks import Task
 
 LAUNCHER = r'''import json, signal, sys
 

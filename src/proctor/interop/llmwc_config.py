@@ -1,0 +1,147 @@
+"""An llm-wc config (`config/<benchmark>.yaml`) as RunSpecs: one per model it lists (or the one asked for).
+
+The benchmark block becomes the dataset reference (data file, seed, subjects, per-subject limit, AIME's
+`instruction`, GPQA's `cot_examples_path`, `hf_token_env`); llm-wc's `prompt_type` the prompt kind; llm-wc's
+own answer rule reads every kind; request defaults and a model's overrides the generation settings; a
+model's `api_base`, `api_key_env` (or literal `api_key`, never written anywhere) its endpoint. The same
+evaluation given as `proctor run … --answer-rule llm-wc-mcqa` builds the same spec.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from ..data.tasks import Task
+from ..run.resolve import load_spec_task
+from ..run.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
+from ..util.errors import InputError, Problem, ProctorError
+from ..util.termsafe import plain
+from .llmwc import BenchmarkBlock, LlmwcConfig, ModelEntry, builtin_name, llmwc_rule, request_params
+
+LLMWC_KINDS = {"5_shot": "five_shot", "default": None, "cot": None}  # llm-wc's prompt_type → proctor's kind
+# a dataset problem the library names by field, shown as the config's own key
+CONFIG_FIELDS = {"dataset.subjects": "benchmark.limit_subjects", "dataset.name": "benchmark.name"}
+
+
+def prompt_kind(block: BenchmarkBlock) -> str | None:
+    """The proctor kind of an llm-wc `prompt_type` (None: the benchmark's default, llm-wc's own)."""
+    kind = block.prompt_type
+    return LLMWC_KINDS.get(kind, kind) if kind is not None else None
+
+
+def prompt_options(block: BenchmarkBlock, name: str, config_path: Path) -> dict[str, str]:
+    """What llm-wc's config says about prompts: AIME's `instruction`, GPQA's `cot_examples_path` (relative to
+    the working directory, else to the config; llm-wc reads it only for chain_of_thought and 5_shot)."""
+    if name == "aime-2025":
+        instruction = (block.model_extra or {}).get("instruction", getattr(block, "instruction", None))
+        return {"instruction": instruction} if isinstance(instruction, str) else {}
+    if not name.startswith("gpqa-") or not block.cot_examples_path:
+        return {}
+    for candidate in (Path(block.cot_examples_path), config_path.parent / block.cot_examples_path):
+        if candidate.is_file():
+            return {"cot_examples": str(candidate)}
+    if prompt_kind(block) in ("chain_of_thought", "five_shot"):
+        raise InputError.at(config_path, f"cot_examples_path {block.cot_examples_path!r}: no such file (the "
+                            f"{block.prompt_type} prompt shows its examples)", field="benchmark.cot_examples_path")
+    return {}
+
+
+def dataset_ref(config: LlmwcConfig, config_path: Path, data_file: Path | None) -> DatasetRef:
+    """The config's benchmark block as a dataset reference (dataset_path a local file → the data file)."""
+    block = config.benchmark
+    try:
+        name = builtin_name(block)
+    except InputError as e:
+        raise InputError.at(config_path, plain(e.problems[0].message), field="benchmark.name") from None
+    if data_file is None and block.dataset_path:
+        data_file = next((c for c in (Path(block.dataset_path), config_path.parent / block.dataset_path)
+                          if c.exists()), None)
+    subjects = block.subjects()
+    return DatasetRef(name=name, data_file=str(data_file) if data_file is not None else None, seed=block.seed,
+                      limit_per_category=block.limit_per_subject,
+                      subjects=tuple(subjects) if isinstance(subjects, list) else subjects,
+                      prompt_options=prompt_options(block, name, config_path), hf_token_env=block.hf_token_env)
+
+
+def generation(params: Mapping[str, Any], max_tokens: int | None) -> GenerationSpec:
+    """llm-wc's request parameters as generation settings (`max_tokens`: the command line's, when given)."""
+    stop = params.get("stop") or ()
+    return GenerationSpec(temperature=float(params.get("temperature", 0.0)), top_p=params.get("top_p"),
+                          max_tokens=max_tokens or params.get("max_tokens"), seed=params.get("seed"),
+                          stop=(stop,) if isinstance(stop, str) else tuple(stop))
+
+
+@dataclass(frozen=True)
+class ConfigModel:
+    """One model of a config: its entry, its directory name in llm-wc's layout, its spec."""
+
+    index: int
+    entry: ModelEntry
+    dir_name: str
+    spec: RunSpec
+
+
+def config_specs(config: LlmwcConfig, config_path: Path, *, model: str | None = None, data_file: Path | None = None,
+                 max_tokens: int | None = None, http: Mapping[str, Any] | None = None) -> list[ConfigModel]:
+    """A spec per model of the config (or the one `model` names), in the config's order."""
+    chosen = selected_models(config, model)
+    for index, entry, _ in chosen:  # a key variable not set: refused before any data loads
+        if entry.api_key_env and not os.environ.get(entry.api_key_env):
+            raise InputError.at("config", f"environment variable {entry.api_key_env} is not set",
+                                field=f"models[{index}].api_key_env")
+    dataset = dataset_ref(config, config_path, data_file)
+    scorer = ScorerSpec(prompt_kind=prompt_kind(config.benchmark), answer_rule=llmwc_rule(dataset.name).name)
+    out = []
+    for index, entry, dir_name in chosen:
+        options: dict[str, Any] = {k: v for k, v in (http or {}).items() if v is not None}
+        if entry.api_base:
+            options["base_url"] = entry.api_base
+        spec = RunSpec(dataset=dataset, scorer=scorer, generation=generation(request_params(config, entry), max_tokens),
+                       model=ModelSpec(spec=f"openai:{entry.name}", options=options, api_key_env=entry.api_key_env,
+                                       api_key=SecretStr(entry.api_key) if entry.api_key else None))
+        out.append(ConfigModel(index, entry, dir_name, spec))
+    return out
+
+
+def selected_models(config: LlmwcConfig, model: str | None) -> list[tuple[int, ModelEntry, str]]:
+    """(index, entry, directory name) of the models to run: all, or the one `model` names."""
+    chosen = [(i, m, d) for i, (m, d) in enumerate(zip(config.models, config.dir_names(), strict=True))]
+    if model is None:
+        return chosen
+    wanted = model.removeprefix("openai:")
+    picked = [c for c in chosen if wanted in (c[1].name, c[1].label)]
+    if not picked:
+        names = ", ".join(plain(m.name) for m in config.models)
+        raise ProctorError(f"model {plain(model)}: not a model of the config (it lists {names})")
+    return picked
+
+
+@contextmanager
+def config_errors(config_path: Path) -> Iterator[None]:
+    """A dataset problem the library names by field, re-located at the config's own key."""
+    try:
+        yield
+    except InputError as e:
+        raise InputError([Problem(str(config_path), p.line, p.message, CONFIG_FIELDS[p.path])
+                          if p.path in CONFIG_FIELDS else p for p in e.problems]) from None
+
+
+def load_config_task(config: LlmwcConfig, config_path: Path, data_file: Path | None) -> Task:
+    """The benchmark of a config as a proctor Task, its answers read by llm-wc's own rule whatever the kind."""
+    dataset = dataset_ref(config, config_path, data_file)
+    spec = RunSpec(dataset=dataset, model=ModelSpec(spec="openai:llm-wc"),
+                   scorer=ScorerSpec(prompt_kind=prompt_kind(config.benchmark),
+                                     answer_rule=llmwc_rule(dataset.name).name))
+    with config_errors(config_path):
+        return load_spec_task(spec)
+
+
+__all__ = ["ConfigModel", "config_errors", "config_specs", "dataset_ref", "load_config_task", "prompt_kind",
+           "prompt_options", "selected_models"]

@@ -1,0 +1,54 @@
+"""`checksums.json`: the content hashes a finished run holds, so that anyone can check it (`proctor verify`).
+
+The sha256 of `manifest.json`, `samples.jsonl` and `results.json`, a short sha256 of every line of each (so that a
+difference is found at its line), and the content hash of the data the run evaluated (the manifest's, computed
+from the items). Written by `proctor.run.finalize.finalize_run` after results.json and the manifest; read by
+`proctor.log.verify`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..util.textio import write_json_atomic
+from .runlog import MANIFEST, RESULTS, SAMPLES, Manifest, read_manifest
+
+CHECKSUMS = "checksums.json"
+FORMAT = "proctor-checksums/1"
+HASHED = (MANIFEST, SAMPLES, RESULTS)
+LINE_HEX = 16  # a line's hash, in hex digits: enough to find the line; the file's full sha256 proves it
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as f:
+        yield from f
+
+
+def digest(path: Path) -> dict[str, Any]:
+    """A file's sha256 and the short sha256 of each of its lines (newline included)."""
+    whole, lines = hashlib.sha256(), []
+    for line in _lines(path):
+        whole.update(line)
+        lines.append(hashlib.sha256(line).hexdigest()[:LINE_HEX])
+    return {"sha256": whole.hexdigest(), "lines": lines}
+
+
+def write_checksums(run_dir: Path, manifest: Manifest | None = None) -> Path:
+    """Write `checksums.json` for a finished run: its files' hashes and the data's content hash (from its
+    manifest, which computed it from the items the run evaluated)."""
+    manifest = manifest if manifest is not None else read_manifest(run_dir)
+    record = {
+        "format": FORMAT,
+        "algorithm": "sha256",
+        "data": {"content_hash": manifest.dataset.content_hash, "n_items": manifest.dataset.n_items},
+        "files": {name: digest(run_dir / name) for name in HASHED if (run_dir / name).is_file()},
+    }
+    path = run_dir / CHECKSUMS
+    write_json_atomic(path, record, indent=None)
+    return path
+
+
+__all__ = ["CHECKSUMS", "FORMAT", "HASHED", "digest", "write_checksums"]

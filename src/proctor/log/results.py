@@ -1,0 +1,119 @@
+"""results.json from a run's samples: every registered metric (`proctor.metrics`) over them, under the run's
+policies for truncated and unanswered samples (`proctor.stats.intervals`), and each distinct error with its count.
+`read_run` reads a run back with its results recomputed so (a results.json is never trusted).
+
+It sits above both `proctor.metrics` and `proctor.stats.intervals` (the metrics use the numerics of `stats`), so neither
+imports the other's caller."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..metrics import RunContext, compute_metrics
+from ..stats.intervals import apply_no_answer, apply_truncated_as
+from .runlog import (
+    RESULTS,
+    SAMPLES,
+    Manifest,
+    Results,
+    RunLog,
+    Sample,
+    SamplesOnDisk,
+    error_counts,
+    iter_samples,
+    read_manifest,
+    read_results,
+)
+
+log = logging.getLogger("proctor.log.runlog")
+
+
+def summarize(
+    samples: Sequence[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
+    extract: str | None = None, manifest: Manifest | None = None,
+) -> Results:
+    """results.json from samples (see docs/runlog.md): every registered metric (`proctor.metrics`) over them,
+    and each distinct error with its count. Truncated samples count as wrong, or leave accuracy with
+    `truncated_as="excluded"` (rates kept either way); unanswered ones count as wrong, or as the expected value
+    of a guess with `no_answer="guess"`. `manifest` gives the metrics that need it their prices and judge."""
+    samples = apply_no_answer(apply_truncated_as(samples, truncated_as), no_answer)
+    builtin, extra = compute_metrics(samples, RunContext(manifest=manifest, seed=seed, no_answer=no_answer))
+    return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
+                                   "no_answer": no_answer, "extract": extract, "errors": error_counts(samples),
+                                   "cluster": manifest.cluster if manifest is not None else None})
+
+
+def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
+    """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors).
+    `samples=False`: the manifest and results.json as written (unchecked: whoever uses a number of it recomputes
+    it from the streamed samples, as `exporters._common.overall_accuracy` does); `RunLog.iter_samples` streams
+    the samples from disk. Else the results are recomputed from the samples (`checked_results`)."""
+    d = Path(run_dir)
+    manifest = read_manifest(d)
+    if not samples:
+        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(), results=read_results(d),
+                                      streamed=True)
+    held = latest_samples(d)
+    return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))
+
+
+def latest_samples(run_dir: Path) -> list[Sample]:
+    """A run's samples, a later record of a sample_id replacing an earlier one (retried errors)."""
+    latest: dict[str, Sample] = {}
+    for s in iter_samples(run_dir / SAMPLES):
+        latest[s.sample_id] = s
+    return list(latest.values())
+
+
+def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
+    """The run's results recomputed from its samples (the truth; results are a pure function of them), or None
+    when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand edit, a
+    copy from another run) is named on stderr and never used."""
+    written = read_results(run_dir)
+    if written is None:
+        return None
+    truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
+                      extract=manifest.extract, manifest=manifest)
+    warn_if_disagrees(run_dir, written.as_dict(), truth.as_dict())
+    # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
+    held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}
+    kept = {k: v for k, v in truth.as_dict().items() if k in held}
+    kept["metrics"] = {k: v for k, v in truth.as_dict()["metrics"].items() if k in written.metrics}
+    return Results.model_validate(kept)
+
+
+def warn_if_disagrees(run_dir: str | Path, written: Any, truth: Any, where: str = "") -> None:
+    """Name on stderr a results.json (or its block `where`) that disagrees with the numbers recomputed from the
+    samples, with the first value that differs."""
+    differ = _first_difference(written, truth, where)
+    if differ:
+        log.warning("%s: disagrees with its samples (%s); using the numbers recomputed from %s",
+                    Path(run_dir) / RESULTS, differ, SAMPLES)
+
+
+def _same_float(a: Any, b: Any) -> bool:
+    """Two numbers equal to float noise (a sum taken in another order: 1.885000000000001 vs 1.8850000000000005)."""
+    numbers = (int, float)
+    return (isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool)
+            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12))
+
+
+def _first_difference(written: Any, truth: Any, where: str = "") -> str | None:
+    """The first value `written` holds that `truth` does not ("overall.accuracy: 7.5, not 0.0"); keys that only
+    one side has (an older schema, a metric not registered here) are not compared."""
+    if isinstance(written, dict) and isinstance(truth, dict):
+        for key in written.keys() & truth.keys():
+            found = _first_difference(written[key], truth[key], f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+        return None
+    if isinstance(written, list) and isinstance(truth, list) and len(written) == len(truth):
+        return next((found for i, (w, t) in enumerate(zip(written, truth, strict=True))
+                     if (found := _first_difference(w, t, f"{where}[{i}]"))), None)
+    if written == truth or _same_float(written, truth):
+        return None
+    return f"{where or 'results'}: {repr(written)[:80]}, not {repr(truth)[:80]}"  # a list of bins stays short

@@ -1,0 +1,205 @@
+"""One evaluation described by keyword options → a RunSpec (and how to run it): the CLI's `run` and the
+Python `proctor.eval` call this with the same names, so they build the same spec.
+
+Errors name the options (`max_tokens`, `no_answer`…); the CLI shows them as its flags (`cli.fields`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..scoring.judge import JUDGE_SETTINGS
+from ..scoring.reasoning import parse_extra_body
+from ..util.errors import ProctorError, brief
+from .pricing import Price, parse_money, resolve_price
+from .shard import Shard
+from .spec import (
+    Budget,
+    DatasetRef,
+    GenerationSpec,
+    JudgeSpec,
+    ModelSpec,
+    Money,
+    OptionValue,
+    RunSpec,
+    ScorerSpec,
+    ShardSpec,
+)
+
+
+class EvalOptions(BaseModel):
+    """What an evaluation can be told, by name (the CLI's flags without their dashes)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["generate", "logprob"] | None = None  # None: the benchmark's own (resolve), else generate
+    prompt: str | None = None
+    answer_rule: str | None = None
+    format: Literal["chat", "completion"] | None = None
+    shots: int | None = Field(default=None, ge=0)
+    fewshot_from: str | None = None  # item data: the file few-shot examples come from
+    limit: int | None = Field(default=None, ge=1)
+    limit_per_category: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    data_file: str | None = None
+    epochs: int = Field(default=1, ge=1)
+    # the generation settings, checked where they land (GenerationSpec: the same names, but gen_seed → seed)
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    gen_seed: int | None = None
+    reasoning_effort: str | None = None
+    enable_thinking: bool | None = None
+    thinking_budget: int | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    system: str | None = None
+    extra_body: str | dict[str, Any] | None = None
+    truncated_as: Literal["wrong", "excluded"] = "wrong"
+    extract: Literal["reference", "robust"] = "reference"
+    no_answer: Literal["wrong", "guess"] | None = None  # None: the answer rule's policy
+    judge: str | None = None
+    judge_base_url: tuple[str, ...] = ()
+    judge_api_key_env: str | None = None
+    judge_agreement: int = Field(default=0, ge=0)
+    judge_temperature: float | None = None  # the judge's own sampling (default: greedy)
+    judge_max_tokens: int | None = None  # the judge's own budget (default: 1024)
+    prices: str | None = None
+    price_in: str | None = None
+    price_out: str | None = None
+    max_cost: str | None = None
+    shard: str | None = None
+    api_key_env: str | None = None
+    cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
+    after: str | None = None  # LiveCodeBench: only problems dated on or after this day (YYYY-MM-DD)
+    unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
+
+
+_CHOICES = {"mode": ("generate", "logprob"), "format": ("chat", "completion"), "truncated_as": ("wrong", "excluded"),
+            "extract": ("reference", "robust"), "no_answer": ("wrong", "guess")}
+
+
+def eval_options(**given: Any) -> EvalOptions:
+    """`EvalOptions` from keywords; a bad one is a ProctorError naming it (`max_tokens: …`)."""
+    for name, choices in _CHOICES.items():
+        if isinstance(given.get(name), str):
+            given[name] = given[name].strip().lower()
+            if given[name] not in choices:
+                raise ProctorError(f"{name} must be {' or '.join(choices)}, not {given[name]!r}")
+    for name in ("stop", "judge_base_url"):
+        if isinstance(given.get(name), str):
+            given[name] = (given[name],)
+        elif isinstance(given.get(name), list):
+            given[name] = tuple(given[name])
+    for name in ("data_file", "prices", "fewshot_from"):
+        if isinstance(given.get(name), Path):
+            given[name] = str(given[name])
+    for name in ("price_in", "price_out", "max_cost"):
+        if isinstance(given.get(name), int | float | Decimal):
+            given[name] = str(given[name])
+    try:
+        return EvalOptions(**{k: v for k, v in given.items() if v is not None})
+    except ValidationError as e:
+        raise ProctorError(brief(e)) from None
+
+
+def build_spec(dataset: str, model: str, options: EvalOptions,
+               model_options: Mapping[str, OptionValue] | None = None) -> RunSpec:
+    """The RunSpec that `options` describe for `dataset` and `model` (not yet resolved)."""
+    backend = dict(model_options or {})
+    price = _price(model, options, bool(backend.get("batch")))
+    try:
+        return RunSpec(
+            dataset=DatasetRef(name=dataset, data_file=options.data_file, seed=options.seed, limit=options.limit,
+                               limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from,
+                               prompt_options={"after": options.after} if options.after else {}),
+            model=ModelSpec(spec=model, options=backend, api_key_env=options.api_key_env),
+            scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
+                              shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
+                              no_answer=options.no_answer, truncated_as=options.truncated_as,
+                              judge_agreement=options.judge_agreement),
+            generation=generation(options), epochs=options.epochs, shard=_shard(options.shard),
+            judge=_judge(options, model, price), price=_money(price),
+            budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
+            cluster=options.cluster, unsafe_exec=options.unsafe_exec)
+    except ValidationError as e:
+        raise ProctorError(brief(e)) from None
+
+
+def with_prices(spec: RunSpec, options: EvalOptions) -> RunSpec:
+    """`spec` with its model's price (the options' or the price table's) and the budget the options set."""
+    price = _price(spec.model.spec, options, bool(spec.model.options.get("batch")))
+    budget = Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None
+    return spec.model_copy(update={"price": _money(price), "budget": budget})
+
+
+def generation(options: EvalOptions) -> GenerationSpec:
+    """The generation settings the options give (max_tokens None: the benchmark's budget)."""
+    body = options.extra_body if isinstance(options.extra_body, dict) else parse_extra_body(options.extra_body)
+    return GenerationSpec(
+        temperature=options.temperature, top_p=options.top_p, max_tokens=options.max_tokens, stop=options.stop,
+        seed=options.gen_seed, reasoning_effort=options.reasoning_effort, enable_thinking=options.enable_thinking,
+        thinking_budget=options.thinking_budget, top_k=options.top_k, min_p=options.min_p,
+        presence_penalty=options.presence_penalty, frequency_penalty=options.frequency_penalty,
+        system=options.system or None, extra_body=body)
+
+
+def _price(model: str, options: EvalOptions, batch: bool) -> Price | None:
+    """The model's price: the options' own, else the price table's (None when unknown)."""
+    prices = Path(options.prices) if options.prices else None
+    price = resolve_price(
+        model, prices_file=prices, batch=batch,
+        price_in=parse_money(options.price_in, "price_in") if options.price_in is not None else None,
+        price_out=parse_money(options.price_out, "price_out") if options.price_out is not None else None)
+    if price is None and prices is not None:
+        raise ProctorError(f"{prices}: no price for {model} (add it under models:, by spec, name or glob)")
+    return price
+
+
+def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec | None:
+    """The judge with its own endpoint and key variable (never the model's); its price from the table."""
+    if options.judge is None:
+        return None
+    if options.judge == model and not options.judge_base_url:
+        judge_price = price  # the model grading itself, at the vendor's endpoint (or its own --judge-base-url)
+    else:
+        judge_price = resolve_price(options.judge, prices_file=Path(options.prices) if options.prices else None)
+    given = options.judge_temperature is not None or options.judge_max_tokens is not None
+    settings = GenerationSpec(
+        temperature=options.judge_temperature if options.judge_temperature is not None else JUDGE_SETTINGS.temperature,
+        max_tokens=options.judge_max_tokens or JUDGE_SETTINGS.max_tokens) if given else None
+    return JudgeSpec(model=options.judge, base_url=options.judge_base_url, api_key_env=options.judge_api_key_env,
+                     price=_money(judge_price), settings=settings)
+
+
+def _money(price: Price | None) -> Money | None:
+    return price.money() if price is not None else None
+
+
+def _shard(text: str | None) -> ShardSpec | None:
+    if text is None:
+        return None
+    shard = Shard.parse(text)
+    return ShardSpec(index=shard.index, count=shard.count)
+
+
+def split_options(given: Mapping[str, Any], backend_fields: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Keywords split into (evaluation options, backend options): a name the model's backend takes is its."""
+    evaluation = {k: v for k, v in given.items() if k in EvalOptions.model_fields}
+    backend = {k: v for k, v in given.items() if k not in evaluation and k in backend_fields}
+    unknown = sorted(set(given) - set(evaluation) - set(backend))
+    if unknown:
+        raise ProctorError(f"{', '.join(unknown)}: no such option (the model's backend takes: "
+                           f"{', '.join(backend_fields) or 'none'})")
+    return evaluation, backend
+
+
+__all__ = ["EvalOptions", "build_spec", "eval_options", "generation", "split_options", "with_prices"]

@@ -1,0 +1,61 @@
+"""CachedModel: answers every request already made from the SQLite store; only misses reach the model.
+
+Keys come from `proctor.log.store.request_key` over the backend's declared `identity()` (never its URLs,
+keys or concurrency), the request kind and the full request with its generation settings. Errored responses are never stored, so a re-run retries exactly those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from ..log.store import Store, request_key
+from ..models.base import (
+    GenerateRequest,
+    Generation,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    Model,
+    ModelWrapper,
+)
+
+_Req = TypeVar("_Req", GenerateRequest, LoglikelihoodRequest)
+_Resp = TypeVar("_Resp", Generation, Loglikelihood)
+
+
+class CachedModel(ModelWrapper):
+    """Wraps any Model; same protocol, same results, fewer calls."""
+
+    def __init__(self, inner: Model, store: Store) -> None:
+        super().__init__(inner)
+        self.store = store
+        self._identity = inner.identity()
+        self.hits = 0
+        self.misses = 0
+
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    async def _through_cache(
+        self, requests: Sequence[_Req], call: Callable[[list[_Req]], Awaitable[list[_Resp]]]
+    ) -> list[_Resp]:
+        keys = [request_key(self._identity, r) for r in requests]
+        found = self.store.get_many(keys)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        self.hits += len(requests) - len(missing)
+        self.misses += len(missing)
+        out: list[Any] = [found.get(k) for k in keys]
+        if missing:
+            first = {keys[i]: i for i in reversed(missing)}  # a request repeated in one batch is asked once
+            unique = sorted(first.values())
+            fresh = dict(zip((keys[i] for i in unique), await call([requests[i] for i in unique]), strict=True))
+            for i in missing:
+                out[i] = fresh[keys[i]]
+            self.store.put_many(fresh.items())
+        return out
+
+    async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        return await self._through_cache(requests, self.inner.generate)
+
+    async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        return await self._through_cache(requests, self.inner.loglikelihood)

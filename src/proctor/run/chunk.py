@@ -1,0 +1,52 @@
+"""One chunk of a run: ask the model everything the chunk's items need in one call, score each, make samples."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..data.records import Item
+from ..data.tasks import Task, cluster_value
+from ..log.runlog import Sample
+from ..models.base import Capability, GenerateRequest, LoglikelihoodRequest, Model
+from ..scoring.base import Answer, Answered, Request, Scored, Scorer
+from ..util.progress import expect
+
+
+async def _ask(model: Model, capability: Capability, requests: Sequence[Request]) -> list[Answer]:
+    """Send one scorer's requests (all of one kind) to the model in one batch-first call."""
+    if capability is Capability.GENERATE:
+        gen = [r for r in requests if isinstance(r, GenerateRequest)]
+        return list(await model.generate(gen))
+    ll = [r for r in requests if isinstance(r, LoglikelihoodRequest)]
+    return list(await model.loglikelihood(ll))
+
+
+def sample_of(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> Sample:
+    return Sample(
+        sample_id=f"{item.identifier}#{epoch}", item_id=item.identifier, epoch=epoch, dataset=task.name,
+        category=item.category, subcategory=item.subcategory, modality=item.modality.value,
+        difficulty=item.difficulty, mode=scorer.mode, reference=item.model_dump(mode="json")["response"],
+        prompt=v.prompt, raw_output=v.raw_output, extracted=v.extracted, extraction_rule=v.extraction_rule,
+        ambiguous=v.ambiguous, score=v.score, outcome=v.outcome, error=v.error, details=v.details,
+        cluster=cluster_value(item, task.cluster),
+        input_tokens=v.usage.input_tokens, output_tokens=v.usage.output_tokens, latency_s=v.usage.latency_s,
+        finish_reason=v.usage.finish_reason, reasoning=v.usage.reasoning,
+    )
+
+
+async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[tuple[Item, int]]) -> list[Sample]:
+    """Ask the model everything `plan` needs in one call, score each item, return its samples."""
+    per_item = [scorer.requests(task, item, epoch) for item, epoch in plan]
+    unique = list(dict.fromkeys(r for reqs in per_item for r in reqs))  # e.g. PMI's shared unconditionals
+    expect(requests=len(unique))  # a backend's report(requests=k) is then k/len(unique) of this call
+    by_request = dict(zip(unique, await _ask(model, scorer.capability, unique), strict=True))
+    answers = [by_request[r] for reqs in per_item for r in reqs]
+    batch, offset = [], 0
+    for (item, epoch), reqs in zip(plan, per_item, strict=True):
+        batch.append(Answered(item, epoch, reqs, answers[offset : offset + len(reqs)]))
+        offset += len(reqs)
+    verdicts = await scorer.score(task, batch)
+    return [sample_of(task, a.item, a.epoch, scorer, v) for a, v in zip(batch, verdicts, strict=True)]
+
+
+__all__ = ["sample_of", "score_chunk"]

@@ -1,0 +1,165 @@
+"""The shared state of one executor run: `OUT.shards/`, beside the run directory `-o OUT` the shards merge into.
+
+    OUT.shards/plan.json            the spec (what to run), the shard count, the store, the executor and its settings,
+                                    and each shard's attempts (job ids)
+    OUT.shards/shard-K-of-N/        shard K's run directory (`--shard K/N`, same run id as the whole run)
+    OUT.shards/logs/shard-K-of-N.log   what shard K printed, every attempt appended
+    OUT.shards/status/shard-K.json  shard K's latest attempt: started (pid, host) and, once over, its exit status
+
+A shard is done when its status file says its current attempt ended with 0. The status files are written by the
+shard itself, whichever engine ran it, so the submitting side needs from the engine only whether a job is alive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...run.shard import Shard
+from ...run.spec import RunSpec, ShardSpec
+from ...util.errors import ProctorError
+from ...util.textio import parse_json, write_json_atomic
+
+PLAN = "plan.json"
+EXECUTORS = ("local", "slurm", "ray")
+
+
+def plan_dir_of(out: Path) -> Path:
+    """Where the shards of the run merged into `out` live: `OUT.shards` beside it."""
+    return out.parent / (out.name + ".shards")
+
+
+@dataclass
+class Settings:
+    """How the shards are run (never part of the run id): the engine and its requests."""
+
+    executor: str = "local"
+    shards: int = 1
+    retries: int = 1
+    partition: str | None = None  # slurm
+    time_min: int = 60  # slurm: minutes per shard
+    gpus_per_task: int = 0  # slurm and ray
+    cpus_per_task: int = 1
+    account: str | None = None  # slurm
+    sbatch: dict[str, str] = field(default_factory=dict)  # slurm: extra `#SBATCH --KEY=VALUE` lines
+    poll_s: float = 1.0
+
+
+@dataclass
+class Plan:
+    """plan.json: what to run and how, and every attempt so far."""
+
+    path: Path  # the OUT.shards directory
+    out: Path  # the merged run directory
+    spec: dict[str, Any]  # the RunSpec, as JSON
+    settings: Settings
+    store: str | None
+    use_cache: bool
+    command: list[str]
+    cwd: str  # where relative data paths in the spec are read from
+    attempts: dict[str, list[str]] = field(default_factory=dict)  # shard index → its job ids, oldest first
+
+    @property
+    def count(self) -> int:
+        return self.settings.shards
+
+    def shard_spec(self, index: int) -> RunSpec:
+        """The run's spec, restricted to shard `index` of `count`."""
+        spec = RunSpec.model_validate(self.spec)
+        return spec.model_copy(update={"shard": ShardSpec(index=index, count=self.count)})
+
+    def shard_dir(self, index: int) -> Path:
+        return self.path / Shard(index, self.count).suffix
+
+    def log_path(self, index: int) -> Path:
+        return self.path / "logs" / f"{Shard(index, self.count).suffix}.log"
+
+    def status_path(self, index: int) -> Path:
+        return self.path / "status" / f"shard-{index}.json"
+
+    def attempt(self, index: int) -> int:
+        """The current attempt's number (1 for the first), 0 before any."""
+        return len(self.attempts.get(str(index), []))
+
+    def save(self) -> None:
+        data = {"out": str(self.out), "spec": self.spec, "settings": asdict(self.settings), "store": self.store,
+                "use_cache": self.use_cache, "command": self.command, "cwd": self.cwd, "attempts": self.attempts}
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.path / PLAN, data)
+
+
+def read_plan(path: Path) -> Plan:
+    """The plan in the OUT.shards directory `path`; a clear error when there is none."""
+    file = path / PLAN
+    if not file.is_file():
+        raise ProctorError(f"{path}: no {PLAN} (not the shards of a `proctor run --executor …` run)")
+    data = parse_json(file.read_text(encoding="utf-8"), file)
+    try:
+        return Plan(path=path, out=Path(data["out"]), spec=dict(data["spec"]), settings=Settings(**data["settings"]),
+                    store=data["store"], use_cache=bool(data["use_cache"]), command=list(data["command"]), cwd=str(data["cwd"]),
+                    attempts={str(k): [str(j) for j in v] for k, v in data["attempts"].items()})
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ProctorError(f"{file}: unreadable plan ({e})") from None
+
+
+def write_status(plan: Plan, index: int, attempt: int, rc: int | None) -> None:
+    """Shard `index`'s status file: `rc` None when it starts, its exit status when it ends."""
+    data = {"attempt": attempt, "rc": rc, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time()}
+    plan.status_path(index).parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(plan.status_path(index), data)
+
+
+def read_status(plan: Plan, index: int) -> dict[str, Any] | None:
+    """Shard `index`'s status for its current attempt (None: that attempt has not started)."""
+    try:
+        data = json.loads(plan.status_path(index).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("attempt") != plan.attempt(index):
+        return None
+    return data
+
+
+def worker_command(plan: Plan, index: int) -> list[str]:
+    """The command that runs the next attempt of shard `index`, whatever the engine: proctor.run.executors.worker."""
+    return [sys.executable, "-m", "proctor.run.executors.worker", str(plan.path), str(index), str(plan.attempt(index) + 1)]
+
+
+def source_root() -> str:
+    """The directory this proctor is imported from: shards run the same code as the command that submits them."""
+    return str(Path(__file__).resolve().parents[2])
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment, with proctor's own source first on PYTHONPATH."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root(), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def new_plan(spec: RunSpec, settings: Settings, out: Path, store: Path | None, use_cache: bool,
+             command: list[str]) -> Plan:
+    """The plan of a new executor run into `out` (refused when `out` or its shards hold another run)."""
+    if settings.shards < 1:
+        raise ProctorError("--shards must be at least 1")
+    if spec.shard is not None:
+        raise ProctorError("--shards N runs every shard; --shard K/N runs one: give one of them")
+    out = out.absolute()
+    path = plan_dir_of(out)
+    data = spec.model_dump(mode="json")
+    if (path / "plan.json").is_file():
+        old = read_plan(path)
+        if old.spec != data or old.count != settings.shards:
+            raise ProctorError(f"{path} holds the shards of another run (spec or --shards differ); choose another -o")
+        old.settings = settings
+        return old  # the same run again: finished shards are kept, the rest resume
+    if out.exists() and any(out.iterdir()):
+        raise ProctorError(f"{out} exists and is not empty; choose another -o directory")
+    return Plan(path=path, out=out, spec=data, settings=settings, store=str(store) if store else None,
+                use_cache=use_cache, command=command, cwd=str(Path.cwd()))

@@ -1,0 +1,38 @@
+"""The end of a run: results computed from its samples, the manifest stamped finished, the history told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..log.checksums import write_checksums
+from ..log.provenance import utc_now
+from ..log.results import latest_samples, summarize
+from ..log.runlog import Results, RunLog, read_manifest, write_manifest, write_results
+
+
+def results_of(log: RunLog) -> Results:
+    """The run's results, a pure function of its samples and the manifest's counting settings."""
+    return summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
+                     extract=log.manifest.extract, manifest=log.manifest)
+
+
+def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None = None) -> RunLog:
+    """Compute results.json from the samples (of a run directory, or already in memory; or take `results`
+    computed from them), stamp the manifest as finished, and record the run in the history store."""
+    # a directory: its samples alone (the results.json there is about to be recomputed and replaced, so reading
+    # it through read_run, which recomputes it to check it, would summarise the samples twice)
+    log = run if isinstance(run, RunLog) else RunLog(path=Path(run), manifest=read_manifest(Path(run)),
+                                                     samples=latest_samples(Path(run)))
+    results = results_of(log) if results is None else results
+    write_results(log.path, results)
+    log.manifest.finished_at = utc_now()
+    write_manifest(log.path, log.manifest)
+    write_checksums(log.path, log.manifest)  # last: it hashes the files written above (proctor verify)
+    log = log.model_copy(update={"results": results})
+    if store is not None:
+        store.record_run(log)
+    return log
+
+
+__all__ = ["finalize_run", "results_of"]

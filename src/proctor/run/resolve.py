@@ -1,0 +1,174 @@
+"""`resolve(spec)`: a RunSpec with its benchmark's defaults applied, once, for every door.
+
+A spec as a user gives it leaves things to the benchmark: the prompt kind (the dataset's first), the token
+budget (the kind's, else the benchmark's — AIME 32768 — else DEFAULT_MAX_TOKENS), the kind's stop sequences
+(tiger-local's `Question:`), the answer rule that reads the kind, the no-answer policy (the rule's own),
+the versions of proctor's reader and judge, the data's content hash, the attribute accuracy intervals are
+clustered by (the benchmark's: MMLU-Pro's `metadata.src`; not in the run id). `resolve` fills them in; the run id
+is the resolved spec's. The dtype policy is the backends': the spec's `dtype` option is passed through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from ..benchmarks.probsem import load_suite_task
+from ..benchmarks.registry import load_task
+from ..data.prompts import kind_defaults
+from ..data.tasks import Task, cluster_value, default_no_answer
+from ..interop.llmwc import llmwc_rule
+from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule
+from ..scoring.judge import JUDGE_VERSION
+from ..scoring.logprob import Norm
+from ..scoring.suites import ScoreOptions, is_suite_item
+from ..util.errors import InputError, ProctorError
+from ..util.termsafe import plain
+from .honoured import check_honoured
+from .spec import (
+    DEFAULT_MAX_TOKENS,
+    NO_CLUSTER,
+    DatasetRef,
+    GenerationSpec,
+    RunSpec,
+    ScorerSpec,
+    canonical_json,
+)
+
+SUITE_DEFAULTS = ScoreOptions()  # probsem's: sum of log-probabilities, softmax temperature 1, newline join
+
+
+def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
+    """`spec` with every default its benchmark gives applied (`task`: its data, when already loaded)."""
+    if spec.resolved:
+        return spec
+    task = task if task is not None else load_spec_task(spec)
+    own = task.scorer.mode if task.scorer is not None else None  # a Task with its own scorer (a suite) scores so
+    mode = spec.scorer.mode or own or task.default_mode or "generate"
+    scorer = _scorer(spec.scorer.model_copy(update={"mode": mode}), task)
+    check_honoured(spec.model_copy(update={"scorer": scorer}), task)  # sent, or refused before the run
+    generation = spec.generation
+    if scorer.mode == "generate" and task.scorer is None:
+        generation = _generation(spec.generation, task, scorer.prompt_kind or task.prompts.kinds[0])
+    revision = spec.dataset.revision or task.source.get("revision")
+    dataset = spec.dataset.model_copy(update={"content_hash": task.content_hash, "prompt_hash": prompt_hash(task),
+                                              "revision": str(revision) if revision is not None else None})
+    judged = spec.judge is not None and scorer.mode == "generate" and task.scorer is None  # only answers are judged
+    judge = spec.judge.model_copy(update={"version": JUDGE_VERSION}) if judged and spec.judge else None
+    cluster = spec.cluster or task.cluster or NO_CLUSTER  # a reporting choice: the benchmark's unless given
+    if cluster != NO_CLUSTER and task.items and not any(cluster_value(it, cluster) for it in task.items):
+        raise ProctorError(f"cannot cluster {task.name} by {cluster!r}: none of its {len(task.items):,} items has "
+                           "a value for it (pick an attribute the items carry, or --cluster none)")
+    return spec.model_copy(update={"dataset": dataset, "scorer": scorer, "generation": generation, "judge": judge,
+                                   "cluster": cluster, "resolved": True})
+
+
+def prompt_hash(task: Task) -> str | None:
+    """What the run id must change with beyond the items (the templates, the few-shot pool, the shots and format
+    a builder declares: `Task.prompt_identity`), as one hash; None for builders that declare nothing."""
+    declared = task.prompt_identity()
+    return "sha256:" + hashlib.sha256(canonical_json(declared).encode()).hexdigest() if declared else None
+
+
+def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
+    """The prompt kind, answer rule, no-answer policy and reader version the run uses."""
+    if scorer.mode == "logprob" or task.scorer is not None:
+        suites = bool(task.items) and all(is_suite_item(it) for it in task.items)
+        update: dict[str, object] = {"no_answer": scorer.no_answer or "wrong"}
+        if suites:
+            update |= {"norm": scorer.norm or SUITE_DEFAULTS.norm.value, "join": scorer.join or SUITE_DEFAULTS.join,
+                       "softmax_temperature": scorer.softmax_temperature or SUITE_DEFAULTS.temperature}
+        return scorer.model_copy(update=update)
+    kind = scorer.prompt_kind or task.prompts.kinds[0]
+    rule = task.answer_rule(kind)
+    return scorer.model_copy(update={
+        "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None,
+        "no_answer": scorer.no_answer or default_no_answer(task, kind, scorer.extract),  # as the reading that scores
+        "extractor_version": EXTRACTOR_VERSION})
+
+
+def _generation(generation: GenerationSpec, task: Task, kind: str) -> GenerationSpec:
+    """The kind's stop sequences added; the token budget: given, else the kind's, the benchmark's, the default."""
+    defaults = kind_defaults(task.prompts, kind)
+    stop = generation.stop + tuple(s for s in defaults.stop if s not in generation.stop)
+    budget = generation.max_tokens or defaults.max_tokens or task.default_max_tokens or DEFAULT_MAX_TOKENS
+    return generation.model_copy(update={"stop": stop, "max_tokens": budget})
+
+
+def budget_for(task: Task, kind: str, generation: GenerationSpec) -> GenerationSpec:
+    """What `resolve` sends for prompt `kind` of `task` (`proctor prompt` shows it)."""
+    return _generation(generation, task, kind)
+
+
+# ---------------------------------------------------------------- the data of a spec
+
+
+def load_spec_task(spec: RunSpec) -> Task:
+    """The Task a spec's dataset names: a built-in, a path, or probsem suites (a `norm` in the scorer)."""
+    ref = spec.dataset
+    if spec.scorer.norm is not None:
+        return load_suite_task([Path(ref.name), *map(Path, ref.files)], suite_options(spec.scorer))
+    with _hf_token(ref.hf_token_env):
+        task = load_task(ref.name, data_file=ref.data_file, seed=ref.seed, limit=ref.limit,
+                         limit_per_category=ref.limit_per_category, prompt_options=ref.prompt_options or None,
+                         shots=spec.scorer.shots, fmt=spec.scorer.format, fewshot_from=ref.fewshot_from,
+                         prompt_kind=spec.scorer.prompt_kind)
+    task = _subjects(task, ref)
+    if spec.scorer.answer_rule is not None:  # a rule chosen by name (llm-wc's): it reads every prompt kind
+        rule = answer_rule_named(spec.scorer.answer_rule, task.name)
+        task = replace(task, answer_rules=dict.fromkeys(task.prompts.kinds, rule))
+    return task
+
+
+def suite_options(scorer: ScorerSpec) -> ScoreOptions:
+    """The probsem scoring options of a scorer spec (probsem's defaults for what it leaves out)."""
+    return ScoreOptions(norm=Norm(scorer.norm or SUITE_DEFAULTS.norm.value),
+                        temperature=scorer.softmax_temperature or SUITE_DEFAULTS.temperature,
+                        join=scorer.join or SUITE_DEFAULTS.join)
+
+
+def answer_rule_named(name: str, benchmark: str) -> AnswerRule:
+    """A reference rule by name; llm-wc's multiple-choice rule takes the benchmark's letters."""
+    if name == LLMWC_MCQA:
+        return llmwc_rule(benchmark)
+    if name not in ANSWER_RULES:
+        raise InputError.at("scorer.answer_rule", f"{name!r}: no such rule (rules: "
+                            f"{', '.join([*ANSWER_RULES, LLMWC_MCQA])})")
+    return ANSWER_RULES[name]
+
+
+def _subjects(task: Task, ref: DatasetRef) -> Task:
+    """Only the categories `ref.subjects` names (or its first N), refusing a name the data lacks."""
+    if ref.subjects is None:
+        return task
+    present = [str(c) for c in dict.fromkeys(it.category for it in task.items)]
+    wanted = present[: ref.subjects] if isinstance(ref.subjects, int) else list(ref.subjects)
+    missing = [s for s in wanted if s not in present]
+    if missing:
+        raise InputError.at("dataset.subjects", f"no such subject(s): {plain(', '.join(missing))} (the data has "
+                            f"{plain(', '.join(present))})")
+    return replace(task, items=[it for it in task.items if it.category in wanted])
+
+
+@contextmanager
+def _hf_token(env_name: str | None) -> Iterator[None]:
+    """llm-wc's `hf_token_env`: the named variable stands in for HF_TOKEN while the data loads."""
+    value = os.environ.get(env_name) if env_name else None
+    old = os.environ.get("HF_TOKEN")
+    if value:
+        os.environ["HF_TOKEN"] = value
+    try:
+        yield
+    finally:
+        if value:
+            if old is None:
+                os.environ.pop("HF_TOKEN", None)
+            else:
+                os.environ["HF_TOKEN"] = old
+
+
+__all__ = ["DEFAULT_MAX_TOKENS", "answer_rule_named", "budget_for", "load_spec_task", "resolve", "suite_options"]

@@ -1,0 +1,633 @@
+"""The engine, `evaluate_async(task, model, spec, options, judge)`: plan → (cached) dispatch → score → log.
+
+One pass over a Task with one model, as the resolved `RunSpec` says (what is asked) and `RunOptions` says
+(where and how: output directory, store, cache, progress, concurrency; none of it in the run id). Doors build
+specs and call `proctor.run.pipeline.run`, which calls this. The task's `Scorer` (generation + extraction, choice
+log-likelihood, probsem suite, LLM judge) says what each item needs from the model and how a sample
+is scored from the answers; this module does the rest the same way for all of them. Every answer is
+durable the moment it arrives: remote backends hand over one item per call (`preferred_chunk_size`),
+so its response is cached and its sample appended to `samples.jsonl` as soon as it is back, and a
+kill -9 repeats at most the requests in flight. The same command run again resumes: samples already in
+the log are kept, errored ones are retried, and the request cache answers anything the model already
+did. Results are a pure function of the samples (`proctor.log.results.summarize`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from ..data.prompts import bind_tokenizer
+from ..data.records import Item
+from ..data.tasks import Task
+from ..log.provenance import BackendInfo, DatasetInfo, ScorerInfo, collect_provenance, utc_now
+from ..log.runlog import (
+    MANIFEST,
+    SAMPLES,
+    Manifest,
+    Outcome,
+    Results,
+    RunLog,
+    Sample,
+    append_samples,
+    iter_samples,
+    read_manifest,
+    write_manifest,
+)
+from ..log.store import Store, default_store_path
+from ..models.base import Capability, GenerateRequest, Model, require
+from ..scoring.base import Scorer
+from ..scoring.choice_logprob import ChoiceScorer
+from ..scoring.execute.sandbox import sandbox_for
+from ..scoring.execute.scorer import CodeScorer
+from ..scoring.judge import JUDGE_SETTINGS, JudgeScorer, judge_usages
+from ..scoring.reasoning import unsupported_settings
+from ..scoring.scorers import GenerationScorer
+from ..scoring.suites import SuiteScorer, is_suite_item
+from ..util.errors import ProctorError
+from ..util.progress import Progress
+from ..util.safepath import safe_component
+from .cache import CachedModel
+from .chunk import score_chunk
+from .finalize import finalize_run, results_of
+from .lock import hold_run_dir
+from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
+from .resumecheck import check_resumable
+from .shard import Shard, manifest_shard, write_shard_file
+from .spec import RunSpec
+
+Mode = Literal["generate", "logprob"]
+DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
+FAIL_FAST_AFTER = 8  # when the first N answers all failed, stop: the failure hits every request
+
+
+class RunAborted(ProctorError):
+    """Every one of the first answers failed the same way (bad key, unknown model, unreachable host)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run, not what: where the run is written, the store, the cache, progress and concurrency. None of
+    this is in the run id; what is asked is the resolved `RunSpec`'s alone."""
+
+    out: Path | None = None  # one spec: its run directory; several (proctor.run.pipeline): out/<dataset> each
+    out_dirs: tuple[Path | None, ...] = ()  # a directory per spec (llm-wc's layout); overrides `out`
+    runs_root: Path = Path("runs")
+    store: Path | None = None  # None: proctor.log.store.default_store_path()
+    use_cache: bool = True
+    record_history: bool = True
+    progress: bool | None = None  # None: only on a terminal
+    command: list[str] | None = None
+    chunk_size: int | None = None  # items per model call (default: the model's preferred_chunk_size)
+    fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
+
+    def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
+        object.__setattr__(self, "runs_root", Path(self.runs_root))
+        for name in ("out", "store"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, Path(getattr(self, name)))
+
+
+def _resolved(spec: RunSpec) -> RunSpec:
+    if not spec.resolved:
+        raise ProctorError("internal: the runner takes a resolved spec (proctor.run.resolve.resolve)")
+    return spec
+
+
+def shard_of(spec: RunSpec) -> Shard | None:
+    """The spec's shard as `proctor.run.shard` counts it."""
+    return Shard(spec.shard.index, spec.shard.count) if spec.shard is not None else None
+
+
+# ---------------------------------------------------------------- planning
+
+
+def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Scorer:
+    """The task's own scorer, else the one the resolved spec's mode asks for (suites score as probsem does)."""
+    if task.scorer is not None:
+        return task.scorer
+    s = _resolved(spec).scorer
+    if task.code is not None and s.mode != "logprob":  # a code benchmark: its answers are run (sandboxed)
+        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], task.code, sandbox_for(spec.unsafe_exec),
+                          spec.generation.settings(), spec.epochs)
+    if s.mode == "logprob":
+        if task.items and all(is_suite_item(it) for it in task.items):
+            return SuiteScorer()
+        return ChoiceScorer()
+    kind = s.prompt_kind or task.prompts.kinds[0]
+    settings, no_answer = spec.generation.settings(), s.no_answer or "wrong"
+    if judge is None:
+        return GenerationScorer(kind, settings, spec.epochs, extract=s.extract, answer_rule=s.answer_rule,
+                                no_answer=no_answer)
+    agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: s.judge_agreement]
+    judge_settings = spec.judge.settings if spec.judge is not None else None
+    return JudgeScorer(kind, settings, spec.epochs, judge=judge, agreement_ids=frozenset(agreement),
+                       extract=s.extract, answer_rule=s.answer_rule, no_answer=no_answer,
+                       judge_settings=judge_settings.settings() if judge_settings is not None else JUDGE_SETTINGS)
+
+
+def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> None:
+    """Refuse what the data, the settings and the model's name alone show cannot work (no model needed); the
+    ranges of single settings are the spec's own (proctor.run.spec)."""
+    if not task.items:
+        raise ProctorError(f"{task.name}: no items to evaluate")
+    settings = spec.generation.settings()
+    if scorer.capability is Capability.GENERATE:
+        rule = task.answer_rule(spec.scorer.prompt_kind or task.prompts.kinds[0])
+        if rule is not None and rule.require is not None:  # a grader whose code is installed separately
+            rule.require()
+        problems = unsupported_settings(model_name.partition(":")[0], settings)
+        if problems:
+            raise ProctorError("; ".join(problems))
+    price, judge = spec.price, spec.judge
+    judge_price = judge.price if judge is not None else None
+    if spec.budget is not None:
+        if price is None:
+            raise ProctorError(f"max_cost needs the price of {model_name}: a price table or price_in/price_out")
+        if scorer.capability is not Capability.GENERATE or settings.max_tokens is None:
+            raise ProctorError("max_cost needs a generation run with max_tokens (each request's worst case)")
+        if judge is not None and scorer.kind == "judge" and judge_price is None:
+            raise ProctorError(f"max_cost needs the price of the judge {judge.model} too: add it to the price table")
+    if price is not None and judge_price is not None and price.currency != judge_price.currency:
+        raise ProctorError(f"the model's price is in {price.currency}, the judge's in "
+                           f"{judge_price.currency}: one bill needs one currency")
+    scorer.check(task)
+
+
+def _check_before_start(task: Task, model: Model, scorer: Scorer, spec: RunSpec, judge: Model | None = None) -> None:
+    """Refuse, before anything runs, what cannot work."""
+    _check_data(task, model.name, scorer, spec)
+    if scorer.capability is Capability.GENERATE and getattr(task.prompts, "completion", False) \
+            and not getattr(model, "text_completion", False):
+        raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name} asks in completion format, "
+                           "lm-eval's default): run with --format chat")
+    if isinstance(scorer, CodeScorer) and scorer.prompt_kind in scorer.completion_kinds \
+            and not getattr(model, "text_completion", False):
+        raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
+                           "prompt, the authors'): run with --prompt chat")
+    if judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
+        require(judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A model known only by its spec: enough to plan a run (its directory and id) before it loads."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Where a run stands before its model loads: its directory and how many of its samples are done."""
+
+    run_dir: Path
+    total: int  # items x epochs
+    done: int  # finished samples kept (errored ones are asked again)
+    errored: int  # errored samples a resume asks again
+
+    @property
+    def left(self) -> int:
+        return self.total - self.done
+
+    def resume_line(self) -> str | None:
+        """`resuming: 16/16 done, 0 to ask` (None for a fresh run)."""
+        if not self.done and not self.errored:
+            return None
+        retry = f" ({self.errored} errored before, asked again)" if self.errored else ""
+        return f"resuming {self.run_dir}: {self.done}/{self.total} done, {self.left} to ask{retry}"
+
+
+def plan_run(task: Task, spec: RunSpec, options: RunOptions = RunOptions()) -> RunState:
+    """Before any model loads: refuse what the data and the settings show cannot work, and find how much of
+    the run (`options.out`, else the default directory) is already done."""
+    judge = cast(Model, _Named(spec.judge.model)) if spec.judge is not None else None
+    scorer = build_scorer(task, spec, judge)
+    _check_data(task, spec.model.spec, scorer, spec)
+    run_dir, _ = locate_run(task, spec.model.spec, scorer, spec, options)
+    wanted = {f"{item.identifier}#{epoch}" for epoch in range(spec.epochs) for item in _items_of(task, spec)}
+    finished: dict[str, bool] = {}
+    if (run_dir / MANIFEST).exists():
+        finished = {s.sample_id: s.outcome is not Outcome.ERROR for s in iter_samples(run_dir / SAMPLES)
+                    if s.sample_id in wanted}
+    done = sum(finished.values())
+    return RunState(run_dir, len(wanted), done, len(finished) - done)
+
+
+def finish_done_run(state: RunState, options: RunOptions = RunOptions()) -> RunLog:
+    """A run with nothing left to ask: its results recomputed from its samples (no model loads)."""
+    with hold_run_dir(state.run_dir):
+        store = _open_store(options) if options.record_history else None
+        return finalize_run(state.run_dir, store)
+
+
+CHARS_PER_TOKEN_UPPER_BOUND = 10  # no tokenizer at hand: a prompt has at least len/10 tokens (refuse only sure cases)
+
+
+def _check_context(task: Task, model: Model, scorer: Scorer, spec: RunSpec) -> None:
+    """Refuse a generation run whose longest prompt + --max-tokens cannot fit the model's context window,
+    when the backend knows it (a server's max_model_len, an hf model's max_length)."""
+    window = model.context_length
+    max_tokens = spec.generation.max_tokens
+    if scorer.capability is not Capability.GENERATE or window is None or max_tokens is None:
+        return
+    lengths = []
+    sure = True  # every length counted by the model's own tokenizer and chat template (hf)
+    for item in task.items:
+        for request in scorer.requests(task, item, 0):
+            if isinstance(request, GenerateRequest):
+                exact = model.prompt_tokens(request)
+                sure = sure and exact is not None
+                text = "".join(m.content for m in request.messages)
+                lengths.append(exact if exact is not None else len(text) // CHARS_PER_TOKEN_UPPER_BOUND)
+    longest = max(lengths, default=0)
+    if sure and longest >= window:
+        over = sum(n >= window for n in lengths)
+        raise ProctorError(
+            f"{task.name}: prompt longer than {model.name}'s context: {over} of {len(lengths)}, longest "
+            f"{longest:,} {'>' if longest > window else '='} {window:,} tokens; use a shorter prompt kind (--prompt) or a model with a longer context"
+        )
+    if longest + max_tokens > window:
+        raise ProctorError(
+            f"{task.name}: the longest prompt ({'' if sure else '~'}{longest} tokens) + --max-tokens "
+            f"{max_tokens} exceeds {model.name}'s context window of {window} tokens; lower --max-tokens or serve "
+            "the model with a longer context (vLLM: --max-model-len)"
+        )
+
+
+RULE_ERA_KEYS = ("answer_rule", "no_answer")  # in the scorer's identity from the rule branch (#29) on, not before
+
+
+def legacy_run_ids(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> tuple[str, ...]:
+    """The run ids of proctor before RunSpec, newest first: with the answer rule and no-answer policy in the
+    scorer's identity (#29), and without (main 6639c56). Their run directories are still found and resumed."""
+    ident = scorer.identity()
+    key = {"dataset": task.content_hash, "model": model_name, "epochs": spec.epochs, **ident}
+    older = {k: v for k, v in key.items() if k not in RULE_ERA_KEYS}
+    ids = [hashlib.sha256(json.dumps(k, sort_keys=True).encode()).hexdigest()[:12] for k in (key, older)]
+    return tuple(dict.fromkeys(ids))
+
+
+def default_run_dir(task: Task, model_name: str, spec: RunSpec, runs_root: Path, run_id: str | None = None) -> Path:
+    """Deterministic per (dataset, model, settings): the same command finds its run again and resumes."""
+    name = safe_component(f"{task.name}__{model_name}".replace(":", "-"), fallback="run")
+    shard = shard_of(spec)
+    suffix = f"__{shard.suffix}" if shard is not None else ""
+    return Path(runs_root) / f"{name}__{run_id or _resolved(spec).run_id()}{suffix}"
+
+
+def locate_run(task: Task, model_name: str, scorer: Scorer, spec: RunSpec,
+               options: RunOptions = RunOptions()) -> tuple[Path, str]:
+    """The run's directory and id: `options.out` or the default directory, or the directory an older proctor
+    wrote for the same run (its old id kept); a directory holding another run is refused."""
+    run_id, legacies = _resolved(spec).run_id(), legacy_run_ids(task, model_name, scorer, spec)
+    path = options.out or default_run_dir(task, model_name, spec, options.runs_root, run_id)
+    if options.out is None and not (path / MANIFEST).exists():
+        for legacy in legacies:
+            old = default_run_dir(task, model_name, spec, options.runs_root, legacy)
+            if (old / MANIFEST).exists() and _is_legacy_of(read_manifest(old), legacy, spec):
+                return old, legacy
+    if not (path / MANIFEST).exists():
+        return path, run_id
+    found = read_manifest(path)
+    if found.run_id == run_id:
+        check_resumable(path, found, _resolved(spec), task)  # a hand-edited manifest is refused, naming the field
+        return path, run_id
+    if found.run_id in legacies and _is_legacy_of(found, found.run_id, spec):
+        return path, found.run_id
+    raise ProctorError(f"{path} holds a different run (dataset, model or settings differ): choose another -o directory")
+
+
+def _is_legacy_of(found: Manifest, legacy: str, spec: RunSpec) -> bool:
+    """`found` is this run as an older proctor wrote it: its old id, and what that id left out (how results
+    count no-answers and truncations, the answer rule) agrees."""
+    return found.run_id == legacy and (found.no_answer, found.truncated_as, found.answer_rule) == (
+        spec.scorer.no_answer, spec.scorer.truncated_as, spec.scorer.answer_rule)
+
+
+def with_cluster(task: Task, spec: RunSpec) -> Task:
+    """`task` clustered as its resolved spec says (`--cluster`, else the benchmark's own; "none": items alone)."""
+    if spec.cluster is None or spec.clustered_by == task.cluster:
+        return task
+    return replace(task, cluster=spec.clustered_by)
+
+
+# ---------------------------------------------------------------- provenance
+
+
+def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: RunOptions, judge: Model | None,
+              run_id: str) -> Manifest:
+    """The v5 manifest of a fresh run: the spec (every setting, once), what answered, the data, the times."""
+    judged = judge is not None and scorer.kind == "judge"
+    return Manifest(
+        run_id=run_id,
+        spec=spec,
+        provenance=collect_provenance(model.identity()),
+        dataset=DatasetInfo.of(task.provenance()),
+        model=BackendInfo.of(model.describe()),
+        judge=BackendInfo.of(judge.describe()) if judge is not None and judged else None,
+        scorer=ScorerInfo.of(scorer.identity()),
+        prompt_template_hash=scorer.template_hash(task),
+        choice_order_seed=task.choice_order_seed,
+        command=options.command,
+        cluster=task.cluster,
+        started_at=utc_now(),
+        shard=str(shard_of(spec)) if spec.shard is not None else None,
+    )
+
+
+
+# ---------------------------------------------------------------- one chunk: ask, score, sample
+
+
+# ---------------------------------------------------------------- the run
+
+
+def _open_run_dir(run_dir: Path, manifest: Manifest) -> dict[str, Sample]:
+    """Create the run directory, or resume the same run in it; return the samples already finished."""
+    mpath = run_dir / MANIFEST
+    if mpath.exists():
+        old = read_manifest(run_dir)
+        if old.run_id != manifest.run_id:
+            raise ProctorError(
+                f"{run_dir} holds a different run (dataset, model or settings differ): choose another -o directory"
+            )
+        manifest.started_at = old.started_at
+        manifest.elapsed_s = old.elapsed_s  # this session's time is added when it finishes
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_manifest(run_dir, manifest)
+    done: dict[str, Sample] = {}
+    for s in iter_samples(run_dir / SAMPLES):
+        done[s.sample_id] = s
+    return {k: s for k, s in done.items() if s.outcome is not Outcome.ERROR}
+
+
+def _open_store(options: RunOptions) -> Store | None:
+    """The SQLite store for the cache and the history; None when neither is wanted."""
+    if not (options.use_cache or options.record_history):
+        return None
+    return Store(options.store or default_store_path())
+
+
+def _cached(model: Model, store: Store | None, options: RunOptions) -> Model:
+    if store is None or not options.use_cache:
+        return model
+    return CachedModel(model, store)
+
+
+@dataclass
+class _Tally:
+    """Answers seen this session: stops a run whose first answers all failed (the failure hits every one)."""
+
+    limit: int
+    seen: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def add(self, samples: Sequence[Sample]) -> None:
+        for s in samples:
+            self.seen += 1
+            if s.outcome is Outcome.ERROR:
+                self.errors[s.error or "unknown error"] += 1
+        if 0 < self.limit <= self.seen and sum(self.errors.values()) == self.seen:
+            kinds = error_kinds(self.errors)
+            head = (f"the first {self.seen} answers all failed, so every request will: "
+                    + (kinds[0] if len(kinds) == 1 else "\n  " + "\n  ".join(kinds)))
+            raise RunAborted(
+                head + "\nstopped early; fix the cause and run the same command again (nothing finished is lost)"
+            )
+
+
+_TOO_LONG = re.compile(r"prompt has (\d+) tokens; max_length is (\d+)")
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    """Error messages of one kind (the same text, numbers aside): how many, an example, and for prompts too long
+    for the model's context, the longest against the limit."""
+
+    count: int
+    example: str
+    too_long: tuple[int, int] | None = None  # (longest prompt, context) in tokens
+
+    def describe(self, total: int | None = None) -> str:
+        """`prompt longer than the model's context: 14 of 14, longest 2,045 > 1,024` (with `total`), or the
+        example message (with `(k of n)` when others differ)."""
+        share = f"{self.count} of {total}" if total is not None else ""
+        if self.too_long is not None:
+            head = self.example[: _TOO_LONG.search(self.example).start()]  # type: ignore[union-attr]
+            longest, limit = self.too_long
+            return (f"{head}prompt longer than the model's context{': ' + share + ',' if share else ','} "
+                    f"longest {longest:,} > {limit:,}")
+        return self.example + (f" ({share})" if share and self.count != total else "")
+
+
+def error_groups(errors: Counter[str] | dict[str, int]) -> list[ErrorGroup]:
+    """Error messages grouped by kind (numbers aside), most frequent first."""
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for message, count in errors.items():
+        m = _TOO_LONG.search(message)
+        key = message[: m.start()] + "\0too-long" if m else re.sub(r"\d+(\.\d+)?", "N", message)
+        groups.setdefault(key, []).append((message, count))
+    out = []
+    for members in groups.values():
+        sizes = [(int(m[1]), int(m[2])) for msg, _ in members if (m := _TOO_LONG.search(msg))]
+        out.append(ErrorGroup(sum(c for _, c in members), members[0][0], max(sizes) if sizes else None))
+    return sorted(out, key=lambda g: -g.count)
+
+
+def error_kinds(errors: Counter[str] | dict[str, int]) -> list[str]:
+    """One line per kind of error, e.g. "prompt longer than the model's context: 14 of 14, longest 2,045 > 1,024"."""
+    total = sum(errors.values())
+    return [g.describe(total) for g in error_groups(errors)]
+
+
+async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[Item, int]], run_dir: Path,
+                    spec: RunSpec, options: RunOptions, bar: Any, done: int) -> dict[str, Sample]:
+    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored."""
+    size = _chunk_size(model, scorer, options)
+    chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
+
+    async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample], Any]:
+        with bar.chunk(len(chunk)) as handle:  # what the backend reports inside the call moves the bar
+            return await score_chunk(task, model, scorer, chunk), handle
+
+    pending = [asyncio.ensure_future(one_call(c)) for c in chunks]
+    tally = _Tally(options.fail_fast_after if len(plan) > options.fail_fast_after else 0)  # small: just finish
+    price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
+    by_id: dict[str, Sample] = {}
+    stopped: CostLimitReached | None = None
+    try:
+        for fut in asyncio.as_completed(pending):
+            try:
+                answered, handle = await fut
+            except CostLimitReached as e:  # requests already sent still finish and are kept
+                stopped = e
+                continue
+            finished = _priced(answered, price, judge_price)
+            append_samples(run_dir / SAMPLES, finished)
+            by_id.update((s.sample_id, s) for s in finished)
+            bar.cache_hits = done + _cache_hits(model)
+            bar.in_flight = model.in_flight_limit
+            errors = sum(s.outcome is Outcome.ERROR for s in finished)
+            bar.finish(handle, len(finished) - errors, errors)
+            tally.add(finished)
+    finally:
+        for p in pending:
+            p.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    if stopped is not None:
+        raise stopped
+    return by_id
+
+
+def _chunk_size(model: Model, scorer: Scorer, options: RunOptions) -> int:
+    """Items per model call: --chunk-size, else a local model's generation batch (`generation_chunk_size`:
+    each finished batch is logged at once), else the model's `preferred_chunk_size`."""
+    if options.chunk_size:
+        return int(options.chunk_size)
+    size = model.generation_chunk_size if scorer.capability is Capability.GENERATE else None  # through wrappers
+    return size or model.preferred_chunk_size or DEFAULT_CHUNK_SIZE
+
+
+def _cache_hits(model: Model) -> int:
+    """Answers the request cache gave this session (0 without the cache)."""
+    return model.hits if isinstance(model, CachedModel) else 0
+
+
+def _priced(samples: Sequence[Sample], price: Price | None, judge_price: Price | None) -> list[Sample]:
+    """Each sample with its exact cost, and its judge calls' (when prices are known and usage was reported)."""
+    out = []
+    for s in samples:
+        update: dict[str, str] = {}
+        cost = sample_cost(price, s.input_tokens, s.output_tokens) if price is not None else None
+        if cost is not None:
+            update["cost"] = str(cost)
+        calls = judge_usages(s.details)
+        if judge_price is not None and calls:
+            costs = [sample_cost(judge_price, i, o) for i, o in calls]
+            if all(c is not None for c in costs):
+                update["judge_cost"] = str(sum((c for c in costs if c is not None), Decimal(0)))
+        out.append(s.model_copy(update=update) if update else s)
+    return out
+
+
+def _cost_guard(done: dict[str, Sample], spec: RunSpec) -> CostGuard | None:
+    """The `--max-cost` guard, starting from what the finished samples (their judge calls too) already cost."""
+    if spec.budget is None or spec.price is None:
+        return None
+    spent = sum((Decimal(c) for s in done.values() for c in (s.cost, s.judge_cost) if c is not None), Decimal(0))
+    return CostGuard(spec.budget.max_cost, spec.price.currency, spent)
+
+
+def _guarded(model: Model, guard: CostGuard | None, price: Price | None, role: str,
+             then: Model | None = None) -> Model:
+    """`model` under the `--max-cost` guard (at most its own in-flight limit of requests reserved at once);
+    `then`, its guarded judge, keeps room for one judge call free before an answer is asked for."""
+    if guard is None or price is None:
+        return model
+    concurrency = model.in_flight_limit or model.preferred_chunk_size or 1
+    return GuardedModel(model, guard, concurrency, price, role, then if isinstance(then, GuardedModel) else None)
+
+
+async def evaluate_async(task: Task, model: Model, spec: RunSpec, options: RunOptions = RunOptions(),
+                         judge: Model | None = None) -> RunLog:
+    """The engine: run the resolved `spec` on `task`'s items with `model` (and `judge`), as `options` say where
+    and how; return the run log (also written to disk). Doors build specs: `proctor.run.pipeline.run`."""
+    try:
+        _resolved(spec)
+        task = with_cluster(task, spec)
+        bind_tokenizer(task.prompts, token_counter(model))  # a builder fitting prompts to a budget counts with it
+        scorer = build_scorer(task, spec, judge)
+        _check_before_start(task, model, scorer, spec, judge)
+        run_dir, run_id = locate_run(task, model.name, scorer, spec, options)
+        model.set_log_dir(run_dir)  # vllm: its engine.log
+        await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
+        _check_context(task, model, scorer, spec)
+        with hold_run_dir(run_dir):  # one writer per dir
+            return await _evaluate(task, model, scorer, spec, replace(options, out=run_dir), judge, run_id)
+    finally:
+        await model.aclose()
+        if judge is not None:
+            await judge.aclose()
+
+
+async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: RunOptions,
+                    judge: Model | None, run_id: str) -> RunLog:
+    session_start = time.monotonic()
+    run_dir = options.out or default_run_dir(task, model.name, spec, options.runs_root, run_id)
+    manifest = _manifest(task, model, scorer, spec, options, judge, run_id)
+    store = _open_store(options)  # a damaged store stops the run before its directory is touched
+    done = _open_run_dir(run_dir, manifest)
+    model.use_run_dir(run_dir)  # a batch-API model keeps its batch ids in the run directory
+    guard = _cost_guard(done, spec)  # one budget: the model's and the judge's requests
+    guarded_judge = None
+    if judge is not None and scorer.kind == "judge":
+        judge_price = Price.of_money(spec.judge.price if spec.judge else None)
+        guarded_judge = _guarded(judge, guard, judge_price, "judge")
+        scorer = replace(scorer, judge=_cached(guarded_judge, store, options))  # type: ignore[type-var]
+    price = Price.of_money(spec.price)
+    cached_model = _cached(_guarded(model, guard, price, "model", guarded_judge), store, options)
+    items = _shard_items(task, spec, run_dir, run_id)
+    plan = [
+        (item, epoch)
+        for epoch in range(spec.epochs)
+        for item in items
+        if f"{item.identifier}#{epoch}" not in done
+    ]
+    with Progress(len(plan) + len(done), enabled=options.progress, description=task.name,
+                  in_flight=model.in_flight_limit) as bar:
+        bar.advance(len(done), cache_hit=True)
+        by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done))
+    if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
+        raise CostLimitReached(guard)
+    # in plan order, whatever order chunks finished or runs resumed in: results are reproducible
+    ordered = [
+        by_id[sid]
+        for epoch in range(spec.epochs)
+        for item in task.items
+        if (sid := f"{item.identifier}#{epoch}") in by_id
+    ]
+    manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)
+    log = RunLog(path=run_dir, manifest=manifest, samples=ordered)
+    results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
+    return finalize_run(log, store if options.record_history else None, results)
+
+
+def _shard_items(task: Task, spec: RunSpec, run_dir: Path, run_id: str) -> list[Item]:
+    """The task's items this run asks for: all, or the shard's (recorded with the whole order in shard.json)."""
+    shard = shard_of(spec)
+    if shard is None:
+        return list(task.items)
+    order = [f"{item.identifier}#{epoch}" for epoch in range(spec.epochs) for item in task.items]
+    if manifest_shard(run_dir) not in (None, str(shard)):
+        raise ProctorError(f"{run_dir} holds shard {manifest_shard(run_dir)} of this run, not {shard}: "
+                           "give each shard its own -o directory")
+    write_shard_file(run_dir, shard, run_id, order)
+    return _items_of(task, spec)
+
+
+def _items_of(task: Task, spec: RunSpec) -> list[Item]:
+    """The task's items, or the shard's (`--shard K/N`)."""
+    shard = shard_of(spec)
+    return [item for item in task.items if shard is None or shard.holds(item.identifier)]
+
+
+
+def accuracy_line(results: Results) -> str:
+    o = results.overall
+    if o.accuracy is None or math.isnan(o.accuracy):
+        return "accuracy: n/a (nothing scored)"
+    return f"accuracy {o.accuracy:.3f} [{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}] n={o.n_scored}"
+
+
+__all__ = ["RunOptions", "RunState", "accuracy_line", "build_scorer", "default_run_dir", "error_groups", "error_kinds",
+           "evaluate_async", "finalize_run", "finish_done_run", "plan_run"]

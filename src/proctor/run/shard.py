@@ -1,0 +1,185 @@
+"""`--shard K/N` and `proctor merge`: one run split over N jobs, then put back together.
+
+Shard K of N takes the items whose id hashes to bucket K-1 (sha256 of the item id, mod N): stable (the
+same item always lands in the same shard, whatever the job array's order or a re-run), disjoint, and
+together complete. Each shard is a run directory of its own, with the same run id as the unsharded run,
+and a `shard.json` naming its shard and the whole run's sample order. `merge_runs` checks the shards
+belong to one run (same run id, dataset, model identity and settings), that each of 1..N is there once
+and that every sample of the whole run is finished, then writes one run directory whose samples, in the
+unsharded order, and results (a pure function of them) equal the unsharded run's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..log.results import latest_samples
+from ..log.runlog import SAMPLES, RunLog, append_samples, read_manifest, write_manifest
+from ..util.errors import ProctorError
+from ..util.textio import atomic_directory, parse_json
+from .finalize import finalize_run
+
+SHARD_FILE = "shard.json"
+MAX_SHARDS = 1_000_000  # more jobs than items is possible (empty shards), but not without bound
+_SHARD = re.compile(r"\s*([0-9]{1,7})\s*/\s*([0-9]{1,7})\s*", re.ASCII)
+# manifest fields that differ between the shards of one run without changing its results
+# `spec` too: its identity is the run id (compared), the rest is per job (the shard, the model's base URL)
+_WRITE_BATCH = 1000  # samples per append when a merge writes its run (the staging folder is swapped in whole)
+PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard", "spec"})
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard `index` (1-based) of `count`."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """`K/N` with 1 ≤ K ≤ N; a clear error otherwise."""
+        shown = repr(text if len(text) <= 40 else text[:40] + "…")
+        found = _SHARD.fullmatch(text)
+        if not found:  # ASCII digits only: `²` is a digit to str.isdigit, and int() refuses it
+            raise ProctorError(f"--shard {shown}: expected K/N, e.g. 1/4 (shard 1 of 4), N at most {MAX_SHARDS}")
+        shard = cls(int(found.group(1)), int(found.group(2)))
+        if not 1 <= shard.index <= shard.count <= MAX_SHARDS:
+            raise ProctorError(f"--shard {shown}: K must be between 1 and N, N at most {MAX_SHARDS}")
+        return shard
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def suffix(self) -> str:
+        """What a default run directory's name gets: `shard-K-of-N`."""
+        return f"shard-{self.index}-of-{self.count}"
+
+    def holds(self, item_id: str) -> bool:
+        return bucket(item_id, self.count) == self.index - 1
+
+
+def bucket(item_id: str, count: int) -> int:
+    """The 0-based shard of an item: sha256 of its id, mod `count`."""
+    return int.from_bytes(hashlib.sha256(item_id.encode()).digest()[:8], "big") % count
+
+
+def write_shard_file(run_dir: Path, shard: Shard, run_id: str, order: Sequence[str]) -> None:
+    """`shard.json`: which shard this directory is, and the whole run's sample ids in order."""
+    data = {"shard": str(shard), "run_id": run_id, "order": list(order)}
+    tmp = run_dir / (SHARD_FILE + ".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.replace(run_dir / SHARD_FILE)
+
+
+def manifest_shard(run_dir: Path) -> str | None:
+    """The shard a run directory's shard.json names (None: none yet)."""
+    try:
+        return str(parse_json((run_dir / SHARD_FILE).read_text(encoding="utf-8"), run_dir / SHARD_FILE)["shard"])
+    except (OSError, ValueError, KeyError, TypeError, ProctorError):
+        return None
+
+
+@dataclass(frozen=True)
+class ShardDir:
+    path: Path
+    shard: Shard
+    order: list[str]
+    log: Any  # proctor.log.runlog.RunLog
+
+
+def _read_shard(path: Path) -> ShardDir:
+    file = path / SHARD_FILE
+    if not file.is_file():
+        raise ProctorError(f"{path}: not a shard (no {SHARD_FILE}; was it run with --shard K/N?)")
+    data = parse_json(file.read_text(encoding="utf-8"), file)  # the depth guard first: one line, never a traceback
+    try:
+        shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
+    except (ValueError, KeyError, TypeError, ProctorError) as e:
+        raise ProctorError(f"{file}: unreadable shard file ({e})") from None
+    # its samples alone: read_run would also recompute the shard's results to check them, which the merge recomputes
+    # for the whole run anyway (memory and time past 100k samples)
+    return ShardDir(path, shard, order, RunLog(path=path, manifest=read_manifest(path), samples=latest_samples(path)))
+
+
+def _comparable(manifest: Any) -> dict[str, Any]:
+    """The manifest as JSON with its provenance reduced to the resolved backend (`model_identity`): the host, the
+    commit and the package versions are each job's own."""
+    data: dict[str, Any] = manifest.model_dump(mode="json")
+    data["model_identity"] = data.pop("provenance")["backend"]
+    return data
+
+
+def _same_run(first: ShardDir, other: ShardDir) -> None:
+    """Refuse a shard of another run, naming the first setting that differs."""
+    a, b = _comparable(first.log.manifest), _comparable(other.log.manifest)
+    for key in sorted(set(a) | set(b)):
+        if key not in PER_JOB_FIELDS and a.get(key) != b.get(key):
+            raise ProctorError(f"{other.path} is a shard of another run than {first.path}: their {key} differ "
+                               f"({json.dumps(a.get(key))[:200]} vs {json.dumps(b.get(key))[:200]})")
+    if first.shard.count != other.shard.count or first.order != other.order:
+        raise ProctorError(f"{other.path} splits the run otherwise than {first.path} (shard {other.shard} vs "
+                           f"{first.shard})")
+
+
+def _samples_by_id(shards: Sequence[ShardDir]) -> dict[str, Any]:
+    """Every shard's samples by id. A sample two shards hold with different outcomes or scores is refused,
+    naming it and both shards; an identical copy is kept once (the lower shard's, whatever the argument order)."""
+    by_id: dict[str, Any] = {}
+    where: dict[str, Path] = {}
+    for shard in sorted(shards, key=lambda s: s.shard.index):
+        for x in shard.log.samples:
+            had = by_id.get(x.sample_id)
+            if had is not None and (had.outcome, had.score) != (x.outcome, x.score):
+                raise ProctorError(f"merge: sample {x.sample_id} is in {where[x.sample_id]} ({had.outcome}, score "
+                                   f"{had.score}) and in {shard.path} ({x.outcome}, score {x.score}): "
+                                   "which is right cannot be told; re-run that item's shard")
+            if had is None:
+                by_id[x.sample_id], where[x.sample_id] = x, shard.path
+    return by_id
+
+
+def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
+    """Merge the shard directories `dirs` into the run directory `out`; return its RunLog."""
+    shards = [_read_shard(Path(d)) for d in dirs]
+    if not shards:
+        raise ProctorError("merge: give the shard run directories")
+    for s in shards[1:]:
+        _same_run(shards[0], s)
+    count = shards[0].shard.count
+    seen: dict[int, Path] = {}
+    for s in shards:
+        if s.shard.index in seen:
+            raise ProctorError(f"merge: shard {s.shard} is given twice ({seen[s.shard.index]} and {s.path})")
+        seen[s.shard.index] = s.path
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing:
+        raise ProctorError(f"merge: shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing")
+    by_id = _samples_by_id(shards)
+    unfinished = [sid for sid in shards[0].order if sid not in by_id]
+    if unfinished:
+        raise ProctorError(f"merge: {len(unfinished)} sample(s) of the run are not in any shard (e.g. "
+                           f"{unfinished[0]}): finish the shards first (re-run the same command)")
+    if out.exists() and any(out.iterdir()):
+        raise ProctorError(f"merge: {out} exists and is not empty; choose another -o directory")
+    manifest = shards[0].log.manifest.model_copy(deep=True)
+    manifest.shard = None
+    manifest.spec = manifest.spec.model_copy(update={"shard": None}) if manifest.spec is not None else None
+    manifest.merged_from = [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)]
+    manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
+    samples = [by_id[sid] for sid in shards[0].order]
+    with atomic_directory(out) as staging:  # whole or nothing: a kill or a failure leaves `out` as it was
+        write_manifest(staging, manifest)
+        for start in range(0, len(samples), _WRITE_BATCH):  # one write of them all held their text twice over
+            append_samples(staging / SAMPLES, samples[start : start + _WRITE_BATCH])
+        log = finalize_run(RunLog(path=staging, manifest=manifest, samples=samples))
+    log = log.model_copy(update={"path": out})
+    if store is not None:
+        store.record_run(log)
+    return log

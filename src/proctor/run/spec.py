@@ -1,0 +1,261 @@
+"""RunSpec: one evaluation, as one frozen typed record, whatever door it came through.
+
+The CLI (`run`, `score`, `run --config`), the Python API (`proctor.eval`) and the llm-wc importer all
+build a `RunSpec`; `proctor.run.pipeline.resolve` fills in a benchmark's defaults once (token budget,
+prompt-kind stops, answer rule, no-answer policy, data content hash); the run id is `run_id()` of that
+resolved spec, so the same evaluation has the same id from every door.
+
+What is in the run id (`identity()`): everything that can change a score — the data (its content hash),
+the model spec and the backend options that change answers (dtype, context length…), the scorer (mode,
+prompt kind, format, shots, answer rule, extract, no-answer, truncated-as, normalisation), the
+generation settings, the epochs, the judge (its model, settings and version). What is not: where the
+data file lies, how requests travel (base URL, concurrency, timeouts, retries, batch API), prices and
+the budget, the shard (it is in the run directory's name), and the attribute accuracy intervals are
+clustered by (`cluster`: a reporting choice, recorded in the manifest and results.json).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from ..data.tasks import check_cluster
+from ..models.base import GenerationSettings
+
+SPEC_VERSION = 1  # in the hashed identity: bump when the identity's meaning changes
+DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benchmark gives a budget (resolve)
+
+NO_CLUSTER = "none"  # RunSpec.cluster: every item its own cluster, whatever the benchmark's default
+Mode = Literal["generate", "logprob"]
+JsonScalar = str | int | float | bool | None
+OptionValue = JsonScalar | list[str]
+
+# backend options that say how requests travel or how fast, never what a model answers: not in the run id
+OPERATIONAL_OPTIONS = frozenset({
+    "base_url", "api_key", "concurrency", "timeout", "max_retries", "backoff_base", "seed", "batch",
+    "batch_poll_interval", "device", "batch_size", "share_prefixes", "pack_siblings", "max_batch_tokens",
+    "vllm_python", "startup_timeout", "gpu_memory_utilization", "tensor_parallel", "data_parallel",
+})
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every float finite
+
+
+class DatasetRef(_Record):
+    """Which data: a built-in benchmark name or a path, and how it is selected."""
+
+    name: str = Field(min_length=1)  # built-in name (`proctor datasets`) or a file/directory path
+    data_file: str | None = None  # a built-in read from this local copy in its upstream schema
+    files: tuple[str, ...] = ()  # more input files read with `name` (probsem: the suite files after the prompt file)
+    revision: str | None = None  # the Hub revision, when known
+    content_hash: str | None = None  # sha256 of the items evaluated; filled by resolve
+    seed: int = 0  # choice-order seed where a benchmark shuffles (GPQA)
+    limit: int | None = Field(default=None, ge=1)
+    limit_per_category: int | None = Field(default=None, ge=1)
+    subjects: tuple[str, ...] | int | None = None  # only these categories (names), or the first N
+    prompt_options: dict[str, str] = Field(default_factory=dict)  # AIME `instruction`, GPQA `cot_examples`
+    hf_token_env: str | None = None  # a variable standing in for HF_TOKEN while the data loads
+    fewshot_from: str | None = None  # item data: the file few-shot examples come from (None: the data itself)
+    # a hash of every prompt template and the few-shot pool (spec benchmarks, few-shot item data; filled by
+    # resolve from Task.prompt_identity): the content hash covers the items, not what is asked around them
+    prompt_hash: str | None = None
+
+
+class ModelSpec(_Record):
+    """Which model, and the options its backend takes (validated against the backend when it loads)."""
+
+    spec: str = Field(min_length=1)  # hf:PATH, openai:MODEL, anthropic:MODEL, vllm:PATH, scripted:RULE
+    options: dict[str, OptionValue] = Field(default_factory=dict)  # the backend's options (dtype, base_url…)
+    api_key_env: str | None = None  # the environment variable holding its key (a key itself is never recorded)
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)  # a key given as such: never written
+
+    @field_validator("options")
+    @classmethod
+    def _no_key(cls, options: dict[str, OptionValue]) -> dict[str, OptionValue]:
+        if "api_key" in options:
+            raise ValueError("api_key is never recorded: give api_key_env, the variable that holds it")
+        return options
+
+    @field_validator("options")
+    @classmethod
+    def _no_auto_dtype(cls, options: dict[str, OptionValue]) -> dict[str, OptionValue]:
+        """`dtype: auto` is the default, left out: the dtype policy (models/dtype.py) resolves it where the model
+        loads, and the manifest's provenance records the dtype that ran (a spec never says `auto`)."""
+        return {k: v for k, v in options.items() if not (k == "dtype" and v == "auto")}
+
+    def identity(self) -> dict[str, Any]:
+        return {"spec": self.spec,
+                "options": {k: v for k, v in sorted(self.options.items()) if k not in OPERATIONAL_OPTIONS}}
+
+
+class GenerationSpec(_Record):
+    """Sampling settings (`proctor.models.GenerationSettings`); max_tokens None: the benchmark's budget."""
+
+    temperature: float = Field(default=0.0, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    reasoning_effort: str | None = None
+    enable_thinking: bool | None = None
+    thinking_budget: int | None = Field(default=None, ge=1)
+    top_k: int | None = Field(default=None, ge=1)
+    min_p: float | None = Field(default=None, ge=0, le=1)
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    system: str | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    def settings(self) -> GenerationSettings:
+        """As `proctor.models.GenerationSettings` (what backends and cache keys take)."""
+        return GenerationSettings(**{k: getattr(self, k) for k in type(self).model_fields})
+
+    @classmethod
+    def of(cls, settings: GenerationSettings) -> GenerationSpec:
+        """From a `GenerationSettings`."""
+        return cls(**{k: getattr(settings, k) for k in cls.model_fields})
+
+
+class ScorerSpec(_Record):
+    """How answers are asked for and read."""
+
+    mode: Mode | None = None  # None: the benchmark's own (a spec's `scoring`), else generate (resolved)
+    prompt_kind: str | None = None  # None: the dataset's first kind (resolved)
+    format: Literal["chat", "completion"] | None = None  # how the prompt is sent (None: the benchmark's)
+    shots: int | None = Field(default=None, ge=0)  # worked examples before the question (None: the kind's)
+    answer_rule: str | None = None  # the reference rule reading the answers (resolved from the prompt kind)
+    extract: Literal["reference", "robust"] = "reference"
+    no_answer: Literal["wrong", "guess"] | None = None  # None: the answer rule's policy (resolved)
+    truncated_as: Literal["wrong", "excluded"] = "wrong"
+    norm: str | None = None  # log-probability normalisation of probsem suites (sum, token, char, byte, pmi)
+    softmax_temperature: float | None = Field(default=None, gt=0)  # suites: divides scores before the softmax
+    join: Literal["newline", "space"] | None = None  # suites: how a context and its query are joined
+    extractor_version: str | None = None  # proctor's reader version (resolved)
+    judge_agreement: int = Field(default=0, ge=0)  # also judge the first N exact-answer items
+
+
+class Money(_Record):
+    """Money per million tokens."""
+
+    input: Decimal
+    output: Decimal
+    currency: str = "USD"
+    source: str = "command line"
+
+
+class JudgeSpec(_Record):
+    """The model that grades prose answers: its own endpoint, key and settings, never the candidate's."""
+
+    model: str = Field(min_length=1)
+    base_url: tuple[str, ...] = ()  # () : the backend's default (its environment variable, else the vendor)
+    api_key_env: str | None = None
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)  # a key given as such: never written
+    options: dict[str, OptionValue] = Field(default_factory=dict)  # the judge backend's other options
+    settings: GenerationSpec | None = None  # None: the judge's defaults (greedy)
+    price: Money | None = None
+    version: str | None = None  # proctor's judge prompt version (resolved)
+
+    @field_validator("options")
+    @classmethod
+    def _no_url_or_key(cls, options: dict[str, OptionValue]) -> dict[str, OptionValue]:
+        for name, instead in (("api_key", "api_key_env"), ("base_url", "base_url")):
+            if name in options:
+                raise ValueError(f"{name} goes in the judge's own field {instead}, not in options")
+        return options
+
+    def identity(self) -> dict[str, Any]:
+        return {"model": self.model, "version": self.version,
+                "options": {k: v for k, v in sorted(self.options.items()) if k not in OPERATIONAL_OPTIONS},
+                "settings": self.settings.model_dump(mode="json") if self.settings is not None else None}
+
+
+class ShardSpec(_Record):
+    """Shard `index` (1-based) of `count`."""
+
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _within(self) -> ShardSpec:
+        if self.index > self.count:
+            raise ValueError("shard index must be between 1 and count")
+        return self
+
+
+class Budget(_Record):
+    """Stop before a request could cross `max_cost` (in the model's price currency)."""
+
+    max_cost: Decimal = Field(ge=0)
+
+
+class RunSpec(_Record):
+    """One evaluation: data, model, scorer, generation, epochs, shard, judge, prices and budget."""
+
+    dataset: DatasetRef
+    model: ModelSpec
+    scorer: ScorerSpec = Field(default_factory=ScorerSpec)
+    generation: GenerationSpec = Field(default_factory=GenerationSpec)
+    epochs: int = Field(default=1, ge=1)
+    shard: ShardSpec | None = None
+    judge: JudgeSpec | None = None
+    price: Money | None = None  # the model's
+    budget: Budget | None = None
+    # the item attribute accuracy intervals are clustered by (category, subcategory, metadata.KEY), "none": items
+    # alone; None: the benchmark's own (resolved, e.g. MMLU-Pro's metadata.src). Not in the run id
+    cluster: str | None = None
+    # run model code without a sandbox when none is available (--unsafe-exec; code benchmarks). Recorded in the
+    # manifest, not in the run id: where the sandbox works it changes nothing, and a run's scores do not depend on it
+    unsafe_exec: bool = False
+    resolved: bool = False  # set by proctor.run.pipeline.resolve: defaults applied, content hash known
+
+    @field_validator("cluster")
+    @classmethod
+    def _cluster(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() == NO_CLUSTER:
+            return None if value is None else NO_CLUSTER
+        try:
+            return check_cluster(value.strip())
+        except ValueError as e:
+            raise PydanticCustomError("cluster", "{reason}", {"reason": str(e)}) from None
+
+    @property
+    def clustered_by(self) -> str | None:
+        """The attribute the intervals are clustered by (None: items alone, or not yet resolved)."""
+        return None if self.cluster in (None, NO_CLUSTER) else self.cluster
+
+    def identity(self) -> dict[str, Any]:
+        """What the run id hashes: everything that can change a score (see the module docstring)."""
+        data = self.dataset
+        dataset: dict[str, Any] = (
+            {"content_hash": data.content_hash} if data.content_hash is not None
+            else data.model_dump(mode="json", exclude={"content_hash", "hf_token_env"}))
+        for optional in ("fewshot_from", "prompt_hash"):  # in the id only when set: runs before them keep theirs
+            value = getattr(data, optional)
+            dataset.pop(optional, None)
+            if value is not None:
+                dataset[optional] = value
+        dataset["prompt_options"] = dict(sorted(data.prompt_options.items()))
+        scorer = self.scorer.model_dump(mode="json")
+        generation = self.generation.model_dump(mode="json") if self.scorer.mode != "logprob" else None
+        return {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
+                "scorer": scorer, "generation": generation, "epochs": self.epochs,
+                "judge": self.judge.identity() if self.judge is not None else None}
+
+    def run_id(self) -> str:
+        """A stable 12-hex-digit hash of `identity()` (canonical JSON); call it on the resolved spec."""
+        return hashlib.sha256(canonical_json(self.identity()).encode()).hexdigest()[:12]
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 text: the same data, the same string."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+__all__ = ["Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RunSpec", "ScorerSpec",
+           "ShardSpec", "canonical_json"]

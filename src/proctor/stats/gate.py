@@ -1,0 +1,140 @@
+"""A release gate: may a candidate ship, given a baseline and the largest drop in accuracy allowed?
+
+The candidate and the baseline are paired on their shared items (`proctor.stats.comparison`: Tango's score interval
+for 0/1 scores, a paired bootstrap for graded ones). With Δ = candidate − baseline and its interval [lo, hi]:
+
+* GO — lo > −max_drop: the candidate is no worse than the allowed drop (a non-inferiority test at one-sided
+  2.5%, the 95% interval's lower end);
+* NO-GO — hi < −max_drop: the candidate is worse by more than the allowed drop;
+* INCONCLUSIVE — the interval holds −max_drop: the items cannot tell (more items, or a looser drop).
+
+With `per_category`, every category is gated too, at the Bonferroni level 1 − 0.05/k over its k categories (one
+family, so k chances to see a spurious drop do not add up); the gate is NO-GO when any check is, GO when all are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ..log.store import RunScores
+from ..util.errors import ProctorError
+from .comparable import first_reason
+from .compare import provenance_warnings, run_ref
+from .comparison import LEVEL, RunRef, graded_interval, tango_interval
+from .intervals import normal_quantile
+
+
+class Decision(StrEnum):
+    GO = "GO"
+    NO_GO = "NO-GO"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+EXIT_CODES = {Decision.GO: 0, Decision.NO_GO: 1, Decision.INCONCLUSIVE: 3}
+
+
+class GateCheck(BaseModel):
+    """One group's check: candidate − baseline on its shared items, the interval and what it decides."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group: str
+    n: int
+    diff: float
+    ci_low: float
+    ci_high: float
+    level: float
+    decision: Decision
+
+    def text(self, max_drop: float) -> str:
+        return (f"{self.group}: candidate − baseline {100 * self.diff:+.1f} points, {100 * self.level:.4g}% interval "
+                f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] vs the allowed drop −{100 * max_drop:.1f} "
+                f"on {self.n:,} shared item(s): {self.decision.value}")
+
+
+class GateResult(BaseModel):
+    """The gate's decision, the check that decided it, and every check."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Decision
+    max_drop: float  # a proportion (points / 100)
+    candidate: RunRef
+    baseline: RunRef
+    deciding: GateCheck
+    checks: list[GateCheck]
+    warnings: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.decision]
+
+
+def decide(lo: float, hi: float, max_drop: float) -> Decision:
+    """GO when the whole interval is above −max_drop, NO-GO when it is below, else INCONCLUSIVE."""
+    if lo > -max_drop:
+        return Decision.GO
+    if hi < -max_drop:
+        return Decision.NO_GO
+    return Decision.INCONCLUSIVE
+
+
+def _check(group: str, cand: np.ndarray, base: np.ndarray, max_drop: float, level: float,
+           n_boot: int, seed: int) -> GateCheck:
+    if np.isin(cand, (0.0, 1.0)).all() and np.isin(base, (0.0, 1.0)).all():
+        b10, b01 = int(np.sum((cand == 1) & (base == 0))), int(np.sum((cand == 0) & (base == 1)))
+        lo, hi = tango_interval(b10, b01, cand.size, z=normal_quantile(0.5 + level / 2))
+    else:
+        lo, hi = graded_interval(cand - base, n_boot, seed, level)
+    return GateCheck(group=group, n=int(cand.size), diff=float(cand.mean() - base.mean()), ci_low=lo, ci_high=hi,
+                     level=level, decision=decide(lo, hi, max_drop))
+
+
+def _groups(cand: RunScores, base: RunScores, per_category: bool) -> list[tuple[str, list[str]]]:
+    shared = sorted(cand.items.keys() & base.items.keys())
+    if not shared:
+        raise ProctorError(f"runs {cand.run.run_id[:12]} and {base.run.run_id[:12]} share no scored items")
+    out = [("overall", shared)]
+    if per_category:
+        cats: dict[str, list[str]] = {}
+        for i in shared:
+            cats.setdefault(cand.items[i].category or base.items[i].category or "(none)", []).append(i)
+        out += sorted(cats.items()) if len(cats) > 1 else []
+    return out
+
+
+def _deciding(checks: Sequence[GateCheck]) -> tuple[Decision, GateCheck]:
+    for decision in (Decision.NO_GO, Decision.INCONCLUSIVE):
+        for c in checks:
+            if c.decision is decision:
+                return decision, c
+    return Decision.GO, checks[0]
+
+
+def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_category: bool = False,
+         mix_settings: bool = False, n_boot: int = 2000, seed: int = 0) -> GateResult:
+    """Gate `candidate` against `baseline`: `max_drop` is the largest drop in accuracy allowed (a proportion)."""
+    if not 0 <= max_drop < 1:
+        raise ProctorError(f"--max-drop must be between 0 and 100 points, got {100 * max_drop:g}")
+    why = first_reason([candidate.run, baseline.run], mix_settings)
+    if why is not None:
+        raise ProctorError(f"not comparable: {why}")
+    groups = _groups(candidate, baseline, per_category)
+    n_cats = len(groups) - 1
+    checks = []
+    for name, ids in groups:
+        level = LEVEL if name == "overall" else 1 - (1 - LEVEL) / n_cats
+        cand = np.array([candidate.items[i].score for i in ids])
+        base = np.array([baseline.items[i].score for i in ids])
+        checks.append(_check(name, cand, base, max_drop, level, n_boot, seed))
+    decision, deciding = _deciding(checks)
+    warnings = provenance_warnings([candidate.run, baseline.run])
+    return GateResult(decision=decision, max_drop=max_drop, candidate=run_ref(candidate.run),
+                      baseline=run_ref(baseline.run), deciding=deciding, checks=checks, warnings=warnings)
+
+
+__all__ = ["EXIT_CODES", "Decision", "GateCheck", "GateResult", "decide", "gate"]
