@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import humaneval, mbpp
+from proctor.benchmarks.code_prompts import CodePrompts
 from proctor.benchmarks.hub import Rows
 from proctor.cli import main
 from proctor.data.formats.convert import question_to_item
@@ -46,7 +47,7 @@ REPLIES = {  # chat replies: a fenced full function (right), a fenced body-less 
 def _files(tmp_path: Path) -> tuple[Path, Path]:
     data = tmp_path / "humaneval.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    prompts = humaneval.CodePrompts(humaneval.NAME, humaneval.STOPS)
+    prompts = CodePrompts(humaneval.NAME, humaneval.STOPS)
     items = {q.original_id: question_to_item(q, humaneval.NAME)
              for q in humaneval.to_questions(Rows(ROWS))}
     answers = tmp_path / "answers.jsonl"

@@ -3,12 +3,15 @@ proctor's chat prompt asking for the function in a fenced block."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..data.prompts import KindDefaults
-from ..data.records import Item
+from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
 from ..models.base import Message
+from .hub import HubSource, Loaded, Rows, convert_rows
 
 COMPLETION, CHAT = "completion", "chat"
 CHAT_TEMPLATE = ("Complete the following Python code. Reply with the whole function in one ```python code block."
@@ -36,3 +39,17 @@ class CodePrompts:
 
     def template_hash(self, kind: str) -> str:
         return text_hash(self.benchmark, kind, "" if kind == COMPLETION else CHAT_TEMPLATE)
+
+
+def code_questions(rows: Rows, columns: Sequence[str], question: Callable[[dict[str, Any]], Question]) -> list[Question]:
+    """A code benchmark's rows as Questions, numbered in file order (`question` checks and maps one row)."""
+    return [q.model_copy(update={"id": i}) for i, q in enumerate(convert_rows(rows, tuple(columns), question))]
+
+
+def code_loaded(name: str, description: str, source: HubSource, rows: Rows, questions: list[Question],
+                stops: tuple[str, ...], tests: Any) -> Loaded:
+    """A code benchmark as loaded: its Dataset, the completion/chat prompts and the tests its answers run."""
+    dataset = Dataset(name=name, description=description, questions=questions, prompts={},
+                      metadata={"source": source.repo, "split": source.split,
+                                "revision": rows.provenance.get("revision")})
+    return Loaded(dataset=dataset, prompts=CodePrompts(name, stops), provenance=dict(rows.provenance), code=tests)

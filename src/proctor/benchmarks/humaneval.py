@@ -14,18 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.records import Dataset, Item, Question
+from ..data.records import Item, Question
 from ..scoring.execute.extract import Code, from_chat, from_completion
 from ..scoring.execute.sandbox import Limits
 from ..scoring.execute.scorer import RunsTests
 from .builtin import Builtin
-from .code_prompts import CodePrompts
-from .hub import HubSource, Loaded, Rows, convert_rows, fetch
+from .code_prompts import code_loaded, code_questions
+from .hub import HubSource, Loaded, Rows, fetch
 
 NAME = "humaneval"
 SOURCE = HubSource("openai/openai_humaneval", split="test")
 SIZE = 164
 COLUMNS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+DESCRIPTION = "HumanEval: 164 hand-written Python problems with unit tests."
 STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
 
 
@@ -45,15 +46,11 @@ class HumanEvalTests(RunsTests):
 
 def load(data_file: str | Path | None = None, seed: int = 0) -> Loaded:
     rows = fetch(SOURCE, data_file)
-    questions = to_questions(rows)
-    dataset = Dataset(name=NAME, description="HumanEval: 164 hand-written Python problems with unit tests.",
-                      questions=questions, prompts={},
-                      metadata={"source": SOURCE.repo, "split": SOURCE.split, "revision": rows.provenance.get("revision")})
-    return Loaded(dataset=dataset, prompts=CodePrompts(NAME, STOPS), provenance=dict(rows.provenance), code=HumanEvalTests())
+    return code_loaded(NAME, DESCRIPTION, SOURCE, rows, to_questions(rows), STOPS, HumanEvalTests())
 
 
 def to_questions(rows: Rows) -> list[Question]:
-    return [q.model_copy(update={"id": i}) for i, q in enumerate(convert_rows(rows, COLUMNS, _question))]
+    return code_questions(rows, COLUMNS, _question)
 
 
 def _question(row: dict[str, Any]) -> Question:
