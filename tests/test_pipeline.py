@@ -30,8 +30,10 @@ DATA = {"mmlu-pro": UPSTREAM / "mmlu_pro", "aime-2025": AIME, "aime-2026": AIME,
         "hmmt-feb-2026": AIME, "math-500": UPSTREAM / "math_500" / "test.jsonl",
         **{f"gpqa-{s}": UPSTREAM / "gpqa" / f"gpqa_{s}.csv" for s in ("main", "diamond", "extended", "experts")},
         **{name: UPSTREAM / name / "test.jsonl" for name in ("humaneval", "mbpp", "livecodebench")},
-        "ifeval": UPSTREAM / "ifeval" / "train.jsonl", "bbh": UPSTREAM / "bbh"}
-OPEN_ANSWERS = ("aime-2025", "aime-2026", "hmmt-feb-2025", "hmmt-feb-2026", "math-500", "ifeval", "bbh")
+        "ifeval": UPSTREAM / "ifeval" / "train.jsonl", "bbh": UPSTREAM / "bbh",
+        "simpleqa-verified": UPSTREAM / "simpleqa_verified" / "eval.jsonl", "hle": UPSTREAM / "hle" / "test.jsonl"}
+JUDGED = ("simpleqa-verified", "hle")  # graded by their own judge: a run needs one
+OPEN_ANSWERS = ("aime-2025", "aime-2026", "hmmt-feb-2025", "hmmt-feb-2026", "math-500", "ifeval", "bbh", *JUDGED)
 CODE = {"humaneval": humaneval.STOPS, "mbpp": mbpp.STOPS, "livecodebench": ()}  # executed: their completion stops
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"
 COMMON = ("--no-progress", "--no-history", "--no-cache")
@@ -71,11 +73,13 @@ def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: s
     if BUILTINS[name].answer_rules.get(kind or "") == "matharena":
         pytest.importorskip("matharena.parser")  # MathArena's own parser, installed separately
     prompt = ["--prompt", kind] if kind else []
+    judge = ["--judge", "scripted:fixed=A"] if name in JUDGED else []
     cli = tmp_path / "cli"
     assert main(["run", name, "--data-file", str(DATA[name]), "--model", "scripted:first", "--mode", mode,
-                 *prompt, "--limit", "3", "-o", str(cli), *COMMON]) in (0, 1)
+                 *prompt, *judge, "--limit", "3", "-o", str(cli), *COMMON]) in (0, 1)
     options: dict[str, Any] = {"data_file": DATA[name], "mode": mode, "prompt": kind, "limit": 3,
-                               "record_history": False, "use_cache": False}
+                               "record_history": False, "use_cache": False,
+                               **({"judge": "scripted:fixed=A"} if judge else {})}
     plain = proctor.eval(name, "scripted:first", out=tmp_path / "py", **options)
 
     async def in_a_loop() -> proctor.RunLog:

@@ -356,7 +356,10 @@ def test_builtins_table() -> None:
         "livecodebench",
         "ifeval",
         "bbh",
+        "simpleqa-verified",
+        "hle",
     ]
+    assert BUILTINS["hle"].source.gated and not BUILTINS["simpleqa-verified"].source.gated
     assert BUILTINS["humaneval"].size == 164 and BUILTINS["mbpp"].source.config == "sanitized"
     assert BUILTINS["mmlu-pro"].size == 12_032 and BUILTINS["aime-2025"].size == 30
     assert BUILTINS["gpqa-diamond"].source.config == "gpqa_diamond" and BUILTINS["gpqa-diamond"].source.gated

@@ -30,6 +30,8 @@ EXPECTED: dict[str, dict[str, str | None]] = {
     "livecodebench": {"lcb-generic": None},
     "ifeval": {"zero_shot": "lm-eval-ifeval"},
     "bbh": {"cot_fewshot": "lm-eval-bbh-cot-fewshot", "cot_zeroshot": "lm-eval-bbh-cot-zeroshot"},
+    "simpleqa-verified": {"zero_shot": "simple-evals-simpleqa"},  # graded by the benchmark's own judge
+    "hle": {"zero_shot": "hle-judge"},
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
@@ -47,7 +49,8 @@ def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: 
             "hmmt-feb-2026": aime, "math-500": UPSTREAM / "math_500" / "test.jsonl",
             "humaneval": UPSTREAM / "humaneval" / "test.jsonl", "mbpp": UPSTREAM / "mbpp" / "test.jsonl",
             "livecodebench": UPSTREAM / "livecodebench" / "test.jsonl",
-            "ifeval": UPSTREAM / "ifeval" / "train.jsonl", "bbh": UPSTREAM / "bbh"}.get(
+            "ifeval": UPSTREAM / "ifeval" / "train.jsonl", "bbh": UPSTREAM / "bbh",
+            "simpleqa-verified": UPSTREAM / "simpleqa_verified" / "eval.jsonl", "hle": UPSTREAM / "hle" / "test.jsonl"}.get(
         name, UPSTREAM / "gpqa" / f"{name.replace('-', '_')}.csv")
     if name == "ifeval":  # lm-eval's checkers need nltk's punkt_tab: the offline stand-in
         import nltk

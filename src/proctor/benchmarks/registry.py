@@ -33,6 +33,7 @@ from . import (
     aime2026,
     bbh,
     gpqa,
+    hle,
     hmmt_feb,
     humaneval,
     ifeval,
@@ -40,6 +41,7 @@ from . import (
     math500,
     mbpp,
     mmlu_pro,
+    simpleqa_verified,
 )
 from .builtin import Builtin
 from .hub import Loaded, file_sha256
@@ -91,7 +93,8 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin],
 
 CLASHES: dict[str, str] = {}  # a lower-case name more than one source claims → the error that names them
 BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa, humaneval, mbpp,
-                                         livecodebench, ifeval, bbh), plugin_benchmarks(),
+                                         livecodebench, ifeval, bbh, simpleqa_verified, hle),
+                                       plugin_benchmarks(),
                                        {name: f"proctor's shipped spec {path.name}"
                                         for name, (path, _) in builtin_specs().items()})
 

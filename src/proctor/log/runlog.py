@@ -170,6 +170,8 @@ class JudgeDetails(Overlap):
     judge_raw: str | None = None
     judge_error: str | None = None
     judge_usage: JudgeUsage | None = None  # what the judge call billed, when it was asked
+    judge_answer: str | None = None  # the final answer a benchmark's judge read from the reply (HLE)
+    p_correct: float | None = None  # the reply's stated confidence, 0-1, as the benchmark's judge read it (HLE)
 
 
 class JudgeCheck(_Log):

@@ -9,14 +9,16 @@ from .base import Metric
 from .calibration import CalibrationMetric
 from .cost import CostMetric
 from .epochs import Epochs
+from .hle import METRICS as HLE_METRICS
 from .ifeval import METRICS as IFEVAL_METRICS
 from .judge_agreement import JudgeAgreementMetric
 from .macro_accuracy import MacroAccuracy
+from .simpleqa import METRICS as SIMPLEQA_METRICS
 from .text_overlap import MEASURES, TextOverlap
 
 BUILTIN: list[Metric] = [
     Accuracy(), Breakdown("category"), Breakdown("subcategory"), Breakdown("modality"), Breakdown("difficulty"),
     MacroAccuracy(), Epochs(), CalibrationMetric(), AccNorm(), JudgeAgreementMetric(), CostMetric(),
     AnswerReadingMetric(),
-    *(TextOverlap(m) for m in MEASURES), *IFEVAL_METRICS,
+    *(TextOverlap(m) for m in MEASURES), *IFEVAL_METRICS, *SIMPLEQA_METRICS, *HLE_METRICS,
 ]

@@ -4,13 +4,19 @@ The judge sees the question, the reference response(s), the item's support and t
 reasons, then ends with one line `GRADE: CORRECT | PARTIALLY_CORRECT | INCORRECT` (rubric below and
 in docs/scoring-rules.md). The grade parser is strict: a reply without a well-formed final grade is a
 judge **error** (not scored, retried by a re-run), never a wrong answer. The judge's reasoning is kept.
+
+A benchmark may declare its own judge (`BenchmarkJudge`: its authors' judge prompt and verdict parser, e.g.
+simple-evals' SimpleQA grader, HLE's judge) through its answer rule (`judged_rule`); the generic judge above
+stays the default for every other benchmark. The rule's name is the run's `answer_rule` and the prompt builder
+declares the judge template's hash, so both are in the run id.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +25,8 @@ from ..log.runlog import SCORED_OUTCOMES as SCORED
 from ..log.runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
 from ..models.base import GenerateRequest, Generation, GenerationSettings, Message, Model
 from ..run.pricing import CostLimitReached
-from .base import Answered, Scored
-from .extract import split_reasoning
+from .base import JUDGE_PENDING, Answered, Scored
+from .extract import NONE, AnswerRule, Extraction, split_reasoning
 from .scorers import GenerationScorer
 
 if TYPE_CHECKING:
@@ -69,6 +75,64 @@ _GRADE_RE = re.compile(
 )
 
 
+
+
+@dataclass(frozen=True)
+class JudgeReading:
+    """What a benchmark's judge parser read from one judge reply."""
+
+    outcome: Outcome  # CORRECT, WRONG or PARTIAL
+    score: float
+    grade: str  # the verdict as the benchmark names it (SimpleQA: A/B/C; HLE: yes/no)
+    reasoning: str | None = None
+    answer: str | None = None  # the final answer the judge read from the reply (HLE's extracted_final_answer)
+    p_correct: float | None = None  # the reply's own stated confidence, 0-1 (HLE)
+
+
+@dataclass(frozen=True)
+class BenchmarkJudge:
+    """A benchmark's own judge: the user message it sends (`prompt`, from `template`) and how it reads the
+    verdict (`parse`: None when the reply holds no verdict, a judge error). Every reply is judged, an empty one
+    too, as the authors' scripts do."""
+
+    name: str  # recorded as the verdicts' judge_version
+    source: str  # the upstream file (and commit) whose prompt and parser these are
+    template: str  # the judge prompt template, verbatim (hashed into the run id)
+    prompt: Callable[[Item, str], str]  # (item, the reply's final answer) -> the judge's user message
+    parse: Callable[[str], JudgeReading | None]
+    system: str | None = None
+
+    def identity(self) -> dict[str, str]:
+        """What the run id must change with: the judge's name and its template's bytes."""
+        return {"judge": self.name, "judge_template": "sha256:" + hashlib.sha256(self.template.encode()).hexdigest()}
+
+
+def _pending(item: Item, text: str) -> Scored:
+    """A judged rule's first verdict: UNSCORED until the benchmark's judge grades the reply."""
+    return Scored(Outcome.UNSCORED, JudgeDetails(), extracted=text.strip() or None, extraction_rule=JUDGE_PENDING)
+
+
+def _nothing_read(text: str) -> Extraction:
+    return Extraction(None, NONE)
+
+
+@dataclass(frozen=True)
+class JudgedRule(AnswerRule):
+    """An answer rule whose verdict is its benchmark's judge's (`judge`): the reply goes to the judge whole."""
+
+    judge: BenchmarkJudge | None = None
+
+
+def judged_rule(judge: BenchmarkJudge) -> JudgedRule:
+    """The answer rule a benchmark declares for a prompt kind its own judge grades (named after the judge)."""
+    return JudgedRule(judge.name, "grader", judge.source, read=_nothing_read, score_whole=_pending, judge=judge)
+
+
+def benchmark_judge(rule: AnswerRule | None) -> BenchmarkJudge | None:
+    """The benchmark judge a prompt kind's rule declares (None: the generic judge)."""
+    return rule.judge if isinstance(rule, JudgedRule) else None
+
+
 def _reference_text(item: Item) -> str:
     accepted = item.accepted
     if len(accepted) == 1:
@@ -94,7 +158,12 @@ def judge_prompt(item: Item, answer: str) -> str:
     )
 
 
-def judge_request(item: Item, answer: str, settings: GenerationSettings = JUDGE_SETTINGS) -> GenerateRequest:
+def judge_request(item: Item, answer: str, settings: GenerationSettings = JUDGE_SETTINGS,
+                  bench: BenchmarkJudge | None = None) -> GenerateRequest:
+    if bench is not None:
+        user = Message("user", bench.prompt(item, answer))
+        system = (Message("system", bench.system),) if bench.system is not None else ()
+        return GenerateRequest(messages=(*system, user), settings=settings)
     return GenerateRequest(
         messages=(Message("system", JUDGE_SYSTEM), Message("user", judge_prompt(item, answer))),
         settings=settings,
@@ -123,13 +192,17 @@ def _reasoning(text: str) -> str:
 
 
 def grade_to_score(
-    item: Item, answer: str, judge_text: str | None, error: str | None, judge_name: str
+    item: Item, answer: str, judge_text: str | None, error: str | None, judge_name: str,
+    bench: BenchmarkJudge | None = None,
 ) -> Scored:
     """Turn one judge reply into a verdict (errors and unparseable replies are ERROR, not wrong)."""
     refs = [g.answer for g in item.accepted if g.credit > 0]
-    details: dict[str, Any] = {"judge_model": judge_name, "judge_version": JUDGE_VERSION}
+    details: dict[str, Any] = {"judge_model": judge_name,
+                               "judge_version": bench.name if bench is not None else JUDGE_VERSION}
     details.update(overlap_metrics(answer, refs))
     extracted = answer.strip() or None
+    if bench is not None:
+        return _bench_verdict(bench, extracted, judge_text, error, judge_name, details)
     if extracted is None:
         return _judge_verdict(Outcome.NO_ANSWER, 0.0, None, "none", details)
     if error is not None:  # judge_error becomes the sample's error: say that it was the judge that failed
@@ -144,13 +217,28 @@ def grade_to_score(
     return _judge_verdict(outcome, credit, extracted, "judge", details)
 
 
+def _bench_verdict(bench: BenchmarkJudge, extracted: str | None, judge_text: str | None, error: str | None,
+                   judge_name: str, details: dict[str, Any]) -> Scored:
+    """A benchmark judge's verdict: its parser's reading of the reply (an ERROR when it reads none)."""
+    shown = extracted or ""
+    if error is not None:
+        return _judge_failed(shown, details, f"judge {judge_name} could not grade the answer: {error}")
+    details["judge_raw"] = judge_text or ""
+    reading = bench.parse(judge_text or "")
+    if reading is None:
+        return _judge_failed(shown, details, f"judge {judge_name} replied without a verdict {bench.name} can read")
+    details |= {"judge_grade": reading.grade, "judge_reasoning": reading.reasoning, "judge_answer": reading.answer,
+                "p_correct": reading.p_correct}
+    return _judge_verdict(reading.outcome, reading.score, extracted, "judge", details)
+
+
 def _judge_verdict(outcome: Outcome, credit: float | None, extracted: str | None, rule: str,
                    details: dict[str, Any], error: str | None = None) -> Scored:
     return Scored(outcome, JudgeDetails.model_validate(details), score=credit, extracted=extracted,
                   extraction_rule=rule, error=error)
 
 
-def _judge_failed(extracted: str, details: dict[str, Any], message: str) -> Scored:
+def _judge_failed(extracted: str | None, details: dict[str, Any], message: str) -> Scored:
     """The judge could not grade: an ERROR (retried by a re-run) whose error says the judge failed."""
     return _judge_verdict(Outcome.ERROR, None, extracted, "judge", details | {"judge_error": message}, message)
 
@@ -159,14 +247,15 @@ async def judge_items(
     judge_model: Model,
     pairs: Sequence[tuple[Item, str]],
     settings: GenerationSettings = JUDGE_SETTINGS,
+    bench: BenchmarkJudge | None = None,
 ) -> list[Scored]:
     """Grade every (item, answer text) pair with one batched `generate` call on the judge model.
 
-    Empty answers are NO_ANSWER without asking the judge.
+    Empty answers are NO_ANSWER without asking the generic judge; a benchmark's own judge grades every answer.
     """
-    todo = [i for i, (_, answer) in enumerate(pairs) if answer.strip()]
+    todo = [i for i, (_, answer) in enumerate(pairs) if answer.strip() or bench is not None]
     gens = (
-        await judge_model.generate([judge_request(pairs[i][0], pairs[i][1], settings) for i in todo])
+        await judge_model.generate([judge_request(pairs[i][0], pairs[i][1], settings, bench) for i in todo])
         if todo
         else []
     )
@@ -179,7 +268,7 @@ async def judge_items(
     for i, (item, answer) in enumerate(pairs):
         gen = by_index.get(i)
         text, error = (gen.text, gen.error) if gen is not None else (None, None)
-        verdict = grade_to_score(item, answer, text, error, judge_model.name)
+        verdict = grade_to_score(item, answer, text, error, judge_model.name, bench)
         if gen is not None:  # the judge was asked: what it billed goes on the run's bill
             verdict = replace(verdict, details=verdict.details.model_copy(update=_judge_call(gen)))
         out.append(verdict)
@@ -228,8 +317,13 @@ class JudgeScorer(GenerationScorer):
         if not (to_judge or to_check) or self.judge is None:
             return verdicts
         pairs = [(batch[i].item, split_reasoning(verdicts[i].raw_output or "").answer) for i in to_judge + to_check]
+        bench = benchmark_judge(task.answer_rule(self.prompt_kind))
         try:
-            graded = await judge_items(self.judge, pairs, self.judge_settings)
+            if bench is None:
+                graded = await judge_items(self.judge, pairs, self.judge_settings)
+            else:  # the benchmark's judge grades its answers; an agreement check is the generic judge's
+                graded = [*await judge_items(self.judge, pairs[: len(to_judge)], self.judge_settings, bench),
+                          *await judge_items(self.judge, pairs[len(to_judge) :], self.judge_settings)]
         except CostLimitReached:  # the answers are paid for and kept (errors: a re-run judges them); the run stops
             return [_not_judged(v, self.judge.name) if i in to_judge else v for i, v in enumerate(verdicts)]
         for i, g in zip(to_judge, graded[: len(to_judge)], strict=True):

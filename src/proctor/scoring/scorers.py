@@ -267,7 +267,8 @@ class GenerationScorer:
             raise ProctorError(
                 f"{task.name} has no prompt {self.prompt_kind!r}; it offers: {', '.join(task.prompts.kinds)}"
             )
-        prose = [it for it in task.items if it.modality.needs_judge]
+        judged = getattr(task.answer_rule(self.prompt_kind), "judge", None) is not None  # a benchmark's own judge
+        prose = [it for it in task.items if it.modality.needs_judge or judged]
         if prose and self.kind != "judge":
             raise ProctorError(
                 f"{len(prose)} items ({prose[0].modality.value}, e.g. {prose[0].identifier}) are graded by an"

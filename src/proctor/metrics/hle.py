@@ -1,0 +1,63 @@
+"""Humanity's Last Exam's calibration error, as the authors compute it (centerforaisafety/hle
+hle_eval/run_judge_results.py `calib_err(confidence, correct, p='2', beta=100)` and `dump_metrics`).
+
+The stated confidences (the judge's reading, `details.p_correct` = confidence / 100) sorted ascending, cut into
+bins of `beta` answers (the last bin takes the remainder), and the root of the size-weighted mean squared gap
+between a bin's mean confidence and its accuracy, summed over every bin but the last (the authors' loop runs to
+`len(bins) - 1`). With fewer than `beta` answers the authors' function fails (no bin): the metric then says so.
+The authors print `100 * round(calib_err, 2)`; results.json keeps the unrounded fraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..log.runlog import MetricValue, Outcome, Sample
+from ..scoring.hle import JUDGE_NAME
+from .base import RunContext
+
+BETA = 100
+
+
+def calib_err(confidence: Sequence[float], correct: Sequence[bool], beta: int = BETA) -> float | None:
+    """The authors' RMS calibration error (p='2') in bins of `beta`; None where theirs fails (fewer than `beta`)."""
+    import numpy as np
+
+    n = len(confidence)
+    if n < beta:
+        return None
+    order = np.argsort(np.asarray(confidence, dtype=float))  # the authors' sort (numpy's default kind)
+    conf, hits = np.asarray(confidence, dtype=float)[order], np.asarray(correct, dtype=float)[order]
+    bins = [[i * beta, (i + 1) * beta] for i in range(n // beta)]
+    bins[-1][1] = n
+    total = 0.0
+    for lo, hi in bins[:-1]:
+        total += (hi - lo) / n * float(np.square(np.abs(np.nanmean(conf[lo:hi]) - np.nanmean(hits[lo:hi]))))
+    return float(np.sqrt(total))
+
+
+def judged(samples: Sequence[Sample]) -> tuple[list[float], list[bool]]:
+    """(confidence 0-1, correct) of every HLE sample its judge graded, in the run's order."""
+    pairs = [(float(s.details["p_correct"]), s.outcome is Outcome.CORRECT) for s in samples
+             if s.scored and s.details.get("judge_version") == JUDGE_NAME and s.details.get("p_correct") is not None]
+    return [p for p, _ in pairs], [c for _, c in pairs]
+
+
+class HLECalibrationError:
+    name = "hle_calibration_error"
+    label = "HLE calibration error (RMS, bins of 100)"
+    needs = frozenset({"details", "outcome"})
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
+        confidence, correct = judged(samples)
+        if not confidence:
+            return None
+        value = calib_err(confidence, correct)
+        if value is None:
+            return MetricValue(n=len(confidence), method="hle calib_err",
+                               error=f"the authors' calib_err needs at least {BETA} judged answers "
+                                     f"(bins of {BETA}); this run has {len(confidence)}")
+        return MetricValue(value=value, n=len(confidence), method="hle calib_err")
+
+
+METRICS = (HLECalibrationError(),)

@@ -1,0 +1,55 @@
+"""SimpleQA's five numbers, as openai/simple-evals' `SimpleQAEval.__call__` aggregates them.
+
+Over the samples its grader graded (`proctor.scoring.simpleqa`; a judge error is not graded, where simple-evals
+would have stopped): is_correct, is_incorrect and is_not_attempted (the share of grades A, B and C),
+accuracy_given_attempted (is_correct / (is_correct + is_incorrect), 0 when nothing was attempted) and f1 (their
+harmonic mean with is_correct, 0 when both are 0). None for runs without SimpleQA grades.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..log.runlog import MetricValue, Sample
+from ..scoring.simpleqa import GRADES, JUDGE_NAME
+from .base import RunContext
+
+NAMES = ("is_correct", "is_incorrect", "is_not_attempted", "accuracy_given_attempted", "f1")
+
+
+def grades_of(samples: Sequence[Sample]) -> list[str]:
+    """The grader's letter (A, B or C) of every graded SimpleQA sample."""
+    return [str(s.details.get("judge_grade")) for s in samples
+            if s.scored and s.details.get("judge_version") == JUDGE_NAME and s.details.get("judge_grade") in GRADES]
+
+
+def simpleqa_metrics(grades: Sequence[str]) -> dict[str, float]:
+    """simple-evals' aggregate metrics of a list of grade letters (not empty)."""
+    n = len(grades)
+    out = {name: sum(g == letter for g in grades) / n
+           for name, letter in (("is_correct", "A"), ("is_incorrect", "B"), ("is_not_attempted", "C"))}
+    attempted = out["is_correct"] + out["is_incorrect"]
+    out["accuracy_given_attempted"] = out["is_correct"] / attempted if attempted > 0 else 0
+    both = out["accuracy_given_attempted"] + out["is_correct"]
+    out["f1"] = 2 * out["accuracy_given_attempted"] * out["is_correct"] / both if both > 0 else 0
+    return out
+
+
+class SimpleQAMetric:
+    """One of simple-evals' five SimpleQA numbers (`NAMES`)."""
+
+    needs = frozenset({"details", "outcome"})
+
+    def __init__(self, which: str) -> None:
+        self.which = which
+        self.name = f"simpleqa_{which}"
+        self.label = f"SimpleQA {which.replace('_', ' ')}"
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
+        grades = grades_of(samples)
+        if not grades:
+            return None
+        return MetricValue(value=simpleqa_metrics(grades)[self.which], n=len(grades), method="simple-evals")
+
+
+METRICS = tuple(SimpleQAMetric(name) for name in NAMES)
