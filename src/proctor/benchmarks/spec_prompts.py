@@ -219,6 +219,11 @@ class SpecPrompts:
     def request_defaults(self, kind: str) -> KindDefaults:
         return KindDefaults(stop=self.spec.scoring.stop, max_tokens=self.spec.scoring.max_tokens)
 
+    def fewshot_texts(self, item: Item, kind: str) -> list[str]:
+        """Each example shown before `item` under `kind`, as sent: its question, the target delimiter, its target."""
+        return [self._example_question(ex, kind) + self.spec.target_delimiter + self.target(ex)
+                for ex in self.examples(item, kind)]
+
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, self.spec.name)
         s = self.spec
