@@ -19,6 +19,7 @@ from proctor.run.resolve import resolve
 from proctor.run.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "fewshot_legacy"
+ITEMS = Path(__file__).parents[1] / "examples" / "items" / "multiple-choice.jsonl"
 QUIZ = Path(__file__).parent / "fixtures" / "benchmarks"
 QUIET = ["--no-history", "--no-cache", "--no-progress"]
 
@@ -80,22 +81,39 @@ def _edit_quiz(data: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-@pytest.mark.parametrize("case", ["mmlu-pro", "gpqa-diamond", "house-quiz"])
+def _edit_pool(data: Path) -> None:
+    """An option's text in a `--fewshot-from` pool of items."""
+    path = data / "pool.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[0]["choices"]["A"] = "an edited option"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _items_with_pool(data: Path) -> RunSpec:
+    spec = RunSpec(dataset=DatasetRef(name=str(data / "items.jsonl"), fewshot_from=str(data / "pool.jsonl")),
+                   model=ModelSpec(spec="scripted:first"), scorer=ScorerSpec(shots=2))
+    return resolve(spec)
+
+
+@pytest.mark.parametrize("case", ["mmlu-pro", "gpqa-diamond", "house-quiz", "items"])
 def test_a_changed_fewshot_example_changes_the_run_id(case: str, tmp_path: Path) -> None:
     data, _ = _copy(tmp_path)
     shutil.copytree(QUIZ, data / "quiz-spec")
+    shutil.copy(ITEMS, data / "items.jsonl")
+    shutil.copy(ITEMS, data / "pool.jsonl")
     specs = {"mmlu-pro": (lambda: _id("mmlu-pro", data / "mmlu_pro"), _edit_mmlu_pro),
              "gpqa-diamond": (lambda: _id("gpqa-diamond", data / "gpqa" / "gpqa_diamond.csv", "chain_of_thought"),
                               _edit_gpqa),
              "house-quiz": (lambda: _id(str(data / "quiz-spec" / "quiz.yaml")),
-                            lambda d: _edit_quiz(d / "quiz-spec"))}
+                            lambda d: _edit_quiz(d / "quiz-spec")),
+             "items": (lambda: _items_with_pool(data), _edit_pool)}
     make, edit = specs[case]
     before = make()
     edit(data)
     after = make()
     assert before.dataset.content_hash == after.dataset.content_hash  # the items asked are the same
+    assert before.run_id() != after.run_id()  # main dc99ff5: the same id, so the same command resumed the old run
     assert before.dataset.fewshot_hash is not None and before.dataset.fewshot_hash != after.dataset.fewshot_hash
-    assert before.run_id() != after.run_id()
 
 
 def test_zero_shot_run_ids_do_not_change(tmp_path: Path) -> None:

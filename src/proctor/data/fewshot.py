@@ -86,6 +86,7 @@ class FewShotPrompts:
     format: Literal["completion", "chat"] = "chat"
     kind: str | None = None  # --prompt: the kind log-likelihood contexts are built from (None: the first)
     kinds: tuple[str, ...] = field(init=False)
+    _shown: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)  # fewshot_texts
 
     def __post_init__(self) -> None:
         self.kinds = (*self.base.kinds, *((FIVE_SHOT,) if FIVE_SHOT not in self.base.kinds else ()))
@@ -133,11 +134,16 @@ class FewShotPrompts:
         return head + shots + self.base.body(item) + "\nAnswer:"
 
     def fewshot_texts(self, item: Item, kind: str) -> list[str]:
-        """Each example shown before `item`: its text, and its answer as a letter and as option text."""
-        base = self._base_kind(kind)
-        return [f"{self.base.messages(ex, base)[-1].content}\x1f{self.base.body(ex)}\x1f"
-                f"{example_answer(ex, as_text=False)}\x1f{example_answer(ex, as_text=True)}"
-                for ex in self.examples(item, kind)]
+        """Each example shown before `item`: its text, and its answer as a letter and as option text (rendered
+        once per example and kind)."""
+        base, out = self._base_kind(kind), []
+        for ex in self.examples(item, kind):
+            key = (kind, ex.identifier)
+            if key not in self._shown:
+                self._shown[key] = (f"{self.base.messages(ex, base)[-1].content}\x1f{self.base.body(ex)}\x1f"
+                                    f"{example_answer(ex, as_text=False)}\x1f{example_answer(ex, as_text=True)}")
+            out.append(self._shown[key])
+        return out
 
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, "item data")
