@@ -69,3 +69,60 @@ def test_generation_flips_are_listed_with_an_interval(tmp_path: Path, capsys: py
 def test_agree_refuses_runs_with_nothing_in_common(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["agree", str(tmp_path / "nope"), str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+def _cached_run(tmp_path: Path, name: str, store: Path, *model: str) -> Path:
+    out = tmp_path / name
+    assert main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), *model, "-o", str(out), "--no-progress",
+                 "--no-history", "--store", str(store)]) == 0
+    return out
+
+
+def test_agree_says_when_a_side_was_served_from_the_cache(tiny_model_dir: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """#41 item 9: hf at batch sizes 1 and 32 through one store: the second run's answers are the first's, from
+    the request cache (batch size is not in the backend's identity); agree says so, with the count, instead of
+    reporting a max difference of 0.00 as if the batch sizes had been held to each other."""
+    store = tmp_path / "s.sqlite"
+    hf = ["--mode", "logprob", "--model", f"hf:{tiny_model_dir}", "--device", "cpu"]
+    one = _cached_run(tmp_path, "b1", store, *hf, "--batch-size", "1")
+    many = _cached_run(tmp_path, "b32", store, *hf, "--batch-size", "32")
+    assert {s.cached_requests for s in read_run(one).samples} == {0}
+    assert all(s.cached_requests for s in read_run(many).samples)  # every request answered by the cache
+    got = agreement(read_run(one), read_run(many))
+    assert (got.cached_a, got.cached_b) == (0, 7) and got.logprob is not None and got.logprob.max == 0.0
+    assert any("run 2" in w and "7 of 7" in w and "--no-cache" in w for w in got.warnings)
+    capsys.readouterr()
+    assert main(["agree", str(one), str(many)]) == 0
+    captured = capsys.readouterr()
+    assert "7 of 7" in captured.err and "--no-cache" in captured.err
+    # the recipe the docs give: the second side asked again without the cache measures the batch size
+    fresh = _run(tmp_path, "b32-fresh", *hf, "--batch-size", "32")
+    honest = agreement(read_run(one), read_run(fresh))
+    assert (honest.cached_a, honest.cached_b, honest.warnings) == (0, 0, [])
+    assert {s.cached_requests for s in read_run(fresh).samples} == {None}  # --no-cache: not asked
+
+
+def test_agree_labels_runs_apart_from_answer_letters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#41 item 22: `flip x#0: A B → B A` read as runs or answers; the runs are `run 1` and `run 2`."""
+    first = _run(tmp_path, "first", "--model", "scripted:first")
+    rand = _run(tmp_path, "random", "--model", "scripted:random")
+    capsys.readouterr()
+    assert main(["agree", str(first), str(rand)]) == 0
+    out = capsys.readouterr().out
+    flip = next(line for line in out.splitlines() if line.strip().startswith("flip "))
+    got = agreement(read_run(first), read_run(rand))
+    f = got.flips[0]
+    assert flip.strip() == f"flip {f.item_id}#{f.epoch}: run 1 answered {f.answer_a}, run 2 answered {f.answer_b}"
+    assert out.splitlines()[0].startswith("run 1: scripted:first (") and "run 2: scripted:random (" in out
+
+
+def test_the_reports_agreement_table_notes_a_side_from_the_cache(tmp_path: Path) -> None:
+    """Two runs that differ only in how answers are read (another run id, the same requests): the second side's
+    answers are the first's, from the cache; the report's agreement table says so."""
+    store = tmp_path / "s.sqlite"
+    first = _cached_run(tmp_path, "first", store, "--model", "scripted:first")
+    robust = _cached_run(tmp_path, "robust", store, "--model", "scripted:first", "--extract", "robust")
+    assert main(["report", str(first), str(robust), "--mix-settings", "-o", str(tmp_path / "r.md")]) == 0
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "#### Agreement" in text and "run 2: 7 of 7 paired answers came from the request cache" in text

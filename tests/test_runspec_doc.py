@@ -98,6 +98,7 @@ CHANGED: dict[str, Any] = {
     "dataset.revision": "abc", "dataset.content_hash": "sha256:other", "dataset.seed": 7, "dataset.limit": 3,
     "dataset.limit_per_category": 2, "dataset.subjects": ("law",), "dataset.prompt_options": {"instruction": "x"},
     "dataset.hf_token_env": "MY_TOKEN", "dataset.fewshot_from": "pool.jsonl", "dataset.prompt_hash": "sha256:p",
+    "dataset.fewshot_hash": "sha256:f",
     "model.spec": "scripted:random", "model.options": {"dtype": "bfloat16"}, "model.api_key_env": "KEY",
     "model.api_key": SecretStr("sk-x"),
     "scorer.mode": "logprob", "scorer.prompt_kind": "five_shot", "scorer.format": "chat", "scorer.shots": 5,

@@ -40,6 +40,7 @@ def _samples(run: Path) -> list[dict[str, object]]:
     rows = [json.loads(x) for x in (run / "samples.jsonl").read_text().splitlines() if x.strip()]
     for r in rows:
         r.pop("latency_s", None)
+        r.pop("cached_requests", None)  # how an answer was got (the shards reuse the full run's from the cache)
     return rows
 
 

@@ -232,9 +232,10 @@ def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
     _check_before_start(chat_task, ChatOnly(), build_scorer(chat_task, resolve(spec, chat_task)), resolve(spec, chat_task))
 
 
-def test_ids_must_be_unique_integers(tmp_path: Path) -> None:
+def test_ids_must_be_unique(tmp_path: Path) -> None:
+    """Integers or strings (#41 item 20: string ids are accepted, repeated ones refused)."""
     (tmp_path / "quiz").symlink_to(FIXTURES / "quiz")
-    for column, pattern in (("level", r"test\.csv:2: row: level: 'easy' is not an integer id \(\+7 more rows\)"),
+    for column, pattern in (("level", r"test\.csv:3: row: id easy is repeated .*\(\+5 more rows\)"),
                             ("qid", None)):
         spec = tmp_path / f"{column}.yaml"
         spec.write_text(QUIZ.read_text().replace("id: qid", f"id: {column}"))

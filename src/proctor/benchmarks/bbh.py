@@ -182,6 +182,11 @@ class BBHPrompts(RenderedPrompts):
         check_kind(kind, self.kinds, NAME)
         return context(kind, str(item.category), {"input": str(item.metadata["input"])})
 
+    def fewshot_texts(self, item: Item, kind: str) -> list[str]:
+        """The exemplars lm-eval's YAML (installed) shows before `item` under `kind`, as rendered."""
+        c = task_config(kind, str(item.category))
+        return [render(c.doc_to_text, s) + c.target_delimiter + render(c.doc_to_target, s) for s in c.shots]
+
     def template_hash(self, kind: str) -> str:
         """Over every loaded task's configuration as lm-eval's YAMLs give it (a changed exemplar changes it)."""
         check_kind(kind, self.kinds, NAME)

@@ -187,6 +187,16 @@ class GpqaPrompts(PoolShotPrompts):
             return self.TEMPLATES[kind].format(**self._fields(item, "{letter}) {text}"))
         return self.TEMPLATES[kind].format(**self._fields(item), examples=examples)
 
+    def fewshot_texts(self, item: Item, kind: str) -> list[str]:
+        """The examples shown before `item` under `kind`: the authors' file as the kind renders it (chain of
+        thought with the explanations, five-shot without), or five_shot_pool's picks from the set."""
+        if kind in (CHAIN_OF_THOUGHT, FIVE_SHOT):
+            return [render_examples(self.cot_examples or [], with_explanations=kind == CHAIN_OF_THOUGHT)]
+        if kind == FIVE_SHOT_POOL:
+            return [self.EXAMPLE.format(**self._fields(ex), answer=ex.best_answer)
+                    for ex in pick_shots(self.pool, item.identifier, self.seed)]
+        return []
+
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, self.benchmark)
         parts = [kind, self.TEMPLATES[kind]]

@@ -170,6 +170,7 @@ class MmluProPrompts(RenderedPrompts):
     shots: int = N_SHOTS
     count_tokens: Callable[[str], int] | None = None  # the model's tokenizer, for tiger-local's fitting
     kinds: tuple[str, ...] = field(init=False)
+    _shown: dict[tuple[str, str], list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # the authors' protocol (five-shot CoT) first, when validation examples were loaded
@@ -228,6 +229,20 @@ class MmluProPrompts(RenderedPrompts):
         examples = "".join(lmeval_example(e.question, e.options_raw or e.options, e.cot) for e in shots)
         return (LMEVAL_DESCRIPTION.format(category=category) + examples
                 + lmeval_example(_question_text(item), _raw_options(item), None))
+
+    def fewshot_texts(self, item: Item, kind: str) -> list[str]:
+        """The worked examples shown before `item` under `kind`, as each kind renders them (tiger-local: the
+        first `shots` it may fit, before the tokenizer drops any)."""
+        category = item.category or ("general knowledge" if kind in (FIVE_SHOT, TIGER_API) else "")
+        key = (kind, category)
+        if key not in self._shown:
+            shots = self.examples.get(category, [])
+            self._shown[key] = (
+                [api_example(e.question, e.options, e.cot) for e in shots] if kind in (FIVE_SHOT, TIGER_API)
+                else [local_example(e.question, e.options, e.cot) for e in shots[: self.shots]] if kind == TIGER_LOCAL
+                else [lmeval_example(e.question, e.options_raw or e.options, e.cot) for e in shots[:LMEVAL_SHOTS]]
+                if kind == LMEVAL else [])
+        return self._shown[key]
 
     def logprob_context(self, item: Item) -> str:
         options = choice_lines(item.choices or {}, "{letter}. {text}")

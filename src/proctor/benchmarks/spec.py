@@ -110,7 +110,7 @@ class Answer(_Strict):
 class Fields(_Strict):
     """How a row maps onto a Question (seed 001): each text field a template over the row's columns."""
 
-    id: str | None = None  # a column of unique integers; default: the row's position
+    id: str | None = None  # a column of unique ids (integers, or web-friendly strings); default: the row's position
     original_id: Text | None = None  # default: the id
     question: Text
     choices: Choices | None = None  # none: an open answer (AIME, GSM8K)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.formats.problems import field_name
-from ..data.records import LETTERS, Question
+from ..data.records import IDENTIFIER_RE, LETTERS, Question
 from ..util.errors import InputError, Problem
 from .hub import FILE_SUFFIXES, HubSource, Rows, fetch, parse_list_cell
 from .spec import Answer, BenchmarkSpec, Choices, Fields, LineOf, Text
@@ -15,21 +15,34 @@ from .spec_prompts import BLANK
 from .spec_template import apply_transforms, fields_of, lookup, render
 
 
-def split_rows(spec: BenchmarkSpec, spec_dir: Path, split: str, data_dir: Path | None = None) -> Rows:
-    """One split's rows: from `data_dir` (a folder of `<split>*` files), the spec's `files`, or the hub."""
+def split_rows(spec: BenchmarkSpec, spec_dir: Path, split: str, data: Path | None = None) -> Rows:
+    """One split's rows: from `data` (`--data-file`: a folder of `<split>*` files, or a file holding the evaluated
+    split), the spec's `files`, or the hub."""
     src = spec.source
     hub = HubSource(src.dataset or spec.name, split=split, config=src.config, revision=src.revision)
-    local: Path | None = None
-    if data_dir is not None:
-        local = find_split_file(data_dir, split)
-        if local is None:
-            raise InputError.at(data_dir, f"no {split}*.parquet/.csv/.jsonl/.json file here (or in data/)")
-    elif split in src.files:
-        local = spec_dir / src.files[split]
+    local = _local_split(spec, spec_dir, split, data)
     rows = fetch(hub, local)
     if src.revision is not None and local is None:
         rows.provenance["revision"] = src.revision
     return rows
+
+
+def _local_split(spec: BenchmarkSpec, spec_dir: Path, split: str, data: Path | None) -> Path | None:
+    """Where `split` is read from: a data file is the evaluated split whatever its name (as a built-in's file is),
+    and another split is the file beside it named with that split instead (`test.jsonl` → `dev.jsonl`), else the
+    spec's own; a data folder holds every split; without either, the spec's `files` (None: the hub)."""
+    own = spec_dir / spec.source.files[split] if split in spec.source.files else None
+    if data is None:
+        return own
+    if data.is_file():
+        if split == spec.source.split:
+            return data
+        beside = data.with_name(data.name.replace(spec.source.split, split, 1))
+        return beside if spec.source.split in data.name and beside.is_file() else own
+    found = find_split_file(data, split)
+    if found is None:
+        raise InputError.at(data, f"no {split}*.parquet/.csv/.jsonl/.json file here (or in data/)")
+    return found
 
 
 def find_split_file(directory: Path, split: str) -> Path | None:
@@ -80,16 +93,17 @@ def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
     check_columns(spec, rows, where or Path(rows.path), line_of)
     out: list[Question] = []
     problems = []
-    seen: set[int] = set()
+    seen: set[int | str] = set()
     for i, row in enumerate(rows.rows):
         try:
             question = row_question(spec.fields, row, i)
             _check_texts(question)
             if spec.scoring.continuation == "blank" and BLANK not in question.question:
                 raise ValueError(f"the question has no blank {BLANK!r} for the options to fill")
-            if question.id in seen:
-                raise ValueError(f"id {question.id} is repeated (fields.id must name a column of unique integers)")
-            seen.add(question.id)
+            key = question.id.casefold() if isinstance(question.id, str) else question.id
+            if key in seen:  # string ids are matched case-insensitively, as CommonEval identifiers are
+                raise ValueError(f"id {question.id} is repeated (fields.id must name a column of unique ids)")
+            seen.add(key)
             out.append(question)
         except (KeyError, ValueError, TypeError, IndexError) as e:
             field = e.args[0] if isinstance(e, KeyError) else None
@@ -125,7 +139,7 @@ def row_question(fields: Fields, row: dict[str, Any], index: int) -> Question:
     """One row as a Question (seed 001), by the spec's mapping."""
     choices = _choices(fields.choices, row) if fields.choices is not None else {}
     answer = _answer(fields.answer, fields.choices, row, choices)
-    qid = _integer(lookup(row, fields.id), fields.id) if fields.id is not None else index
+    qid = _row_id(lookup(row, fields.id), fields.id) if fields.id is not None else index
     metadata = {name: _text(t, row) for name, t in fields.metadata.items()}
     tags = lookup(row, fields.tags) if fields.tags is not None else []
     return Question(
@@ -142,11 +156,18 @@ def row_question(fields: Fields, row: dict[str, Any], index: int) -> Question:
     )
 
 
-def _integer(value: Any, column: str) -> int:
-    text = str(value).strip()
-    if not text.lstrip("-").isdigit():
-        raise ValueError(f"{column}: {text[:40]!r} is not an integer id")
-    return int(text)
+def _row_id(value: Any, column: str) -> int | str:
+    """A row's id: an integer (a number or digits), else its text (ARC's `Mercury_7175875`), which must be
+    web-friendly as an item identifier is (letters, digits, '-', '_', '.')."""
+    text = str(value).strip() if value is not None else ""
+    if text.lstrip("-").isdigit():
+        return int(text)
+    if not text:
+        raise ValueError(f"{column}: the id is empty")
+    if not IDENTIFIER_RE.fullmatch(text):
+        raise ValueError(f"{column}: id {text[:40]!r} must be an integer, or use only letters, digits, '-', '_' "
+                         "and '.'")
+    return text
 
 
 def _list(value: Any, path: str) -> list[Any]:

@@ -62,6 +62,7 @@ class SpecPrompts:
     kind: str | None = None  # --prompt: the kind log-likelihood contexts are built from (None: the spec's first)
     kinds: tuple[str, ...] = field(init=False)
     _plans: dict[int, dict[str, list[int]]] = field(default_factory=dict, init=False, repr=False)
+    _shown: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)  # fewshot_texts
 
     def __post_init__(self) -> None:
         self.kinds = tuple(self.spec.prompts)
@@ -218,6 +219,17 @@ class SpecPrompts:
 
     def request_defaults(self, kind: str) -> KindDefaults:
         return KindDefaults(stop=self.spec.scoring.stop, max_tokens=self.spec.scoring.max_tokens)
+
+    def fewshot_texts(self, item: Item, kind: str) -> list[str]:
+        """Each example shown before `item` under `kind`, as sent: its question, the target delimiter, its target
+        (an example's text depends on it alone: rendered once per kind)."""
+        out = []
+        for ex in self.examples(item, kind):
+            key = (kind, ex.identifier)
+            if key not in self._shown:
+                self._shown[key] = self._example_question(ex, kind) + self.spec.target_delimiter + self.target(ex)
+            out.append(self._shown[key])
+        return out
 
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, self.spec.name)

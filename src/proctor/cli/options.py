@@ -58,7 +58,7 @@ MaxErrorRate = Annotated[float, typer.Option(
     help="Exit 1 when more than this share of samples errored, or nothing was scored.")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 DataFile = Annotated[Path | None, typer.Option(
-    "--data-file", metavar="PATH", help="Read a built-in benchmark from this file in its upstream schema (default: from the Hub).")]
+    "--data-file", metavar="PATH", help="Read a built-in or spec benchmark from this file (the split evaluated) or folder, in its upstream schema (default: from the Hub).")]
 ChoiceSeed = Annotated[int, typer.Option(
     "--seed", metavar="N", help="Seed of the choice order where a benchmark shuffles it (GPQA).")]
 NBoot = Annotated[int, typer.Option("--n-boot", metavar="N", min=100, help="Bootstrap resamples.")]

@@ -11,7 +11,7 @@ import typer
 
 from ..benchmarks.registry import BUILTINS, load_task
 from ..log.store import load_run_scores
-from ..stats.agree import SHOWN_FLIPS, agreement, read_for_agreement
+from ..stats.agree import RUN_LABELS, SHOWN_FLIPS, agreement, read_for_agreement
 from ..stats.compare import compare_scores
 from ..stats.gate import gate as run_gate
 from ..stats.power import plan as make_plan
@@ -184,17 +184,20 @@ def agree(
     if as_json:
         typer.echo(json.dumps(got.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return
-    typer.echo(f"A: {escape_control(got.a.model)} ({got.a.run_id[:12]})   B: {escape_control(got.b.model)} "
+    one, two = RUN_LABELS
+    typer.echo(f"{one}: {escape_control(got.a.model)} ({got.a.run_id[:12]})   {two}: {escape_control(got.b.model)} "
                f"({got.b.run_id[:12]})")
     for line in got.lines():
         typer.echo(line)
     for f in got.flips[:SHOWN_FLIPS]:
-        typer.echo(f"  flip {escape_control(f.item_id)}#{f.epoch}: A {escape_control(str(f.answer_a))} → "
-                   f"B {escape_control(str(f.answer_b))}")
+        typer.echo(f"  flip {escape_control(f.item_id)}#{f.epoch}: {one} answered {escape_control(str(f.answer_a))}, "
+                   f"{two} answered {escape_control(str(f.answer_b))}")
     if len(got.flips) > SHOWN_FLIPS:
         typer.echo(f"  … and {len(got.flips) - SHOWN_FLIPS} more (--json lists them all)")
     if got.only_in_a or got.only_in_b:
-        typer.echo(f"left out: {got.only_in_a} answer(s) only in A, {got.only_in_b} only in B")
+        typer.echo(f"left out: {got.only_in_a} answer(s) only in {one}, {got.only_in_b} only in {two}")
+    for w in got.warnings:
+        warning(w)
 
 
 def register(app: typer.Typer) -> None:

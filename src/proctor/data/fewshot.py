@@ -10,6 +10,8 @@ example followed by `Answer: <answer>` and a blank line. Log-likelihood contexts
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -41,6 +43,30 @@ def shots_identity(builder: _WithShots, default_format: str) -> dict[str, Any]:
     return out
 
 
+def fewshot_hash(prompts: object, items: Iterable[Item], kind: str | None) -> str | None:
+    """sha256 over the few-shot examples shown before each item under prompt `kind`, item by item, as the builder
+    renders them (its `fewshot_texts(item, kind)`): what a run's id must change with when an example's text does
+    (#41 item 2). None when no item is shown an example (a zero-shot kind, a builder without examples), so a
+    zero-shot run's id is what it was."""
+    shown = getattr(prompts, "fewshot_texts", None)
+    if kind is None or not callable(shown):
+        return None
+    h, seen = hashlib.sha256(), False
+    digests: dict[str, bytes] = {}
+    for item in items:
+        texts: Sequence[str] = shown(item, kind)
+        if not texts:
+            continue
+        seen = True
+        h.update(item.identifier.encode() + b"\x1f")
+        for text in texts:  # one digest per distinct text: MMLU-Pro shows a category's examples to all its items
+            if text not in digests:
+                digests[text] = hashlib.sha256(text.encode()).digest()
+            h.update(digests[text])
+        h.update(b"\n")
+    return "sha256:" + h.hexdigest() if seen else None
+
+
 def example_answer(item: Item, as_text: bool) -> str:
     """An example's answer: a choice item's letter (what the generic prompt asks for) or option text
     (`as_text`, a log-likelihood continuation); any other item's reference answer."""
@@ -60,6 +86,7 @@ class FewShotPrompts:
     format: Literal["completion", "chat"] = "chat"
     kind: str | None = None  # --prompt: the kind log-likelihood contexts are built from (None: the first)
     kinds: tuple[str, ...] = field(init=False)
+    _shown: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)  # fewshot_texts
 
     def __post_init__(self) -> None:
         self.kinds = (*self.base.kinds, *((FIVE_SHOT,) if FIVE_SHOT not in self.base.kinds else ()))
@@ -105,6 +132,18 @@ class FewShotPrompts:
         shots = "".join(f"{self.base.body(ex)}\nAnswer: {example_answer(ex, as_text=True)}\n\n"
                         for ex in self.examples(item, self.logprob_kind))
         return head + shots + self.base.body(item) + "\nAnswer:"
+
+    def fewshot_texts(self, item: Item, kind: str) -> list[str]:
+        """Each example shown before `item`: its text, and its answer as a letter and as option text (rendered
+        once per example and kind)."""
+        base, out = self._base_kind(kind), []
+        for ex in self.examples(item, kind):
+            key = (kind, ex.identifier)
+            if key not in self._shown:
+                self._shown[key] = (f"{self.base.messages(ex, base)[-1].content}\x1f{self.base.body(ex)}\x1f"
+                                    f"{example_answer(ex, as_text=False)}\x1f{example_answer(ex, as_text=True)}")
+            out.append(self._shown[key])
+        return out
 
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, "item data")

@@ -390,9 +390,11 @@ class ItemSet(_Spelled):
 
 
 class Question(_Record):
-    """A benchmark question (seed 001). `choices` is empty for open-answer benchmarks such as AIME."""
+    """A benchmark question (seed 001). `choices` is empty for open-answer benchmarks such as AIME. `id` is seed 001's
+    integer, or a dataset's own string id (ARC's `Mercury_7175875`): web-friendly characters, as an Item identifier
+    (CommonEval), since the item's identifier is `<dataset>.<id>`."""
 
-    id: int
+    id: int | str
     original_id: str
     question: str
     choices: dict[str, str]
@@ -402,6 +404,14 @@ class Question(_Record):
     difficulty: str | None = None
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _web_friendly_id(cls, v: int | str) -> int | str:
+        if isinstance(v, str) and not IDENTIFIER_RE.fullmatch(v):
+            raise ValueError(f"id {v!r} must be an integer, or use only letters, digits, '-', '_' and '.'"
+                             if v else "the id is empty")
+        return v
 
     @field_validator("answer")
     @classmethod

@@ -338,6 +338,9 @@ class Sample(_Log):
     reasoning: str | None = None  # the thought, apart from the answer (reasoning_content or a think block)
     cost: str | None = None  # exact money for this request (a Decimal as text) when prices are known
     judge_cost: str | None = None  # exact money for the judge's calls on this sample, when the judge's price is known
+    # how many of this sample's requests the request cache answered (they repeat an earlier run's answers: `proctor
+    # agree` says so); None: the cache was not asked (--no-cache), or a run written before it was counted
+    cached_requests: Annotated[int, Field(ge=0)] | None = None
     details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
 
     @model_validator(mode="after")

@@ -130,7 +130,7 @@ def _encode(response: Response) -> tuple[str, str]:
     kind = "generate" if isinstance(response, Generation) else "loglikelihood"
     if not isinstance(response, Generation | Loglikelihood):
         raise TypeError(f"not a model response: {type(response).__name__}")
-    return kind, _canonical(dataclasses.asdict(response))
+    return kind, _canonical({k: v for k, v in dataclasses.asdict(response).items() if k != "cached"})
 
 
 def _decode(kind: str, value: str) -> Response:

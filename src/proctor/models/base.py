@@ -98,6 +98,7 @@ class Generation:
     reasoning: str | None = None
     latency_s: float | None = None
     error: str | None = None  # set when the request failed after every retry
+    cached: bool = field(default=False, compare=False)  # answered by the request cache (run.cache), not the model
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class Loglikelihood:
     is_greedy: bool = False  # every continuation token was the argmax
     input_tokens: int | None = None  # every token the model read for it, context included (None: not known)
     error: str | None = None
+    cached: bool = field(default=False, compare=False)  # answered by the request cache (run.cache), not the model
 
 
 @runtime_checkable

@@ -145,8 +145,10 @@ def _agreements(pairs: Sequence[Any], names: Sequence[str]) -> list[str]:
                      f"{lp.max:.2e} / {lp.p99:.2e}" if lp is not None else "—"])
     if not rows:
         return []
+    notes = [f"- {_cell(names[p.a])} / {_cell(names[p.b])}: {_cell(w)}" for p in pairs if p.agreement is not None
+             for w in p.agreement.warnings]  # a side answered from the request cache measures nothing
     return ["", "#### Agreement", "", *_table(["A", "B", "Paired", "Answers that flip", "Identical outputs",
-                                               "max / p99 Δ log p"], rows, {2, 3, 4, 5})]
+                                               "max / p99 Δ log p"], rows, {2, 3, 4, 5}), *([""] + notes if notes else [])]
 
 
 def _comparison(data: ReportData) -> list[str]:

@@ -1,11 +1,14 @@
 """CachedModel: answers every request already made from the SQLite store; only misses reach the model.
 
 Keys come from `proctor.log.store.request_key` over the backend's declared `identity()` (never its URLs,
-keys or concurrency), the request kind and the full request with its generation settings. Errored responses are never stored, so a re-run retries exactly those.
+keys or concurrency), the request kind and the full request with its generation settings. Errored responses are
+never stored, so a re-run retries exactly those. An answer from the store comes back marked `cached`: each sample
+counts them (`Sample.cached_requests`), so `proctor agree` can say when a run repeats another's answers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -44,7 +47,7 @@ class CachedModel(ModelWrapper):
         missing = [i for i, k in enumerate(keys) if k not in found]
         self.hits += len(requests) - len(missing)
         self.misses += len(missing)
-        out: list[Any] = [found.get(k) for k in keys]
+        out: list[Any] = [dataclasses.replace(found[k], cached=True) if k in found else None for k in keys]
         if missing:
             first = {keys[i]: i for i in reversed(missing)}  # a request repeated in one batch is asked once
             unique = sorted(first.values())

@@ -10,6 +10,7 @@ from ..log.runlog import Sample
 from ..models.base import Capability, GenerateRequest, LoglikelihoodRequest, Model
 from ..scoring.base import Answer, Answered, Request, Scored, Scorer
 from ..util.progress import expect
+from .cache import CachedModel
 
 
 async def _ask(model: Model, capability: Capability, requests: Sequence[Request]) -> list[Answer]:
@@ -21,7 +22,8 @@ async def _ask(model: Model, capability: Capability, requests: Sequence[Request]
     return list(await model.loglikelihood(ll))
 
 
-def sample_of(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> Sample:
+def sample_of(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored,
+              cached_requests: int | None = None) -> Sample:
     return Sample(
         sample_id=f"{item.identifier}#{epoch}", item_id=item.identifier, epoch=epoch, dataset=task.name,
         category=item.category, subcategory=item.subcategory, modality=item.modality.value,
@@ -30,7 +32,7 @@ def sample_of(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored) -> 
         ambiguous=v.ambiguous, score=v.score, outcome=v.outcome, error=v.error, details=v.details,
         cluster=cluster_value(item, task.cluster),
         input_tokens=v.usage.input_tokens, output_tokens=v.usage.output_tokens, latency_s=v.usage.latency_s,
-        finish_reason=v.usage.finish_reason, reasoning=v.usage.reasoning,
+        finish_reason=v.usage.finish_reason, reasoning=v.usage.reasoning, cached_requests=cached_requests,
     )
 
 
@@ -46,7 +48,9 @@ async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[t
         batch.append(Answered(item, epoch, reqs, answers[offset : offset + len(reqs)]))
         offset += len(reqs)
     verdicts = await scorer.score(task, batch)
-    return [sample_of(task, a.item, a.epoch, scorer, v) for a, v in zip(batch, verdicts, strict=True)]
+    counted = isinstance(model, CachedModel)  # without the cache: not counted (None)
+    return [sample_of(task, a.item, a.epoch, scorer, v, sum(r.cached for r in a.answers) if counted else None)
+            for a, v in zip(batch, verdicts, strict=True)]
 
 
 __all__ = ["sample_of", "score_chunk"]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..benchmarks.probsem import load_suite_task
 from ..benchmarks.registry import load_task
+from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
 from ..interop.llmwc import llmwc_rule
@@ -56,6 +57,8 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
         generation = _generation(spec.generation, task, scorer.prompt_kind or task.prompts.kinds[0])
     revision = spec.dataset.revision or task.source.get("revision")
     dataset = spec.dataset.model_copy(update={"content_hash": task.content_hash, "prompt_hash": prompt_hash(task),
+                                              "fewshot_hash": fewshot_hash(task.prompts, task.items,
+                                                                           _shown_kind(scorer, task)),
                                               "revision": str(revision) if revision is not None else None})
     judged = spec.judge is not None and scorer.mode == "generate" and task.scorer is None  # only answers are judged
     judge = spec.judge.model_copy(update={"version": JUDGE_VERSION}) if judged and spec.judge else None
@@ -72,6 +75,17 @@ def prompt_hash(task: Task) -> str | None:
     a builder declares: `Task.prompt_identity`), as one hash; None for builders that declare nothing."""
     declared = task.prompt_identity()
     return "sha256:" + hashlib.sha256(canonical_json(declared).encode()).hexdigest() if declared else None
+
+
+def _shown_kind(scorer: ScorerSpec, task: Task) -> str | None:
+    """The prompt kind whose examples the run shows: the generation kind, or the kind log-likelihood contexts are
+    built from (a builder's `logprob_kind`); None for a task with its own scorer (suites)."""
+    if task.scorer is not None:
+        return None
+    if scorer.mode == "logprob":
+        kind = getattr(task.prompts, "logprob_kind", None)
+        return kind if isinstance(kind, str) else None
+    return scorer.prompt_kind
 
 
 def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:

@@ -290,8 +290,14 @@ def locate_run(task: Task, model_name: str, scorer: Scorer, spec: RunSpec,
     """The run's directory and id: `options.out` or the default directory, or the directory an older proctor
     wrote for the same run (its old id kept); a directory holding another run is refused."""
     run_id, legacies = _resolved(spec).run_id(), legacy_run_ids(task, model_name, scorer, spec)
+    before_fewshot = spec.legacy_run_id()  # the id before the few-shot examples' hash entered it (#41 item 2)
     path = options.out or default_run_dir(task, model_name, spec, options.runs_root, run_id)
     if options.out is None and not (path / MANIFEST).exists():
+        if before_fewshot is not None:
+            old = default_run_dir(task, model_name, spec, options.runs_root, before_fewshot)
+            if (old / MANIFEST).exists() and _fewshot_legacy(old, read_manifest(old), spec, scorer.template_hash(task),
+                                                             task):
+                return old, before_fewshot
         for legacy in legacies:
             old = default_run_dir(task, model_name, spec, options.runs_root, legacy)
             if (old / MANIFEST).exists() and _is_legacy_of(read_manifest(old), legacy, spec):
@@ -302,9 +308,25 @@ def locate_run(task: Task, model_name: str, scorer: Scorer, spec: RunSpec,
     if found.run_id == run_id:
         check_resumable(path, found, _resolved(spec), task)  # a hand-edited manifest is refused, naming the field
         return path, run_id
+    if found.run_id == before_fewshot and _fewshot_legacy(path, found, spec, scorer.template_hash(task), task):
+        return path, found.run_id
     if found.run_id in legacies and _is_legacy_of(found, found.run_id, spec):
         return path, found.run_id
     raise ProctorError(f"{path} holds a different run (dataset, model or settings differ): choose another -o directory")
+
+
+def _fewshot_legacy(run_dir: Path, found: Manifest, spec: RunSpec, template_hash: str, task: Task) -> bool:
+    """`found` (under the id without the few-shot hash) is this run as proctor wrote it before #41 item 2, with the
+    same examples: its spec records this run's few-shot hash (a directory resumed since), or it records none and
+    its prompt template hash (MMLU-Pro's and GPQA's example texts, a spec pool's ids, questions and answers) is
+    today's. A directory whose examples changed is not this run: the run starts afresh under its new id."""
+    recorded = found.spec.dataset.fewshot_hash if found.spec is not None else None
+    if recorded is None and found.prompt_template_hash != template_hash:
+        return False
+    if recorded is not None and recorded != spec.dataset.fewshot_hash:
+        return False
+    check_resumable(run_dir, found, spec if recorded is not None else spec.without_fewshot_hash(), task)
+    return True
 
 
 def _is_legacy_of(found: Manifest, legacy: str, spec: RunSpec) -> bool:

@@ -65,6 +65,9 @@ class DatasetRef(_Record):
     # a hash of every prompt template and the few-shot pool (spec benchmarks, few-shot item data; filled by
     # resolve from Task.prompt_identity): the content hash covers the items, not what is asked around them
     prompt_hash: str | None = None
+    # sha256 of the few-shot examples the run shows, item by item, as rendered (filled by resolve from the prompt
+    # builder's `fewshot_texts`; data.fewshot.fewshot_hash): None when no example is shown (zero-shot ids unchanged)
+    fewshot_hash: str | None = None
 
 
 class ModelSpec(_Record):
@@ -235,7 +238,7 @@ class RunSpec(_Record):
         dataset: dict[str, Any] = (
             {"content_hash": data.content_hash} if data.content_hash is not None
             else data.model_dump(mode="json", exclude={"content_hash", "hf_token_env"}))
-        for optional in ("fewshot_from", "prompt_hash"):  # in the id only when set: runs before them keep theirs
+        for optional in ("fewshot_from", "prompt_hash", "fewshot_hash"):  # in the id only when set: runs before them keep theirs
             value = getattr(data, optional)
             dataset.pop(optional, None)
             if value is not None:
@@ -250,6 +253,15 @@ class RunSpec(_Record):
     def run_id(self) -> str:
         """A stable 12-hex-digit hash of `identity()` (canonical JSON); call it on the resolved spec."""
         return hashlib.sha256(canonical_json(self.identity()).encode()).hexdigest()[:12]
+
+    def without_fewshot_hash(self) -> RunSpec:
+        """This spec as proctor before #41 item 2 resolved it: the few-shot examples' hash left out."""
+        return self.model_copy(update={"dataset": self.dataset.model_copy(update={"fewshot_hash": None})})
+
+    def legacy_run_id(self) -> str | None:
+        """The id this run had before the few-shot examples' hash entered the id (main dc99ff5); None when it
+        shows no example (its id never changed). `run.runner.locate_run` still finds and resumes such runs."""
+        return self.without_fewshot_hash().run_id() if self.dataset.fewshot_hash is not None else None
 
 
 def canonical_json(data: Any) -> str:

@@ -6,6 +6,11 @@ the sample's details), the per-item difference is the largest |log p_A − log p
 gives its maximum, 99th percentile and mean. For every run, an answer *flips* when the answer read (`extracted`)
 differs; the flip rate gets a Wilson 95% interval, and generation runs also report the share of byte-identical
 outputs. The flipping items are listed. See docs/statistics.md.
+
+A side whose answers came from the request cache (`Sample.cached_requests`) repeats an earlier run's answers: the
+cache key is the backend's identity, which leaves out what should not change an answer (batch size, concurrency,
+URLs), so two batch sizes run through one store agree perfectly by construction. The record counts such samples
+on each side and warns; ask that side again with `--no-cache` to hold the two configurations to each other.
 """
 
 from __future__ import annotations
@@ -72,6 +77,9 @@ class Agreement(BaseModel):
     identical_share: float | None
     n_score_changes: int  # paired samples whose score differs
     flips: list[Flip]
+    cached_a: int = 0  # paired samples of run 1 with an answer from the request cache
+    cached_b: int = 0  # … of run 2
+    warnings: list[str] = []
 
     def lines(self) -> list[str]:
         """The record in plain sentences (the console's and the report's)."""
@@ -111,6 +119,17 @@ def _summary(deltas: Sequence[tuple[str, float]]) -> LogprobDelta | None:
                         mean=float(values.mean()), worst=worst)
 
 
+RUN_LABELS = ("run 1", "run 2")  # never "A"/"B": those are answer letters too
+
+
+def cache_warnings(cached: tuple[int, int], n_paired: int) -> list[str]:
+    """What to say of sides served from the request cache: they repeat earlier answers, measure nothing."""
+    return [f"{label}: {n:,} of {n_paired:,} paired answers came from the request cache, so they repeat an earlier "
+            "run's answers (the cache key leaves out batch size, concurrency and URLs) and this comparison does "
+            f"not measure {label}'s configuration; run it again with --no-cache"
+            for label, n in zip(RUN_LABELS, cached, strict=True) if n]
+
+
 def _answered(log: RunLog) -> dict[tuple[str, int], Sample]:
     return {(s.item_id, s.epoch): s for s in log.samples if s.scored}
 
@@ -128,12 +147,14 @@ def agreement(a: RunLog, b: RunLog) -> Agreement:
     generation = all(sa[k].mode == "generate" and sb[k].mode == "generate" for k in keys)
     identical = sum(sa[k].raw_output == sb[k].raw_output for k in keys) if generation else None
     lo, hi = wilson_interval(len(flips), len(keys))
+    cached = (sum(bool(sa[k].cached_requests) for k in keys), sum(bool(sb[k].cached_requests) for k in keys))
     return Agreement(
         a=run_ref(record_from_log(a)), b=run_ref(record_from_log(b)), n_paired=len(keys),
         only_in_a=len(sa.keys() - sb.keys()), only_in_b=len(sb.keys() - sa.keys()), logprob=_summary(deltas),
         n_flips=len(flips), flip_rate=len(flips) / len(keys), flip_ci_low=lo, flip_ci_high=hi,
         n_identical_outputs=identical, identical_share=identical / len(keys) if identical is not None else None,
         n_score_changes=sum(sa[k].score != sb[k].score for k in keys), flips=flips,
+        cached_a=cached[0], cached_b=cached[1], warnings=cache_warnings(cached, len(keys)),
     )
 
 
@@ -149,4 +170,4 @@ def read_for_agreement(ref: str | Path, store: Any = None) -> RunLog:
                                                           if store is not None else ""))
 
 
-__all__ = ["Agreement", "Flip", "LogprobDelta", "agreement", "read_for_agreement"]
+__all__ = ["RUN_LABELS", "Agreement", "Flip", "LogprobDelta", "agreement", "cache_warnings", "read_for_agreement"]

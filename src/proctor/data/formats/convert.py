@@ -76,6 +76,13 @@ def question_to_item(q: Question, dataset: str) -> Item:
     )
 
 
+def question_id(value: Any) -> int | str:
+    """A question id as recorded: an integer (also written as digits), else the dataset's own string id."""
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        return int(value)
+    return str(value)
+
+
 def item_to_question(item: Item, index: int) -> Question:
     """The reverse of `question_to_item`; items that never were questions get `id=index`."""
     meta = dict(item.metadata)
@@ -85,7 +92,7 @@ def item_to_question(item: Item, index: int) -> Question:
     if difficulty is None and item.difficulty is not None:
         difficulty = str(item.difficulty)
     return Question(
-        id=int(qid),
+        id=question_id(qid),
         original_id=str(original_id),
         question=item.prompt,
         choices=dict(item.choices or {}),

@@ -29,15 +29,16 @@ def read_questions(path: str | Path) -> Dataset:
     except ValidationError as e:
         problems.extend(validation_problems(e, path, line_of=json_loc_lines(read_text(path))))
         raise InputError(problems) from None
-    seen: dict[int, int] = {}
+    seen: dict[int | str, int] = {}
     line_of = None
     for i, q in enumerate(ds.questions):
-        if q.id in seen:
+        key = q.id.casefold() if isinstance(q.id, str) else q.id  # string ids match case-insensitively (CommonEval)
+        if key in seen:
             line_of = line_of or json_loc_lines(read_text(path))
             problems.append(Problem(str(path), line_of(("questions", i)),
-                                    f"{q.id} repeats the id of questions[{seen[q.id]}]", f"questions[{i}].id"))
+                                    f"{q.id} repeats the id of questions[{seen[key]}]", f"questions[{i}].id"))
         else:
-            seen[q.id] = i
+            seen[key] = i
     if problems:
         raise InputError(problems)
     return ds
