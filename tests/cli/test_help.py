@@ -28,8 +28,8 @@ NOT_RUN = {
     "proctor import logs/2026-01-01T00-00-00_gpqa_abc.eval --name openai:gpt-4o":
         "an Inspect log (none is bundled); tests/cli/test_import_cmds.py imports real Inspect logs",
     "proctor import out/lm --item-id identifier --dataset demo": "lm-eval's output folder (none is bundled)",
-    "proctor merge runs/demo": "an executor run's -o folder (tests/executors/ merge real Slurm, Ray and local runs)",
-    "proctor status runs/demo": "an executor run's -o folder (tests/executors/ show the shards of real runs)",
+    "proctor merge runs/demo": "an executor run's -o folder (tests/run/executors/ merge real Slurm, Ray and local runs)",
+    "proctor status runs/demo": "an executor run's -o folder (tests/run/executors/ show the shards of real runs)",
 }
 PYTHON_TYPES = re.compile(r"<(?:list|dict|tuple|str|int|float|bool|path|Path)\b[^>]*>|list\[|\{[a-z_]+\}|NoneType")
 

@@ -24,7 +24,7 @@ import numpy as np
 
 #: Below this many clusters a clustered interval is not trusted: the clusters are taken as the strata they are
 #: (the interval speaks for these clusters, items as the unit), with a note. Cameron & Miller (2015, sec. VI)
-#: call fewer than about 10 clusters "few"; the coverage simulation in tests/test_stats_cluster.py shows CR2
+#: call fewer than about 10 clusters "few"; the coverage simulation in tests/stats/test_stats_cluster.py shows CR2
 #: with Bell–McCaffrey's df covers from 5 clusters on, but at 3 its interval spans most of [0, 1].
 MIN_CLUSTERS = 5
 

@@ -1,0 +1,133 @@
+"""The real engines the executor tests submit to: the machine's Slurm (`.ci/run` installs and starts one, see
+../shared/tools/slurm-local) and a Ray head this fixture starts (3 CPUs) and stops. Without them the tests skip,
+saying why; under `CI=true` they fail instead."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import proctor
+
+SRC = str(Path(proctor.__file__).resolve().parents[1])
+DATA = str(Path(__file__).resolve().parents[3] / "examples" / "items" / "multiple-choice.jsonl")
+
+
+def missing(reason: str) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"CI=true and {reason}")
+    pytest.skip(reason)
+
+
+def importorskip_in_ci(name: str) -> Any:
+    """The module `name`; without it, skip (fail under CI=true)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        missing(f"{name} is not installed (pip install -e '.[dev]')")
+        raise
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
+
+
+def proctor_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "proctor", *args]
+
+
+def run_proctor(*args: str, cwd: Path, extra_env: dict[str, str] | None = None,
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(proctor_cmd(*args), cwd=cwd, env={**env(), **(extra_env or {})}, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """A run directory's manifest, samples and results."""
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    return (json.loads((run_dir / "manifest.json").read_text()), samples,
+            json.loads((run_dir / "results.json").read_text()))
+
+
+def assert_same_run(merged: Path, plain: Path) -> None:
+    """The merged shards equal the unsharded run: run id, samples item for item (answers, outcomes, scores) and
+    the results' overall figures."""
+    m1, s1, r1 = read_run(merged)
+    m2, s2, r2 = read_run(plain)
+    assert m1["run_id"] == m2["run_id"]
+    keys = ("sample_id", "raw_output", "extracted", "outcome", "score", "prompt")
+    assert [[x[k] for k in keys] for x in s1] == [[x[k] for k in keys] for x in s2]
+    assert r1["overall"] == r2["overall"]
+
+
+def wait_for(check: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def slurm() -> None:
+    """The machine's Slurm, answering `sinfo` (skip or, under CI=true, fail without it)."""
+    if shutil.which("sbatch") is None:
+        missing("no Slurm here (sbatch not found); ../shared/tools/slurm-local/start.sh or .ci/run starts one")
+    try:
+        subprocess.run(["sinfo", "-h"], check=True, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        missing(f"Slurm does not answer sinfo ({e})")
+    importorskip_in_ci("submitit")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Ray head on this machine (3 CPUs, a small object store), its address; stopped after (its own process
+    group, by id)."""
+    importorskip_in_ci("ray")
+    ray_bin = Path(sys.executable).parent / "ray"
+    port = _free_port()
+    tmp = tmp_path_factory.mktemp("ray")
+    log = open(tmp / "ray-start.log", "w")  # noqa: SIM115 - the head's output, for as long as the head lives
+    proc = subprocess.Popen(
+        [str(ray_bin), "start", "--head", "--block", f"--port={port}", "--num-cpus=3", "--num-gpus=0",
+         "--include-dashboard=false", "--disable-usage-stats", "--object-store-memory=100000000"],
+        stdout=log, stderr=subprocess.STDOUT, env=env(), start_new_session=True)
+    address = f"127.0.0.1:{port}"
+    try:
+        wait_for(lambda: "Ray runtime started" in (tmp / "ray-start.log").read_text() or proc.poll() is not None, 120,
+                 "the Ray head")
+        if proc.poll() is not None:
+            missing(f"ray start failed: {(tmp / 'ray-start.log').read_text()[-2000:]}")
+        yield address
+    finally:
+        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):  # some of Ray's daemons outlive a SIGTERM
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                pass
+        log.close()
