@@ -30,7 +30,7 @@ from proctor.models.vllm_engine import group_members
 from ..conftest import MMLU_PRO, SRC
 from .conftest import VLLM_PYTHON, VLLMServer
 
-pytestmark = pytest.mark.vllm
+pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]  # one worker: the managed engine
 
 SUITES = Path(__file__).resolve().parents[3] / "examples" / "suites"
 TOLERANCE = 1e-4

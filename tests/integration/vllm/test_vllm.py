@@ -21,7 +21,7 @@ from proctor.util.errors import CapabilityError
 from ..conftest import MMLU_PRO
 from .conftest import VLLMServer
 
-pytestmark = pytest.mark.vllm
+pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]  # one worker: one server
 
 CASES = [
     LoglikelihoodRequest("Question: physics. The correct answer is", " (A)"),

@@ -9,7 +9,11 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .conftest import DATA, assert_same_run, env, proctor_cmd, run_proctor, wait_for
+
+pytestmark = pytest.mark.xdist_group("engines")  # one worker starts the Ray head
 
 SLOW = "scripted:random,delay=0.4"
 

@@ -13,7 +13,7 @@ import pytest
 
 from .conftest import DATA, assert_same_run, env, proctor_cmd, run_proctor, wait_for
 
-pytestmark = pytest.mark.usefixtures("slurm")
+pytestmark = [pytest.mark.usefixtures("slurm"), pytest.mark.xdist_group("engines")]
 SLOW = "scripted:random,delay=0.4"  # one answer each 0.4 s, each kept as it comes: a shard takes seconds
 
 
