@@ -1,0 +1,149 @@
+"""What the fifth outsider attack (#41, "a fresh outsider attack … what it finds becomes a test") found on main
+dc99ff5: each test failed there. Few-shot pools, secrets in malformed base URLs and in an executor's plan, resume
+over a finished run's edited samples, and items without a cluster value."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctor.benchmarks import load_task
+from proctor.cli import main
+from proctor.log.results import read_run
+
+# ---------------------------------------------------------------- few-shot: the asked question, shuffled
+
+
+def _spec(tmp_path: Path) -> Path:
+    """Four test questions; the few-shot file holds the same questions again with their options in another order
+    and spaces around the text (a shuffled copy of the test split, as GPQA-style shuffling makes one)."""
+    rows = [{"qid": i, "q": f"What is {i}+{i}?", "A": str(2 * i), "B": str(2 * i + 1), "C": str(2 * i + 2),
+             "key": "A"} for i in range(4)]
+    pool = [dict(r, qid=100 + r["qid"], q=f" {r['q']}  ", A=r["B"], B=r["A"], key="B") for r in rows]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps(r) + "\n" for r in pool), encoding="utf-8")
+    spec = tmp_path / "quiz.yaml"
+    spec.write_text(
+        "name: quizfs\n"
+        "source: {split: test, files: {test: test.jsonl}}\n"
+        "fields: {id: qid, question: '{q:strip}', choices: {columns: [A, B, C]}, answer: {column: key, as: letter}}\n"
+        "prompts: {three: {template: \"Q: {question}\\n{choices}\\nA:\", shots: 3}}\n"
+        "fewshot: {file: pool.jsonl, selection: first_k}\n"
+        "scoring: {mode: generation}\n", encoding="utf-8")
+    return spec
+
+
+def test_a_shuffled_copy_of_the_asked_question_is_never_its_own_example(tmp_path: Path) -> None:
+    task = load_task(str(_spec(tmp_path)))
+    for item in task.items:
+        text = task.prompts.text(item, "three")
+        assert text.count(item.prompt) == 1, text  # asked once, never shown first with its answer
+        assert len(task.prompts.examples(item, "three")) == 3  # the other three questions still fill the shots
+
+
+# ---------------------------------------------------------------- secrets in a base URL proctor cannot parse
+
+SECRET = "Sess0Secret77"
+
+
+@pytest.mark.parametrize("url", [
+    f"http://127.0.0.1:8000;sess={SECRET}/v1",  # a path parameter before the path: it lands in the port
+    f"http//user:{SECRET}@127.0.0.1:8000/v1",  # a missing colon: no scheme, no netloc
+    f"http://user:{SECRET}@127.0.0.1:80x0/v1",
+])
+def test_a_secret_in_a_malformed_base_url_is_never_printed(url: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k-unused-123456")
+    monkeypatch.setenv("PROCTOR_STORE", str(tmp_path / "store.sqlite"))
+    items = Path(__file__).parents[1] / "examples" / "items" / "multiple-choice.jsonl"
+    code = main(["run", str(items), "--model", "openai:m", "--base-url", url, "-o", str(tmp_path / "r"),
+                 "--no-progress", "--no-history"])
+    err = capsys.readouterr().err
+    assert code == 2 and "base URL" in err and len(err.strip().splitlines()) == 1
+    assert SECRET not in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------- secrets in an executor's plan
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    from proctor.testing.server import serve
+
+    with serve() as srv:
+        yield srv.url
+
+
+def test_an_executors_plan_holds_no_secret_of_the_base_url(server: str, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PROCTOR_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    items = Path(__file__).parents[1] / "examples" / "items" / "multiple-choice.jsonl"
+    host = server.removeprefix("http://")
+    url = f"http://user:Pw0Secret55@{host}/v1?token=Tok0Secret33"  # (the stand-in server routes no `;params`)
+    code = main(["run", str(items), "--model", "openai:m", "--base-url", url, "--shards", "2", "--executor", "local",
+                 "-o", str(tmp_path / "r"), "--no-progress", "--no-history"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert read_run(tmp_path / "r").results is not None  # the shards still reached the server with the URL
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".jsonl", ".log", ".yaml", ".txt", ""):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for secret in ("Pw0Secret55", "Tok0Secret33"):
+                assert secret not in text, f"{path} holds {secret}"
+    for secret in ("Pw0Secret55", "Tok0Secret33"):
+        assert secret not in out.out + out.err
+
+
+# ---------------------------------------------------------------- resume over a finished run's edited samples
+
+def _items(path: Path, subcategories: list[str]) -> Path:
+    rows = [{"identifier": f"q{i}", "modality": "choiceof2", "prompt": f"Question {i}?", "response": "AB"[i % 3 == 0],
+             "choices": {"A": "yes", "B": "no"}, "category": "c", "subcategory": sub}
+            for i, sub in enumerate(subcategories)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_resume_refuses_a_finished_runs_edited_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = _items(tmp_path / "items.jsonl", ["s"] * 12)
+    argv = ["run", str(items), "--model", "scripted:first", "-o", str(tmp_path / "r"), "--no-progress",
+            "--no-history", "--no-cache"]
+    assert main(argv) == 0
+    samples = tmp_path / "r" / "samples.jsonl"
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    edited = next(i for i, line in enumerate(lines) if json.loads(line)["score"] == 0.0)
+    record = json.loads(lines[edited])
+    record.update(score=1.0, outcome="correct", extracted=record["reference"])
+    lines[edited] = json.dumps(record) + "\n"
+    samples.write_text("".join(lines), encoding="utf-8")
+    (tmp_path / "r" / "results.json").unlink()  # recomputed by hand or not: the samples are what was edited
+    checksums = (tmp_path / "r" / "checksums.json").read_bytes()
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"samples.jsonl:{edited + 1}:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "r" / "checksums.json").read_bytes() == checksums  # never laundered into a new checksum
+
+
+# ---------------------------------------------------------------- items without a cluster value
+
+def test_items_without_a_cluster_value_are_each_a_cluster_of_their_own(tmp_path: Path) -> None:
+    """An empty subcategory is no value (as `--cluster` itself reads it): each such item is its own cluster, so the
+    interval equals the one where those items carry distinct values — never one cluster of all of them."""
+    subs = [f"s{i % 6}" for i in range(18)]
+    empty = _items(tmp_path / "empty.jsonl", subs + [""] * 18)
+    distinct = _items(tmp_path / "distinct.jsonl", subs + [f"own{i}" for i in range(18)])
+    for name, items in (("e", empty), ("d", distinct)):
+        assert main(["run", str(items), "--model", "scripted:first", "-o", str(tmp_path / name), "--cluster",
+                     "subcategory", "--no-progress", "--no-history", "--no-cache"]) == 0
+    e, d = read_run(tmp_path / "e").results, read_run(tmp_path / "d").results
+    assert e is not None and d is not None
+    assert e.overall.n_clusters == d.overall.n_clusters == 24
+    assert (e.overall.ci_low, e.overall.ci_high) == pytest.approx((d.overall.ci_low, d.overall.ci_high))
