@@ -27,12 +27,17 @@ def _lines(path: Path) -> Iterator[bytes]:
         yield from f
 
 
+def line_hash(line: bytes) -> str:
+    """The short sha256 checksums.json records for one line (newline included)."""
+    return hashlib.sha256(line).hexdigest()[:LINE_HEX]
+
+
 def digest(path: Path) -> dict[str, Any]:
     """A file's sha256 and the short sha256 of each of its lines (newline included)."""
     whole, lines = hashlib.sha256(), []
     for line in _lines(path):
         whole.update(line)
-        lines.append(hashlib.sha256(line).hexdigest()[:LINE_HEX])
+        lines.append(line_hash(line))
     return {"sha256": whole.hexdigest(), "lines": lines}
 
 
@@ -51,4 +56,4 @@ def write_checksums(run_dir: Path, manifest: Manifest | None = None) -> Path:
     return path
 
 
-__all__ = ["CHECKSUMS", "FORMAT", "HASHED", "digest", "write_checksums"]
+__all__ = ["CHECKSUMS", "FORMAT", "HASHED", "digest", "line_hash", "write_checksums"]

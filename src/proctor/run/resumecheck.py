@@ -5,17 +5,20 @@ The run id alone does not catch an edit: it is read from the manifest, not recom
 run is finished with (its no-answer and truncation policies) are read back from the manifest too. So a
 manifest whose spec, policies, data content hash or item count disagree with the resolved spec and the loaded
 data — or whose runlog version is newer than this proctor writes — is refused (exit 2) before anything is asked
-or rewritten.
+or rewritten. So is a finished run whose samples.jsonl no longer holds the lines checksums.json recorded: resuming
+would print the edited numbers and write a new checksum over them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..data.tasks import Task
-from ..log.runlog import MANIFEST, RUNLOG_VERSION, Manifest
+from ..log.checksums import CHECKSUMS, line_hash
+from ..log.runlog import MANIFEST, RUNLOG_VERSION, SAMPLES, Manifest
 from ..util.errors import InputError
 from .spec import RunSpec
 
@@ -60,8 +63,28 @@ def disagreement(found: Manifest, spec: RunSpec, task: Task) -> str | None:
     return None
 
 
+def edited_sample_line(run_dir: Path) -> int | None:
+    """The first line of `run_dir`'s samples.jsonl that differs from what checksums.json recorded when the run last
+    finished, or None (not finished yet, or every recorded line as it was: lines appended since are a later
+    attempt's)."""
+    if not (run_dir / CHECKSUMS).is_file() or not (run_dir / SAMPLES).is_file():
+        return None
+    try:
+        recorded = json.loads((run_dir / CHECKSUMS).read_text(encoding="utf-8"))["files"][SAMPLES]["lines"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no usable record: nothing to hold the samples to (`proctor verify` says so)
+    with (run_dir / SAMPLES).open("rb") as f:  # a torn last line (no newline: killed mid-append) is cut, not edited
+        return next((i for i, (line, old) in enumerate(zip(f, recorded), start=1)
+                     if line.endswith(b"\n") and line_hash(line) != old), None)
+
+
 def check_resumable(run_dir: Path, found: Manifest, spec: RunSpec | None, task: Task) -> None:
-    """Refuse to resume into `run_dir` when its manifest disagrees with this run (InputError at the file)."""
+    """Refuse to resume into `run_dir` when its manifest disagrees with this run, or a finished run's samples were
+    edited since (InputError at the file; nothing is rewritten, checksums.json least of all)."""
+    if (line := edited_sample_line(run_dir)) is not None:
+        raise InputError.at(run_dir / SAMPLES, "differs from the line checksums.json recorded when the run finished: "
+                            "the file was edited; resume refused (choose another -o directory, or restore the file)",
+                            line)
     if spec is None:
         return
     why = disagreement(found, spec, task)
@@ -70,4 +93,4 @@ def check_resumable(run_dir: Path, found: Manifest, spec: RunSpec | None, task: 
                             "resume refused (choose another -o directory, or restore the file)")
 
 
-__all__ = ["check_resumable", "disagreement", "spec_difference"]
+__all__ = ["check_resumable", "disagreement", "edited_sample_line", "spec_difference"]
