@@ -13,6 +13,9 @@ import pytest
 from proctor.benchmarks import load_task
 from proctor.cli import main
 from proctor.log.results import read_run
+from proctor.run.executors.k8s import job_manifest
+from proctor.run.executors.plan import SECRETS_ENV, read_plan
+from proctor.util.errors import ProctorError
 
 # ---------------------------------------------------------------- few-shot: the asked question, shuffled
 
@@ -83,6 +86,7 @@ def test_an_executors_plan_holds_no_secret_of_the_base_url(server: str, tmp_path
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PROCTOR_STORE", str(tmp_path / "store.sqlite"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv(SECRETS_ENV, "")  # the run sets it for its shards; restored after the test
     monkeypatch.chdir(tmp_path)
     items = Path(__file__).parents[1] / "examples" / "items" / "multiple-choice.jsonl"
     host = server.removeprefix("http://")
@@ -99,6 +103,12 @@ def test_an_executors_plan_holds_no_secret_of_the_base_url(server: str, tmp_path
                 assert secret not in text, f"{path} holds {secret}"
     for secret in ("Pw0Secret55", "Tok0Secret33"):
         assert secret not in out.out + out.err
+    plan = read_plan(tmp_path / "r.shards")  # a k8s Job of the same plan reads the URLs from a Secret, not a file
+    env = job_manifest(plan, "img")["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert any(e["name"] == SECRETS_ENV and "secretKeyRef" in e["valueFrom"] for e in env if "valueFrom" in e)
+    monkeypatch.setenv(SECRETS_ENV, "")  # a shard started without the URLs as given is one clear line
+    with pytest.raises(ProctorError, match=r"plan\.json: the base URL .*\*\*\* carries a secret"):
+        plan.shard_spec(1)
 
 
 # ---------------------------------------------------------------- resume over a finished run's edited samples
