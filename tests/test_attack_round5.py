@@ -142,6 +142,26 @@ def test_resume_refuses_a_finished_runs_edited_samples(tmp_path: Path, capsys: p
     assert (tmp_path / "r" / "checksums.json").read_bytes() == checksums  # never laundered into a new checksum
 
 
+def test_merge_refuses_a_shard_whose_samples_were_edited(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished shard edited by hand was merged (0.625 printed for 0.600) and the merged run verified."""
+    items = _items(tmp_path / "items.jsonl", ["s"] * 12)
+    for k in (1, 2):
+        assert main(["run", str(items), "--model", "scripted:first", "--shard", f"{k}/2", "-o", str(tmp_path / f"s{k}"),
+                     "--no-progress", "--no-history", "--no-cache"]) == 0
+    samples = tmp_path / "s1" / "samples.jsonl"
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    edited = next(i for i, line in enumerate(lines) if json.loads(line)["score"] == 0.0)
+    record = json.loads(lines[edited])
+    record.update(score=1.0, outcome="correct", extracted=record["reference"])
+    lines[edited] = json.dumps(record) + "\n"
+    samples.write_text("".join(lines), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "-o", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert f"s1/samples.jsonl:{edited + 1}:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
 # ---------------------------------------------------------------- items without a cluster value
 
 def test_items_without_a_cluster_value_are_each_a_cluster_of_their_own(tmp_path: Path) -> None:

@@ -11,13 +11,12 @@ would print the edited numbers and write a new checksum over them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..data.tasks import Task
-from ..log.checksums import CHECKSUMS, line_hash
+from ..log.checksums import edited_sample_line
 from ..log.runlog import MANIFEST, RUNLOG_VERSION, SAMPLES, Manifest
 from ..util.errors import InputError
 from .spec import RunSpec
@@ -63,21 +62,6 @@ def disagreement(found: Manifest, spec: RunSpec, task: Task) -> str | None:
     return None
 
 
-def edited_sample_line(run_dir: Path) -> int | None:
-    """The first line of `run_dir`'s samples.jsonl that differs from what checksums.json recorded when the run last
-    finished, or None (not finished yet, or every recorded line as it was: lines appended since are a later
-    attempt's)."""
-    if not (run_dir / CHECKSUMS).is_file() or not (run_dir / SAMPLES).is_file():
-        return None
-    try:
-        recorded = json.loads((run_dir / CHECKSUMS).read_text(encoding="utf-8"))["files"][SAMPLES]["lines"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # no usable record: nothing to hold the samples to (`proctor verify` says so)
-    with (run_dir / SAMPLES).open("rb") as f:  # a torn last line (no newline: killed mid-append) is cut, not edited
-        return next((i for i, (line, old) in enumerate(zip(f, recorded), start=1)
-                     if line.endswith(b"\n") and line_hash(line) != old), None)
-
-
 def check_resumable(run_dir: Path, found: Manifest, spec: RunSpec | None, task: Task) -> None:
     """Refuse to resume into `run_dir` when its manifest disagrees with this run, or a finished run's samples were
     edited since (InputError at the file; nothing is rewritten, checksums.json least of all)."""
@@ -93,4 +77,4 @@ def check_resumable(run_dir: Path, found: Manifest, spec: RunSpec | None, task: 
                             "resume refused (choose another -o directory, or restore the file)")
 
 
-__all__ = ["check_resumable", "disagreement", "edited_sample_line", "spec_difference"]
+__all__ = ["check_resumable", "disagreement", "spec_difference"]
