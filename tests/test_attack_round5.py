@@ -219,3 +219,50 @@ def test_humaneval_verdicts_equal_human_evals_check_correctness(tmp_path: Path) 
     theirs = {it.identifier: float(execution.check_correctness(row, body, 3.0)["passed"])
               for it, row, body in zip(items, rows, GUARDED.values())}
     assert ours == theirs and sum(theirs.values()) == 1.0  # only `plain` passes
+
+
+# ---------------------------------------------------------------- devices and pipes named as files
+
+def _finished_run(tmp_path: Path) -> Path:
+    items = _items(tmp_path / "items.jsonl", ["s"] * 6)
+    assert main(["run", str(items), "--model", "scripted:first", "-o", str(tmp_path / "r"), "--no-progress",
+                 "--no-history", "--no-cache"]) == 0
+    return tmp_path / "r"
+
+
+@pytest.mark.parametrize("argv", [["report", "RUN", "-o", "PIPE"], ["report", "RUN", "--format", "md", "-o", "PIPE"],
+                                  ["agree", "RUN", "RUN", "--save", "PIPE"],
+                                  ["compare", "RUN", "RUN", "--mix-settings", "--save", "PIPE"]])
+def test_an_output_that_is_a_pipe_or_device_is_refused_not_replaced(argv: list[str], tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`report -o /dev/null` as root replaced the device by a regular file (the atomic rename), for every user of
+    the machine; a pipe was replaced the same way."""
+    import os
+    import stat
+
+    run = _finished_run(tmp_path)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    capsys.readouterr()
+    assert main([str(run) if a == "RUN" else str(pipe) if a == "PIPE" else a for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "not a regular file" in err and "Traceback" not in err
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+
+
+def test_a_key_that_is_a_pipe_or_device_is_refused_never_read(tmp_path: Path) -> None:
+    """`sign --key /dev/zero` and `verify --public-key FIFO` read for ever."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("cryptography")
+    run = _finished_run(tmp_path)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    assert main(["keygen", str(tmp_path / "key")]) == 0 and main(["sign", str(run), "--key", str(tmp_path / "key")]) == 0
+    for argv in (["sign", str(run), "--key", str(pipe)], ["verify", str(run), "--public-key", "/dev/zero"]):
+        done = subprocess.run([sys.executable, "-m", "proctor", *argv], capture_output=True, text=True, timeout=60,
+                              check=False, env=env)
+        assert done.returncode == 2 and "not a regular file" in done.stderr and "Traceback" not in done.stderr
