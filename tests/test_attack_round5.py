@@ -266,3 +266,25 @@ def test_a_key_that_is_a_pipe_or_device_is_refused_never_read(tmp_path: Path) ->
         done = subprocess.run([sys.executable, "-m", "proctor", *argv], capture_output=True, text=True, timeout=60,
                               check=False, env=env)
         assert done.returncode == 2 and "not a regular file" in done.stderr and "Traceback" not in done.stderr
+
+
+# ---------------------------------------------------------------- LiveCodeBench rows
+
+@pytest.mark.parametrize(("metadata", "why"), [
+    ("[1]", "metadata: expected a JSON object"), ("5", "metadata: expected a JSON object"),
+    ('{"func_name": 7}', "metadata.func_name: expected a function's name"),
+])
+def test_a_livecodebench_row_whose_metadata_is_not_an_object_is_one_line(metadata: str, why: str, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`metadata: "[1]"` was an AttributeError traceback."""
+    case = json.dumps([{"input": "3\n", "output": "6\n", "testtype": "stdin"}])
+    row = {"question_title": "T", "question_content": "Print twice n.", "platform": "atcoder", "question_id": "q0",
+           "contest_id": "c", "contest_date": "2025-03-01T00:00:00", "starter_code": "", "difficulty": "easy",
+           "public_test_cases": case, "private_test_cases": case, "metadata": metadata}
+    data = tmp_path / "lcb.jsonl"
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert main(["run", "livecodebench", "--data-file", str(data), "--model", "scripted:fixed=x", "-o",
+                 str(tmp_path / "r"), "--no-progress", "--no-history", "--no-cache", "--unsafe-exec"]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}:1:" in err and why in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
