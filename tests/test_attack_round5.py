@@ -288,3 +288,26 @@ def test_a_livecodebench_row_whose_metadata_is_not_an_object_is_one_line(metadat
     err = capsys.readouterr().err
     assert f"{data}:1:" in err and why in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------- IFEval rows
+
+@pytest.mark.parametrize("kwargs", [{"keywords": 5}, {"relation": "sideways", "num_words": "x"}])
+def test_an_ifeval_row_whose_kwargs_its_checker_cannot_take_is_one_line(kwargs: dict[str, object], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`keywords: 5` or `num_words: "x"` was a TypeError traceback from lm-eval's checker while scoring."""
+    nltk = pytest.importorskip("nltk")
+    pytest.importorskip("lm_eval")
+    from tests.nltk_punkt import punkt_dir
+
+    monkeypatch.setattr(nltk.data, "path", [str(punkt_dir(tmp_path / "nltk")), *nltk.data.path])
+    ident = "keywords:existence" if "keywords" in kwargs else "length_constraints:number_words"
+    data = tmp_path / "ifeval.jsonl"
+    data.write_text(json.dumps({"key": 1, "prompt": "Write.", "instruction_id_list": [ident], "kwargs": [kwargs]})
+                    + "\n", encoding="utf-8")
+    assert main(["run", "ifeval", "--data-file", str(data), "--model", "scripted:fixed=x", "-o", str(tmp_path / "r"),
+                 "--no-progress", "--no-history", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}:1:" in err and "kwargs[0]" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
