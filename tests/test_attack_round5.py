@@ -311,3 +311,24 @@ def test_an_ifeval_row_whose_kwargs_its_checker_cannot_take_is_one_line(kwargs: 
     err = capsys.readouterr().err
     assert f"{data}:1:" in err and "kwargs[0]" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------- a null problem text
+
+@pytest.mark.parametrize(("benchmark", "row", "column"), [
+    ("aime-2025", {"problem_idx": 1, "problem": None, "answer": 5, "problem_type": ["Algebra"]}, "problem"),
+    ("aime-2026", {"problem_idx": 1, "problem": None, "answer": 5, "problem_type": ["Algebra"]}, "problem"),
+    ("hmmt-feb-2026", {"problem_idx": 1, "problem": None, "answer": "5", "problem_type": ["Algebra"]}, "problem"),
+    ("mbpp", {"task_id": 1, "prompt": None, "code": "c", "test_list": ["assert True"]}, "prompt"),
+])
+def test_a_null_problem_text_is_one_line_never_asked_as_none(benchmark: str, row: dict[str, object], column: str,
+                                                              tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A null problem cell was sent to the model as the text "None" and scored."""
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert main(["run", benchmark, "--data-file", str(data), "--model", "scripted:fixed=x", "-o", str(tmp_path / "r"),
+                 "--no-progress", "--no-history", "--no-cache", "--unsafe-exec"]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}:1:" in err and f"{column}:" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
