@@ -332,3 +332,15 @@ def test_a_null_problem_text_is_one_line_never_asked_as_none(benchmark: str, row
     err = capsys.readouterr().err
     assert f"{data}:1:" in err and f"{column}:" in err and "Traceback" not in err
     assert not (tmp_path / "r").exists()
+
+
+def test_shards_import_the_proctor_that_submits_them() -> None:
+    """After the package reorganisation `source_root` named …/src/proctor, not …/src: local, Slurm and Ray shards
+    imported whatever proctor the interpreter had installed (another checkout's), and their manifests then failed
+    to merge ("bad manifest: … Extra inputs are not permitted")."""
+    import proctor
+    from proctor.run.executors.plan import child_env, source_root
+
+    assert Path(source_root()) == Path(proctor.__file__).resolve().parents[1]
+    assert (Path(source_root()) / "proctor" / "__init__.py").is_file()
+    assert child_env()["PYTHONPATH"].split(":")[0] == source_root()

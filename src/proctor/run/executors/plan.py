@@ -186,7 +186,7 @@ def worker_command(plan: Plan, index: int) -> list[str]:
 
 def source_root() -> str:
     """The directory this proctor is imported from: shards run the same code as the command that submits them."""
-    return str(Path(__file__).resolve().parents[2])
+    return str(Path(__file__).resolve().parents[3])  # …/src of …/src/proctor/run/executors/plan.py
 
 
 def child_env() -> dict[str, str]:
