@@ -95,6 +95,8 @@ def to_questions(rows: Rows) -> list[Question]:
 
 def _question(row: dict[str, Any]) -> Question:
     types = problem_types(row.get("problem_type"))
+    if not isinstance(row["problem"], str) or not row["problem"].strip():  # a null cell was asked as "None"
+        raise ValueError(f"problem: expected the problem's text, got {row['problem']!r:.40}")
     return Question(
         id=int(row["problem_idx"]),
         original_id=str(row["problem_idx"]),

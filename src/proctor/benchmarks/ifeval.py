@@ -18,7 +18,7 @@ from ..data.formats.convert import question_to_item
 from ..data.prompts import ZERO_SHOT, RenderedPrompts, check_kind
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..scoring.ifeval import IFEVAL_RULE, require_checkers
+from ..scoring.ifeval import IFEVAL_RULE, kwargs_problem, require_checkers
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch, parse_list_cell
 
@@ -79,6 +79,8 @@ def _question(row: dict[str, Any], registry: dict[str, Any]) -> Question:
     prompt = row["prompt"]
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("prompt: empty")
+    if (why := kwargs_problem(registry, ids, kwargs, prompt)) is not None:
+        raise ValueError(why)
     key = row["key"]
     if isinstance(key, bool) or not str(key).strip().lstrip("-").isdigit():
         raise ValueError(f"key: expected an integer, got {key!r}")

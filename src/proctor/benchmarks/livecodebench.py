@@ -301,7 +301,11 @@ def to_questions(rows: Rows) -> list[Question]:
 def _question(row: dict[str, Any]) -> Question:
     public = _tests(row["public_test_cases"], "public_test_cases")
     private = _tests(row["private_test_cases"], "private_test_cases")
-    meta = json.loads(row["metadata"]) if isinstance(row["metadata"], str) else dict(row["metadata"] or {})
+    meta = (json.loads(row["metadata"]) if isinstance(row["metadata"], str) else row["metadata"]) or {}
+    if not isinstance(meta, dict):
+        raise TypeError(f"metadata: expected a JSON object, got {type(meta).__name__}")
+    if not isinstance(meta.get("func_name"), str | None):
+        raise TypeError(f"metadata.func_name: expected a function's name, got {meta['func_name']!r}")
     when = row["contest_date"]
     when = when.isoformat() if isinstance(when, datetime) else str(when)
     datetime.fromisoformat(when)  # a ValueError names the row

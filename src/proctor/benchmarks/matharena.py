@@ -96,9 +96,9 @@ def _question(row: dict[str, Any], competition: Competition) -> Question:
     idx = row["problem_idx"]
     if isinstance(idx, bool) or not str(idx).strip().isdigit():
         raise ValueError(f"problem_idx: expected an integer, got {idx!r}")
-    raw = str(row["problem"])
-    if not raw.strip():
-        raise ValueError("problem: empty")
+    raw = row["problem"]
+    if not isinstance(raw, str) or not raw.strip():  # a null cell is no problem text (it was asked as "None")
+        raise ValueError(f"problem: expected the problem's text, got {raw!r:.40}")
     return Question(
         id=int(str(idx).strip()),
         original_id=str(idx).strip(),

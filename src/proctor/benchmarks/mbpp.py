@@ -60,7 +60,11 @@ def _question(row: dict[str, Any]) -> Question:
     tests = row["test_list"]
     if isinstance(tests, str) or not tests or not all(isinstance(t, str) for t in tests):
         raise ValueError(f"test_list: expected a list of asserts, got {tests!r}")
+    if not isinstance(row["prompt"], str) or not row["prompt"].strip():  # a null cell was asked as "None"
+        raise ValueError(f"prompt: expected the problem's text, got {row['prompt']!r:.40}")
     imports = row.get("test_imports") or []
+    if isinstance(imports, str) or not all(isinstance(i, str) for i in imports):
+        raise ValueError(f"test_imports: expected a list of import lines, got {imports!r:.60}")
     prompt = f'"""\n{row["prompt"]}\n{tests[0]}\n"""\n'
     called = re.search(r"assert\s+(?:not\s+)?\(?\s*(?:set\(|math\.isclose\()?\s*([A-Za-z_]\w*)\s*\(", tests[0])
     return Question(id=0, original_id=str(row["task_id"]), question=prompt, choices={}, answer=str(row["code"]),

@@ -48,6 +48,11 @@ def item_fields(item: Item, choice_format: str, names: tuple[str, ...]) -> dict[
     return out
 
 
+def _spaced(text: Any) -> Any:
+    """Text with its runs of whitespace as one space and its ends stripped (anything else as it is)."""
+    return " ".join(text.split()) if isinstance(text, str) else text
+
+
 @dataclass
 class SpecPrompts:
     """The prompt builder of a spec benchmark (`proctor.data.tasks.PromptBuilder`)."""
@@ -121,8 +126,11 @@ class SpecPrompts:
 
     @staticmethod
     def content(item: Item) -> tuple[object, ...]:
-        """What makes two rows the same question: its text, options and answer (hashable)."""
-        return item.prompt, tuple((item.choices or {}).items()), item.response
+        """What makes two rows the same question (hashable): its text, its options in any order and its answer's
+        text, runs of whitespace read as one space (a shuffled or re-spaced copy is the same question)."""
+        choices = item.choices or {}
+        answer = choices.get(item.response, item.response) if isinstance(item.response, str) else item.response
+        return _spaced(item.prompt), tuple(sorted(_spaced(c) for c in choices.values())), _spaced(answer)
 
     def _is_asked(self, example: Item, item: Item) -> bool:
         """`example` is the question asked: its row (the pool is the evaluated split) or its content (a pool

@@ -9,6 +9,7 @@ from the items). Written by `proctor.run.finalize.finalize_run` after results.js
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,17 @@ def _lines(path: Path) -> Iterator[bytes]:
         yield from f
 
 
+def line_hash(line: bytes) -> str:
+    """The short sha256 checksums.json records for one line (newline included)."""
+    return hashlib.sha256(line).hexdigest()[:LINE_HEX]
+
+
 def digest(path: Path) -> dict[str, Any]:
     """A file's sha256 and the short sha256 of each of its lines (newline included)."""
     whole, lines = hashlib.sha256(), []
     for line in _lines(path):
         whole.update(line)
-        lines.append(hashlib.sha256(line).hexdigest()[:LINE_HEX])
+        lines.append(line_hash(line))
     return {"sha256": whole.hexdigest(), "lines": lines}
 
 
@@ -51,4 +57,19 @@ def write_checksums(run_dir: Path, manifest: Manifest | None = None) -> Path:
     return path
 
 
-__all__ = ["CHECKSUMS", "FORMAT", "HASHED", "digest", "write_checksums"]
+def edited_sample_line(run_dir: Path) -> int | None:
+    """The first line of `run_dir`'s samples.jsonl that differs from what checksums.json recorded when the run last
+    finished, or None (not finished yet, or every recorded line as it was: lines appended since are a later
+    attempt's, and a torn last line, killed mid-append, is cut by the next run, not edited)."""
+    if not (run_dir / CHECKSUMS).is_file() or not (run_dir / SAMPLES).is_file():
+        return None
+    try:
+        recorded = json.loads((run_dir / CHECKSUMS).read_text(encoding="utf-8"))["files"][SAMPLES]["lines"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no usable record: nothing to hold the samples to (`proctor verify` says so)
+    with (run_dir / SAMPLES).open("rb") as f:
+        return next((i for i, (line, old) in enumerate(zip(f, recorded), start=1)
+                     if line.endswith(b"\n") and line_hash(line) != old), None)
+
+
+__all__ = ["CHECKSUMS", "FORMAT", "HASHED", "digest", "edited_sample_line", "line_hash", "write_checksums"]

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from ..run.finalize import results_of
 from ..run.resolve import load_spec_task
 from ..util.errors import InputError, ProctorError
-from ..util.textio import write_json_atomic, write_text_atomic
+from ..util.textio import read_bytes, write_json_atomic, write_text_atomic
 from .checksums import CHECKSUMS, FORMAT, HASHED, digest, write_checksums
 from .results import latest_samples
 from .runlog import MANIFEST, RESULTS, SAMPLES, RunLog, read_manifest
@@ -200,7 +200,7 @@ def _load_key(path: Path, private: bool) -> Any:
     from cryptography.hazmat.primitives import serialization
 
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)  # a regular file within the size limit: a device or pipe never hangs the read
         key = (serialization.load_pem_private_key(data, password=None) if private
                else serialization.load_pem_public_key(data))
     except OSError as e:

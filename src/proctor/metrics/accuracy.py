@@ -43,7 +43,7 @@ def sample_cluster(s: Sample, attribute: str) -> str:
     """The cluster of a sample under `attribute` (category, subcategory, or metadata.KEY as the run recorded it in
     `Sample.cluster`); an item without a value is a cluster of its own."""
     value = s.category if attribute == "category" else s.subcategory if attribute == "subcategory" else s.cluster
-    return f"\x1e{value}" if value is not None else _item_key(s)
+    return f"\x1e{value}" if value is not None and value != "" else _item_key(s)  # "" is no value, as in cluster_value
 
 
 def _interval(scores: list[float], items: list[str], clusters: list[str] | None,

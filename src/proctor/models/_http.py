@@ -30,6 +30,7 @@ import yarl
 from ..util import progress
 from ..util.errors import MissingKey, ProctorError
 from ..util.redact import (
+    redact_about,
     redact_secrets,
     redact_text,
     redact_url,
@@ -154,7 +155,7 @@ def normalize_base_urls(base_url: str | Sequence[str] | None, env_var: str, defa
         try:
             urllib.parse.urlsplit(u).port  # noqa: B018 - parsing the host and port is the check
         except ValueError as e:
-            raise ProctorError(f"base URL {redact_url(u)!r} is not a valid URL: {e}") from None
+            raise ProctorError(f"base URL {redact_url(u)!r} is not a valid URL: {redact_about(str(e), u)}") from None
     return urls
 
 

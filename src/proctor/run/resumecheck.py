@@ -5,7 +5,8 @@ The run id alone does not catch an edit: it is read from the manifest, not recom
 run is finished with (its no-answer and truncation policies) are read back from the manifest too. So a
 manifest whose spec, policies, data content hash or item count disagree with the resolved spec and the loaded
 data — or whose runlog version is newer than this proctor writes — is refused (exit 2) before anything is asked
-or rewritten.
+or rewritten. So is a finished run whose samples.jsonl no longer holds the lines checksums.json recorded: resuming
+would print the edited numbers and write a new checksum over them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..data.tasks import Task
-from ..log.runlog import MANIFEST, RUNLOG_VERSION, Manifest
+from ..log.checksums import edited_sample_line
+from ..log.runlog import MANIFEST, RUNLOG_VERSION, SAMPLES, Manifest
 from ..util.errors import InputError
 from .spec import RunSpec
 
@@ -61,7 +63,12 @@ def disagreement(found: Manifest, spec: RunSpec, task: Task) -> str | None:
 
 
 def check_resumable(run_dir: Path, found: Manifest, spec: RunSpec | None, task: Task) -> None:
-    """Refuse to resume into `run_dir` when its manifest disagrees with this run (InputError at the file)."""
+    """Refuse to resume into `run_dir` when its manifest disagrees with this run, or a finished run's samples were
+    edited since (InputError at the file; nothing is rewritten, checksums.json least of all)."""
+    if (line := edited_sample_line(run_dir)) is not None:
+        raise InputError.at(run_dir / SAMPLES, "differs from the line checksums.json recorded when the run finished: "
+                            "the file was edited; resume refused (choose another -o directory, or restore the file)",
+                            line)
     if spec is None:
         return
     why = disagreement(found, spec, task)

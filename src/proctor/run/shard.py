@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..log.checksums import edited_sample_line
 from ..log.results import latest_samples
 from ..log.runlog import SAMPLES, RunLog, append_samples, read_manifest, write_manifest
-from ..util.errors import ProctorError
+from ..util.errors import InputError, ProctorError
 from ..util.textio import atomic_directory, parse_json
 from .finalize import finalize_run
 
@@ -103,6 +104,9 @@ def _read_shard(path: Path) -> ShardDir:
         shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
     except (ValueError, KeyError, TypeError, ProctorError) as e:
         raise ProctorError(f"{file}: unreadable shard file ({e})") from None
+    if (line := edited_sample_line(path)) is not None:  # merged, the edit would be checksummed as the run's
+        raise InputError.at(path / SAMPLES, "differs from the line checksums.json recorded when the shard finished: "
+                            "the file was edited; merge refused (re-run the shard, or restore the file)", line)
     # its samples alone: read_run would also recompute the shard's results to check them, which the merge recomputes
     # for the whole run anyway (memory and time past 100k samples)
     return ShardDir(path, shard, order, RunLog(path=path, manifest=read_manifest(path), samples=latest_samples(path)))

@@ -61,6 +61,24 @@ def unknown_instructions(ids: Sequence[str]) -> list[str]:
     return [i for i in ids if i not in registry]
 
 
+def kwargs_problem(registry: dict[str, Any], ids: Sequence[str], kwargs: Sequence[dict[str, Any]],
+                   prompt: str) -> str | None:
+    """Why lm-eval's checkers cannot take a row's kwargs (`keywords: 5`, `num_words: "x"`), or None: each checker is
+    built as `test_instruction_following_strict` builds it and tried on a probe reply, so a bad value is the row's
+    problem at load time, never a crash while scoring."""
+    for i, (ident, given) in enumerate(zip(ids, kwargs, strict=True)):
+        try:
+            checker = registry[ident](ident)
+            checker.build_description(**{k: v for k, v in given.items() if v})
+            args = checker.get_instruction_args()
+            if args and "prompt" in args:
+                checker.build_description(prompt=prompt)
+            checker.check_following("A probe reply.\n\nIt has two paragraphs.")
+        except Exception as e:  # noqa: BLE001 - lm-eval's checkers raise anything on values of the wrong type
+            return f"kwargs[{i}] ({ident}): lm-eval's checker cannot take {given!r:.80}: {type(e).__name__}: {e}"
+    return None
+
+
 def doc_of(item: Item) -> dict[str, Any]:
     """The upstream row lm-eval's `process_results` reads, as the item keeps it."""
     meta = item.metadata

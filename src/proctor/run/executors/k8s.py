@@ -7,6 +7,8 @@ worker as the other engines, a per-index retry budget (`backoffLimitPerIndex`, K
 (the cluster's shared storage) at the directory the command ran in, and work there: the plan's paths, OUT
 (which must lie inside it) and relative data paths are the same inside and out; the image must
 have proctor installed. Then `kubectl apply -f OUT.shards/job.yaml`, and `proctor merge OUT` once it completes.
+A base URL that carries a secret is redacted in plan.json; the pods read it as given from the Secret
+`<job name>-secrets` (key `plan-secrets`: the value of `$PROCTOR_PLAN_SECRETS`), which the user creates.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import yaml
 
 from ...run.spec import RunSpec
 from ...util.errors import ProctorError
-from .plan import Plan, Settings, new_plan
+from .plan import SECRETS_ENV, Plan, Settings, has_secrets, new_plan
 
 CLAIM = "proctor-runs"
 
@@ -41,6 +43,9 @@ def job_manifest(plan: Plan, image: str) -> dict[str, Any]:
         "resources": {"requests": {"cpu": str(s.cpus_per_task)}}}
     if s.gpus_per_task:
         container["resources"]["limits"] = {"nvidia.com/gpu": str(s.gpus_per_task)}
+    if has_secrets(plan.spec):  # base URLs with secrets: never in a file; the pods read them from a Secret
+        container["env"].append({"name": SECRETS_ENV, "valueFrom": {"secretKeyRef": {
+            "name": f"{job_name(plan.out)}-secrets", "key": "plan-secrets", "optional": True}}})
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": job_name(plan.out), "labels": {"app.kubernetes.io/name": "proctor"}},

@@ -6,6 +6,10 @@
     OUT.shards/logs/shard-K-of-N.log   what shard K printed, every attempt appended
     OUT.shards/status/shard-K.json  shard K's latest attempt: started (pid, host) and, once over, its exit status
 
+plan.json never holds a secret: a base URL with one (user info, a query value, a `;param`) is written redacted, and the
+URLs as given travel to the shards in the environment (`PROCTOR_PLAN_SECRETS`, set by the submitting proctor, which
+local processes, sbatch and Ray tasks inherit; a k8s Job reads it from a Secret). The command line is written redacted.
+
 A shard is done when its status file says its current attempt ended with 0. The status files are written by the
 shard itself, whichever engine ran it, so the submitting side needs from the engine only whether a job is alive.
 """
@@ -24,9 +28,45 @@ from typing import Any
 from ...run.shard import Shard
 from ...run.spec import RunSpec, ShardSpec
 from ...util.errors import ProctorError
+from ...util.redact import MASK, redact, redact_url
 from ...util.textio import parse_json, write_json_atomic
 
 PLAN = "plan.json"
+SECRETS_ENV = "PROCTOR_PLAN_SECRETS"  # the base URLs plan.json holds redacted, as given (a JSON list, in spec order)
+
+
+def hide_secrets(data: Any, found: list[str]) -> Any:
+    """The spec as JSON with every base URL that carries a secret redacted; each URL as given appended to `found`."""
+    if isinstance(data, str) and data.startswith(("http://", "https://")) and redact_url(data) != data:
+        found.append(data)
+        return redact_url(data)
+    if isinstance(data, dict):
+        return {k: hide_secrets(v, found) for k, v in data.items()}
+    if isinstance(data, list):
+        return [hide_secrets(v, found) for v in data]
+    return data
+
+
+def has_secrets(data: Any) -> bool:
+    """The spec as JSON holds a base URL with a secret (as given, or already redacted: from plan.json)."""
+    found: list[str] = []
+    hide_secrets(data, found)
+    return bool(found) or MASK in json.dumps(data)
+
+
+def _restore(data: Any, given: list[str], where: Path) -> Any:
+    """`hide_secrets` undone from the URLs as given (in the same order); a redacted URL none restores is refused."""
+    if isinstance(data, str) and data.startswith(("http://", "https://")) and MASK in data:
+        if not given or redact_url(given[0]) != data:
+            raise ProctorError(f"{where}: the base URL {data} carries a secret plan.json does not hold, and "
+                               f"${SECRETS_ENV} does not give it: run the shard with the submitting proctor's "
+                               "environment (a k8s Job: the Secret its job.yaml names)")
+        return given.pop(0)
+    if isinstance(data, dict):
+        return {k: _restore(v, given, where) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_restore(v, given, where) for v in data]
+    return data
 EXECUTORS = ("local", "slurm", "ray")
 
 
@@ -70,8 +110,12 @@ class Plan:
         return self.settings.shards
 
     def shard_spec(self, index: int) -> RunSpec:
-        """The run's spec, restricted to shard `index` of `count`."""
-        spec = RunSpec.model_validate(self.spec)
+        """The run's spec, restricted to shard `index` of `count` (its base URLs as given, from the environment)."""
+        try:
+            given = [str(u) for u in json.loads(os.environ.get(SECRETS_ENV) or "[]")]
+        except (ValueError, TypeError):
+            given = []
+        spec = RunSpec.model_validate(_restore(self.spec, given, self.path / PLAN))
         return spec.model_copy(update={"shard": ShardSpec(index=index, count=self.count)})
 
     def shard_dir(self, index: int) -> Path:
@@ -88,8 +132,17 @@ class Plan:
         return len(self.attempts.get(str(index), []))
 
     def save(self) -> None:
-        data = {"out": str(self.out), "spec": self.spec, "settings": asdict(self.settings), "store": self.store,
-                "use_cache": self.use_cache, "command": self.command, "cwd": self.cwd, "attempts": self.attempts}
+        """Write plan.json, secrets redacted; the URLs as given go to `$PROCTOR_PLAN_SECRETS`, which the shards this
+        process starts inherit."""
+        found: list[str] = []
+        spec = hide_secrets(self.spec, found)
+        if found:
+            os.environ[SECRETS_ENV] = json.dumps(found)
+        else:
+            os.environ.pop(SECRETS_ENV, None)
+        data = {"out": str(self.out), "spec": spec, "settings": asdict(self.settings), "store": self.store,
+                "use_cache": self.use_cache, "command": redact(self.command), "cwd": self.cwd,
+                "attempts": self.attempts}
         self.path.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self.path / PLAN, data)
 
@@ -133,7 +186,7 @@ def worker_command(plan: Plan, index: int) -> list[str]:
 
 def source_root() -> str:
     """The directory this proctor is imported from: shards run the same code as the command that submits them."""
-    return str(Path(__file__).resolve().parents[2])
+    return str(Path(__file__).resolve().parents[3])  # …/src of …/src/proctor/run/executors/plan.py
 
 
 def child_env() -> dict[str, str]:
@@ -155,9 +208,9 @@ def new_plan(spec: RunSpec, settings: Settings, out: Path, store: Path | None, u
     data = spec.model_dump(mode="json")
     if (path / "plan.json").is_file():
         old = read_plan(path)
-        if old.spec != data or old.count != settings.shards:
+        if old.spec != hide_secrets(data, []) or old.count != settings.shards:
             raise ProctorError(f"{path} holds the shards of another run (spec or --shards differ); choose another -o")
-        old.settings = settings
+        old.settings, old.spec = settings, data
         return old  # the same run again: finished shards are kept, the rest resume
     if out.exists() and any(out.iterdir()):
         raise ProctorError(f"{out} exists and is not empty; choose another -o directory")

