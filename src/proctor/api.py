@@ -23,6 +23,7 @@ from .log.runlog import RunLog
 from .models.base import Model
 from .models.registry import backend_for
 from .run.build import build_spec, eval_options, split_options, suite_spec
+from .run.outputs import RunOutput
 from .run.pipeline import RunOptions, run
 from .run.spec import RunSpec
 from .util.errors import ProctorError
@@ -51,14 +52,16 @@ def eval(
     use_cache: bool = True,
     record_history: bool = True,
     progress: bool | None = False,
+    outputs: Sequence[RunOutput] = (),
     **options: Any,
 ) -> RunLog:
     """Evaluate `model` (a spec such as "hf:out/tiny", or a Model) on `dataset` (a built-in benchmark name
-    or a file/directory); the run log, also written to its run directory (resumed when it exists)."""
+    or a file/directory); the run log, also written to its run directory (resumed when it exists). `outputs`:
+    files written besides it once it is done (`proctor.interop.exporters.Export("inspect", "out/x")`…)."""
     spec = eval_spec(dataset, model, **options)
     run_options = RunOptions(out=Path(out) if out is not None else None, runs_root=Path(runs_root),
                              store=Path(store) if store is not None else None, use_cache=use_cache,
-                             record_history=record_history, progress=progress)
+                             record_history=record_history, progress=progress, outputs=tuple(outputs))
     models = {model.name: model} if isinstance(model, Model) else None
     (log,) = run([spec], run_options, models=models)
     return log
