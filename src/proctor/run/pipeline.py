@@ -4,7 +4,9 @@
 before any model loads), plans each run (its directory, how much is already done), then evaluates them in
 order: a model is loaded once for every dataset it runs on (only when a run has something left to ask), a
 managed vLLM engine serves all of them and stops at the end, and a run with nothing left is finalised from
-its samples. The CLI and `proctor.eval` only build specs (`proctor.run.build`) and show what comes back.
+its samples. Last, the call's `RunOptions.outputs` write what it asked for besides the run directories
+(probsem's files, llm-wc's results directory, exports: `proctor.run.outputs`). The CLI and `proctor.eval` only
+build specs (`proctor.run.build`) and outputs, and show what comes back.
 """
 
 from __future__ import annotations
