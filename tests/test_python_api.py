@@ -33,7 +33,8 @@ async def test_the_examples_of_docs_python_run_inside_a_running_loop(tmp_path: P
         result = eval(code, namespace)  # our own documentation, run as a notebook cell runs it
         if isinstance(result, types.CoroutineType):
             await result
-    assert len(os.listdir(tmp_path / "runs")) == 2  # the default run (resumed three times) and the no-answer run
+    # the default run (resumed three times), the no-answer run and the suites' run (proctor.score)
+    assert len(os.listdir(tmp_path / "runs")) == 3
 
 
 def test_evaluate_takes_strings_and_run_options_take_str_paths(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ from .util.errors import InputError as InputError
 from .util.errors import ProctorError as ProctorError
 
 if TYPE_CHECKING:
-    from .api import eval, eval_async, eval_spec
+    from .api import eval, eval_async, eval_config, eval_spec, score
     from .data.tasks import Task as Task
     from .log.results import read_run
     from .metrics import Metric as Metric
@@ -60,6 +60,8 @@ _LAZY = {
     "eval": ".api",
     "eval_async": ".api",
     "eval_spec": ".api",
+    "eval_config": ".api",
+    "score": ".api",
     "RunOptions": ".run.runner",
     "Scorer": ".scoring.base",
     "Task": ".data.tasks",
@@ -89,8 +91,10 @@ __all__ = [
     "__version__",
     "eval",
     "eval_async",
+    "eval_config",
     "eval_spec",
     "evaluate",
     "get_model",
     "read_run",
+    "score",
 ]

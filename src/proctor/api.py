@@ -13,16 +13,20 @@ running event loop too (Jupyter): the run gets a loop of its own in a worker thr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .interop.llmwc_config import config_errors, config_run
+from .interop.probsem_export import ProbsemFiles
 from .log.runlog import RunLog
 from .models.base import Model
 from .models.registry import backend_for
-from .run.build import build_spec, eval_options, split_options
+from .run.build import build_spec, eval_options, split_options, suite_spec
+from .run.outputs import RunOutput
 from .run.pipeline import RunOptions, run
 from .run.spec import RunSpec
+from .util.errors import ProctorError
 
 
 def eval_spec(dataset: str | Path, model: str | Model, **options: Any) -> RunSpec:
@@ -48,17 +52,88 @@ def eval(
     use_cache: bool = True,
     record_history: bool = True,
     progress: bool | None = False,
+    outputs: Sequence[RunOutput] = (),
     **options: Any,
 ) -> RunLog:
     """Evaluate `model` (a spec such as "hf:out/tiny", or a Model) on `dataset` (a built-in benchmark name
-    or a file/directory); the run log, also written to its run directory (resumed when it exists)."""
+    or a file/directory); the run log, also written to its run directory (resumed when it exists). `outputs`:
+    files written besides it once it is done (`proctor.interop.exporters.Export("inspect", "out/x")`…)."""
     spec = eval_spec(dataset, model, **options)
     run_options = RunOptions(out=Path(out) if out is not None else None, runs_root=Path(runs_root),
                              store=Path(store) if store is not None else None, use_cache=use_cache,
-                             record_history=record_history, progress=progress)
+                             record_history=record_history, progress=progress, outputs=tuple(outputs))
     models = {model.name: model} if isinstance(model, Model) else None
     (log,) = run([spec], run_options, models=models)
     return log
+
+
+def _backend_only(given: Mapping[str, Any], spec: str) -> dict[str, Any]:
+    """The keywords as the backend's options; any other name is refused (these doors take no run settings)."""
+    fields = list(backend_for(spec)[0].options.model_fields)
+    unknown = sorted(set(given) - set(fields))
+    if unknown:
+        raise ProctorError(f"{', '.join(unknown)}: no such option here (the model's backend takes: "
+                           f"{', '.join(fields) or 'none'})")
+    return dict(given)
+
+
+def score(
+    paths: str | Path | Sequence[str | Path],
+    model: str | Model,
+    *,
+    norm: str = "sum",
+    softmax_temperature: float = 1.0,
+    join: str = "newline",
+    out: str | Path | None = None,
+    runs_root: str | Path = "runs",
+    store: str | Path | None = None,
+    use_cache: bool = True,
+    record_history: bool = True,
+    progress: bool | None = False,
+    **backend: Any,
+) -> RunLog:
+    """`proctor score`: probsem suites (a directory, or a prompt file and its suite files) scored by
+    log-probability; the same spec, run directory and probsem files (CSV + JSONL per suite in `out`, default
+    the run directory; summary.json in the run directory) as the command line; `backend`: the model's options."""
+    spec_text = model.name if isinstance(model, Model) else model
+    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    spec = suite_spec(given, spec_text, norm=norm, softmax_temperature=softmax_temperature, join=join,
+                      model_options=_backend_options(_backend_only(backend, spec_text)))
+    where = Path(out) if out is not None else None
+    run_options = RunOptions(runs_root=where or Path(runs_root), store=Path(store) if store is not None else None,
+                             use_cache=use_cache, record_history=record_history, progress=progress,
+                             outputs=(ProbsemFiles(where),))
+    (log,) = run([spec], run_options, models={model.name: model} if isinstance(model, Model) else None)
+    return log
+
+
+def eval_config(
+    config: str | Path,
+    *,
+    model: str | None = None,
+    data_file: str | Path | None = None,
+    out: str | Path | None = None,
+    store: str | Path | None = None,
+    use_cache: bool = True,
+    record_history: bool = True,
+    progress: bool | None = False,
+    max_tokens: int | None = None,
+    prices: str | Path | None = None,
+    max_cost: str | None = None,
+    **backend: Any,
+) -> list[RunLog]:
+    """`proctor run --config`: every model an llm-wc config lists (or the one `model` names), each run log in
+    order; llm-wc's results directory (`<out or benchmark.output_dir>_<UTC time>`) written as the command line
+    writes it. `backend`: the chat backend's options for every model (`concurrency=`, `timeout=`…)."""
+    path = Path(config)
+    http = _backend_only(backend, "openai:model")
+    how = RunOptions(store=Path(store) if store is not None else None, use_cache=use_cache,
+                     record_history=record_history, progress=progress)
+    door = config_run(path, how, model=model, data_file=Path(data_file) if data_file is not None else None,
+                      out=Path(out) if out is not None else None, max_tokens=max_tokens,
+                      prices=Path(prices) if prices is not None else None, max_cost=max_cost, http=http)
+    with config_errors(path):
+        return run(door.specs, door.options)
 
 
 async def eval_async(dataset: str | Path, model: str | Model, **kwargs: Any) -> RunLog:
@@ -66,4 +141,4 @@ async def eval_async(dataset: str | Path, model: str | Model, **kwargs: Any) -> 
     return await asyncio.to_thread(eval, dataset, model, **kwargs)
 
 
-__all__ = ["eval", "eval_async", "eval_spec"]
+__all__ = ["eval", "eval_async", "eval_config", "eval_spec", "score"]

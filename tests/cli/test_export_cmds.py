@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,40 @@ def test_one_file_written_is_said_in_the_singular(run: Path, tmp_path: Path,
     out = tmp_path / "one"
     assert main(["export", str(run), "--to", "inspect", "-o", str(out)]) == 0
     assert capsys.readouterr().out.strip() == f"wrote 1 inspect file to {out}"
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Each file's text, the folder it was written through (run.json's `output_dir`: a staging folder) masked."""
+    return {str(p.relative_to(root)): re.sub(r'"output_dir": "[^"]*"', '"output_dir": OUT', p.read_text())
+            for p in root.rglob("*") if p.is_file()}
+
+
+def test_exports_requested_with_the_run_are_the_pipelines_outputs(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --export FORMAT:DIR` and `proctor.eval(outputs=[Export(...)])` write, once the run is done, what
+    `proctor export` writes from its run directory: the same files, byte for byte but the folder they name."""
+    import proctor
+    from proctor.interop.exporters import Export
+
+    data, runs = str(Path("examples/items/multiple-choice.jsonl").resolve()), tmp_path / "runs"
+    assert main(["run", data, "--model", "scripted:first", "--runs-root", str(runs), "--no-history",
+                 "--no-progress", "--export", f"llmwc:{tmp_path / 'cli'}"]) == 0
+    assert f"llmwc export: 3 files → {tmp_path / 'cli'}" in capsys.readouterr().out
+    log = proctor.eval(data, "scripted:first", runs_root=runs, record_history=False,
+                       outputs=[Export("llmwc", tmp_path / "py")])  # the same run, resumed: nothing is asked
+    assert [p.parent for p in runs.iterdir()] == [runs] and len(list(runs.iterdir())) == 1
+    assert main(["export", str(log.path), "--to", "llmwc", "-o", str(tmp_path / "cmd")]) == 0
+    cli, py, cmd = (_tree(tmp_path / d) for d in ("cli", "py", "cmd"))
+    assert cli == py == cmd and len(cli) == 3 and "models/first/results.json" in cli
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--export", "nope:x"], "--export: 'nope': not a format (proctor exports to llmwc, probsem, inspect, eee)"),
+    (["--export", "inspect"], "--export 'inspect': give FORMAT:DIR"),
+    (["--export", "llmwc:x", "--dry-run"], "--export: not with --dry-run, --shards or --executor"),
+])
+def test_a_bad_export_is_refused_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                flags: list[str], message: str) -> None:
+    code = main(["run", "examples/items/multiple-choice.jsonl", "--model", "scripted:first", "--runs-root",
+                 str(tmp_path / "runs"), "--no-history", *flags])
+    assert code == 2 and message in capsys.readouterr().err and not (tmp_path / "runs").exists()

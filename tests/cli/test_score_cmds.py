@@ -126,3 +126,23 @@ def test_bad_suite_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     empty.mkdir()
     assert main(["score", str(empty), "--model", "hf:unused"]) == 2
     assert "no prompt files" in capsys.readouterr().err
+
+
+def test_cli_and_python_write_the_same_probsem_files(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """`proctor score … -o A` and `proctor.score(…, out=B)` build one spec (one run id) and the pipeline writes
+    the same probsem files: every CSV, JSONL and summary.json byte for byte."""
+    model, store = f"hf:{tiny_model_dir}", str(tmp_path / "s.sqlite")
+    assert main(["score", str(FIXTURES), "--model", model, "-o", str(tmp_path / "cli"), "--norm", "token",
+                 "--join", "space", "--store", store, "--no-progress"]) == 0
+    log = proctor.score(FIXTURES, model, out=tmp_path / "py", norm="token", join="space", store=store)
+    cli_run = the_run_dir(tmp_path / "cli")
+    assert log.manifest.run_id == read_run(cli_run).manifest.run_id and log.path.parent == tmp_path / "py"
+    cli_files = sorted(p.name for p in (tmp_path / "cli").iterdir() if p.is_file())
+    assert cli_files == sorted(p.name for p in (tmp_path / "py").iterdir() if p.is_file()) and len(cli_files) == 4  # A, B: CSV + JSONL
+    for name in cli_files:
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "py" / name).read_bytes(), name
+    assert (cli_run / "summary.json").read_bytes() == (log.path / "summary.json").read_bytes()
+    with pytest.raises(proctor.ProctorError, match="temperature: no such option here"):
+        proctor.score(FIXTURES, model, temperature=0.5)
+    with pytest.raises(proctor.ProctorError, match="norm must be one of"):
+        proctor.score(FIXTURES, model, norm="words")

@@ -262,3 +262,36 @@ def test_names_from_the_config_never_reach_the_terminal_raw(cli: Any, tmp_path: 
     assert res.code == 0, res.err
     assert "\x1b" not in res.out + res.err and "\x07" not in res.out + res.err
     assert "tiny\\x1b[2J" in res.out
+
+
+def test_cli_and_python_write_the_same_llmwc_results(cli: Any, tmp_path: Path, server: LocalServer) -> None:
+    """`proctor run --config` and `proctor.eval_config` build the same specs (the same run ids) and the pipeline
+    writes the same results directory: every file byte for byte but the time stamp and the folder it names."""
+    import proctor
+
+    path = _write_config(tmp_path, server, [{"name": "tiny:a"}, {"name": "tiny:b", "request_overrides":
+                                                                  {"max_tokens": 64}}])
+    store = tmp_path / "s.sqlite"  # one request cache: the Python run gets the answers the CLI run got
+    res = cli("run", "--config", path, "-o", tmp_path / "cli" / "mmlu", "--store", store, "--no-progress",
+              "--max-error-rate", "1")
+    assert res.code == 0, res.err
+    logs = proctor.eval_config(path, out=tmp_path / "py" / "mmlu", store=store)
+    (cli_root,) = (tmp_path / "cli").glob("mmlu_*")
+    (py_root,) = (tmp_path / "py").glob("mmlu_*")
+    assert [log.path for log in logs] == [py_root / "runs" / "tiny_a", py_root / "runs" / "tiny_b"]
+    assert [json.loads((cli_root / "runs" / d / "manifest.json").read_text())["run_id"] for d in ("tiny_a", "tiny_b")] \
+        == [log.manifest.run_id for log in logs]
+    names = sorted(str(p.relative_to(cli_root)) for p in cli_root.rglob("*") if p.is_file() and "runs" not in p.parts)
+    assert names == ["config.yaml", "models/tiny_a/results.json", "models/tiny_a/summary.json",
+                     "models/tiny_b/results.json", "models/tiny_b/summary.json", "run.json"]
+    assert names == sorted(str(p.relative_to(py_root)) for p in py_root.rglob("*")
+                           if p.is_file() and "runs" not in p.parts)
+    for name in names:
+        cli_text, py_text = (cli_root / name).read_text(), (py_root / name).read_text()
+        if name == "run.json":
+            cli_text, py_text = (json.dumps({**json.loads(t), "started_at": None}) for t in (cli_text, py_text))
+        assert cli_text.replace(str(cli_root), "ROOT") == py_text.replace(str(py_root), "ROOT"), name
+    with pytest.raises(proctor.ProctorError, match="base_url: set per model in the config"):
+        proctor.eval_config(path, base_url=server.base_url)
+    with pytest.raises(proctor.ProctorError, match="temperature: no such option here"):
+        proctor.eval_config(path, temperature=0.5)

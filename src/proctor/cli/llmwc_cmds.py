@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ..interop.llmwc import (
-    RunFile,
-    read_config,
-    read_layout_file,
-)
-from ..interop.llmwc_import import ImportedModel, read_model, write_imported
+from ..interop.llmwc_import import read_results_dir, summary_disagreement, write_imported
 from ..log.runlog import MetricBlock, RunLog
 from ..run.runner import accuracy_line
-from ..util.errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
+from ..util.errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from ..util.termsafe import plain
 from . import options
 from .help import plain_metavar
@@ -31,12 +25,13 @@ APPLIED_WITH_CONFIG = frozenset({
     "llmwc_config", "model", "data_file", "out", "store", "progress", "no_cache", "no_history", "max_tokens",
     "prices", "max_cost", "max_error_rate",
 })
-_NOT_FROM_FLAGS = frozenset({"base_url", "api_key", "batch", "batch_poll_interval"})  # per model, or no batch
 
 
 def backend_options(given: options.ModelOptions) -> dict[str, Any]:
     """The chat backend's options given on the command line that a config run applies to every model."""
-    return {k: v for k, v in given.for_spec("openai:model").items() if k not in _NOT_FROM_FLAGS}
+    from ..interop.llmwc_config import NOT_FROM_CALLER
+
+    return {k: v for k, v in given.for_spec("openai:model").items() if k not in NOT_FROM_CALLER}
 _INSTEAD = {"datasets": "the config's benchmark.name", "temperature": "request_defaults.temperature",
             "top_p": "request_defaults.top_p", "stop": "request_defaults.stop", "gen_seed": "request_defaults.seed",
             "seed": "benchmark.seed", "prompt": "benchmark.prompt_type", "limit_per_category":
@@ -51,10 +46,11 @@ def refuse_unapplied(applied: frozenset[str] = APPLIED_WITH_CONFIG) -> None:
     ctx = click_globals.get_current_context(silent=True)
     if ctx is None:
         return
+    from ..interop.llmwc_config import NOT_FROM_CALLER  # per model, or no batch
     from ..models.registry import backend_for
 
     backend = {o.param: o.name for o in options.model_cli_options()}
-    chat = set(backend_for("openai:model")[0].options.model_fields) - _NOT_FROM_FLAGS
+    chat = set(backend_for("openai:model")[0].options.model_fields) - NOT_FROM_CALLER
     applies = applied | {param for param, name in backend.items() if name in chat}
     refused = []
     for param in ctx.command.params:
@@ -88,25 +84,17 @@ class ConfigRunOptions:
 
 
 def run_config(config_path: Path, given: ConfigRunOptions) -> int:
-    """Run the config's models (or the one --model names); write llm-wc's results directory; the exit status."""
+    """Run the config's models (or the one --model names); llm-wc's results directory is the pipeline's last
+    output (`proctor.interop.llmwc_config.config_run`); the exit status."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from ..interop.llmwc_config import config_errors, config_specs
-    from ..interop.llmwc_export import write_results_dir
+    from ..interop.llmwc_config import config_errors, config_run
     from ..run import pipeline
-    from ..run.build import eval_options, with_prices
     from ..run.pipeline import Events, RunOptions
 
-    config = read_config(config_path)
-    models = config_specs(config, config_path, model=given.model, data_file=given.data_file,
-                          max_tokens=given.max_tokens, http=given.http)
-    opts = eval_options(prices=given.prices, max_cost=given.max_cost)
-    specs = [with_prices(m.spec, opts) for m in models]
-    stamp = datetime.now(UTC)
-    base = given.out or Path(config.benchmark.output_dir or f"results/{config.benchmark.name}")
-    root = Path(f"{base}_{stamp.strftime('%Y%m%dT%H%M%SZ')}")
-    run_options = RunOptions(out_dirs=tuple(root / "runs" / m.dir_name for m in models), store=given.store,
-                             progress=given.progress, use_cache=given.use_cache, record_history=given.record_history,
-                             command=["proctor", *sys.argv[1:]])
+    how = RunOptions(store=given.store, progress=given.progress, use_cache=given.use_cache,
+                     record_history=given.record_history, command=["proctor", *sys.argv[1:]])
+    door = config_run(config_path, how, model=given.model, data_file=given.data_file, out=given.out,
+                      max_tokens=given.max_tokens, prices=given.prices, max_cost=given.max_cost, http=given.http)
     statuses: list[int] = []
 
     def finished(log: RunLog) -> None:
@@ -116,10 +104,8 @@ def run_config(config_path: Path, given: ConfigRunOptions) -> int:
         statuses.append(error_status(log, given.max_error_rate))
 
     with config_errors(config_path):
-        logs = pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), finished=finished))
-    runs = [(m.entry, m.dir_name, log) for m, log in zip(models, logs, strict=True)]
-    write_results_dir(root, config, runs, stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
-    typer.echo(plain(f"llm-wc results: {root}"))
+        pipeline.run(door.specs, door.options, Events(resuming=lambda line: note(plain(line)), finished=finished))
+    typer.echo(plain(f"llm-wc results: {door.root}"))
     return max(statuses, default=0)
 
 
@@ -136,35 +122,18 @@ def import_results(
     """Import an llm-wc results directory into the history, so `compare` and `leaderboard` see its models."""
     from ..log.store import Store, default_store_path
 
-    run = read_layout_file(results_dir / "run.json", RunFile)
-    if not (results_dir / "models").is_dir():
-        raise InputError.at(results_dir, "no models/ directory: not an llm-wc results directory")
-    model_dirs = sorted(d for d in (results_dir / "models").iterdir() if d.is_dir())
-    if not model_dirs:
-        raise InputError.at(results_dir, "no models/<name>/ directories: not an llm-wc results directory")
-    models = []
-    for d in model_dirs:  # every file checked before anything is written
-        if (d / "results.json").is_file():
-            models.append(read_model(results_dir, d, run, runs_root))
-        else:
-            note(f"{d}: no results.json (summary only): not imported")
-    if not models:
-        raise InputError.at(results_dir, "no models/<name>/results.json: nothing to import")
+    models, left_out = read_results_dir(results_dir, runs_root)  # every file checked before anything is written
+    for line in left_out:
+        note(line)
     with Store(store or default_store_path()) as st:
         for model in models:
             log = write_imported(model, st)
-            _check_summary(model, log)
+            disagreement = summary_disagreement(model, log)
+            if disagreement is not None:
+                note(disagreement)
             overall = log.results.overall if log.results is not None else MetricBlock()
             typer.echo(plain(f"imported {model.source.name}: {overall.n_scored} scored, accuracy "
                              f"{overall.accuracy}  → {log.path} (run {log.manifest.run_id[:12]})"))
-
-
-def _check_summary(model: ImportedModel, log: RunLog) -> None:
-    stated = model.summary.accuracy if model.summary is not None else None
-    ours = log.results.overall.accuracy if log.results is not None else None
-    if isinstance(stated, (int, float)) and isinstance(ours, (int, float)) and abs(stated - ours) > 1e-9:
-        note(f"{model.source / 'summary.json'}: accuracy {stated} there, {ours} recomputed from results.json "
-             "(errors and unanswered rows are counted apart here)")
 
 
 __all__ = ["ProctorError", "import_results", "run_config"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -10,7 +11,7 @@ import typer
 
 from ..log.runlog import RunLog
 from ..run.spec import DEFAULT_MAX_TOKENS, RunSpec
-from ..util.errors import DEFAULT_MAX_ERROR_RATE, ProctorError
+from ..util.errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
 from ..util.termsafe import plain
 from . import executor_cmds as ex
 from . import options
@@ -32,6 +33,7 @@ from .summary import print_results
 
 if TYPE_CHECKING:
     from ..data.tasks import Task
+    from ..run.outputs import RunOutput
     from ..run.pipeline import RunOptions
     from ..run.runner import RunState
 
@@ -69,6 +71,10 @@ UnsafeExec = Annotated[bool, typer.Option("--unsafe-exec", help=(
 LlmwcConfig = Annotated[Path | None, typer.Option(
     "--config", metavar="LLMWC.yaml",
     help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
+ExportTo = Annotated[list[str] | None, typer.Option(
+    "--export", metavar="FORMAT:DIR", show_default=False,
+    help="When the runs are done, also write them as FORMAT into DIR, as `proctor export RUN… --to FORMAT -o DIR`"
+         " would (llmwc, probsem, inspect, eee; repeatable; default: none).")]
 RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks
     "generate: ask for an answer and extract it; logprob: score each choice's log-probability (default: the "
     "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False)]
@@ -200,7 +206,7 @@ def run(
     no_history: options.NoHistory = False, progress: options.ShowProgress = None,
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE, shard: ShardOpt = None,
     cluster: options.Cluster = None, dry_run: options.DryRun = False,
-    llmwc_config: LlmwcConfig = None, unsafe_exec: UnsafeExec = False, after: After = None,
+    llmwc_config: LlmwcConfig = None, unsafe_exec: UnsafeExec = False, after: After = None, export: ExportTo = None,
     shards: ex.Shards = None, executor: ex.Executor = None,
     retries: ex.Retries = 1, no_wait: ex.NoWait = False, partition: ex.Partition = None, time_min: ex.TimeMin = 60,
     gpus_per_task: ex.GpusPerTask = 0, account: ex.Account = None, sbatch: ex.Sbatch = None,
@@ -217,7 +223,8 @@ def run(
 
     given = model_options or options.ModelOptions({})
     run_options = RunOptions(out=out, runs_root=runs_root, store=store, use_cache=not no_cache,
-                             record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
+                             record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]],
+                             outputs=exports(export or [], dry_run or shards is not None or executor is not None))
     flags = {k: v for k, v in locals().items() if k in EvalOptions.model_fields} | {"format": fmt}
     try:
         if llmwc_config is not None:  # llm-wc (proctor.interop.llmwc_config): the config names benchmark, models
@@ -271,6 +278,30 @@ _REASONING = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k",
               "frequency_penalty", "system", "extra_body", "max_tokens")
 
 
+def exports(given: list[str], refused: bool) -> tuple[RunOutput, ...]:
+    """`--export FORMAT:DIR` as the pipeline's outputs (`proctor.interop.exporters.Export`)."""
+    from ..interop.exporters import Export  # the library's run entry points load when a run starts
+
+    if given and refused:
+        raise ProctorError("--export: not with --dry-run, --shards or --executor (export the run directories "
+                           "with `proctor export` once they are merged)")
+    outputs = []
+    for text in given:
+        to, sep, where = text.partition(":")
+        if not sep or not to or not where:
+            raise ProctorError(f"--export {plain(text)!r}: give FORMAT:DIR (e.g. inspect:out/logs)")
+        try:
+            outputs.append(Export(to.strip().lower(), Path(where)))
+        except InputError as e:
+            raise ProctorError(f"--export: {e.problems[0].message}") from None
+    return tuple(outputs)
+
+
+def _exported(output: RunOutput, paths: list[Path]) -> None:
+    where = f" → {os.path.commonpath(paths)}" if paths else ""
+    typer.echo(plain(f"{output.name}: {len(paths)} files{where}"))
+
+
 def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:
     """Run `specs` through the pipeline, printing each run's results as it ends; the worst exit status."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
@@ -287,7 +318,7 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
         statuses.append(error_status(log, max_error_rate))
 
     pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites,
-                                            finished=finished))
+                                            finished=finished, wrote=_exported))
     return max(statuses, default=0)
 
 

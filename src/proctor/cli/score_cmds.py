@@ -4,34 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from ..run.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
-from ..scoring.logprob import Norm
 from ..util.errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from ..util.termsafe import plain
 from . import options
+from .fields import with_flags
 from .messages import note
 from .options import with_model_options
 from .outcome import finish
 from .tables import print_table, whole_table
-
-if TYPE_CHECKING:
-    from ..scoring.suites import ScoreOptions
-
-
-def _options(norm: str, temperature: float, join: str) -> ScoreOptions:
-    from ..scoring.suites import ScoreOptions
-    if norm not in {n.value for n in Norm}:
-        raise ProctorError(f"--norm must be one of {', '.join(n.value for n in Norm)}, got {norm!r}")
-    if join not in ("newline", "space"):
-        raise ProctorError(f"--join must be newline or space, got {join!r}")
-    if not temperature > 0 or temperature == float("inf"):
-        raise ProctorError(f"--softmax-temperature must be a positive number, got {temperature}")
-    return ScoreOptions(norm=Norm(norm), temperature=temperature, join=join)  # type: ignore[arg-type]
-
 
 SCORE_EXAMPLES = """Examples (on the bundled examples, offline):
 
@@ -75,28 +59,29 @@ def score(
     directory under `--out` (default: under `--runs-root`).
     """
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from ..interop.probsem_export import write_probsem_outputs
+    from ..interop.probsem_export import ProbsemFiles
     from ..run import pipeline
+    from ..run.build import suite_spec
     from ..run.pipeline import Events, RunOptions
     from ..scoring.suites import suite_results
 
     temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")
-    opts = _options(norm, temperature, join)
     given = model_options or options.ModelOptions({})
+    try:
+        spec = suite_spec(paths, model, norm=norm, softmax_temperature=temperature, join=join,
+                          model_options=given.for_spec(model))
+    except ProctorError as e:
+        raise with_flags(e) from None
     given.check_applicable([model])
-    spec = RunSpec(dataset=DatasetRef(name=str(paths[0]), files=tuple(str(p) for p in paths[1:])),
-                   model=ModelSpec(spec=model, options=given.for_spec(model)),
-                   scorer=ScorerSpec(mode="logprob", norm=opts.norm.value, softmax_temperature=opts.temperature,
-                                     join=opts.join))
     # -o is probsem's output folder: each model's CSVs accumulate there, each run log in a directory of its own
     run_options = RunOptions(runs_root=out or runs_root, use_cache=not no_cache, store=store,
-                             record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]])
-    (planned,) = pipeline.plan([spec], run_options)
-    task = planned.task
-    (log,) = pipeline.execute([planned], Events(resuming=lambda line: note(plain(line))))
-    results = suite_results(task.items, log.samples)
-    written = write_probsem_outputs(out or log.path, log.path, model.replace("/", "-"), results, opts)
-    _print_table(model, norm, temperature, results)
+                             record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]],
+                             outputs=(ProbsemFiles(out),))
+    written: list[Path] = []
+    events = Events(resuming=lambda line: note(plain(line)), wrote=lambda output, paths: written.extend(paths))
+    planned = pipeline.plan([spec], run_options)
+    (log,) = pipeline.execute(planned, events, outputs=run_options.outputs)
+    _print_table(model, norm, temperature, suite_results(planned[0].task.items, log.samples))
     typer.echo(f"wrote {len(written) - 1} result files to {out or log.path}; the run log (manifest.json,"
                f" samples.jsonl, results.json, summary.json) is in {log.path}")
     finish(log, max_error_rate)

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from ..log.results import read_run
 from ..log.runlog import expand_run_dirs
+from ..run.outputs import Finished
 from ..util.errors import InputError, brief
 from ..util.textio import make_staging
 
@@ -89,6 +90,28 @@ def export(run_dirs: Sequence[str | Path], to: str, out: str | Path) -> list[Pat
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return [target / p.relative_to(staging) for p in written]
+
+
+@dataclass(frozen=True)
+class Export:
+    """A run output (`proctor.run.outputs`): the finished runs exported to format `to` in the folder `out`, as
+    `proctor export RUN… --to TO -o OUT` writes them from their run directories."""
+
+    to: str
+    out: Path
+
+    def __post_init__(self) -> None:  # an unknown format is refused before the run, not after it
+        if self.to not in FORMATS:
+            raise InputError.at("export", f"{self.to!r}: not a format (proctor exports to {', '.join(FORMATS)})")
+        object.__setattr__(self, "out", Path(self.out))
+
+    @property
+    def name(self) -> str:
+        return f"{self.to} export"
+
+    def write(self, runs: Sequence[Finished]) -> list[Path]:
+        """The runs' directories exported (all or nothing)."""
+        return export([run.log.path for run in runs], self.to, self.out)
 
 
 def _add_files(staging: Path, target: Path, written: Sequence[Path]) -> None:

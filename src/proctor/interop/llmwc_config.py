@@ -12,18 +12,30 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
 
 from ..data.tasks import Task
+from ..run.build import eval_options, with_prices
 from ..run.resolve import load_spec_task
+from ..run.runner import RunOptions
 from ..run.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
 from ..util.errors import InputError, Problem, ProctorError
 from ..util.termsafe import plain
-from .llmwc import BenchmarkBlock, LlmwcConfig, ModelEntry, builtin_name, llmwc_rule, request_params
+from .llmwc import (
+    BenchmarkBlock,
+    LlmwcConfig,
+    ModelEntry,
+    builtin_name,
+    llmwc_rule,
+    read_config,
+    request_params,
+)
+from .llmwc_export import LlmwcResultsDir
 
 LLMWC_KINDS = {"5_shot": "five_shot", "default": None, "cot": None}  # llm-wc's prompt_type → proctor's kind
 # a dataset problem the library names by field, shown as the config's own key
@@ -123,6 +135,43 @@ def selected_models(config: LlmwcConfig, model: str | None) -> list[tuple[int, M
     return picked
 
 
+# the chat backend's options a config run takes from the caller for every model; these are per model in the config
+NOT_FROM_CALLER = frozenset({"base_url", "api_key", "batch", "batch_poll_interval"})
+
+
+@dataclass(frozen=True)
+class ConfigRun:
+    """What `proctor run --config` and `proctor.eval_config` run: a spec per model, how to run them (each in
+    llm-wc's `<root>/runs/<model>`, the results directory written at the end as a run output) and the root."""
+
+    specs: list[RunSpec]
+    options: RunOptions
+    root: Path
+
+
+def config_run(config_path: Path, options: RunOptions = RunOptions(), *, model: str | None = None,
+               data_file: Path | None = None, out: Path | None = None, max_tokens: int | None = None,
+               prices: Path | None = None, max_cost: str | None = None, http: Mapping[str, Any] | None = None,
+               now: datetime | None = None) -> ConfigRun:
+    """The config's models (or the one `model` names) as specs, priced; their run directories and llm-wc's
+    results directory `<out or benchmark.output_dir>_<UTC time>` (`now`: that time, default the clock's).
+    `options`: how to run (store, cache, progress…); its directories are set here."""
+    unknown = sorted(set(http or {}) & NOT_FROM_CALLER)
+    if unknown:
+        raise ProctorError(f"{', '.join(unknown)}: set per model in the config (models[].api_base, api_key_env)")
+    config = read_config(config_path)
+    models = config_specs(config, config_path, model=model, data_file=data_file, max_tokens=max_tokens, http=http)
+    price_options = eval_options(prices=prices, max_cost=max_cost)
+    stamp = now or datetime.now(UTC)
+    base = out or Path(config.benchmark.output_dir or f"results/{config.benchmark.name}")
+    root = Path(f"{base}_{stamp.strftime('%Y%m%dT%H%M%SZ')}")
+    results = LlmwcResultsDir(root, config, tuple((m.entry, m.dir_name) for m in models),
+                              stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
+    run_options = replace(options, out=None, out_dirs=tuple(root / "runs" / m.dir_name for m in models),
+                          outputs=(*options.outputs, results))
+    return ConfigRun([with_prices(m.spec, price_options) for m in models], run_options, root)
+
+
 @contextmanager
 def config_errors(config_path: Path) -> Iterator[None]:
     """A dataset problem the library names by field, re-located at the config's own key."""
@@ -143,5 +192,5 @@ def load_config_task(config: LlmwcConfig, config_path: Path, data_file: Path | N
         return load_spec_task(spec)
 
 
-__all__ = ["ConfigModel", "config_errors", "config_specs", "dataset_ref", "load_config_task", "prompt_kind",
+__all__ = ["ConfigModel", "ConfigRun", "config_errors", "config_run", "config_specs", "dataset_ref", "load_config_task", "prompt_kind",
            "prompt_options", "selected_models"]

@@ -8,6 +8,7 @@ are not answers). API keys are never written: `api_key` is always null, base URL
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..benchmarks.hub import file_sha256, read_rows
 from ..benchmarks.registry import BUILTINS
 from ..data.formats.convert import slug
 from ..log.runlog import Outcome, RunLog
+from ..run.outputs import Finished
 from ..util.errors import InputError
 from ..util.redact import redact, redact_url
 from ..util.safepath import distinct_components
@@ -187,6 +189,23 @@ def write_results_dir(root: Path, config: LlmwcConfig, runs: Sequence[tuple[Mode
         written += write_model_dir(root, dir_name, summary(log, entry.name, entry.api_base, params,
                                                            config.benchmark.seed), result_rows(log, upstream_rows(log)))
     return written
+
+
+@dataclass(frozen=True, eq=False)
+class LlmwcResultsDir:
+    """A run output (`proctor.run.outputs`): the llm-wc results directory of a config run, written once every
+    model has run (`models`: each run's config entry and directory name, in the order of the runs)."""
+
+    root: Path
+    config: LlmwcConfig
+    models: tuple[tuple[ModelEntry, str], ...]
+    started_at: str  # llm-wc's `started_at` (UTC, ISO 8601, `Z`)
+    name: str = "llm-wc results"
+
+    def write(self, runs: Sequence[Finished]) -> list[Path]:
+        """run.json, config.yaml and models/<name>/ from the finished runs."""
+        return write_results_dir(self.root, self.config, [(entry, dir_name, run.log) for (entry, dir_name), run
+                                                          in zip(self.models, runs, strict=True)], self.started_at)
 
 
 def _gpqa_names() -> tuple[str, ...]:

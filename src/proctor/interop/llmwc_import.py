@@ -137,6 +137,36 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
                          samples, summary)
 
 
+def read_results_dir(results_dir: Path, runs_root: Path) -> tuple[list[ImportedModel], list[str]]:
+    """Every model directory of an llm-wc results directory, read and checked before anything is written; with
+    a line for each directory left out (a summary without results.json)."""
+    run = read_layout_file(results_dir / "run.json", RunFile)
+    if not (results_dir / "models").is_dir():
+        raise InputError.at(results_dir, "no models/ directory: not an llm-wc results directory")
+    model_dirs = sorted(d for d in (results_dir / "models").iterdir() if d.is_dir())
+    if not model_dirs:
+        raise InputError.at(results_dir, "no models/<name>/ directories: not an llm-wc results directory")
+    models, left_out = [], []
+    for d in model_dirs:
+        if (d / "results.json").is_file():
+            models.append(read_model(results_dir, d, run, runs_root))
+        else:
+            left_out.append(f"{d}: no results.json (summary only): not imported")
+    if not models:
+        raise InputError.at(results_dir, "no models/<name>/results.json: nothing to import")
+    return models, left_out
+
+
+def summary_disagreement(model: ImportedModel, log: RunLog) -> str | None:
+    """A line when the accuracy summary.json states is not the one recomputed from results.json."""
+    stated = model.summary.accuracy if model.summary is not None else None
+    ours = log.results.overall.accuracy if log.results is not None else None
+    if isinstance(stated, (int, float)) and isinstance(ours, (int, float)) and abs(stated - ours) > 1e-9:
+        return (f"{model.source / 'summary.json'}: accuracy {stated} there, {ours} recomputed from results.json "
+                "(errors and unanswered rows are counted apart here)")
+    return None
+
+
 def _refuse_repeated_ids(path: Path, rows: list[ResultRow], samples: list[Sample], dataset: str) -> None:
     """Each question once: a repeated id (`question_id` 1 in two rows) would keep one row and drop the other;
     which one is right (a duplicate, a re-run appended) cannot be told, so the row is refused where it is."""
@@ -159,4 +189,5 @@ def write_imported(model: ImportedModel, store: Store | None) -> RunLog:
     return finalize_run(model.out, store)
 
 
-__all__ = ["ImportedModel", "grade", "imported_sample", "read_model", "write_imported"]
+__all__ = ["ImportedModel", "grade", "imported_sample", "read_model", "read_results_dir", "summary_disagreement",
+           "write_imported"]

@@ -1,8 +1,9 @@
 """probsem's outputs from a suite run: per suite `<P>_<T>_<model>_results.csv` and `.jsonl` (probsem's
 naming, so several models accumulate in one folder) and the summary (each suite's and the pooled one).
 
-`proctor score` writes them as it finishes (`write_probsem_outputs`); `proctor export --to probsem` writes
-them from any suite run log (`proctor score`, or `proctor run --mode logprob` on suites).
+A run writes them as its last step when its `RunOptions.outputs` holds `ProbsemFiles` (`proctor score` and
+`proctor.score` do); `proctor export --to probsem` writes them from any suite run log (`proctor score`, or
+`proctor run --mode logprob` on suites).
 """
 
 from __future__ import annotations
@@ -10,12 +11,22 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.formats.suites import model_slug, results_stem, sanitize_filename
 from ..log.runlog import RunLog, Sample, SuiteDetails
+from ..run.outputs import Finished
+from ..run.resolve import suite_options
 from ..scoring.logprob import Norm
-from ..scoring.suites import ContextResult, ScoreOptions, SuiteResult, context_result, suite_summary
+from ..scoring.suites import (
+    ContextResult,
+    ScoreOptions,
+    SuiteResult,
+    context_result,
+    suite_results,
+    suite_summary,
+)
 from ..util.errors import InputError
 from ..util.textio import dumps_jsonl, write_json_atomic, write_text_atomic
 from .export_common import model_spec
@@ -71,6 +82,25 @@ def write_probsem_outputs(out_dir: str | Path, run_dir: str | Path, model_slug: 
         written += write_outputs(out_dir, r, options, model_slug).values()
     written.append(write_summary(Path(run_dir) / "summary.json", results))
     return written
+
+
+@dataclass(frozen=True)
+class ProbsemFiles:
+    """A run output (`proctor.run.outputs`): each suite run's probsem files, the CSV + JSONL per suite in `out`
+    (default: the run directory; several models accumulate in one `out`), summary.json in the run directory."""
+
+    out: Path | None = None
+    name: str = "probsem"
+
+    def write(self, runs: Sequence[Finished]) -> list[Path]:
+        """Every run's files, from its samples in item order and the options its resolved spec scored with."""
+        written: list[Path] = []
+        for run in runs:
+            results = suite_results(run.task.items, run.log.samples)
+            written += write_probsem_outputs(self.out or run.log.path, run.log.path,
+                                             run.spec.model.spec.replace("/", "-"), results,
+                                             suite_options(run.spec.scorer))
+        return written
 
 
 # ---------------------------------------------------------------- proctor export --to probsem

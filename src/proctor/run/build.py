@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..scoring.judge import JUDGE_SETTINGS
+from ..scoring.logprob import Norm
 from ..scoring.reasoning import parse_extra_body
 from ..util.errors import ProctorError, brief
 from .pricing import Price, parse_money, resolve_price
@@ -141,6 +142,27 @@ def with_prices(spec: RunSpec, options: EvalOptions) -> RunSpec:
     return spec.model_copy(update={"price": _money(price), "budget": budget})
 
 
+def suite_spec(paths: Sequence[str | Path], model: str, *, norm: str = "sum", softmax_temperature: float = 1.0,
+               join: str = "newline", model_options: Mapping[str, OptionValue] | None = None) -> RunSpec:
+    """The RunSpec of scoring probsem suites (`proctor score`): a directory, or a prompt file and its suite
+    files, scored by log-probability with the normalisation, softmax temperature and join given."""
+    if norm not in {n.value for n in Norm}:
+        raise ProctorError(f"norm must be one of {', '.join(n.value for n in Norm)}, got {norm!r}")
+    if join not in ("newline", "space"):
+        raise ProctorError(f"join must be newline or space, got {join!r}")
+    if not softmax_temperature > 0 or softmax_temperature == float("inf"):
+        raise ProctorError(f"softmax_temperature must be a positive number, got {softmax_temperature}")
+    if not paths:
+        raise ProctorError("paths: give a directory of suites, or a prompt file and its suite files")
+    try:
+        return RunSpec(dataset=DatasetRef(name=str(paths[0]), files=tuple(str(p) for p in paths[1:])),
+                       model=ModelSpec(spec=model, options=dict(model_options or {})),
+                       scorer=ScorerSpec(mode="logprob", norm=norm, softmax_temperature=softmax_temperature,
+                                         join=join))  # type: ignore[arg-type]  # join checked above
+    except ValidationError as e:
+        raise ProctorError(brief(e)) from None
+
+
 def generation(options: EvalOptions) -> GenerationSpec:
     """The generation settings the options give (max_tokens None: the benchmark's budget)."""
     body = options.extra_body if isinstance(options.extra_body, dict) else parse_extra_body(options.extra_body)
@@ -202,4 +224,4 @@ def split_options(given: Mapping[str, Any], backend_fields: Sequence[str]) -> tu
     return evaluation, backend
 
 
-__all__ = ["EvalOptions", "build_spec", "eval_options", "generation", "split_options", "with_prices"]
+__all__ = ["EvalOptions", "build_spec", "eval_options", "generation", "split_options", "suite_spec", "with_prices"]

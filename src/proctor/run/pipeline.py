@@ -4,7 +4,9 @@
 before any model loads), plans each run (its directory, how much is already done), then evaluates them in
 order: a model is loaded once for every dataset it runs on (only when a run has something left to ask), a
 managed vLLM engine serves all of them and stops at the end, and a run with nothing left is finalised from
-its samples. The CLI and `proctor.eval` only build specs (`proctor.run.build`) and show what comes back.
+its samples. Last, the call's `RunOptions.outputs` write what it asked for besides the run directories
+(probsem's files, llm-wc's results directory, exports: `proctor.run.outputs`). The CLI and `proctor.eval` only
+build specs (`proctor.run.build`) and outputs, and show what comes back.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..util.errors import InputError, MissingKey, ProctorError, brief
 from ..util.safepath import safe_component
 from .estimate import Estimate, estimate_run
 from .interruptible import run as run_sync
+from .outputs import Finished, RunOutput, write_outputs
 from .pricing import token_counter
 from .resolve import load_spec_task, resolve
 from .runner import RunOptions, RunState, evaluate_async, finish_done_run, plan_run
@@ -42,6 +45,7 @@ class Events:
     resuming: Callable[[str], None] = lambda line: None  # `resuming DIR: 10/16 done, 6 to ask`
     hint: Callable[[Task, RunSpec], None] = lambda task, spec: None  # generating on probsem suites
     finished: Callable[[RunLog], None] = lambda log: None
+    wrote: Callable[[RunOutput, list[Path]], None] = lambda output, paths: None  # an output's files (after all runs)
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ def plan(specs: Sequence[RunSpec], options: RunOptions = RunOptions(),
         given = (tasks or {}).get(spec.dataset.name)
         task = given or (loaded[key] if key in loaded else loaded.setdefault(key, load_spec_task(spec)))
         resolved = resolve(spec, task)
-        own = replace(options, out=_out_dir(index, task, specs, options), out_dirs=())
+        own = replace(options, out=_out_dir(index, task, specs, options), out_dirs=(), outputs=())
         planned.append(Planned(resolved, task, own, plan_run(task, resolved, own)))
     return planned
 
@@ -156,8 +160,9 @@ def _key(env_name: str | None, given: str | None, field_name: str) -> str | None
 
 
 async def execute_async(planned: Sequence[Planned], events: Events = Events(),
-                        models: dict[str, Model] | None = None) -> list[RunLog]:
-    """Evaluate planned runs in order; each model loads once, when a run first has something to ask."""
+                        models: dict[str, Model] | None = None, outputs: Sequence[RunOutput] = ()) -> list[RunLog]:
+    """Evaluate planned runs in order; each model loads once, when a run first has something to ask. Then
+    `outputs` write their files from all of them (`proctor.run.outputs`)."""
     loader = _Models(given=dict(models or {}))
     logs = []
     with loader.engines:
@@ -170,6 +175,8 @@ async def execute_async(planned: Sequence[Planned], events: Events = Events(),
                 log = await evaluate_async(p.task, model, p.spec, p.options, loader.judge(p.spec.judge))
             events.finished(log)
             logs.append(log)
+    write_outputs(outputs, [Finished(p.spec, p.task, log) for p, log in zip(planned, logs, strict=True)],
+                  events.wrote)
     return logs
 
 
@@ -181,22 +188,23 @@ def _say(p: Planned, events: Events) -> None:
         events.hint(p.task, p.spec)
 
 
-def execute(planned: Sequence[Planned], events: Events = Events(), models: dict[str, Model] | None = None) -> list[RunLog]:
+def execute(planned: Sequence[Planned], events: Events = Events(), models: dict[str, Model] | None = None,
+            outputs: Sequence[RunOutput] = ()) -> list[RunLog]:
     """`execute_async`, synchronously (inside a running event loop too)."""
-    return run_sync(execute_async(planned, events, models))
+    return run_sync(execute_async(planned, events, models, outputs))
 
 
 async def run_async(specs: Sequence[RunSpec], options: RunOptions = RunOptions(), events: Events = Events(),
                     models: dict[str, Model] | None = None, tasks: Mapping[str, Task] | None = None) -> list[RunLog]:
-    """Plan and evaluate `specs`; their run logs, in order. `models`: already-built models by spec string;
-    `tasks`: already-built Tasks by dataset name."""
+    """Plan and evaluate `specs`, then write `options.outputs`; their run logs, in order. `models`: already-built
+    models by spec string; `tasks`: already-built Tasks by dataset name."""
     try:
         planned = plan(specs, options, tasks)
     except BaseException:  # refused before any run: the models the caller built are closed as a run closes them
         for given in (models or {}).values():
             await given.aclose()
         raise
-    return await execute_async(planned, events, models)
+    return await execute_async(planned, events, models, options.outputs)
 
 
 def run(specs: Sequence[RunSpec], options: RunOptions = RunOptions(), events: Events = Events(),

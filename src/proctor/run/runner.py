@@ -61,6 +61,7 @@ from .cache import CachedModel
 from .chunk import score_chunk
 from .finalize import finalize_run, results_of
 from .lock import hold_run_dir
+from .outputs import RunOutput
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
 from .resumecheck import check_resumable
 from .shard import Shard, manifest_shard, write_shard_file
@@ -90,6 +91,7 @@ class RunOptions:
     command: list[str] | None = None
     chunk_size: int | None = None  # items per model call (default: the model's preferred_chunk_size)
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
+    outputs: tuple[RunOutput, ...] = ()  # files written besides the run directories (proctor.run.outputs)
 
     def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
         object.__setattr__(self, "runs_root", Path(self.runs_root))
