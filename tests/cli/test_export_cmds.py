@@ -131,7 +131,7 @@ def test_one_file_written_is_said_in_the_singular(run: Path, tmp_path: Path,
 
 
 def _tree(root: Path) -> dict[str, str]:
-    """Each file's text, the folder it was written through (run.json's `output_dir`: a staging folder) masked."""
+    """Each file's text, the folder it names (run.json's `output_dir`) masked."""
     return {str(p.relative_to(root)): re.sub(r'"output_dir": "[^"]*"', '"output_dir": OUT', p.read_text())
             for p in root.rglob("*") if p.is_file()}
 
@@ -165,3 +165,10 @@ def test_a_bad_export_is_refused_before_the_run(tmp_path: Path, capsys: pytest.C
     code = main(["run", "examples/items/multiple-choice.jsonl", "--model", "scripted:first", "--runs-root",
                  str(tmp_path / "runs"), "--no-history", *flags])
     assert code == 2 and message in capsys.readouterr().err and not (tmp_path / "runs").exists()
+
+
+def test_llmwc_run_json_names_the_folder_written_not_its_staging_folder(run: Path, tmp_path: Path) -> None:
+    """run.json's `output_dir` is the `-o` folder, never the hidden staging folder the export was written through."""
+    out = tmp_path / "llmwc"
+    assert main(["export", str(run), "--to", "llmwc", "-o", str(out)]) == 0
+    assert json.loads((out / "run.json").read_text())["benchmark"]["output_dir"] == str(out)

@@ -22,7 +22,7 @@ from ..run.outputs import Finished
 from ..util.errors import InputError
 from ..util.redact import redact, redact_url
 from ..util.safepath import distinct_components
-from ..util.textio import write_json_atomic, write_text_atomic
+from ..util.textio import staged_for, write_json_atomic, write_text_atomic
 from .export_common import dataset_name, model_name, overall_accuracy, tally
 from .llmwc import ID_COLUMNS, LlmwcConfig, ModelEntry, model_dir_name, request_params, resolved_defaults
 
@@ -119,7 +119,7 @@ def export(logs: Sequence[RunLog], out: Path) -> list[Path]:
     _one_run_per_model(logs, names)
     m = first.manifest
     run = {
-        "benchmark": {"name": dataset_name(first), "output_dir": str(out), "seed": m.choice_order_seed,
+        "benchmark": {"name": dataset_name(first), "output_dir": str(staged_for(out)), "seed": m.choice_order_seed,
                       "limit_subjects": None, "limit_per_subject": m.dataset.details.get("limit_per_category"),
                       "dataset_path": dataset_path(first), "prompt_kind": m.prompt_kind, "strict_parsing": False},
         "request_defaults": _params(first),

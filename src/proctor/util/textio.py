@@ -234,6 +234,13 @@ def staging_name(target: Path, pid: int | None = None) -> str:
     return f".{target.name}.p{os.getpid() if pid is None else pid}-h{_host_tag()}."
 
 
+def staged_for(path: Path) -> Path:
+    """The target a staging folder from `make_staging` stands for (`.NAME.pPID-hHOST.XXXX.tmp` → NAME), or `path`
+    itself: what a writer names in a file it writes inside the staging folder."""
+    m = re.fullmatch(r"\.(.+)\.p[0-9]{1,10}-h[0-9a-f]+\..*\.tmp", path.name)
+    return path.with_name(m.group(1)) if m else path
+
+
 def _host_tag() -> str:
     import hashlib
     import socket
