@@ -109,8 +109,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the servers right after collection when a selected test needs them."""
     if session.config.option.collectonly or not any(i.get_closest_marker("vllm") for i in session.items):
         return
-    if env_missing_reason() is not None:
-        return
+    if env_missing_reason() is not None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # under xdist only the worker that runs them starts them (the fixture, lazily)
     base = Path(session.config._tmp_path_factory.mktemp("vllm"))  # type: ignore[attr-defined]
     servers = {name: _start(name, d, base / f"{name}.log") for name, d in _build_models(base).items()}
     session.config.stash[_KEY] = servers
@@ -119,6 +119,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for srv in session.config.stash.get(_KEY, {}).values():
         srv.close()
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the servers after the last test that needs them: idle vLLM engines poll, taking CPU from the rest of
+    the suite (the vllm tests run together: one folder, one xdist group)."""
+    if item.get_closest_marker("vllm") and (nextitem is None or not nextitem.get_closest_marker("vllm")):
+        for srv in item.config.stash.get(_KEY, {}).values():
+            srv.close()
 
 
 @pytest.fixture(scope="session")
