@@ -54,9 +54,12 @@ vllm-env: $(VLLM_STAMP)
 demo: setup
 	$(BIN)/python examples/demo.py
 
+# pytest-xdist workers (`make test TEST_WORKERS=0` runs in one process); the vLLM and Slurm/Ray tests keep to one each
+TEST_WORKERS ?= auto
+
 test: setup-dev
 	@$(MAKE) --no-print-directory vllm-env || echo "warning: could not build $(VLLM_VENV); the vllm tests skip (and fail under CI=true)" >&2
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -p no:cacheprovider  # tiny models: 1 thread is fastest
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup  # tiny models: 1 thread is fastest
 
 bench: setup-dev
 	bench/run
