@@ -28,7 +28,7 @@ from .options import (
     with_model_options,
 )
 from .outcome import error_status
-from .summary import print_results
+from .summary import finished_line, print_results
 
 if TYPE_CHECKING:
     from ..data.tasks import Task
@@ -281,14 +281,13 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..run import pipeline
     from ..run.pipeline import Events
-    from ..run.runner import accuracy_line
 
     statuses = []
 
     def finished(log: RunLog) -> None:
         if log.results is not None:
             print_results(log)
-            typer.echo(plain(f"{log.manifest.dataset.name}: {accuracy_line(log.results)}  → {log.path}"))
+            typer.echo(plain(finished_line(log)))
         statuses.append(error_status(log, max_error_rate))
 
     pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites,
