@@ -103,3 +103,18 @@ def test_runs_of_one_dataset_fit_80_columns(tmp_path: Path) -> None:
         _whole_at_80(shown)
         assert len(re.findall(r"^[0-9a-f]{12}\b", shown, re.MULTILINE)) == 2, shown  # each run id whole
         assert "tiger-lab-mmlu-pro" in shown and re.search(r"42\.9%? \[15\.8, 75\.0\]", shown), shown
+
+
+def test_history_and_leaderboard_keep_every_number_whole(tmp_path: Path) -> None:
+    """At 80 columns `history --by category` gave its `overall %` column no width at all (the number vanished) and
+    cut category names; the leaderboard broke its start times over two lines."""
+    store = _two_runs(tmp_path)[2:]
+    for args in (["history", "--model", "scripted:first", "--dataset", "mmlu-pro"],
+                 ["history", "--model", "scripted:first", "--dataset", "mmlu-pro", "--by", "category"]):
+        shown = at_80_columns(*args, *store, cwd=tmp_path)
+        _whole_at_80(shown)
+        assert re.search(r"overall % 42\.9\b", shown) and re.search(r"^[\w ]*\b[0-9a-f]{12}\b", shown, re.MULTILINE), shown
+        assert "[15.8, 75.0]" in shown or "computer science % 50.0" in shown, shown
+    shown = at_80_columns("leaderboard", "mmlu-pro", *store, cwd=tmp_path)
+    _whole_at_80(shown)
+    assert re.search(r"1 scripted:first +42\.9 \[15\.8, 75\.0\] [0-9a-f]{12} \d{4}-\d\d-\d\d \d\d:\d\d", shown), shown

@@ -186,7 +186,7 @@ def history(
     if as_json:
         _echo_json([r.to_dict() for r in recs])
         return
-    t = Table(title=f"{rich_safe(model)} on {rich_safe(dataset)}" + (f", by {by}" if by else ""))
+    t = whole_table(f"{rich_safe(model)} on {rich_safe(dataset)}" + (f", by {by}" if by else ""))
     t.add_column("started", no_wrap=True)
     t.add_column("run id", no_wrap=True)
     t.add_column("revision")
@@ -205,7 +205,7 @@ def history(
         for r in recs:
             table = _breakdown(r, by)
             t.add_row(*_history_cells(r), *(_pct(table[g].accuracy) if g in table else "–" for g in groups))
-    _console().print(t)
+    show(t, [str(c.header) for c in t.columns if str(c.header) not in ("revision", "setting")], _console())
 
 
 def _history_cells(r: RunRecord) -> list[str]:
@@ -370,7 +370,7 @@ def _print_board(lb: Leaderboard) -> None:
     """One setting's ranking, its winner's adjusted score, and its warnings."""
     con = _console()
     mixed = len({e.setting for e in lb.entries}) > 1
-    t = Table(title=f"{rich_safe(lb.dataset)} · {rich_safe(lb.setting)}: {len(lb.entries)} model(s) on "
+    t = whole_table(f"{rich_safe(lb.dataset)} · {rich_safe(lb.setting)}: {len(lb.entries)} model(s) on "
                     f"{lb.n_items} shared item(s)")
     cols = ("#", "model", *(("setting",) if mixed else ()), "score %", "95% CI", "run id", "started")
     for col in cols:
@@ -378,7 +378,7 @@ def _print_board(lb: Leaderboard) -> None:
     for e in lb.entries:
         t.add_row(str(e.rank), rich_safe(e.model), *((rich_safe(e.setting),) if mixed else ()), _pct(e.score),
                   _ci(e.ci_low, e.ci_high), e.run_id[:12], _when(e.started_at))
-    con.print(t)
+    show(t, [c for c in cols if c != "setting"], con)
     con.print(winner_line(lb), markup=False)
     if lb.top_vs_next is not None:
         con.print(f"#1 vs #2: {escape_control(lb.top_vs_next.verdict)}", markup=False)

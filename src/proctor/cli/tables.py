@@ -89,7 +89,13 @@ def _plain(cell: object) -> str:
 def show(table: Table, whole: Iterable[str], out: Console) -> None:
     """`table` with its `whole` columns whole when it fits `out`, else its rows as blocks (`blocks`)."""
     fit(table, whole)
-    out.print(table if fits(table, out) else blocks(table, out.width))
+    if not fits(table, out):
+        out.print(blocks(table, out.width))
+        return
+    if table.title:  # on its own line, the console's width: a compact table would fold it to its own width
+        out.print(Text.from_markup(str(table.title), style="bold"))
+        table.title = None
+    out.print(table)
 
 
 __all__ = ["PIPED_WIDTH", "blocks", "console", "fit", "fits", "print_table", "show", "whole_table"]
