@@ -113,6 +113,13 @@ def test_every_command_of_the_first_hour_prints_what_the_page_shows(tmp_path: Pa
             f"$ {step.command}\n--- the page\n" + "\n".join(step.expected) + "\n--- the program\n" + "\n".join(actual))
 
 
+def test_the_benchmark_file_shown_is_the_shipped_one() -> None:
+    """#41.22: the page's capitals YAML had drifted from examples/benchmarks/capitals.yaml (no `cluster:`, which
+    the text below it explains)."""
+    shown = re.findall(r"```yaml\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
+    assert shown == [(ROOT / "examples" / "benchmarks" / "capitals.yaml").read_text(encoding="utf-8")]
+
+
 if __name__ == "__main__":  # print the transcript as it is now
     import tempfile
 

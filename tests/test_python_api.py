@@ -56,3 +56,14 @@ def test_errors_name_the_option_as_python_spells_it(tmp_path: Path) -> None:
     with pytest.raises(proctor.ProctorError, match="no_such_option: no such option"):
         proctor.eval(mc, "scripted:first", no_such_option=1, runs_root=tmp_path)
     assert not tmp_path.joinpath("runs").exists() and not any(tmp_path.iterdir())
+
+
+def test_eval_spec_gives_the_id_the_run_gets(tmp_path: Path) -> None:
+    """#41.22: `eval_spec(...).run_id()` hashed the spec before the benchmark's defaults (prompt kind, answer rule,
+    content hash), so it was never the id of the run the same call makes."""
+    mc = ROOT / "examples" / "items" / "multiple-choice.jsonl"
+    spec = proctor.eval_spec(mc, "scripted:first", no_answer="guess")
+    assert spec.resolved and spec.dataset.content_hash is not None
+    log = proctor.eval(mc, "scripted:first", runs_root=tmp_path, store=tmp_path / "s.sqlite", no_answer="guess")
+    assert log.manifest.run_id == spec.run_id() and log.path.name.endswith(spec.run_id())
+    assert not proctor.eval_spec(mc, "scripted:first", resolved=False).resolved  # as given, nothing loaded

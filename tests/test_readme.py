@@ -110,3 +110,18 @@ def test_the_stand_in_server_the_readme_names_starts() -> None:
     res = subprocess.run([sys.executable, "-m", "proctor.testing.server", "--help"], capture_output=True, text=True,
                          env=env, timeout=60, check=False)
     assert res.returncode == 0 and "--port" in res.stdout
+
+
+def test_the_python_section_leads_with_proctor_eval_and_its_example_runs(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """#41.22: the README's Python line listed get_model, evaluate, read_run… and not `proctor.eval`, the one call
+    that runs what `proctor run` runs. It names it first, and its ```python example runs as written."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("Python: "):text.index("## Layout")]
+    assert section.index("proctor.eval`") < section.index("proctor.evaluate`") and "eval_spec" in section
+    (block,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PROCTOR_STORE", str(tmp_path / "store.sqlite"))
+    exec(compile(block, "README.md", "exec"), {})  # noqa: S102  # our own documentation, run as a reader would
+    assert len(list((tmp_path / "runs").iterdir())) == 1

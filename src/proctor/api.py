@@ -25,16 +25,20 @@ from .models.registry import backend_for
 from .run.build import build_spec, eval_options, split_options, suite_spec
 from .run.outputs import RunOutput
 from .run.pipeline import RunOptions, run
+from .run.resolve import resolve
 from .run.spec import RunSpec
 from .util.errors import ProctorError
 
 
-def eval_spec(dataset: str | Path, model: str | Model, **options: Any) -> RunSpec:
-    """The RunSpec `eval` runs (not yet resolved): what the command line builds from the same options."""
+def eval_spec(dataset: str | Path, model: str | Model, *, resolved: bool = True, **options: Any) -> RunSpec:
+    """The RunSpec `eval` runs: what the command line builds from the same options, resolved (the benchmark's
+    defaults applied; its data is loaded for that), so its `run_id()` is the id the run gets. `resolved=False`:
+    the spec as given, before the benchmark's defaults (nothing loaded; its `run_id()` is not the run's)."""
     spec_text = model.name if isinstance(model, Model) else model
     fields = list(backend_for(spec_text)[0].options.model_fields)
     evaluation, backend = split_options(options, fields)
-    return build_spec(str(dataset), spec_text, eval_options(**evaluation), _backend_options(backend))
+    spec = build_spec(str(dataset), spec_text, eval_options(**evaluation), _backend_options(backend))
+    return resolve(spec) if resolved else spec
 
 
 def _backend_options(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,7 +62,7 @@ def eval(
     """Evaluate `model` (a spec such as "hf:out/tiny", or a Model) on `dataset` (a built-in benchmark name
     or a file/directory); the run log, also written to its run directory (resumed when it exists). `outputs`:
     files written besides it once it is done (`proctor.interop.exporters.Export("inspect", "out/x")`…)."""
-    spec = eval_spec(dataset, model, **options)
+    spec = eval_spec(dataset, model, resolved=False, **options)  # the pipeline resolves it with the data it loads
     run_options = RunOptions(out=Path(out) if out is not None else None, runs_root=Path(runs_root),
                              store=Path(store) if store is not None else None, use_cache=use_cache,
                              record_history=record_history, progress=progress, outputs=tuple(outputs))

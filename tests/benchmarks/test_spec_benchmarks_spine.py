@@ -22,14 +22,14 @@ MODEL = "scripted:first"
 
 
 def test_a_spec_runs_in_its_own_mode_unless_mode_is_given() -> None:
-    assert eval_spec(QUIZ, MODEL).scorer.mode is None  # left to the benchmark until resolved
+    assert eval_spec(QUIZ, MODEL, resolved=False).scorer.mode is None  # left to the benchmark until resolved
     assert resolve(eval_spec(QUIZ, MODEL)).scorer.mode == "logprob"  # quiz.yaml: scoring.mode loglikelihood
     assert resolve(eval_spec(QUIZ, MODEL, mode="generate")).scorer.mode == "generate"
     assert resolve(eval_spec(ITEMS, MODEL)).scorer.mode == "generate"  # item data declares none
 
 
 def test_shots_and_format_reach_the_spec_and_change_the_run_id() -> None:
-    spec = eval_spec(QUIZ, MODEL, shots=2, format="chat")
+    spec = eval_spec(QUIZ, MODEL, resolved=False, shots=2, format="chat")
     assert (spec.scorer.shots, spec.scorer.format) == (2, "chat")
     ids = {resolve(eval_spec(QUIZ, MODEL, mode="generate", **given)).run_id()  # chat: generation's (#36)
            for given in ({}, {"shots": 2}, {"format": "chat"}, {"shots": 2, "format": "chat"})}

@@ -148,6 +148,42 @@ def test_epilog_examples_run_on_the_bundled_examples(tmp_path: Path, monkeypatch
     assert len(seen) >= 12
 
 
+def _help_text(command: str, columns: int) -> str:
+    """`proctor COMMAND --help` as a terminal `columns` wide shows it."""
+    import click
+    import typer.rich_utils as ru
+    from rich.console import Console
+
+    cmd = _commands()[command]
+    out = Console(width=columns, record=True, force_terminal=False, color_system=None)
+    original = ru._get_rich_console
+    ru._get_rich_console = lambda stderr=False: out  # type: ignore[assignment]
+    try:
+        with click.Context(cmd, info_name=command) as ctx:
+            cmd.get_help(ctx)
+    finally:
+        ru._get_rich_console = original  # type: ignore[assignment]
+    return out.export_text()
+
+
+@pytest.mark.parametrize("command", ["run", "score"])
+def test_long_help_is_grouped_and_reads_at_80_columns(command: str) -> None:
+    """#41.18: `run --help` was 663 lines at 80 columns with an 11-character description column (`Model:`,
+    `hf:PATH-OR-HUB-…`). Its options are grouped in panels, each narrow enough that every description column
+    is at least 25 characters wide, and no word of the help is cut."""
+    text = _help_text(command, 80)
+    assert "…" not in text, [line for line in text.splitlines() if "…" in line]
+    panels = re.findall(r"^╭─ (.+?) ─", text, re.MULTILINE)
+    assert len(panels) >= (10 if command == "run" else 4), panels
+    narrowest = 80
+    for line in text.splitlines():
+        row = re.match(r"│ (--.*?\S)( {2,})((?:\S| \S)+) *│$", line)
+        if row:  # an option's first line: the description starts after the last gap of two spaces or more
+            narrowest = min(narrowest, 80 - 2 - len(row.group(1)) - len(row.group(2)) - 1)
+    assert narrowest >= 25, narrowest
+    assert len(text.splitlines()) <= (400 if command == "run" else 250), len(text.splitlines())
+
+
 @pytest.mark.parametrize("columns", [80, 120])
 @pytest.mark.parametrize("command", ["run", "score", "report", "export", "import", "runs"])
 def test_help_at_80_and_120_columns_never_cuts_an_option_name(command: str, columns: int) -> None:

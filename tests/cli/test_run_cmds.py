@@ -219,3 +219,21 @@ def test_an_unknown_prompt_kind_lists_only_the_chosen_benchmarks_kinds(capsys: p
     assert "choose from three_shot, zero_shot\n" in capsys.readouterr().err
     assert main(["run", str(MC), "--model", "scripted:first", "--prompt", "nonesuch", "--dry-run"]) == 2
     assert "choose from zero_shot, chain_of_thought, five_shot\n" in capsys.readouterr().err
+
+
+def test_the_summary_line_says_how_many_answers_came_from_the_cache(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """#41.21: the cache key holds no URL (by design), so a run whose judge was pointed at another server got the
+    previous judge's grades with no word said. The summary line now counts the cache's answers, the judge's too;
+    a run that asked everything anew says nothing of the cache."""
+    args = ["run", str(DEMO), "--model", "scripted:random", "--judge", "scripted:first", "--store",
+            str(tmp_path / "s.sqlite"), "--max-error-rate", "1"]
+    assert main([*args, "-o", str(tmp_path / "first")]) == 0
+    first = [line for line in capsys.readouterr().out.splitlines() if "→" in line]
+    assert len(first) == 1 and "cache" not in first[0], first
+    assert main([*args, "-o", str(tmp_path / "again")]) == 0
+    again = [line for line in capsys.readouterr().out.splitlines() if "→" in line]
+    assert len(again) == 1 and again[0].startswith("demo: accuracy "), again
+    assert " · 24 of 24 requests from the cache, judge 4 of 4  → " in again[0], again
+    assert main([*args, "-o", str(tmp_path / "fresh"), "--no-cache"]) == 0
+    assert "cache" not in next(line for line in capsys.readouterr().out.splitlines() if "→" in line)

@@ -50,3 +50,18 @@ def test_probsem_summary_uses_the_same_accuracy() -> None:
     assert (s.n_contexts, s.n_scored, s.n_unscored, s.n_correct) == (4, 3, 1, 2)
     assert s.accuracy == pytest.approx(2 / 3) and (s.ci_low, s.ci_high) == pytest.approx(wilson_interval(2, 3))
     assert s.brier is not None and s.ece is not None and s.log_loss is not None
+
+
+def test_a_design_effect_below_one_is_shown_with_the_factor_the_interval_used() -> None:
+    """#41.19: cards read "design effect 0.00" beside an interval wider than the items' (t on few df, and the
+    factor held at 1): the text names the estimate and the factor used."""
+    from proctor.log.runlog import MetricBlock
+    from proctor.metrics.accuracy import clustering_text
+
+    low = MetricBlock(accuracy=0.5, n_scored=60, n_clusters=6, design_effect=0.003, cluster_df=4.2)
+    text = clustering_text(low)
+    assert "design effect estimated 0.00, used 1.00 (never below 1" in text and "t on 4.2 df" in text
+    high = MetricBlock(accuracy=0.5, n_scored=60, n_clusters=6, design_effect=14.0, cluster_df=4.2)
+    assert "estimated 14.00, used 10.00 (at most items per cluster)" in clustering_text(high)
+    plain = MetricBlock(accuracy=0.5, n_scored=60, n_clusters=6, design_effect=2.5, cluster_df=4.2)
+    assert ", design effect 2.50, t on 4.2 df" in clustering_text(plain)

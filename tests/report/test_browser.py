@@ -392,5 +392,49 @@ def test_runs_of_different_settings_are_set_apart(browser: Any, layout_report: P
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(layout_report.resolve().as_uri(), wait_until="load")
     apart = page.locator("#comparison ul.apart li").all_inner_texts()
-    assert len(apart) == 5 and any("setting:" in a and "logprob" in a for a in apart)
+    assert len(apart) == 3 and all("setting:" in a for a in apart) and any("logprob" in a for a in apart)
+    alone = page.inner_text("#comparison p.alone")  # #41.19: alone on a dataset is not "not comparable"
+    assert alone.startswith("Alone on their dataset") and "judged-prose" in alone and "suite" in alone
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def phone_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two comparable runs with ARC-style ids (`Mercury_7175807#0`) and answers no rule found."""
+    root = tmp_path_factory.mktemp("phone")
+
+    def renamed(seed: int, skill: float) -> list[Any]:
+        return [s.model_copy(update={"sample_id": f"Mercury_{7175800 + i}#0", "item_id": f"Mercury_{7175800 + i}"})
+                for i, s in enumerate(gen_samples(60, seed=seed, skill=skill))]
+
+    a = write_run(root, "a", model=LONG_MODEL, samples=renamed(1, 0.9))
+    b = write_run(root, "b", model="hf:model-b", samples=renamed(2, 0.4), started_at="2025-05-02T09:00:00+00:00")
+    return write_report([a, b], root / "phone.html", history=[])
+
+
+def test_at_390_px_badges_ids_and_the_comparison_are_whole_and_on_screen(browser: Any, phone_report: Path) -> None:
+    """#41.19: at 390 px the "no answer" badge was clipped, sample ids broke mid-token (`Mercury_71` / `75807#0`)
+    and the comparison's difference, interval and verdict were off-screen in a table scrolled sideways."""
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    page.goto(phone_report.resolve().as_uri(), wait_until="load")
+    page.wait_for_selector("#sb-list[data-ready='1']")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "phone-390.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    badge = page.locator("#sb-list .badge.o-no_answer").first
+    assert badge.is_visible()
+    whole = page.evaluate("(b) => { const c = b.parentElement.getBoundingClientRect(), r = b.getBoundingClientRect();"
+                          " return r.right <= c.right + 0.5 && b.scrollWidth <= b.clientWidth; }", badge.element_handle())
+    assert whole, "the no-answer badge is clipped"
+    for ident in page.locator("#sb-list .row > .id").all()[:20]:
+        lines = ident.evaluate("(e) => { const r = document.createRange();"  # the id's text, not its colour swatch
+                               " r.selectNodeContents([...e.childNodes].find(n => n.nodeType === 3));"
+                               " return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; }")
+        assert lines == 1, f"{ident.inner_text()!r} breaks over {lines} lines"
+    for cell in ("diff", "ci", "verdict-word"):
+        box = page.locator(f"#comparison tr.pair td.{cell}").first
+        assert box.is_visible()
+        rect = box.bounding_box()
+        assert rect is not None and rect["x"] >= 0 and rect["x"] + rect["width"] <= 390, (cell, rect)
+    assert page.locator("#comparison tr.pair td.ci").first.inner_text().startswith("[")
     page.close()

@@ -240,3 +240,38 @@ def test_zero_and_five_shot_runs_have_different_cards(tmp_path: Path) -> None:
     assert prompts == ["zero_shot", "zero_shot · 5 shots"]
     assert run_labels(runs) == ["scripted:first · multiple-choice · zero_shot",
                                 "scripted:first · multiple-choice · zero_shot · 5 shots"]
+
+
+def test_runs_alone_on_their_dataset_are_not_called_not_comparable(tmp_path: Path) -> None:
+    """#41.19: the demo's report listed every run under "Not comparable" though it compared nothing. Only runs that
+    share a dataset with another run they cannot be compared with are listed so; runs alone on their dataset are
+    named as such; a report of runs all alone says nothing of comparisons."""
+    gen = write_run(tmp_path, "gen", model="openai:m", samples=gen_samples(30, seed=1, skill=0.7))
+    lp = write_run(tmp_path, "lp", model="hf:m", samples=gen_samples(30, seed=2, skill=0.7), mode="logprob")
+    other = write_run(tmp_path, "other", model="openai:m", samples=gen_samples(30, seed=3, skill=0.7),
+                      dataset="another")
+    loaded = data.load([gen, lp, other], history=[])
+    cmp = loaded.comparisons
+    assert cmp is not None and not cmp.groups
+    assert sorted(a.run for a in cmp.apart) == [0, 1] and cmp.alone == [2]
+    html, md = render_html(loaded), render_markdown(loaded)
+    for text in (html, md):
+        assert "No two runs here can be compared" in text and "Alone on their dataset" in text
+        assert "no other run on another" not in text
+    assert html.count('<ul class="apart">') == 1 and html.split('<ul class="apart">')[1].split("</ul>")[0].count("<li>") == 2
+    alone = data.load([other, write_run(tmp_path, "x", model="hf:x", samples=gen_samples(9, seed=4, skill=.5),
+                                        dataset="third")], history=[])
+    assert 'id="comparison"' not in render_html(alone) and "## Comparison" not in render_markdown(alone)
+
+
+def test_a_probsem_run_is_shown_by_its_suites_not_as_test(tmp_path: Path) -> None:
+    """#41.19: `proctor score examples/suites` appeared as a dataset called `test` (its prompt file's name)."""
+    suites = Path(__file__).parents[2] / "examples" / "suites"
+    assert main(["score", str(suites), "--model", "scripted:first", "-o", str(tmp_path / "out"), "--no-history",
+                 "--no-cache", "--no-progress"]) == 0
+    (run_dir,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    loaded = data.load([run_dir], history=[])
+    (run,) = loaded.runs
+    assert run.dataset == "probsem suites test_A + test_B" and run.dataset_key == "test"
+    html = render_html(loaded)
+    assert "probsem suites test_A + test_B" in html.split('id="proctor-data"')[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,6 +25,7 @@ from ..util.termsafe import escape_control, rich_safe
 from ..util.textio import write_json_atomic
 from . import options
 from .messages import warning
+from .tables import show, whole_table
 
 if TYPE_CHECKING:
     from ..log.store import GroupMetrics, RunRecord
@@ -54,9 +56,10 @@ def _store(path: Path | None, must_exist: bool = True) -> Any:
 
 
 def _console() -> Console:
-    """Rich console on stdout; piped output gets wide lines rather than truncated cells."""
+    """Rich console on stdout; piped output gets wide lines rather than truncated cells, unless $COLUMNS
+    says how wide (then tables fit it, as on a terminal of that width)."""
     con = Console()
-    return con if con.is_terminal else Console(width=max(con.width, 160))
+    return con if con.is_terminal or os.environ.get("COLUMNS") else Console(width=max(con.width, 160))
 
 
 def _pct(x: float | None) -> str:
@@ -183,7 +186,7 @@ def history(
     if as_json:
         _echo_json([r.to_dict() for r in recs])
         return
-    t = Table(title=f"{rich_safe(model)} on {rich_safe(dataset)}" + (f", by {by}" if by else ""))
+    t = whole_table(f"{rich_safe(model)} on {rich_safe(dataset)}" + (f", by {by}" if by else ""))
     t.add_column("started", no_wrap=True)
     t.add_column("run id", no_wrap=True)
     t.add_column("revision")
@@ -202,7 +205,7 @@ def history(
         for r in recs:
             table = _breakdown(r, by)
             t.add_row(*_history_cells(r), *(_pct(table[g].accuracy) if g in table else "–" for g in groups))
-    _console().print(t)
+    show(t, [str(c.header) for c in t.columns if str(c.header) not in ("revision", "setting")], _console())
 
 
 def _history_cells(r: RunRecord) -> list[str]:
@@ -271,7 +274,7 @@ def _print_comparison(cmp: Comparison) -> None:
     for name, r in (("A", cmp.a), ("B", cmp.b)):
         con.print(f"{name}: {rich_safe(r.model)} · {rich_safe(r.setting)}  ({r.run_id[:12]}, {_when(r.started_at)}): "
                   f"{r.accuracy_text()}")
-    con.print(comparison_table(cmp))
+    show(comparison_table(cmp), COMPARISON_WHOLE, con)
     con.print(cmp.verdict, markup=False)
     if cmp.only_in_a or cmp.only_in_b:
         con.print(f"left out: {len(cmp.only_in_a)} item(s) only in A, {len(cmp.only_in_b)} only in B")
@@ -280,13 +283,13 @@ def _print_comparison(cmp: Comparison) -> None:
 
 def family_table(comparisons: list[Comparison], correction: str) -> Table:
     """One row per pair: the overall difference, its interval, raw and adjusted p, the MDE and the verdict word."""
-    t = Table(title=f"{len(comparisons)} paired comparisons ({CORRECTION_NAMES.get(correction, correction)}-adjusted "
-                    "McNemar p; 95% CI; MDE at 80% power)")
+    t = whole_table(f"{len(comparisons)} paired comparisons ({CORRECTION_NAMES.get(correction, correction)}"
+                    "-adjusted McNemar p; 95% CI; MDE at 80% power)")
     for col in ("A", "B", "n", "A − B", "95% CI", "p", "adj. p", "MDE", "verdict"):
         t.add_column(col, justify="left" if col in ("A", "B", "verdict") else "right")
     for c in comparisons:
         g = c.overall
-        t.add_row(rich_safe(f"{c.a.model} ({c.a.run_id[:8]})"), rich_safe(f"{c.b.model} ({c.b.run_id[:8]})"),
+        t.add_row(rich_safe(c.a.model) + f"\n({c.a.run_id[:8]})", rich_safe(c.b.model) + f"\n({c.b.run_id[:8]})",
                   str(g.n), points(g.diff), g.interval_text(), p_cell(g.p_value), p_cell(g.p_decisive),
                   g.mde_text(), verdict_word(g))
     return t
@@ -302,7 +305,8 @@ def verdict_word(g: Any) -> str:
 def _print_family(comparisons: list[Comparison], correction: str) -> None:
     """Many runs: one row per pair, then each pair's verdict and the per-category differences detected."""
     con = _console()
-    con.print(family_table(comparisons, correction))
+    table = family_table(comparisons, correction)
+    show(table, [str(c.header) for c in table.columns], con)  # model names, ids, numbers: all whole
     for c in comparisons:
         con.print(escape_control(c.verdict), markup=False)
         for g in c.by_category:
@@ -312,10 +316,13 @@ def _print_family(comparisons: list[Comparison], correction: str) -> None:
     _print_warnings(sorted({w for c in comparisons for w in c.warnings}))
 
 
+COMPARISON_WHOLE = ("n", "A %", "B %", "A − B", "95% CI", "A✗B✓", "A✓B✗", "p", "adj. p", "MDE")  # the group folds
+
+
 def comparison_table(cmp: Comparison) -> Table:
     """A − B overall and per category: the figures of the typed record, as every output shows them."""
     adjusted = any(g.family_size > 1 for g in cmp.by_category)
-    t = Table(title=f"A − B on {cmp.overall.n:,} shared item(s) (paired 95% CI, McNemar's exact test"
+    t = whole_table(f"A − B on {cmp.overall.n:,} shared item(s) (paired 95% CI, McNemar's exact test"
                     + (", categories Holm-adjusted" if adjusted and cmp.by_category[0].correction == "holm" else
                        ", categories BH-adjusted" if adjusted else "") + "; MDE: detectable at 80% power)")
     cols = ("group", "n", "A %", "B %", "A − B", "95% CI", "A✗B✓", "A✓B✗", "p", *(("adj. p",) if adjusted else ()),
@@ -363,7 +370,7 @@ def _print_board(lb: Leaderboard) -> None:
     """One setting's ranking, its winner's adjusted score, and its warnings."""
     con = _console()
     mixed = len({e.setting for e in lb.entries}) > 1
-    t = Table(title=f"{rich_safe(lb.dataset)} · {rich_safe(lb.setting)}: {len(lb.entries)} model(s) on "
+    t = whole_table(f"{rich_safe(lb.dataset)} · {rich_safe(lb.setting)}: {len(lb.entries)} model(s) on "
                     f"{lb.n_items} shared item(s)")
     cols = ("#", "model", *(("setting",) if mixed else ()), "score %", "95% CI", "run id", "started")
     for col in cols:
@@ -371,7 +378,7 @@ def _print_board(lb: Leaderboard) -> None:
     for e in lb.entries:
         t.add_row(str(e.rank), rich_safe(e.model), *((rich_safe(e.setting),) if mixed else ()), _pct(e.score),
                   _ci(e.ci_low, e.ci_high), e.run_id[:12], _when(e.started_at))
-    con.print(t)
+    show(t, [c for c in cols if c != "setting"], con)
     con.print(winner_line(lb), markup=False)
     if lb.top_vs_next is not None:
         con.print(f"#1 vs #2: {escape_control(lb.top_vs_next.verdict)}", markup=False)

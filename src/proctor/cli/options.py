@@ -12,6 +12,7 @@ A model option set on the command line must apply to at least one of the models 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
@@ -31,6 +32,11 @@ from .messages import deprecated
 
 F = TypeVar("F", bound=Callable[..., Any])
 MODEL_PANEL = "Model options (from the backend registry)"
+MODEL_PANELS = {"hf": "Model options: hf (local weights)", "openai": "Model options: API servers (openai, anthropic)",
+                "anthropic": "Model options: API servers (openai, anthropic)", "vllm": "Model options: vllm (managed server)"}
+SWITCHES = "On/off switches (--X on, --no-X off)"  # a panel of their own: the rest read at 80 columns
+OUTPUT = "Output, cache and history"
+LONG_METAVAR = 16  # a list of values longer than this is named (e.g. DTYPE); the help lists the values
 
 # ---------------------------------------------------------------- the shared vocabulary
 
@@ -75,6 +81,29 @@ DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print the requests, prompt tokens, most output tokens and cost range; send and write nothing.")]
 
 
+def panels(**where: str) -> Callable[[F], F]:
+    """Show the named parameters of a command under these help panels (`limit="Which items"`): the shared
+    option definitions keep no panel of their own, so that each command groups its help as it reads best."""
+
+    def regroup(func: F) -> F:
+        signature = inspect.signature(func, eval_str=True)
+        params = []
+        for p in signature.parameters.values():
+            if p.name in where:
+                kind, info = typing.get_args(p.annotation)
+                info = copy.copy(info)
+                info.rich_help_panel = where.pop(p.name)
+                p = p.replace(annotation=Annotated[kind, info])
+            params.append(p)
+        if where:
+            raise TypeError(f"{func.__name__} has no parameter {', '.join(where)}")
+        func.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        func.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+        return func
+
+    return regroup
+
+
 def old_spelling(name: str, metavar: str = "VALUE") -> Any:
     """A hidden option for an old spelling; the command warns (`deprecated`) and uses its value."""
     return typer.Option(name, metavar=metavar, hidden=True, show_default=False)
@@ -112,7 +141,8 @@ class ModelOption:
         is_flag = self.cli_type is bool
         option = typer.Option(
             f"{self.flag}/--no-{self.flag[2:]}" if is_flag else self.flag, metavar=None if is_flag else self.metavar,
-            help=f"{self.description} ({', '.join(self.backends)})", rich_help_panel=MODEL_PANEL, show_default=False)
+            help=f"{self.description} ({', '.join(self.backends)})", show_default=False,
+            rich_help_panel=SWITCHES if is_flag else MODEL_PANELS.get(self.backends[0], MODEL_PANEL))
         return Annotated[self.cli_type | None, option]
 
 
@@ -123,7 +153,8 @@ def _cli_type(name: str, annotation: Any) -> tuple[Any, str]:
         return list[str], "URL" if name.endswith("url") else "TEXT"
     base = args[0]
     if typing.get_origin(base) is Literal:
-        return str, "|".join(str(v) for v in typing.get_args(base))
+        values = "|".join(str(v) for v in typing.get_args(base))
+        return str, values if len(values) <= LONG_METAVAR else name.upper()
     return base, {int: "N", float: "NUMBER", bool: ""}.get(base, "TEXT")
 
 
@@ -215,7 +246,7 @@ def check_applicable(specs: list[str | None], **options: Any) -> None:
 # into GenerationSettings(**...), so every one of them is in the cache key and the manifest.
 
 REASONING_EFFORT_HELP = "OpenAI / vLLM / SGLang reasoning_effort (e.g. low, medium, high)."
-ENABLE_THINKING_HELP = "vLLM / SGLang chat_template_kwargs.enable_thinking (Qwen3 and alike)."
+ENABLE_THINKING_HELP = "vLLM / SGLang enable_thinking, sent in chat_template_kwargs (Qwen3 and alike)."
 THINKING_BUDGET_HELP = "Anthropic extended thinking budget_tokens (at least 1024, below --max-tokens)."
 EXTRA_BODY_HELP = "A JSON object merged into every request body (anything the options above do not cover)."
 SYSTEM_HELP = "System prompt put before every request's messages."

@@ -29,7 +29,7 @@ from .options import (
     with_model_options,
 )
 from .outcome import error_status
-from .summary import print_results
+from .summary import finished_line, print_results
 
 if TYPE_CHECKING:
     from ..data.tasks import Task
@@ -50,6 +50,11 @@ TINY_EXAMPLES = """Example:
   proctor run examples/items/demo.jsonl --model hf:out/tiny --limit 4
 """
 GENERATION = "Generation (--mode generate)"
+DATA = "Which items"
+PROMPT = "Prompt"
+JUDGE = "Judge (grades prose answers)"
+OUTPUT = options.OUTPUT
+SCORING = "Scoring"
 
 
 Datasets = Annotated[list[str] | None, typer.Argument(
@@ -61,10 +66,10 @@ RunModel = Annotated[str | None, typer.Option(
     help="Model: hf:PATH-OR-HUB-ID, openai:MODEL, anthropic:MODEL, vllm:PATH-OR-HUB-ID or scripted:RULE (required unless --config).")]
 ShardOpt = Annotated[str | None, typer.Option(
     "--shard", metavar="K/N", help="Run only shard K of N (items split by id hash; each shard its own run "
-                                   "directory; `proctor merge` combines them; default: the whole run).")]
+                                   "directory; `proctor merge` combines them; default: the whole run).", rich_help_panel=DATA)]
 After = Annotated[str | None, typer.Option("--after", metavar="YYYY-MM-DD", help=(
     "LiveCodeBench: evaluate only problems dated on or after this day, after a model's training cutoff "
-    "(default: every problem)"))]
+    "(default: every problem)"), rich_help_panel=DATA)]
 UnsafeExec = Annotated[bool, typer.Option("--unsafe-exec", help=(
     "Code benchmarks: execute model code without a sandbox when bubblewrap is unavailable (recorded in the "
     "manifest; by default such a run is refused)"))]
@@ -77,22 +82,22 @@ ExportTo = Annotated[list[str] | None, typer.Option(
          " would (llmwc, probsem, inspect, eee; repeatable; default: none).")]
 RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks
     "generate: ask for an answer and extract it; logprob: score each choice's log-probability (default: the "
-    "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False)]
+    "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False, rich_help_panel=PROMPT)]
 Shots = Annotated[int | None, typer.Option(metavar="K", min=0, help=(
     "Few-shot examples before each question (spec benchmarks: from the split or file their `fewshot` names; "
-    "item data: from --fewshot-from; default: the prompt kind's own count). Part of the run's identity."))]
+    "item data: from --fewshot-from; default: the prompt kind's own count). Part of the run's identity."), rich_help_panel=PROMPT)]
 FewshotFrom = Annotated[Path | None, typer.Option(metavar="PATH", help=(
     "Item data: the file (any proctor format) few-shot examples come from (default: the dataset itself, never "
-    "the item asked)."), show_default=False)]
+    "the item asked)."), show_default=False, rich_help_panel=PROMPT)]
 FormatOpt = Annotated[str | None, typer.Option("--format", metavar="completion|chat", help=(
     "How a prompt with examples is sent: one plain text (completion, with no chat template) or chat turns "
     "(each example a user/assistant turn). Part of the run's identity (default: completion for spec "
-    "benchmarks, as lm-eval; chat for item data)."), show_default=False)]
+    "benchmarks, as lm-eval; chat for item data)."), show_default=False, rich_help_panel=PROMPT)]
 PromptKind = Annotated[str | None, typer.Option(metavar="KIND", help=(
-    "Prompt kind: zero_shot, chain_of_thought, five_shot… (default: the dataset's first; generate mode)."))]
+    "Prompt kind: zero_shot, chain_of_thought, five_shot and others (default: the dataset's first; generate mode)."), rich_help_panel=PROMPT)]
 LimitPerCategory = Annotated[int | None, typer.Option(
-    metavar="N", help="At most N items per category (default: all).")]
-Epochs = Annotated[int, typer.Option(metavar="K", help="Ask each item K times (mean@K, pass@K).")]
+    metavar="N", help="At most N items per category (default: all).", rich_help_panel=DATA)]
+Epochs = Annotated[int, typer.Option(metavar="K", help="Ask each item K times (mean@K, pass@K).", rich_help_panel=PROMPT)]
 Temperature = Annotated[float, typer.Option(
     metavar="NUMBER", help="Sampling temperature (0: greedy).", rich_help_panel=GENERATION)]
 TopP = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
@@ -106,7 +111,7 @@ ReasoningEffort = Annotated[str | None, typer.Option(
     metavar="LEVEL", help=REASONING_EFFORT_HELP[:-1] + " (default: none).", rich_help_panel=REASONING)]
 EnableThinking = Annotated[bool | None, typer.Option(
     "--enable-thinking/--disable-thinking", help=ENABLE_THINKING_HELP[:-1] + " (default: the model's).",
-    rich_help_panel=REASONING)]
+    rich_help_panel=options.SWITCHES)]
 ThinkingBudget = Annotated[int | None, typer.Option(
     metavar="N", min=1, help=THINKING_BUDGET_HELP[:-1] + " (default: off).", rich_help_panel=REASONING)]
 TopK = Annotated[int | None, typer.Option(
@@ -123,8 +128,7 @@ System = Annotated[str | None, typer.Option(
 ExtraBody = Annotated[str | None, typer.Option(
     metavar="JSON", help=EXTRA_BODY_HELP[:-1] + " (default: none).", rich_help_panel=REASONING)]
 TruncatedAsOpt = Annotated[str, typer.Option(metavar="wrong|excluded", help=(
-    "How accuracy counts a truncated answer (token limit, unclosed thought)."), rich_help_panel=REASONING)]
-SCORING = "Scoring"
+    "How accuracy counts a truncated answer (token limit, unclosed thought)."), rich_help_panel=SCORING)]
 ExtractOpt = Annotated[str, typer.Option(metavar="reference|robust", help=(
     "Which reading scores: the benchmark's reference answer rule (its authors' parser) or proctor's robust "
     "reader; both run on every answer and their disagreements are reported as ambiguous."),
@@ -151,20 +155,19 @@ Stop = Annotated[list[str] | None, typer.Option(
 GenSeed = Annotated[int | None, typer.Option(
     metavar="N", help="Sampling seed sent to the model (default: none).", rich_help_panel=GENERATION)]
 Judge = Annotated[str | None, typer.Option(metavar="SPEC", help=(
-    "Model that grades prose answers (open-ended items need one; default: none)."), rich_help_panel=GENERATION)]
+    "Model that grades prose answers (open-ended items need one; default: none)."), rich_help_panel=JUDGE)]
 JudgeBaseUrl = Annotated[list[str] | None, typer.Option(metavar="URL", help=(
     "The judge's own server base URL; repeat to spread its load (default: its backend's environment variable, "
-    "else the vendor's API; never the model's --base-url)."), rich_help_panel=GENERATION)]
+    "else the vendor's API; never the model's --base-url)."), rich_help_panel=JUDGE)]
 JudgeApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help=(
     "Environment variable holding the judge's API key (default: its backend's own, e.g. OPENAI_API_KEY)."),
-    rich_help_panel=GENERATION)]
+    rich_help_panel=JUDGE)]
 JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, help=(
-    "The judge's sampling temperature (default: 0, greedy)."), rich_help_panel=GENERATION)]
+    "The judge's sampling temperature (default: 0, greedy)."), rich_help_panel=JUDGE)]
 JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", min=1, help=(
-    "The judge's longest reply, in tokens (default: 1024)."), rich_help_panel=GENERATION)]
+    "The judge's longest reply, in tokens (default: 1024)."), rich_help_panel=JUDGE)]
 JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
-    "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=GENERATION)]
-
+    "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=JUDGE)]
 
 def register(app: typer.Typer) -> None:
     app.command("run", epilog=RUN_EXAMPLES)(run)
@@ -187,6 +190,8 @@ def tiny_model(
 
 
 @with_model_options
+@options.panels(limit=DATA, seed=DATA, data_file=DATA, cluster=SCORING, max_error_rate=SCORING, out=OUTPUT,
+                runs_root=OUTPUT, store=OUTPUT, no_cache=OUTPUT, no_history=OUTPUT, progress=options.SWITCHES)
 def run(
     datasets: Datasets = None, model: RunModel = None, mode: RunMode = None, prompt: PromptKind = None,
     shots: Shots = None, fmt: FormatOpt = None, fewshot_from: FewshotFrom = None,
@@ -307,14 +312,13 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..run import pipeline
     from ..run.pipeline import Events
-    from ..run.runner import accuracy_line
 
     statuses = []
 
     def finished(log: RunLog) -> None:
         if log.results is not None:
             print_results(log)
-            typer.echo(plain(f"{log.manifest.dataset.name}: {accuracy_line(log.results)}  → {log.path}"))
+            typer.echo(plain(finished_line(log)))
         statuses.append(error_status(log, max_error_rate))
 
     pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites,

@@ -24,24 +24,32 @@ SCORE_EXAMPLES = """Examples (on the bundled examples, offline):
   proctor score examples/suites/test.txt examples/suites/test_A.json --model hf:out/tiny -o runs/suite-a
 """
 
+SCORING = "Scoring"
+
 
 @with_model_options
+@options.panels(runs_root=options.OUTPUT, store=options.OUTPUT, no_cache=options.OUTPUT, no_history=options.OUTPUT,
+                progress=options.SWITCHES, max_error_rate=options.OUTPUT)
 def score(
     paths: Annotated[list[Path], typer.Argument(
         metavar="DIR | PROMPT_FILE SUITE_FILE...", show_default=False,
         help="A directory of <P>.txt prompts and <P>_<T>.json suites, or one prompt file and its suite files.")],
     model: options.ModelSpec,
-    norm: Annotated[str, typer.Option(metavar="sum|token|char|byte|pmi", help=(
-        "How a query's log-probability is normalised: sum, per token, per char, per byte, or PMI."))] = "sum",
+    norm: Annotated[str, typer.Option(metavar="NORM", help=(
+        "How a query's log-probability is normalised: sum, token (per token), char (per char), byte (per byte) "
+        "or pmi."),
+        rich_help_panel=SCORING)] = "sum",
     softmax_temperature: Annotated[float, typer.Option(metavar="NUMBER", help=(
-        "Divides the scores before the softmax that gives each query's probability (> 0)."))] = 1.0,
+        "Divides the scores before the softmax that gives each query's probability (> 0)."),
+        rich_help_panel=SCORING)] = 1.0,
     temp: Annotated[float | None, options.old_spelling("--temp", "NUMBER")] = None,
     join: Annotated[str, typer.Option(metavar="newline|space", help=(
-        "How a context and its query are joined (newline: probsem's, the query on its own line)."))] = "newline",
+        "How a context and its query are joined (newline: probsem's, the query on its own line)."),
+        rich_help_panel=SCORING)] = "newline",
     out: Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help=(
         "Folder for probsem's result files (CSV + JSONL per suite, named with the model: several models"
         " accumulate); each run log goes in a run directory inside it."
-        " Default: the run directory under --runs-root."))] = None,
+        " Default: the run directory under --runs-root."), rich_help_panel=options.OUTPUT)] = None,
     runs_root: options.RunsRoot = Path("runs"),
     store: options.Store = None,
     no_cache: options.NoCache = False,

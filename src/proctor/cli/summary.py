@@ -8,6 +8,7 @@ from ..log.runlog import MetricBlock, MetricValue, Results, RunLog
 from ..metrics.accuracy import clustering_text
 from ..metrics.answer_reading import levels_line
 from ..run.pricing import cost_line
+from ..run.runner import accuracy_line
 from ..util.termsafe import rich_safe
 
 
@@ -31,6 +32,14 @@ def _fmt_value(v: MetricValue) -> tuple[str, str, str, str, str, str]:
         return ("n/a", "", str(v.n), "", "", "")
     ci = f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None and v.ci_high is not None else ""
     return (f"{v.value:.3f}", ci, str(v.n), "", "", "")
+
+
+def finished_line(log: RunLog) -> str:
+    """`mmlu-pro: accuracy 0.429 [0.158, 0.750] n=7 · 7 of 7 requests from the cache  → runs/x`: the cache's
+    share is said whenever it answered something (model or judge), so old answers are never passed off as new."""
+    cache = log.cache.text() if log.cache is not None else None
+    line = accuracy_line(log.results) if log.results is not None else "no results"
+    return f"{log.manifest.dataset.name or 'run'}: {line}{' · ' + cache if cache else ''}  → {log.path}"
 
 
 def print_results(log: RunLog) -> None:

@@ -814,6 +814,24 @@ class SamplesOnDisk(list[Sample]):
         raise self._refuse()
 
 
+class CacheUse(BaseModel):
+    """What the request cache answered in the session that just ran: the model's requests and the judge's grades
+    (the cache key holds no URL, so a judge pointed elsewhere is still served from it: the summary says so). Not
+    written anywhere: it belongs to one session, not to the run."""
+
+    hits: int = 0
+    asked: int = 0
+    judge_hits: int = 0
+    judge_asked: int = 0
+
+    def text(self) -> str | None:
+        """`7 of 7 requests from the cache, judge 3 of 3`; None when the cache answered nothing."""
+        if not self.hits and not self.judge_hits:
+            return None
+        judge = f", judge {self.judge_hits} of {self.judge_asked}" if self.judge_asked else ""
+        return f"{self.hits} of {self.asked} requests from the cache{judge}"
+
+
 class RunLog(BaseModel):
     """A run read back from its directory."""
 
@@ -822,6 +840,7 @@ class RunLog(BaseModel):
     samples: list[Sample] = Field(repr=False)  # a repr of 12k samples costs seconds (asyncio.run prints it)
     results: Results | None = Field(default=None, repr=False)
     streamed: bool = Field(default=False, repr=False)  # read without its samples: `iter_samples` reads them from disk
+    cache: CacheUse | None = Field(default=None, repr=False, exclude=True)  # this session's (a run just made)
 
     def iter_samples(self, by_item: bool = False) -> Iterator[Sample]:
         """The samples, from memory or (a run read with `read_run(d, samples=False)`) one at a time from disk;

@@ -69,10 +69,25 @@ def clustering_text(o: MetricBlock) -> str:
     """The clustered interval in words: its clusters, design effect and df, or why items stayed the unit."""
     if o.cluster_note is not None and o.design_effect is None:
         return f"{o.n_clusters} clusters; {o.cluster_note}"
-    deff = f", design effect {o.design_effect:.2f}" if o.design_effect is not None else ""
+    deff = _design_effect_text(o)
     df = f", t on {o.cluster_df:.1f} df" if o.cluster_df is not None else ""
     note = f"; {o.cluster_note}" if o.cluster_note is not None else ""
     return f"{o.n_clusters} clusters{deff}{df} (CR2, Bell–McCaffrey){note}"
+
+
+def _design_effect_text(o: MetricBlock) -> str:
+    """The design effect the interval used: the estimate, and the bound it was held to where it was out of [1, n/C]
+    (an estimate of 0.00 shown bare beside an interval widened by t read as a contradiction)."""
+    if o.design_effect is None:
+        return ""
+    used = max(o.design_effect, 1.0)
+    if o.n_clusters and o.n_scored:
+        used = min(used, o.n_scored / o.n_clusters)
+    if abs(used - o.design_effect) < 5e-3:
+        return f", design effect {o.design_effect:.2f}"
+    why = "never below 1: clusters do not narrow the items' interval" if used > o.design_effect else \
+        "at most items per cluster"
+    return f", design effect estimated {o.design_effect:.2f}, used {used:.2f} ({why})"
 
 
 def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:

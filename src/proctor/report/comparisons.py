@@ -3,8 +3,8 @@
 Which runs are comparable is `proctor.stats.comparable`'s rule (the one `compare` and the leaderboard follow): same
 dataset and content, same setting and prompt template (or only the same items with `mix_settings`). Each group of
 two or more gets `proctor.stats.comparison` records (every pair up to `MAX_PAIRWISE` runs, the best against the rest
-beyond), their p-values Holm-adjusted over the group (`proctor.stats.family`). A run alone in its group is listed with
-the reason.
+beyond), their p-values Holm-adjusted over the group (`proctor.stats.family`). A run that another run on its dataset
+could not be compared with is listed with the reason; a run alone on its dataset is only named (nothing was refused).
 """
 
 from __future__ import annotations
@@ -58,7 +58,13 @@ class SetApart:
 @dataclass
 class ComparisonSection:
     groups: list[ComparableGroup]
-    apart: list[SetApart]
+    apart: list[SetApart]  # runs another run on their dataset is not comparable with, each with the reason
+    alone: list[int] = field(default_factory=list)  # runs no other run shares a dataset with: nothing to compare
+
+    @property
+    def shown(self) -> bool:
+        """Whether the section says anything: a comparison made, or one refused (runs alone say nothing)."""
+        return bool(self.groups or self.apart)
 
 
 def _pair(a: RunSummary, b: RunSummary, scores: dict[int, RunScores], n_boot: int) -> ComparedPair | None:
@@ -127,11 +133,15 @@ def comparison_section(runs: Sequence[RunSummary], n_boot: int = 2000,
     for r in runs:
         by_key.setdefault(group_key(records[r.index], mix_settings), []).append(r.index)
     by_index = {r.index: r for r in runs}
-    groups, apart = [], []
+    groups, apart, alone = [], [], []
     for members in by_key.values():
         if len(members) < 2:
             rec = records[members[0]]
-            apart.append(SetApart(members[0], _reason(rec, [records[i] for i in records if i != members[0]])))
+            others = [records[i] for i in records if i != members[0]]
+            if any(o.dataset == rec.dataset for o in others):
+                apart.append(SetApart(members[0], _reason(rec, others)))
+            else:
+                alone.append(members[0])
             continue
         rec = records[members[0]]
         labels = {records[i].setting_label for i in members}
@@ -139,7 +149,7 @@ def comparison_section(runs: Sequence[RunSummary], n_boot: int = 2000,
                                 members)
         _group_pairs(group, by_index, scores, n_boot)
         groups.append(group)
-    return ComparisonSection(groups, apart)
+    return ComparisonSection(groups, apart, alone)
 
 
 __all__ = ["MAX_PAIRWISE", "ComparableGroup", "ComparedPair", "ComparisonSection", "SetApart", "comparison_section"]

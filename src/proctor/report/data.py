@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from ..data.coverage import BANDS as COVERAGE_BANDS
@@ -23,6 +23,7 @@ from ..log.runlog import (
     Cost,
     EpochSpread,
     JudgeAgreement,
+    Manifest,
     MetricBlock,
     MetricValue,
     Results,
@@ -304,6 +305,11 @@ class RunSummary:
         return f"{self.model} · {self.dataset}"
 
     @property
+    def dataset_key(self) -> str:
+        """The dataset's name as the run log and the history store record it (`dataset` is the name shown)."""
+        return self.log.manifest.dataset.name or "?"
+
+    @property
     def started_at(self) -> str:
         return self.log.manifest.started_at
 
@@ -357,6 +363,18 @@ def filled_results(log: RunLog) -> tuple[Results, list[str]]:
     return written.model_copy(update={**update, "metrics": extra}), notes
 
 
+def shown_dataset(m: Manifest) -> str:
+    """The dataset's name as the report shows it: probsem suites are recorded under their prompt file's name
+    (`test`, which read as a split or a placeholder), so the report names the suites: `probsem suites test_A +
+    test_B`."""
+    name = m.dataset.name or "?"
+    if m.dataset.source != "probsem":
+        return name
+    files = m.dataset.details.get("files") or (list(m.dataset.sha256) if isinstance(m.dataset.sha256, dict) else [])
+    suites = [PurePath(str(f)).stem for f in files if str(f).endswith(".json")]  # type: ignore[union-attr]
+    return f"probsem suites {' + '.join(suites)}" if suites else name
+
+
 def summarize_run(index: int, log: RunLog) -> RunSummary:
     results, notes = filled_results(log)
     m = log.manifest
@@ -369,7 +387,7 @@ def summarize_run(index: int, log: RunLog) -> RunSummary:
         index=index,
         log=log,
         model=m.model.spec or "?",
-        dataset=m.dataset.name or "?",
+        dataset=shown_dataset(m),
         results=results,
         duration_s=duration,
         dists=dists,
@@ -458,7 +476,7 @@ def load(
         by_ds[r.dataset].extend(r.log.samples)
     cov = [coverage_view(ds, ss) for ds, ss in by_ds.items()]
 
-    keys = list(dict.fromkeys((r.model, r.dataset) for r in runs))
+    keys = list(dict.fromkeys((r.model, r.dataset_key) for r in runs))
     raw: dict[tuple[str, str], list[Any]] = defaultdict(list)
     if history is not None:
         for p in history:
@@ -477,7 +495,7 @@ def load(
         for r in runs:  # the runs in this report belong on their own history line, once (by start or run id)
             t = parse_time(r.started_at)
             o = r.overall
-            if ((r.model, r.dataset) == key and t and t not in seen and r.log.manifest.run_id not in seen
+            if ((r.model, r.dataset_key) == key and t and t not in seen and r.log.manifest.run_id not in seen
                     and o.accuracy is not None):
                 pts.append(HistoryPoint(t, o.accuracy, o.ci_low, o.ci_high, r.log.manifest.run_id))
         pts.sort(key=lambda p: p.started_at.timestamp())

@@ -289,6 +289,5 @@ def render_html(data: ReportData) -> str:
         n_colours=plots.N_COLOURS,
         report_warnings=data.warnings,
         aborted=data.aborted,
-        comparisons=data.comparisons if data.comparisons and (data.comparisons.groups or data.comparisons.apart)
-        else None,
+        comparisons=data.comparisons if data.comparisons and data.comparisons.shown else None,
     )

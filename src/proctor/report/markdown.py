@@ -154,7 +154,7 @@ def _agreements(pairs: Sequence[Any], names: Sequence[str]) -> list[str]:
 def _comparison(data: ReportData) -> list[str]:
     """Each comparable group's paired comparisons (the records' figures and verdicts), then the runs set apart."""
     cmp = data.comparisons
-    if cmp is None or not (cmp.groups or cmp.apart):
+    if cmp is None or not cmp.shown:
         return []
     names = run_names(data.runs)
     out = ["", "## Comparison", "",
@@ -169,8 +169,13 @@ def _comparison(data: ReportData) -> list[str]:
         out += [""] + [f"- {_cell(p.record.overall.verdict(names[p.a], names[p.b]))}" for p in g.pairs]
         out += [f"- {_cell(n)}" for n in g.notes]
         out += _agreements(g.pairs, names)
+    if not cmp.groups:
+        out += ["", "No two runs here can be compared: the runs that share a dataset differ in how they were run (below)."]
     if cmp.apart:
         out += ["", "### Not comparable", ""] + [f"- {_cell(names[a.run])}: {_cell(a.reason)}" for a in cmp.apart]
+    if cmp.alone:
+        out += ["", "Alone on their dataset, so compared with nothing: "
+                + ", ".join(_cell(names[i]) for i in cmp.alone) + "."]
     return out
 
 

@@ -34,6 +34,7 @@ from ..log.provenance import BackendInfo, DatasetInfo, ScorerInfo, collect_prove
 from ..log.runlog import (
     MANIFEST,
     SAMPLES,
+    CacheUse,
     Manifest,
     Outcome,
     Results,
@@ -527,6 +528,16 @@ def _cache_hits(model: Model) -> int:
     return model.hits if isinstance(model, CachedModel) else 0
 
 
+def _cache_use(model: Model, scorer: Scorer) -> CacheUse | None:
+    """What the request cache answered this session, the model's and the judge's (None without the cache)."""
+    judge = getattr(scorer, "judge", None)
+    if not isinstance(model, CachedModel):
+        return None
+    graded = judge if isinstance(judge, CachedModel) else None
+    return CacheUse(hits=model.hits, asked=model.hits + model.misses,
+                    judge_hits=graded.hits if graded else 0, judge_asked=graded.hits + graded.misses if graded else 0)
+
+
 def _priced(samples: Sequence[Sample], price: Price | None, judge_price: Price | None) -> list[Sample]:
     """Each sample with its exact cost, and its judge calls' (when prices are known and usage was reported)."""
     out = []
@@ -621,7 +632,7 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
         if (sid := f"{item.identifier}#{epoch}") in by_id
     ]
     manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)
-    log = RunLog(path=run_dir, manifest=manifest, samples=ordered)
+    log = RunLog(path=run_dir, manifest=manifest, samples=ordered, cache=_cache_use(cached_model, scorer))
     results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
     return finalize_run(log, store if options.record_history else None, results)
 

@@ -153,7 +153,7 @@
     var r = el("div", "row");
     r.setAttribute("role", "button");
     r.tabIndex = 0;
-    var b = el("span");
+    var b = el("span", "out");
     b.appendChild(el("span", "badge o-" + s.o, LABELS[s.o] || s.o));
     r.appendChild(b);
     var id = el("span", "id");
