@@ -78,7 +78,7 @@ LlmwcConfig = Annotated[Path | None, typer.Option(
     help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
 ExportTo = Annotated[list[str] | None, typer.Option(
     "--export", metavar="FORMAT:DIR", show_default=False,
-    help="When the runs are done, also write them as FORMAT into DIR, as `proctor export RUN… --to FORMAT -o DIR`"
+    help="When the runs are done, also write them as FORMAT into DIR, as `proctor export RUN --to FORMAT -o DIR`"
          " would (llmwc, probsem, inspect, eee; repeatable; default: none).")]
 RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks
     "generate: ask for an answer and extract it; logprob: score each choice's log-probability (default: the "
