@@ -109,6 +109,7 @@ def test_end_to_end_verdicts(capsys: pytest.CaptureFixture[str], tmp_path: Path,
     calib = results["metrics"]["hle_calibration_error"]
     assert calib["value"] is None and "at least 100" in calib["error"]  # the authors' calib_err needs 100
     assert ran.manifest["spec"]["scorer"]["answer_rule"] == "hle-judge"
+    assert ran.manifest["spec"]["judge"]["settings"]["max_tokens"] == 4096  # run_judge_results.py's default
 
 
 def test_an_unreadable_judge_reply_is_an_error_not_a_wrong_answer(capsys: pytest.CaptureFixture[str],

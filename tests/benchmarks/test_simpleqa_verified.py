@@ -100,6 +100,20 @@ def test_end_to_end_verdicts_and_simple_evals_metrics(capsys: pytest.CaptureFixt
     assert results["simpleqa_f1"]["value"] == pytest.approx(2 * given * 0.4 / (given + 0.4))
     spec = ran.manifest["spec"]
     assert spec["scorer"]["answer_rule"] == "simple-evals-simpleqa"
+    # simple-evals' grading sampler: temperature 0.5 (ChatCompletionSampler's default), max_tokens 2048
+    assert (spec["judge"]["settings"]["temperature"], spec["judge"]["settings"]["max_tokens"]) == (0.5, 2048)
+    assert ran.manifest["scorer"]["judge_settings"]["temperature"] == 0.5
+
+
+def test_the_users_judge_settings_win_over_the_graders(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                       data: Path) -> None:
+    model = f"scripted:file={script(tmp_path / 'replies.jsonl', 'simpleqa-verified', data, 'zero_shot', REPLIES)}"
+    judge = f"scripted:file={judge_script(tmp_path / 'judge.jsonl', data)}"
+    ran = run(capsys, tmp_path, "simpleqa-verified", data, model, "run", "--judge", judge, "--judge-temperature", "0",
+              "--judge-max-tokens", "512")
+    assert ran.code == 0, ran.err
+    settings = ran.manifest["spec"]["judge"]["settings"]
+    assert (settings["temperature"], settings["max_tokens"]) == (0.0, 512)
 
 
 def test_without_a_judge_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, data: Path) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..benchmarks.probsem import load_suite_task
 from ..benchmarks.registry import load_task
@@ -24,7 +25,7 @@ from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
 from ..interop.llmwc import llmwc_rule
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule
-from ..scoring.judge import JUDGE_VERSION
+from ..scoring.judge import JUDGE_VERSION, benchmark_judge
 from ..scoring.logprob import Norm
 from ..scoring.suites import ScoreOptions, is_suite_item
 from ..util.errors import InputError, ProctorError
@@ -35,6 +36,7 @@ from .spec import (
     NO_CLUSTER,
     DatasetRef,
     GenerationSpec,
+    JudgeSpec,
     RunSpec,
     ScorerSpec,
     canonical_json,
@@ -61,7 +63,7 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
                                                                            _shown_kind(scorer, task)),
                                               "revision": str(revision) if revision is not None else None})
     judged = spec.judge is not None and scorer.mode == "generate" and task.scorer is None  # only answers are judged
-    judge = spec.judge.model_copy(update={"version": JUDGE_VERSION}) if judged and spec.judge else None
+    judge = _judge(spec.judge, task, scorer) if judged and spec.judge else None
     cluster = spec.cluster or task.cluster or NO_CLUSTER  # a reporting choice: the benchmark's unless given
     if cluster != NO_CLUSTER and task.items and not any(cluster_value(it, cluster) for it in task.items):
         raise ProctorError(f"cannot cluster {task.name} by {cluster!r}: none of its {len(task.items):,} items has "
@@ -75,6 +77,16 @@ def prompt_hash(task: Task) -> str | None:
     a builder declares: `Task.prompt_identity`), as one hash; None for builders that declare nothing."""
     declared = task.prompt_identity()
     return "sha256:" + hashlib.sha256(canonical_json(declared).encode()).hexdigest() if declared else None
+
+
+def _judge(judge: JudgeSpec, task: Task, scorer: ScorerSpec) -> JudgeSpec:
+    """The judge with proctor's judge version and, when the user set none, the sampling settings the
+    benchmark's own judge declares (its authors': simple-evals' grader samples at 0.5 with 2,048 tokens)."""
+    bench = benchmark_judge(task.answer_rule(scorer.prompt_kind or task.prompts.kinds[0]))
+    update: dict[str, Any] = {"version": JUDGE_VERSION}
+    if judge.settings is None and bench is not None and bench.settings is not None:
+        update["settings"] = GenerationSpec.of(bench.settings)
+    return judge.model_copy(update=update)
 
 
 def _shown_kind(scorer: ScorerSpec, task: Task) -> str | None:

@@ -101,6 +101,7 @@ class BenchmarkJudge:
     prompt: Callable[[Item, str], str]  # (item, the reply's final answer) -> the judge's user message
     parse: Callable[[str], JudgeReading | None]
     system: str | None = None
+    settings: GenerationSettings | None = None  # the authors' judge sampling (None: proctor's, JUDGE_SETTINGS)
 
     def identity(self) -> dict[str, str]:
         """What the run id must change with: the judge's name and its template's bytes."""
