@@ -119,6 +119,12 @@ def test_an_unreadable_judge_reply_is_an_error_not_a_wrong_answer(capsys: pytest
     ran = run(capsys, tmp_path, "hle", data, model, "run", "--judge", judge)
     sample = ran.samples["hle.3"]
     assert sample["outcome"] == "error" and "hle-judge" in sample["error"]
+    results = json.loads((ran.run_dir / "results.json").read_text())
+    assert results["overall"]["accuracy"] == pytest.approx(1 / 2)  # proctor's: the error left out
+    authors = results["metrics"]["hle_accuracy_authors"]  # dump_metrics: correct over every question asked
+    half = 1.96 * (1 / 3 * 2 / 3 / 3) ** 0.5
+    assert (authors["value"], authors["n"]) == (pytest.approx(1 / 3), 3)
+    assert (authors["ci_low"], authors["ci_high"]) == (pytest.approx(1 / 3 - half), pytest.approx(1 / 3 + half))
 
 
 def test_calib_err_is_the_authors(data: Path) -> None:

@@ -10,6 +10,7 @@ The authors print `100 * round(calib_err, 2)`; results.json keeps the unrounded 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ..log.runlog import MetricValue, Outcome, Sample
@@ -60,4 +61,22 @@ class HLECalibrationError:
         return MetricValue(value=value, n=len(confidence), method="hle calib_err")
 
 
-METRICS = (HLECalibrationError(),)
+class HLEAccuracyAuthors:
+    """The authors' accuracy (`dump_metrics`): correct answers over every question asked, so a question without a
+    verdict (a judge or model error) counts as wrong, with their interval, ±1.96·sqrt(p(1−p)/n). proctor's own
+    accuracy, beside it, leaves errors out (nothing unscored is counted)."""
+
+    name = "hle_accuracy_authors"
+    label = "HLE accuracy as the authors compute it (errors as wrong; their normal interval)"
+    needs = frozenset({"details", "outcome"})
+
+    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
+        n = len(samples)
+        if not n or not any(s.details.get("judge_version") == JUDGE_NAME for s in samples):
+            return None
+        p = sum(s.outcome is Outcome.CORRECT for s in samples) / n
+        half = 1.96 * math.sqrt(p * (1 - p) / n)
+        return MetricValue(value=p, n=n, ci_low=p - half, ci_high=p + half, method="hle dump_metrics (normal)")
+
+
+METRICS = (HLECalibrationError(), HLEAccuracyAuthors())
