@@ -44,14 +44,6 @@ def positive(value: float | None, option: str) -> None:
         raise ProctorError(f"{option} must be a number greater than 0, got {value}")
 
 
-def in_unit_interval(value: float | None, option: str) -> None:
-    """`value` (when given) is in (0, 1]."""
-    if value is None:
-        return
-    if not math.isfinite(value) or not 0 < value <= 1:
-        raise ProctorError(f"{option} must be in (0, 1], got {value}")
-
-
 def choice(value: str | None, allowed: Sequence[str], option: str) -> None:
     """`value` (when given) is one of `allowed`; the message suggests the nearest."""
     if value is None or value in allowed:
@@ -164,9 +156,7 @@ def _in_hf_cache(repo_id: str) -> bool:
 
 
 def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: str, judge: str | None,
-                   mode: str | None, prompt: str | None, limit: int | None, limit_per_category: int | None,
-                   epochs: int, temperature: float, top_p: float | None, max_tokens: int | None,
-                   concurrency: int | None, timeout: float | None, max_retries: int | None,
+                   mode: str | None, prompt: str | None, concurrency: int | None, timeout: float | None, max_retries: int | None,
                    data_file: Path | None, prompt_kinds: Sequence[str] = PROMPT_KINDS) -> None:
     """Everything `proctor run` can check without importing a backend or reading a dataset (`prompt_kinds`:
     the built-ins' kinds plus those the spec benchmarks named declare)."""
@@ -183,5 +173,5 @@ def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: s
         model_spec(judge, "--judge")
 
 
-__all__ = ["PROMPT_KINDS", "at_least", "check_run_args", "choice", "dataset_names", "hf_location", "in_unit_interval",
+__all__ = ["PROMPT_KINDS", "at_least", "check_run_args", "choice", "dataset_names", "hf_location",
            "model_spec", "positive", "readable_file"]

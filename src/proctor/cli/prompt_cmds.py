@@ -12,14 +12,14 @@ from ..benchmarks.registry import load_task
 from ..data.prompts import bind_tokenizer, check_kind
 from ..data.records import Item
 from ..data.tasks import Task
-from ..models import GenerationSettings
 from ..models.openai import TokenSplitter
+from ..run.build import eval_options
 from ..run.resolve import budget_for
 from ..run.spec import GenerationSpec
 from ..util.errors import ProctorError
 from ..util.termsafe import json_safe, plain, plain_text
 from . import options
-from .checks import at_least, in_unit_interval
+from .fields import with_flags
 from .run_cmds import FewshotFrom, FormatOpt, MaxTokens, PromptKind, Shots, Stop, Temperature, TopP
 
 ItemId = Annotated[str, typer.Option("--item", metavar="ID", help=(
@@ -45,10 +45,10 @@ def find_item(task: Task, wanted: str) -> Item:
     raise ProctorError(f"{task.name} has no item {wanted!r} (its items are named like {some}, or by upstream id)")
 
 
-def request_for(task: Task, item: Item, kind: str, settings: Any) -> dict[str, Any]:
+def request_for(task: Task, item: Item, kind: str, settings: GenerationSpec) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
     check_kind(kind, task.prompts.kinds, task.name)
-    final = budget_for(task, kind, GenerationSpec.of(settings)).settings()  # what `run` resolves for the kind
+    final = budget_for(task, kind, settings).settings()  # what `run` resolves for the kind
     return {
         "benchmark": task.name,
         "item": item.identifier,
@@ -83,17 +83,17 @@ def show_prompt(
     and generation settings. With --json, machine-readable, to diff against another harness."""
     if prompt is not None and not prompt.strip():  # '' is no kind, never "the default one"
         raise ProctorError("--prompt: empty; name a prompt kind (or leave the option out for the default)")
-    at_least(temperature, 0, "--temperature")  # as `run` checks them, before the data is read
-    in_unit_interval(top_p, "--top-p")
-    at_least(max_tokens, 1, "--max-tokens")
+    try:  # the spec's own checks, as `run`'s, before the data is read; errors name the flags
+        settings = eval_options(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                                stop=tuple(stop or ())).generation
+    except ProctorError as e:
+        raise with_flags(e) from None
     task = load_task(dataset, data_file=data_file, seed=seed,
                      prompt_options={"cot_examples": cot_examples, "instruction": instruction},
                      shots=shots, fmt=fmt, fewshot_from=fewshot_from, prompt_kind=prompt)
     if tokenizer is not None:
         splitter = TokenSplitter(tokenizer)
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))
-    settings = GenerationSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                                  stop=tuple(stop or ()))
     kind = task.prompts.kinds[0] if prompt is None else prompt
     check_kind(kind, task.prompts.kinds, task.name)  # a wrong kind is named before a wrong item
     request = request_for(task, find_item(task, item), kind, settings)

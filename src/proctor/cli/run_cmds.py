@@ -223,14 +223,14 @@ def run(
     errored; 2 refused before or stopped early (bad input, or the first answers all failed); 3 stopped by
     --max-cost."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from ..run.build import EvalOptions
+    from ..run.build import OPTION_NAMES
     from ..run.pipeline import RunOptions
 
     given = model_options or options.ModelOptions({})
     run_options = RunOptions(out=out, runs_root=runs_root, store=store, use_cache=not no_cache,
                              record_history=not no_history, progress=progress, command=["proctor", *sys.argv[1:]],
                              outputs=exports(export or [], dry_run or shards is not None or executor is not None))
-    flags = {k: v for k, v in locals().items() if k in EvalOptions.model_fields} | {"format": fmt}
+    flags = {k: v for k, v in locals().items() if k in OPTION_NAMES} | {"format": fmt}
     try:
         if llmwc_config is not None:  # llm-wc (proctor.interop.llmwc_config): the config names benchmark, models
             refuse_unapplied()
@@ -277,8 +277,7 @@ def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given:
     return [build_spec(name, model, opts, given.for_spec(model)) for name in datasets]
 
 
-_CHECKED = ("judge", "mode", "prompt", "limit", "limit_per_category", "epochs", "temperature", "top_p", "max_tokens",
-            "data_file")
+_CHECKED = ("judge", "mode", "prompt", "data_file")  # ranges (epochs, temperature…) are the spec models' own
 _REASONING = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k", "min_p", "presence_penalty",
               "frequency_penalty", "system", "extra_body", "max_tokens")
 

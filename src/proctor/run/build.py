@@ -49,21 +49,7 @@ class EvalOptions(BaseModel):
     seed: int = 0
     data_file: str | None = None
     epochs: int = Field(default=1, ge=1)
-    # the generation settings, checked where they land (GenerationSpec: the same names, but gen_seed → seed)
-    temperature: float = 0.0
-    top_p: float | None = None
-    max_tokens: int | None = None
-    stop: tuple[str, ...] = ()
-    gen_seed: int | None = None
-    reasoning_effort: str | None = None
-    enable_thinking: bool | None = None
-    thinking_budget: int | None = None
-    top_k: int | None = None
-    min_p: float | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    system: str | None = None
-    extra_body: str | dict[str, Any] | None = None
+    generation: GenerationSpec = Field(default_factory=GenerationSpec)  # given by its keywords (GENERATION_KEYWORDS)
     truncated_as: Literal["wrong", "excluded"] = "wrong"
     extract: Literal["reference", "robust"] = "reference"
     no_answer: Literal["wrong", "guess"] | None = None  # None: the answer rule's policy
@@ -83,6 +69,11 @@ class EvalOptions(BaseModel):
     after: str | None = None  # LiveCodeBench: only problems dated on or after this day (YYYY-MM-DD)
     unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
 
+
+#: the generation settings' keywords → GenerationSpec's fields (its `seed` is `gen_seed` beside the data's `seed`)
+GENERATION_KEYWORDS = {("gen_seed" if name == "seed" else name): name for name in GenerationSpec.model_fields}
+#: every keyword an evaluation takes (the CLI's flags without their dashes)
+OPTION_NAMES = frozenset(EvalOptions.model_fields) - {"generation"} | frozenset(GENERATION_KEYWORDS)
 
 _CHOICES = {"mode": ("generate", "logprob"), "format": ("chat", "completion"), "truncated_as": ("wrong", "excluded"),
             "extract": ("reference", "robust"), "no_answer": ("wrong", "guess")}
@@ -106,10 +97,27 @@ def eval_options(**given: Any) -> EvalOptions:
     for name in ("price_in", "price_out", "max_cost"):
         if isinstance(given.get(name), int | float | Decimal):
             given[name] = str(given[name])
+    generation = _generation(given)
     try:
-        return EvalOptions(**{k: v for k, v in given.items() if v is not None})
+        return EvalOptions(generation=generation, **{k: v for k, v in given.items() if v is not None})
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
+
+
+def _generation(given: dict[str, Any]) -> GenerationSpec:
+    """The GenerationSpec of the generation keywords in `given` (taken out of it); its own checks name the keyword."""
+    kw = {field: given.pop(name) for name, field in GENERATION_KEYWORDS.items() if given.get(name) is not None}
+    if isinstance(kw.get("extra_body"), str):
+        kw["extra_body"] = parse_extra_body(kw["extra_body"])
+    if not kw.get("system"):
+        kw.pop("system", None)
+    for name in GENERATION_KEYWORDS:
+        given.pop(name, None)
+    try:
+        return GenerationSpec(**kw)
+    except ValidationError as e:
+        text = brief(e)
+        raise ProctorError("gen_" + text if text.startswith("seed:") else text) from None
 
 
 def build_spec(dataset: str, model: str, options: EvalOptions,
@@ -165,13 +173,7 @@ def suite_spec(paths: Sequence[str | Path], model: str, *, norm: str = "sum", so
 
 def generation(options: EvalOptions) -> GenerationSpec:
     """The generation settings the options give (max_tokens None: the benchmark's budget)."""
-    body = options.extra_body if isinstance(options.extra_body, dict) else parse_extra_body(options.extra_body)
-    return GenerationSpec(
-        temperature=options.temperature, top_p=options.top_p, max_tokens=options.max_tokens, stop=options.stop,
-        seed=options.gen_seed, reasoning_effort=options.reasoning_effort, enable_thinking=options.enable_thinking,
-        thinking_budget=options.thinking_budget, top_k=options.top_k, min_p=options.min_p,
-        presence_penalty=options.presence_penalty, frequency_penalty=options.frequency_penalty,
-        system=options.system or None, extra_body=body)
+    return options.generation
 
 
 def _price(model: str, options: EvalOptions, batch: bool) -> Price | None:
@@ -215,7 +217,7 @@ def _shard(text: str | None) -> ShardSpec | None:
 
 def split_options(given: Mapping[str, Any], backend_fields: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Keywords split into (evaluation options, backend options): a name the model's backend takes is its."""
-    evaluation = {k: v for k, v in given.items() if k in EvalOptions.model_fields}
+    evaluation = {k: v for k, v in given.items() if k in OPTION_NAMES}
     backend = {k: v for k, v in given.items() if k not in evaluation and k in backend_fields}
     unknown = sorted(set(given) - set(evaluation) - set(backend))
     if unknown:
@@ -224,4 +226,4 @@ def split_options(given: Mapping[str, Any], backend_fields: Sequence[str]) -> tu
     return evaluation, backend
 
 
-__all__ = ["EvalOptions", "build_spec", "eval_options", "generation", "split_options", "suite_spec", "with_prices"]
+__all__ = ["GENERATION_KEYWORDS", "OPTION_NAMES", "EvalOptions", "build_spec", "eval_options", "generation", "split_options", "suite_spec", "with_prices"]
