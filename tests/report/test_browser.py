@@ -437,4 +437,7 @@ def test_at_390_px_badges_ids_and_the_comparison_are_whole_and_on_screen(browser
         rect = box.bounding_box()
         assert rect is not None and rect["x"] >= 0 and rect["x"] + rect["width"] <= 390, (cell, rect)
     assert page.locator("#comparison tr.pair td.ci").first.inner_text().startswith("[")
+    cut = page.evaluate("[...document.querySelectorAll('.card .facet, .card-t')]"
+                        ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
+    assert cut == [], f"cut on the cards: {cut}"  # a model, judge or prompt name wraps, never ends in "…"
     page.close()
