@@ -151,7 +151,7 @@ def stop_rule(options: EvalOptions) -> StopRule | None:
     """`stop_when_decided` with its `baseline` and `max_drop` (points) as the spec's StopRule (None without it)."""
     if not options.stop_when_decided:
         if options.baseline is not None or options.max_drop is not None:
-            raise ProctorError("baseline: baseline and max_drop go with stop_when_decided (a finished run is gated "
+            raise ProctorError("baseline: a baseline and max_drop go with stop_when_decided (a finished run is gated "
                                "with `proctor gate`)")
         return None
     if options.baseline is None or options.max_drop is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from ..stats.sequential import METHOD, Look, look
 from ..util.errors import ProctorError
 from .spec import RunSpec, StopRule
 
+T = TypeVar("T")
 Ask = Callable[[list[tuple[Item, int]], int], Awaitable[dict[str, Sample]]]  # a part of the plan → its samples
 
 
@@ -59,7 +61,7 @@ def _rule(spec: RunSpec) -> StopRule:
     return spec.stop_when
 
 
-def asking_order(items: Sequence[Item], seed: int) -> list[Item]:
+def asking_order(items: Sequence[T], seed: int) -> list[T]:
     """The items in the order they are asked: shuffled by `seed` (the same seed, the same order)."""
     order = list(items)
     random.Random(seed).shuffle(order)
