@@ -25,6 +25,7 @@ from proctor.run.spec import (
     RunSpec,
     ScorerSpec,
     ShardSpec,
+    StopRule,
 )
 from proctor.stats.comparable import not_comparable
 
@@ -114,6 +115,7 @@ CHANGED: dict[str, Any] = {
     "judge.api_key": SecretStr("sk-j"), "judge.options": {"dtype": "float32"},
     "judge.settings": GenerationSpec(temperature=0.5), "judge.price": MONEY, "judge.version": "3",
     "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "unsafe_exec": True, "resolved": False,
+    "stop_when": StopRule(baseline="runs/base", max_drop=0.05),
 }
 
 

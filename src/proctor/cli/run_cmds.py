@@ -168,6 +168,18 @@ JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", min=1, help=(
     "The judge's longest reply, in tokens (default: 1024)."), rich_help_panel=JUDGE)]
 JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
     "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=JUDGE)]
+STOPPING = "Stop when decided"
+Baseline = Annotated[str | None, typer.Option("--baseline", metavar="RUN", help=(
+    "With --stop-when-decided: the run (directory or recorded run id) this one is held to (default: none)."),
+    rich_help_panel=STOPPING)]
+MaxDrop = Annotated[float | None, typer.Option("--max-drop", metavar="POINTS", help=(
+    "With --stop-when-decided: the largest drop from the baseline allowed, in points (default: none)."),
+    rich_help_panel=STOPPING)]
+StopWhenDecided = Annotated[bool, typer.Option("--stop-when-decided", help=(
+    "Ask the items in a seeded random order and stop once an anytime-valid confidence sequence for candidate − "
+    "baseline decides: GO (exit 0) or NO-GO (exit 1); `proctor gate` reads the decision."),
+    rich_help_panel=STOPPING)]
+
 
 def register(app: typer.Typer) -> None:
     app.command("run", epilog=RUN_EXAMPLES)(run)
@@ -215,13 +227,14 @@ def run(
     shards: ex.Shards = None, executor: ex.Executor = None,
     retries: ex.Retries = 1, no_wait: ex.NoWait = False, partition: ex.Partition = None, time_min: ex.TimeMin = 60,
     gpus_per_task: ex.GpusPerTask = 0, account: ex.Account = None, sbatch: ex.Sbatch = None,
-    image: ex.Image = "proctor:latest", model_options: options.ModelOptions | None = None,
+    image: ex.Image = "proctor:latest", baseline: Baseline = None, max_drop: MaxDrop = None,
+    stop_when_decided: StopWhenDecided = False, model_options: options.ModelOptions | None = None,
 ) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
     Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
-    errored; 2 refused before or stopped early (bad input, or the first answers all failed); 3 stopped by
-    --max-cost."""
+    errored, or --stop-when-decided decided NO-GO; 2 refused before or stopped early (bad input, or the first
+    answers all failed); 3 stopped by --max-cost."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..run.build import OPTION_NAMES
     from ..run.pipeline import RunOptions
@@ -319,6 +332,9 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
             print_results(log)
             typer.echo(plain(finished_line(log)))
         statuses.append(error_status(log, max_error_rate))
+        if log.manifest.sequential is not None:  # --stop-when-decided: the decision, exit 1 on NO-GO as `gate`
+            typer.echo(plain(log.manifest.sequential.text()))
+            statuses.append(1 if log.manifest.sequential.decision == "NO-GO" else 0)
 
     pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites,
                                             finished=finished, wrote=_exported))

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..benchmarks.registry import BUILTINS, load_task
+from ..log.runlog import MANIFEST, read_manifest
 from ..log.store import load_run_scores
 from ..stats.agree import RUN_LABELS, SHOWN_FLIPS, agreement, read_for_agreement
 from ..stats.compare import compare_scores
@@ -138,12 +139,18 @@ def gate(
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
     with maybe_store(store) as st:
         cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
-    result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed)
+    result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed,
+                      sequential=_sequential(cand.run.path))
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
         _print_gate(result)
     raise typer.Exit(result.exit_code)
+
+
+def _sequential(path: str) -> Any:
+    """The `run --stop-when-decided` record of the run directory at `path` (None: none, or no directory)."""
+    return read_manifest(Path(path)).sequential if (Path(path) / MANIFEST).is_file() else None
 
 
 def _print_gate(result: Any) -> None:

@@ -47,6 +47,7 @@ from .provenance import (
     ScorerInfo,
     migrate_manifest,
 )
+from .sequential import SequentialRecord
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
@@ -460,6 +461,7 @@ class Manifest(BaseModel):
     shard: str | None = None  # "K/N" when this directory is one shard of the run (proctor.run.shard)
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
     imported_from: ImportOrigin | None = None  # `proctor import`: the other harness, its files, task and metric
+    sequential: SequentialRecord | None = None  # `run --stop-when-decided`: how its confidence sequence ended
 
     @model_validator(mode="before")
     @classmethod

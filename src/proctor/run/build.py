@@ -30,6 +30,7 @@ from .spec import (
     RunSpec,
     ScorerSpec,
     ShardSpec,
+    StopRule,
 )
 
 
@@ -68,6 +69,9 @@ class EvalOptions(BaseModel):
     cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
     after: str | None = None  # LiveCodeBench: only problems dated on or after this day (YYYY-MM-DD)
     unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
+    baseline: str | None = None  # stop_when_decided: the run to hold this one to (a directory or run id)
+    max_drop: float | None = Field(default=None, ge=0, lt=100)  # stop_when_decided: the largest drop, in points
+    stop_when_decided: bool = False  # stop once the comparison with `baseline` is decided (proctor.run.stopwhen)
 
 
 #: the generation settings' keywords → GenerationSpec's fields (its `seed` is `gen_seed` beside the data's `seed`)
@@ -138,9 +142,21 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             generation=generation(options), epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
-            cluster=options.cluster, unsafe_exec=options.unsafe_exec)
+            cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options))
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
+
+
+def stop_rule(options: EvalOptions) -> StopRule | None:
+    """`stop_when_decided` with its `baseline` and `max_drop` (points) as the spec's StopRule (None without it)."""
+    if not options.stop_when_decided:
+        if options.baseline is not None or options.max_drop is not None:
+            raise ProctorError("baseline: a baseline and max_drop go with stop_when_decided (a finished run is gated "
+                               "with `proctor gate`)")
+        return None
+    if options.baseline is None or options.max_drop is None:
+        raise ProctorError("stop_when_decided: give the baseline run and the max_drop allowed (points)")
+    return StopRule(baseline=options.baseline, max_drop=options.max_drop / 100)
 
 
 def with_prices(spec: RunSpec, options: EvalOptions) -> RunSpec:

@@ -67,6 +67,7 @@ from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_co
 from .resumecheck import check_resumable
 from .shard import Shard, manifest_shard, write_shard_file
 from .spec import RunSpec
+from .stopwhen import ask_until_decided, load_baseline, recorded_stop, stopped_line
 
 Mode = Literal["generate", "logprob"]
 DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
@@ -197,13 +198,16 @@ class RunState:
     total: int  # items x epochs
     done: int  # finished samples kept (errored ones are asked again)
     errored: int  # errored samples a resume asks again
+    stopped: str | None = None  # a run --stop-when-decided stopped: what a resume says (nothing is asked)
 
     @property
     def left(self) -> int:
-        return self.total - self.done
+        return 0 if self.stopped else self.total - self.done
 
     def resume_line(self) -> str | None:
         """`resuming: 16/16 done, 0 to ask` (None for a fresh run)."""
+        if self.stopped:
+            return self.stopped
         if not self.done and not self.errored:
             return None
         retry = f" ({self.errored} errored before, asked again)" if self.errored else ""
@@ -219,11 +223,16 @@ def plan_run(task: Task, spec: RunSpec, options: RunOptions = RunOptions()) -> R
     run_dir, _ = locate_run(task, spec.model.spec, scorer, spec, options)
     wanted = {f"{item.identifier}#{epoch}" for epoch in range(spec.epochs) for item in _items_of(task, spec)}
     finished: dict[str, bool] = {}
+    if spec.stop_when is not None:  # a baseline that cannot be paired is refused before any model loads
+        load_baseline(spec, task, options.store)
+    stop = None
     if (run_dir / MANIFEST).exists():
         finished = {s.sample_id: s.outcome is not Outcome.ERROR for s in iter_samples(run_dir / SAMPLES)
                     if s.sample_id in wanted}
+        stop = recorded_stop(read_manifest(run_dir), spec)
     done = sum(finished.values())
-    return RunState(run_dir, len(wanted), done, len(finished) - done)
+    return RunState(run_dir, len(wanted), done, len(finished) - done,
+                    stopped_line(run_dir, stop) if stop is not None else None)
 
 
 def finish_done_run(state: RunState, options: RunOptions = RunOptions()) -> RunLog:
@@ -621,7 +630,13 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     with Progress(len(plan) + len(done), enabled=options.progress, description=task.name,
                   in_flight=model.in_flight_limit) as bar:
         bar.advance(len(done), cache_hit=True)
-        by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done))
+        if spec.stop_when is None:
+            by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done))
+        else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
+            asked, manifest.sequential = await ask_until_decided(
+                spec, items, done, load_baseline(spec, task, options.store),
+                lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n))
+            by_id = dict(done) | asked
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
         raise CostLimitReached(guard)
     # in plan order, whatever order chunks finished or runs resumed in: results are reproducible

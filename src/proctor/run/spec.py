@@ -197,6 +197,17 @@ class Budget(_Record):
     max_cost: Decimal = Field(ge=0)
 
 
+class StopRule(_Record):
+    """`run --stop-when-decided`: ask the items in a seeded random order and stop once an anytime-valid confidence
+    sequence for candidate − baseline (`proctor.stats.sequential`) decides the gate at `max_drop`."""
+
+    baseline: str = Field(min_length=1)  # the baseline run: its directory or recorded run id
+    max_drop: float = Field(ge=0, lt=1)  # the largest drop allowed, a proportion (the CLI's points / 100)
+    alpha: float = Field(default=0.05, gt=0, lt=1)  # error allowed, both sides together (each side alpha/2)
+    look_every: int = Field(default=10, ge=1)  # items asked between two looks
+    order_seed: int = 0  # the seed of the order the items are asked in
+
+
 class RunSpec(_Record):
     """One evaluation: data, model, scorer, generation, epochs, shard, judge, prices and budget."""
 
@@ -215,6 +226,9 @@ class RunSpec(_Record):
     # run model code without a sandbox when none is available (--unsafe-exec; code benchmarks). Recorded in the
     # manifest, not in the run id: where the sandbox works it changes nothing, and a run's scores do not depend on it
     unsafe_exec: bool = False
+    # stop once the comparison with a baseline is decided (`--stop-when-decided`); not in the run id: the items asked
+    # are scored as in a full run, and the same command without it asks the rest
+    stop_when: StopRule | None = None
     resolved: bool = False  # set by proctor.run.pipeline.resolve: defaults applied, content hash known
 
     @field_validator("cluster")
@@ -270,4 +284,4 @@ def canonical_json(data: Any) -> str:
 
 
 __all__ = ["Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RunSpec", "ScorerSpec",
-           "ShardSpec", "canonical_json"]
+           "ShardSpec", "StopRule", "canonical_json"]

@@ -10,6 +10,10 @@ for 0/1 scores, a paired bootstrap for graded ones). With Δ = candidate − bas
 
 With `per_category`, every category is gated too, at the Bonferroni level 1 − 0.05/k over its k categories (one
 family, so k chances to see a spurious drop do not add up); the gate is NO-GO when any check is, GO when all are.
+
+A candidate run by `run --stop-when-decided` against this baseline is gated by what its confidence sequence
+recorded (`proctor.stats.sequential`): items asked until a decision are not a fixed sample, and the interval above
+would not hold for them; the sequence's bounds hold at whatever item it stopped (per-category checks are not made).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from enum import StrEnum
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ..log.sequential import SequentialRecord
 from ..log.store import RunScores
 from ..util.errors import ProctorError
 from .comparable import first_reason
@@ -68,6 +73,7 @@ class GateResult(BaseModel):
     deciding: GateCheck
     checks: list[GateCheck]
     warnings: list[str]
+    sequential: SequentialRecord | None = None  # the candidate's `run --stop-when-decided` record, when it decided
 
     @property
     def exit_code(self) -> int:
@@ -115,14 +121,42 @@ def _deciding(checks: Sequence[GateCheck]) -> tuple[Decision, GateCheck]:
     return Decision.GO, checks[0]
 
 
+def _sequence_check(record: SequentialRecord, cand: RunScores, base: RunScores, max_drop: float) -> GateCheck:
+    """The check a stopped candidate's confidence sequence recorded (decided anew at another `max_drop`)."""
+    shared = sorted(cand.items.keys() & base.items.keys())
+    diff = float(np.mean([cand.items[i].score - base.items[i].score for i in shared])) if shared else 0.0
+    how = (f"stopped after {record.items_asked:,} of {record.items_total:,} items" if record.stopped
+           else f"all {record.items_total:,} items asked")
+    same = abs(record.max_drop - max_drop) < 1e-12
+    decision = Decision(record.decision) if same else decide(record.ci_low, record.ci_high, max_drop)
+    return GateCheck(group=f"overall (--stop-when-decided, {how}; anytime-valid confidence sequence)",
+                     n=record.items_paired, diff=diff, ci_low=record.ci_low, ci_high=record.ci_high,
+                     level=1 - record.alpha, decision=decision)
+
+
 def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_category: bool = False,
-         mix_settings: bool = False, n_boot: int = 2000, seed: int = 0) -> GateResult:
-    """Gate `candidate` against `baseline`: `max_drop` is the largest drop in accuracy allowed (a proportion)."""
+         mix_settings: bool = False, n_boot: int = 2000, seed: int = 0,
+         sequential: SequentialRecord | None = None) -> GateResult:
+    """Gate `candidate` against `baseline`: `max_drop` is the largest drop in accuracy allowed (a proportion).
+    `sequential`: the candidate's `run --stop-when-decided` record (its manifest's), which decides when it was
+    made against this baseline."""
     if not 0 <= max_drop < 1:
         raise ProctorError(f"--max-drop must be between 0 and 100 points, got {100 * max_drop:g}")
     why = first_reason([candidate.run, baseline.run], mix_settings)
     if why is not None:
         raise ProctorError(f"not comparable: {why}")
+    warnings = provenance_warnings([candidate.run, baseline.run])
+    if sequential is not None and sequential.baseline_run_id == baseline.run.run_id:
+        check = _sequence_check(sequential, candidate, baseline, max_drop)
+        if per_category:
+            warnings.append("--per-category: a run stopped by its confidence sequence is gated overall only")
+        return GateResult(decision=check.decision, max_drop=max_drop, candidate=run_ref(candidate.run),
+                          baseline=run_ref(baseline.run), deciding=check, checks=[check], warnings=warnings,
+                          sequential=sequential)
+    if sequential is not None and sequential.stopped:
+        warnings.append(f"the candidate stopped when its confidence sequence against another baseline "
+                        f"({sequential.baseline_run_id[:12]}) decided: this interval on its "
+                        f"{sequential.items_asked:,} items is not valid after such a stop")
     groups = _groups(candidate, baseline, per_category)
     n_cats = len(groups) - 1
     checks = []
@@ -132,7 +166,6 @@ def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_categor
         base = np.array([baseline.items[i].score for i in ids])
         checks.append(_check(name, cand, base, max_drop, level, n_boot, seed))
     decision, deciding = _deciding(checks)
-    warnings = provenance_warnings([candidate.run, baseline.run])
     return GateResult(decision=decision, max_drop=max_drop, candidate=run_ref(candidate.run),
                       baseline=run_ref(baseline.run), deciding=deciding, checks=checks, warnings=warnings)
 

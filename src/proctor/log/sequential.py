@@ -1,0 +1,41 @@
+"""What a `run --stop-when-decided` recorded in its manifest: how its confidence sequence for candidate − baseline
+ended (`proctor.stats.sequential`), so that the run, `gate` and a resume all read the same decision."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SequentialRecord(BaseModel):
+    """The sequence's last look: GO or NO-GO when it stopped the run, INCONCLUSIVE when every item was asked first."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    decision: Literal["GO", "NO-GO", "INCONCLUSIVE"]
+    stopped: bool  # True: items were left unasked because the sequence decided
+    items_asked: int = Field(ge=0)  # items of the order asked (every epoch of each), errored ones included
+    items_paired: int = Field(ge=0)  # of those, scored here and in the baseline: the sequence's length
+    items_total: int = Field(ge=0)  # the run's items
+    looks: int = Field(ge=0)
+    ci_low: float  # candidate − baseline (a proportion), the sequence's bounds at its last look
+    ci_high: float
+    alpha: float
+    max_drop: float  # a proportion
+    baseline: str  # as given (a directory or a run id)
+    baseline_run_id: str
+    order_seed: int
+    method: str
+
+    def text(self) -> str:
+        """`stopped at NO-GO after 40 of 100 items: candidate − baseline 95% confidence sequence [-43.9, -12.8] …`."""
+        how = (f"stopped at {self.decision} after {self.items_asked:,} of {self.items_total:,} items" if self.stopped
+               else f"{self.decision} after all {self.items_total:,} items")
+        return (f"{how}: candidate − baseline {100 * (1 - self.alpha):.4g}% confidence sequence "
+                f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] points vs the allowed drop "
+                f"−{100 * self.max_drop:.1f} on {self.items_paired:,} paired item(s), anytime-valid "
+                f"(baseline {self.baseline_run_id[:12]})")
+
+
+__all__ = ["SequentialRecord"]

@@ -1,0 +1,155 @@
+"""`run --baseline RUN --max-drop D --stop-when-decided`: ask the items in a seeded random order, a batch at a time,
+and stop once the anytime-valid confidence sequence for candidate − baseline (`proctor.stats.sequential`) decides
+the gate: GO (its lower end above −D) or NO-GO (its upper end below −D).
+
+The order is the spec's (`StopRule.order_seed`), so a resumed run asks the same items next. After each batch the
+sequence is computed afresh from the longest prefix of the order whose items are all asked (every epoch): a run
+killed in the middle of a batch, resumed, looks at the same numbers. Each item's difference is its score here (epochs
+averaged, counted as the run's truncation and no-answer policies count it) minus its score in the baseline; items
+errored here, or not scored in the baseline, are left out of the sequence. The decision, the items used and the
+sequence's bounds are recorded in the manifest (`proctor.log.sequential.SequentialRecord`); `gate` reads them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from ..data.records import Item
+from ..data.tasks import Task
+from ..log.runlog import Manifest, Outcome, Sample
+from ..log.sequential import SequentialRecord
+from ..log.setting import setting_key, setting_label, spec_setting
+from ..log.store import RunScores, Store, default_store_path, item_scores, load_run_scores
+from ..stats.sequential import METHOD, Look, look
+from ..util.errors import ProctorError
+from .spec import RunSpec, StopRule
+
+T = TypeVar("T")
+Ask = Callable[[list[tuple[Item, int]], int], Awaitable[dict[str, Sample]]]  # a part of the plan → its samples
+
+
+def load_baseline(spec: RunSpec, task: Task, store: Path | None = None) -> RunScores:
+    """The baseline's per-item scores; refused (one line naming --baseline) when it cannot be paired with this run."""
+    rule = _rule(spec)
+    if spec.shard is not None:
+        raise ProctorError("stop_when_decided: a stopped run is one directory: not with --shard or --shards")
+    try:
+        if Path(rule.baseline).is_dir():
+            base = load_run_scores(rule.baseline)
+        else:
+            with Store(store or default_store_path()) as st:
+                base = load_run_scores(rule.baseline, st)
+    except ProctorError as e:
+        raise ProctorError(f"baseline: {rule.baseline}: {e}") from None
+    if not {it.identifier for it in task.items} & base.items.keys():
+        raise ProctorError(f"baseline: {rule.baseline} scored none of {task.name}'s items")
+    mine = spec_setting(spec)
+    if base.run.setting and base.run.setting_key != setting_key(mine):
+        raise ProctorError(f"baseline: {rule.baseline} ran another setting ({base.run.setting_label} vs "
+                           f"{setting_label(mine)}): the sequence pairs runs of one setting")
+    return base
+
+
+def _rule(spec: RunSpec) -> StopRule:
+    if spec.stop_when is None:
+        raise ProctorError("internal: no stop rule in the spec")
+    return spec.stop_when
+
+
+def asking_order(items: Sequence[T], seed: int) -> list[T]:
+    """The items in the order they are asked: shuffled by `seed` (the same seed, the same order)."""
+    order = list(items)
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def recorded_stop(manifest: Manifest | None, spec: RunSpec) -> SequentialRecord | None:
+    """The stop a run directory recorded, when this spec asks for the same rule (then nothing more is asked)."""
+    rule = spec.stop_when
+    got = manifest.sequential if manifest is not None else None
+    if rule is None or got is None or not got.stopped:
+        return None
+    same = (got.baseline, got.max_drop, got.alpha, got.order_seed) == (rule.baseline, rule.max_drop, rule.alpha,
+                                                                       rule.order_seed)
+    return got if same else None
+
+
+def stopped_line(run_dir: Path, record: SequentialRecord) -> str:
+    """What a resume of a stopped run says: that it stopped, and that nothing is asked again."""
+    return (f"{run_dir} stopped at {record.decision} after {record.items_asked:,} of {record.items_total:,} items "
+            "(--stop-when-decided); nothing asked again (the same command without --stop-when-decided asks the rest)")
+
+
+class _Sequence:
+    """The looks of one run: its order, the baseline's scores, and the samples so far."""
+
+    def __init__(self, spec: RunSpec, items: Sequence[Item], base: RunScores, samples: Mapping[str, Sample]) -> None:
+        self.rule, self.epochs, self.base = _rule(spec), spec.epochs, base
+        self.setting = spec_setting(spec)
+        self.order = asking_order(items, self.rule.order_seed)
+        self.samples = dict(samples)
+        self.looks = 0
+
+    def asked(self, item: Item) -> bool:
+        return all(f"{item.identifier}#{e}" in self.samples for e in range(self.epochs))
+
+    def prefix(self) -> int:
+        """How many items of the order are asked, from its start without a gap."""
+        n = 0
+        while n < len(self.order) and self.asked(self.order[n]):
+            n += 1
+        return n
+
+    def look(self) -> tuple[Look, int]:
+        """The sequence on the asked prefix: (its look, the prefix's length)."""
+        n = self.prefix()
+        asked = self.order[:n]
+        mine = item_scores((s for it in asked for e in range(self.epochs)
+                            if (s := self.samples[f"{it.identifier}#{e}"]).outcome is not Outcome.ERROR), self.setting)
+        diffs = [mine[it.identifier].score - self.base.items[it.identifier].score for it in asked
+                 if it.identifier in mine and it.identifier in self.base.items]
+        try:
+            got = look(np.array(diffs, dtype=float), self.rule.max_drop, self.rule.alpha)
+        except ValueError as e:
+            raise ProctorError(f"stop_when_decided: {e}") from None
+        self.looks += 1
+        return got, n
+
+    def record(self, got: Look, n: int) -> SequentialRecord:
+        decided = got.decision != "INCONCLUSIVE"
+        return SequentialRecord(
+            decision=got.decision, stopped=decided and n < len(self.order), items_asked=n, items_paired=got.n,
+            items_total=len(self.order), looks=self.looks, ci_low=got.ci_low, ci_high=got.ci_high,
+            alpha=self.rule.alpha, max_drop=self.rule.max_drop, baseline=self.rule.baseline,
+            baseline_run_id=self.base.run.run_id, order_seed=self.rule.order_seed, method=METHOD)
+
+
+async def ask_until_decided(spec: RunSpec, items: Sequence[Item], done: Mapping[str, Sample], base: RunScores,
+                            ask: Ask) -> tuple[dict[str, Sample], SequentialRecord]:
+    """Ask `items` (all epochs) in the spec's order, `look_every` items at a time, looking after each batch (and
+    once before, at what a resumed run already holds); stop when the sequence decides. Returns the samples asked
+    in this session and how the sequence ended."""
+    seq = _Sequence(spec, items, base, done)
+    asked: dict[str, Sample] = {}
+    got, n = seq.look()
+    position = n
+    while got.decision == "INCONCLUSIVE" and position < len(seq.order):
+        batch: list[Item] = []
+        while position < len(seq.order) and len(batch) < seq.rule.look_every:
+            if not seq.asked(seq.order[position]):
+                batch.append(seq.order[position])
+            position += 1
+        plan = [(it, e) for it in batch for e in range(seq.epochs) if f"{it.identifier}#{e}" not in seq.samples]
+        new = await ask(plan, len(seq.samples)) if plan else {}
+        asked |= new
+        seq.samples |= new
+        got, n = seq.look()
+    return asked, seq.record(got, n)
+
+
+__all__ = ["ask_until_decided", "asking_order", "load_baseline", "recorded_stop", "stopped_line"]

@@ -1,0 +1,110 @@
+"""`proctor run --baseline RUN --max-drop D --stop-when-decided` end to end, on scripted models: a clearly worse
+candidate stops early with NO-GO (exit 1), the manifest records the stop, `gate` reads it, a resume says it
+stopped and asks nothing, and the same command without the flag asks the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proctor.cli import main
+from proctor.log.runlog import iter_samples, read_manifest
+from proctor.run.stopwhen import asking_order
+
+N = 200
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """200 four-option items whose answer is always A: scripted:first is always right, scripted:random mostly not."""
+    path = tmp_path / "items.jsonl"
+    rows = [{"identifier": f"q{i}", "modality": "choiceof4", "prompt": f"Question {i}: pick one.", "response": "A",
+             "choices": {"A": "yes", "B": "no", "C": "maybe", "D": "never"}, "category": "xyz"[i % 3]}
+            for i in range(N)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def base(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    code, _, _ = _cli(capsys, "run", str(data), "--model", "scripted:first", "-o", str(tmp_path / "base"),
+                      "--store", str(tmp_path / "store.sqlite"))
+    assert code == 0
+    return tmp_path / "base"
+
+
+def _stop(data: Path, tmp_path: Path, model: str, drop: str, *more: str) -> list[str]:
+    return ["run", str(data), "--model", model, "-o", str(tmp_path / "cand"), "--store",
+            str(tmp_path / "store.sqlite"), "--baseline", str(tmp_path / "base"), "--max-drop", drop, *more]
+
+
+def _ids(run: Path) -> list[str]:
+    return [s.item_id for s in iter_samples(run / "samples.jsonl")]
+
+
+def test_a_clearly_worse_candidate_stops_early_with_no_go(data: Path, base: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    argv = _stop(data, tmp_path, "scripted:random", "5", "--stop-when-decided")
+    code, out, _ = _cli(capsys, *argv)
+    cand = tmp_path / "cand"
+    record = read_manifest(cand).sequential
+    assert code == 1 and record is not None and "stopped at NO-GO after" in out
+    assert record.decision == "NO-GO" and record.stopped and record.items_total == N
+    assert 10 <= record.items_asked < N // 2 and record.items_asked % 10 == 0  # a look every 10 items
+    assert record.ci_high < -0.05 and record.baseline_run_id == read_manifest(base).run_id
+    order = asking_order([f"q{i}" for i in range(N)], 0)  # the data's order, shuffled by the default seed
+    assert sorted(_ids(cand)) == sorted(order[: record.items_asked])  # the seeded order's first items, no other
+    results = json.loads((cand / "results.json").read_text())
+    assert results["overall"]["n"] == record.items_asked
+
+    # resumed: says it stopped, asks nothing, same decision and exit status
+    before = (cand / "samples.jsonl").read_bytes()
+    code, out, err = _cli(capsys, *argv)
+    assert code == 1 and "stopped at NO-GO" in err and "nothing asked again" in err
+    assert (cand / "samples.jsonl").read_bytes() == before
+
+    # gate reads the recorded decision (the sequence's bounds, not a fixed-sample interval on the items asked)
+    code, out, _ = _cli(capsys, "gate", str(cand), "--baseline", str(base), "--max-drop", "5", "--json")
+    got = json.loads(out)
+    assert code == 1 and got["decision"] == "NO-GO" and got["sequential"]["items_asked"] == record.items_asked
+    assert got["deciding"]["ci_high"] == pytest.approx(record.ci_high)
+    code, out, _ = _cli(capsys, "gate", str(cand), "--baseline", str(base), "--max-drop", "99")
+    assert code == 0 and out.startswith("GO: overall (--stop-when-decided, stopped after")
+
+    # the same command without the flag: the rest is asked, the record is gone
+    code, _, _ = _cli(capsys, *argv[:-5])
+    assert code == 0 and len(_ids(cand)) == N and read_manifest(cand).sequential is None
+
+
+def test_a_candidate_as_good_as_the_baseline_stops_with_go(data: Path, base: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _cli(capsys, *_stop(data, tmp_path, "scripted:first", "10", "--stop-when-decided"))
+    record = read_manifest(tmp_path / "cand").sequential
+    assert code == 0 and record is not None and record.decision == "GO" and record.stopped
+    assert record.items_asked < N and record.ci_low > -0.10 and "stopped at GO after" in out
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--max-drop", "5", "--stop-when-decided"], "--stop-when-decided: give the baseline"),
+    (["--baseline", "base", "--max-drop", "5"], "a baseline and --max-drop go with --stop-when-decided"),
+    (["--baseline", "nowhere", "--max-drop", "5", "--stop-when-decided"], "--baseline: nowhere:"),
+    (["--baseline", "base", "--max-drop", "100", "--stop-when-decided"], "--max-drop"),
+    (["--baseline", "base", "--max-drop", "5", "--stop-when-decided", "--shard", "1/2"], "not with --shard"),
+    (["--baseline", "base", "--max-drop", "5", "--stop-when-decided", "--epochs", "2"], "another setting"),
+])
+def test_what_cannot_be_paired_is_refused_in_one_line(argv: list[str], says: str, data: Path, base: Path,
+                                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _cli(capsys, "run", str(data), "--model", "scripted:random", "-o", str(tmp_path / "cand"),
+                        "--store", str(tmp_path / "store.sqlite"), *argv)
+    assert code == 2 and says in err and err.count("\n") == 1, err
+    assert not (tmp_path / "cand").exists()
