@@ -110,13 +110,12 @@ def eval_options(**given: Any) -> EvalOptions:
 
 def _generation(given: dict[str, Any]) -> GenerationSpec:
     """The GenerationSpec of the generation keywords in `given` (taken out of it); its own checks name the keyword."""
-    kw = {field: given.pop(name) for name, field in GENERATION_KEYWORDS.items() if given.get(name) is not None}
+    taken = {field: given.pop(name, None) for name, field in GENERATION_KEYWORDS.items()}
+    kw = {field: value for field, value in taken.items() if value is not None}
+    if not kw.get("system"):
+        kw.pop("system", None)  # "" is no system prompt
     if isinstance(kw.get("extra_body"), str):
         kw["extra_body"] = parse_extra_body(kw["extra_body"])
-    if not kw.get("system"):
-        kw.pop("system", None)
-    for name in GENERATION_KEYWORDS:
-        given.pop(name, None)
     try:
         return GenerationSpec(**kw)
     except ValidationError as e:
@@ -139,7 +138,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
                               no_answer=options.no_answer, truncated_as=options.truncated_as,
                               judge_agreement=options.judge_agreement),
-            generation=generation(options), epochs=options.epochs, shard=_shard(options.shard),
+            generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
             cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options))
@@ -185,11 +184,6 @@ def suite_spec(paths: Sequence[str | Path], model: str, *, norm: str = "sum", so
                                          join=join))  # type: ignore[arg-type]  # join checked above
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
-
-
-def generation(options: EvalOptions) -> GenerationSpec:
-    """The generation settings the options give (max_tokens None: the benchmark's budget)."""
-    return options.generation
 
 
 def _price(model: str, options: EvalOptions, batch: bool) -> Price | None:
@@ -242,4 +236,5 @@ def split_options(given: Mapping[str, Any], backend_fields: Sequence[str]) -> tu
     return evaluation, backend
 
 
-__all__ = ["GENERATION_KEYWORDS", "OPTION_NAMES", "EvalOptions", "build_spec", "eval_options", "generation", "split_options", "suite_spec", "with_prices"]
+__all__ = ["GENERATION_KEYWORDS", "OPTION_NAMES", "EvalOptions", "build_spec", "eval_options", "split_options", "suite_spec",
+           "with_prices"]
