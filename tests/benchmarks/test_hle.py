@@ -122,7 +122,7 @@ def test_the_judge_requests_carry_the_authors_budget(capsys: pytest.CaptureFixtu
     with hostile_server() as judge:
         judge.body = chat_body(JUDGED["hle.0"])
         ran = run(capsys, tmp_path, "hle", data, model, "run", "--judge", "openai:grader", "--judge-base-url",
-                  judge.base_url, "--judge-api-key-env", "JUDGE_KEY")
+                  judge.base_url, "--judge-api-key-env", "JUDGE_KEY", "--no-cache")  # every request reaches it
         bodies = [json.loads(b) for b in judge.seen_bodies]
     assert ran.code == 0, ran.err
     assert len(bodies) == 3 and {(b["temperature"], b["max_tokens"]) for b in bodies} == {(0.0, 4096)}

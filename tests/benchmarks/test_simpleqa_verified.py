@@ -129,7 +129,7 @@ def test_the_judge_requests_carry_the_graders_sampling(capsys: pytest.CaptureFix
     with hostile_server() as judge:
         judge.body = chat_body("A")
         ran = run(capsys, tmp_path, "simpleqa-verified", data, model, "run", "--judge", "openai:grader",
-                  "--judge-base-url", judge.base_url, "--judge-api-key-env", "JUDGE_KEY", *given)
+                  "--judge-base-url", judge.base_url, "--judge-api-key-env", "JUDGE_KEY", "--no-cache", *given)
         bodies = [json.loads(b) for b in judge.seen_bodies]
     assert ran.code == 0, ran.err
     assert len(bodies) == len(ROWS)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from proctor.benchmarks import hle, simpleqa_verified
 from proctor.benchmarks.registry import load_task
 from proctor.run.build import build_spec, eval_options
 from proctor.run.resolve import DEFAULT_MAX_TOKENS, resolve
@@ -84,3 +85,18 @@ def test_a_benchmark_judges_declared_settings_fill_what_the_user_left_out() -> N
     default = resolve(spec.model_copy(update={"judge": JudgeSpec(model="scripted:first")}), task).judge
     assert default is not None and default.settings is not None
     assert (default.settings.temperature, default.settings.max_tokens) == (0.5, 2048)
+
+
+@pytest.mark.parametrize(("benchmark", "fixture"), [("simpleqa-verified", "simpleqa_verified/eval.jsonl"),
+                                                     ("hle", "hle/test.jsonl")])
+def test_a_benchmark_judges_template_is_in_the_run_id(benchmark: str, fixture: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """One byte more in the judge's prompt template is another run id (its sha256 is in the prompt hash)."""
+    module = {"simpleqa-verified": simpleqa_verified, "hle": hle}[benchmark]
+    data = ROOT / "tests" / "fixtures" / "upstream" / fixture
+    spec = RunSpec(dataset=DatasetRef(name=benchmark, data_file=str(data), limit=2),
+                   model=ModelSpec(spec="scripted:first"), judge=JudgeSpec(model="scripted:first"))
+    before = resolve(spec, load_task(benchmark, data_file=data, limit=2))
+    monkeypatch.setattr(module, "JUDGE", replace(module.JUDGE, template=module.JUDGE.template + " "))
+    after = resolve(spec, load_task(benchmark, data_file=data, limit=2))
+    assert before.dataset.prompt_hash != after.dataset.prompt_hash and before.run_id() != after.run_id()
