@@ -1,9 +1,10 @@
 """A tiny hostile HTTP server on 127.0.0.1 for fault tests: it answers every POST with whatever body
-(and status, headers) the test sets, counts requests and records the headers it was sent."""
+(and status, headers) the test sets, counts requests and records the headers and bodies it was sent."""
 
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,11 +19,19 @@ class Hostile:
     declared_length: int | None = None  # Content-Length to claim (None: the true length)
     requests: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
+    seen_bodies: list[bytes] = field(default_factory=list)
     port: int = 0
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+
+def chat_body(content: str) -> bytes:
+    """A well-formed OpenAI chat completion whose one choice says `content`."""
+    return json.dumps({"id": "c1", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}}).encode()
 
 
 @contextmanager
@@ -36,7 +45,7 @@ def hostile_server() -> Iterator[Hostile]:
             pass
 
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            state.seen_bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             state.requests += 1
             state.seen_headers.append({k.lower(): v for k, v in self.headers.items()})
             self.send_response(state.status)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from benchmark_replay import run, script
+from hostile import chat_body, hostile_server
 
 from proctor.benchmarks import load_task
 from proctor.cli import main
@@ -110,6 +111,23 @@ def test_end_to_end_verdicts(capsys: pytest.CaptureFixture[str], tmp_path: Path,
     assert calib["value"] is None and "at least 100" in calib["error"]  # the authors' calib_err needs 100
     assert ran.manifest["spec"]["scorer"]["answer_rule"] == "hle-judge"
     assert ran.manifest["spec"]["judge"]["settings"]["max_tokens"] == 4096  # run_judge_results.py's default
+
+
+def test_the_judge_requests_carry_the_authors_budget(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                     data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What reaches the judge's server: run_judge_results.py's 4,096 tokens, the judge prompt as the one user
+    message; proctor's greedy 0 where the authors send no temperature (their o3-mini takes none)."""
+    monkeypatch.setenv("JUDGE_KEY", "k")
+    model = f"scripted:file={script(tmp_path / 'replies.jsonl', 'hle', data, 'zero_shot', REPLIES)}"
+    with hostile_server() as judge:
+        judge.body = chat_body(JUDGED["hle.0"])
+        ran = run(capsys, tmp_path, "hle", data, model, "run", "--judge", "openai:grader", "--judge-base-url",
+                  judge.base_url, "--judge-api-key-env", "JUDGE_KEY", "--no-cache")  # every request reaches it
+        bodies = [json.loads(b) for b in judge.seen_bodies]
+    assert ran.code == 0, ran.err
+    assert len(bodies) == 3 and {(b["temperature"], b["max_tokens"]) for b in bodies} == {(0.0, 4096)}
+    assert [[m["role"] for m in b["messages"]] for b in bodies] == [["user"]] * 3
+    assert {s["details"]["judge_version"] for s in ran.samples.values()} == {"hle-judge"}
 
 
 def test_an_unreadable_judge_reply_is_an_error_not_a_wrong_answer(capsys: pytest.CaptureFixture[str],

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from benchmark_replay import run, script
+from hostile import chat_body, hostile_server
 
 from proctor.benchmarks import load_task
 from proctor.benchmarks.registry import BUILTINS
@@ -114,6 +115,27 @@ def test_the_users_judge_settings_win_over_the_graders(capsys: pytest.CaptureFix
     assert ran.code == 0, ran.err
     settings = ran.manifest["spec"]["judge"]["settings"]
     assert (settings["temperature"], settings["max_tokens"]) == (0.0, 512)
+
+
+@pytest.mark.parametrize(("given", "sent"), [((), (0.5, 2048)), (("--judge-max-tokens", "512"), (0.5, 512)),
+                                              (("--judge-temperature", "0"), (0.0, 2048))])
+def test_the_judge_requests_carry_the_graders_sampling(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                       data: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       given: tuple[str, ...], sent: tuple[float, int]) -> None:
+    """What reaches the judge's server: simple-evals' grading sampler (temperature 0.5, max_tokens 2048, its
+    system message) unless the user sets a field, which wins for that field alone."""
+    monkeypatch.setenv("JUDGE_KEY", "k")
+    model = f"scripted:file={script(tmp_path / 'replies.jsonl', 'simpleqa-verified', data, 'zero_shot', REPLIES)}"
+    with hostile_server() as judge:
+        judge.body = chat_body("A")
+        ran = run(capsys, tmp_path, "simpleqa-verified", data, model, "run", "--judge", "openai:grader",
+                  "--judge-base-url", judge.base_url, "--judge-api-key-env", "JUDGE_KEY", "--no-cache", *given)
+        bodies = [json.loads(b) for b in judge.seen_bodies]
+    assert ran.code == 0, ran.err
+    assert len(bodies) == len(ROWS)
+    assert {(b["temperature"], b["max_tokens"]) for b in bodies} == {sent}
+    assert {b["messages"][0]["content"] for b in bodies} == {GRADER_SYSTEM}
+    assert {s["outcome"] for s in ran.samples.values()} == {"correct"}
 
 
 def test_without_a_judge_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, data: Path) -> None:

@@ -163,9 +163,9 @@ JudgeApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help=(
     "Environment variable holding the judge's API key (default: its backend's own, e.g. OPENAI_API_KEY)."),
     rich_help_panel=JUDGE)]
 JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, help=(
-    "The judge's sampling temperature (default: 0, greedy)."), rich_help_panel=JUDGE)]
+    "The judge's sampling temperature (default: the benchmark judge's, else 0, greedy)."), rich_help_panel=JUDGE)]
 JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", min=1, help=(
-    "The judge's longest reply, in tokens (default: 1024)."), rich_help_panel=JUDGE)]
+    "The judge's longest reply, in tokens (default: the benchmark judge's, else 1024)."), rich_help_panel=JUDGE)]
 JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
     "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=JUDGE)]
 STOPPING = "Stop when decided"

@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..scoring.judge import JUDGE_SETTINGS
 from ..scoring.logprob import Norm
 from ..scoring.reasoning import parse_extra_body
 from ..util.errors import ProctorError, brief
@@ -58,8 +57,8 @@ class EvalOptions(BaseModel):
     judge_base_url: tuple[str, ...] = ()
     judge_api_key_env: str | None = None
     judge_agreement: int = Field(default=0, ge=0)
-    judge_temperature: float | None = None  # the judge's own sampling (default: greedy)
-    judge_max_tokens: int | None = None  # the judge's own budget (default: 1024)
+    judge_temperature: float | None = None  # the judge's own sampling (default: the benchmark judge's, else greedy)
+    judge_max_tokens: int | None = None  # the judge's own budget (default: the benchmark judge's, else 1024)
     prices: str | None = None
     price_in: str | None = None
     price_out: str | None = None
@@ -206,10 +205,10 @@ def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec |
         judge_price = price  # the model grading itself, at the vendor's endpoint (or its own --judge-base-url)
     else:
         judge_price = resolve_price(options.judge, prices_file=Path(options.prices) if options.prices else None)
-    given = options.judge_temperature is not None or options.judge_max_tokens is not None
-    settings = GenerationSpec(
-        temperature=options.judge_temperature if options.judge_temperature is not None else JUDGE_SETTINGS.temperature,
-        max_tokens=options.judge_max_tokens or JUDGE_SETTINGS.max_tokens) if given else None
+    # only what the user gave: the rest is the benchmark judge's (else proctor's), filled once by run/resolve.py
+    given = {name: value for name, value in (("temperature", options.judge_temperature),
+                                             ("max_tokens", options.judge_max_tokens)) if value is not None}
+    settings = GenerationSpec.model_validate(given) if given else None
     return JudgeSpec(model=options.judge, base_url=options.judge_base_url, api_key_env=options.judge_api_key_env,
                      price=_money(judge_price), settings=settings)
 

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..benchmarks.probsem import load_suite_task
 from ..benchmarks.registry import load_task
@@ -25,7 +24,7 @@ from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
 from ..interop.llmwc import llmwc_rule
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule
-from ..scoring.judge import JUDGE_VERSION, benchmark_judge
+from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
 from ..scoring.logprob import Norm
 from ..scoring.suites import ScoreOptions, is_suite_item
 from ..util.errors import InputError, ProctorError
@@ -80,13 +79,18 @@ def prompt_hash(task: Task) -> str | None:
 
 
 def _judge(judge: JudgeSpec, task: Task, scorer: ScorerSpec) -> JudgeSpec:
-    """The judge with proctor's judge version and, when the user set none, the sampling settings the
-    benchmark's own judge declares (its authors': simple-evals' grader samples at 0.5 with 2,048 tokens)."""
+    """The judge with proctor's judge version and its sampling settings filled once: what the user gave (the
+    fields set on `judge.settings`) wins; the rest is what the benchmark's own judge declares (its authors':
+    simple-evals' grader 0.5 and 2,048 tokens, HLE's 4,096 tokens), else proctor's `JUDGE_SETTINGS`. With
+    nothing given and no benchmark judge, settings stay None (proctor's judge defaults; the ids of before)."""
     bench = benchmark_judge(task.answer_rule(scorer.prompt_kind or task.prompts.kinds[0]))
-    update: dict[str, Any] = {"version": JUDGE_VERSION}
-    if judge.settings is None and bench is not None and bench.settings is not None:
-        update["settings"] = GenerationSpec.of(bench.settings)
-    return judge.model_copy(update=update)
+    declared = bench.settings if bench is not None and bench.settings is not None else None
+    settings = judge.settings
+    if settings is not None or declared is not None:
+        given = settings.model_dump(include=settings.model_fields_set) if settings is not None else {}
+        defaults = GenerationSpec.of(declared or JUDGE_SETTINGS).model_dump()
+        settings = GenerationSpec.model_validate(defaults | given)
+    return judge.model_copy(update={"version": JUDGE_VERSION, "settings": settings})
 
 
 def _shown_kind(scorer: ScorerSpec, task: Task) -> str | None:
