@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real single-node Slurm (Debian's slurm-wlm) for the executor tests (tests/executors): munge, slurmctld,
+# A real single-node Slurm (Debian's slurm-wlm) for the executor tests (tests/run/executors): munge, slurmctld,
 # slurmd and one partition `debug` holding this machine's cores. Idempotent: does nothing when `sinfo` already
 # answers. Run as root (CI is). Measured on a 2-core machine: apt install about 2 minutes, start a few seconds.
 # No accounting database: proctor asks `squeue` whether a job is alive and `scontrol show job` keeps finished ones.

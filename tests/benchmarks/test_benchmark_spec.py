@@ -108,6 +108,8 @@ HOSTILE = {
     "unknown prompt field": (('zero_shot: "Q: {question}', 'zero_shot: "Q: {questio}'),
                              r"quiz\.yaml:\d+: prompts\.zero_shot: unknown field \{questio\}"),
     "code in a template": (("{prompt:strip}", "{prompt.__class__}"), r"quiz\.yaml:\d+: fields\.question\.template: bad field"),
+    "few-shot split not in files": (("fewshot: {file: quiz/shots.jsonl", "fewshot: {split: train"),
+                                    r"quiz\.yaml:\d+: fewshot\.split: split 'train' is not in `source\.files` \(test\)"),
 }
 # the other templates a spec holds are checked as the prompts are: a conversion, an attribute, a lone brace
 for _field in ("description_template", "target", "choice_format"):

@@ -256,6 +256,9 @@ def spec_problems(spec: BenchmarkSpec, path: str | Path, line_of: LineOf) -> lis
         problem(("prompts",), "a prompt kind with shots needs `fewshot` (the split or file examples come from)")
     if spec.fewshot is not None and (spec.fewshot.split is None) == (spec.fewshot.file is None):
         problem(("fewshot",), "give exactly one of `split` or `file`")
+    elif spec.fewshot is not None and spec.source.dataset is None and spec.fewshot.split not in (None, *spec.source.files):
+        problem(("fewshot", "split"), f"split {spec.fewshot.split!r} is not in `source.files` "
+                f"({', '.join(spec.source.files)}); add it there or give the examples as `fewshot.file`")
     if spec.scoring.mode == "loglikelihood" and spec.fields.choices is None:
         problem(("scoring", "mode"), "scoring by loglikelihood needs `fields.choices`")
     rule = spec.scoring.answer_rule
