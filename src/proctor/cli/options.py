@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 
-from ..models.base import GenerationSettings
+from ..models.base import GenerationSpec
 from ..models.registry import BACKENDS, backend_for
 from ..scoring.reasoning import parse_extra_body, unsupported_settings
 from ..util.errors import ProctorError
@@ -243,7 +243,7 @@ def check_applicable(specs: list[str | None], **options: Any) -> None:
 
 # -- reasoning and extra sampling settings (issue 15) ----------------------------------------------------
 # `run` declares one parameter per option below and passes them to `reasoning_settings`; the result goes
-# into GenerationSettings(**...), so every one of them is in the cache key and the manifest.
+# into GenerationSpec(**...), so every one of them is in the cache key and the manifest.
 
 REASONING_EFFORT_HELP = "OpenAI / vLLM / SGLang reasoning_effort (e.g. low, medium, high)."
 ENABLE_THINKING_HELP = "vLLM / SGLang enable_thinking, sent in chat_template_kwargs (Qwen3 and alike)."
@@ -266,7 +266,7 @@ def reasoning_settings(
     extra_body: str | None = None,
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """GenerationSettings keyword arguments from the reasoning options; refuses (ProctorError, exit 2)
+    """GenerationSpec keyword arguments from the reasoning options; refuses (ProctorError, exit 2)
     settings the spec's backend cannot send rather than ignoring them."""
     given: dict[str, Any] = {
         "reasoning_effort": reasoning_effort, "enable_thinking": enable_thinking, "thinking_budget": thinking_budget,
@@ -278,7 +278,7 @@ def reasoning_settings(
     if body:
         kw["extra_body"] = body
     if kw:
-        problems = unsupported_settings(spec.partition(":")[0], GenerationSettings(max_tokens=max_tokens, **kw))
+        problems = unsupported_settings(spec.partition(":")[0], GenerationSpec(max_tokens=max_tokens, **kw))
         if problems:
             raise ProctorError("; ".join(problems))
     return kw

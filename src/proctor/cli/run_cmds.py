@@ -83,7 +83,7 @@ ExportTo = Annotated[list[str] | None, typer.Option(
 RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks
     "generate: ask for an answer and extract it; logprob: score each choice's log-probability (default: the "
     "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False, rich_help_panel=PROMPT)]
-Shots = Annotated[int | None, typer.Option(metavar="K", min=0, help=(
+Shots = Annotated[int | None, typer.Option(metavar="K", help=(
     "Few-shot examples before each question (spec benchmarks: from the split or file their `fewshot` names; "
     "item data: from --fewshot-from; default: the prompt kind's own count). Part of the run's identity."), rich_help_panel=PROMPT)]
 FewshotFrom = Annotated[Path | None, typer.Option(metavar="PATH", help=(
@@ -113,10 +113,10 @@ EnableThinking = Annotated[bool | None, typer.Option(
     "--enable-thinking/--disable-thinking", help=ENABLE_THINKING_HELP[:-1] + " (default: the model's).",
     rich_help_panel=options.SWITCHES)]
 ThinkingBudget = Annotated[int | None, typer.Option(
-    metavar="N", min=1, help=THINKING_BUDGET_HELP[:-1] + " (default: off).", rich_help_panel=REASONING)]
+    metavar="N", help=THINKING_BUDGET_HELP[:-1] + " (default: off).", rich_help_panel=REASONING)]
 TopK = Annotated[int | None, typer.Option(
-    metavar="N", min=1, help="Sample from the N most likely tokens (default: off).", rich_help_panel=REASONING)]
-MinP = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, max=1.0, help=(
+    metavar="N", help="Sample from the N most likely tokens (default: off).", rich_help_panel=REASONING)]
+MinP = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
     "Drop tokens less likely than this share of the top token's probability (default: off)."),
     rich_help_panel=REASONING)]
 PresencePenalty = Annotated[float | None, typer.Option(
@@ -162,9 +162,9 @@ JudgeBaseUrl = Annotated[list[str] | None, typer.Option(metavar="URL", help=(
 JudgeApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help=(
     "Environment variable holding the judge's API key (default: its backend's own, e.g. OPENAI_API_KEY)."),
     rich_help_panel=JUDGE)]
-JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, help=(
+JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
     "The judge's sampling temperature (default: 0, greedy)."), rich_help_panel=JUDGE)]
-JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", min=1, help=(
+JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", help=(
     "The judge's longest reply, in tokens (default: 1024)."), rich_help_panel=JUDGE)]
 JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
     "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=JUDGE)]

@@ -33,8 +33,15 @@ from .spec import (
 )
 
 
+def _as_in(record: type[BaseModel], name: str) -> Any:
+    """The field `name` of a spec record as declared there (its default and range): an option that is a spec field
+    is checked by the spec's own declaration, under the option's name, before anything is built."""
+    return record.model_fields[name]
+
+
 class EvalOptions(BaseModel):
-    """What an evaluation can be told, by name (the CLI's flags without their dashes)."""
+    """What an evaluation can be told, by name (the CLI's flags without their dashes). A range is the spec's own
+    (`_as_in`): none is declared here."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -42,13 +49,13 @@ class EvalOptions(BaseModel):
     prompt: str | None = None
     answer_rule: str | None = None
     format: Literal["chat", "completion"] | None = None
-    shots: int | None = Field(default=None, ge=0)
+    shots: int | None = _as_in(ScorerSpec, "shots")
     fewshot_from: str | None = None  # item data: the file few-shot examples come from
-    limit: int | None = Field(default=None, ge=1)
-    limit_per_category: int | None = Field(default=None, ge=1)
+    limit: int | None = _as_in(DatasetRef, "limit")
+    limit_per_category: int | None = _as_in(DatasetRef, "limit_per_category")
     seed: int = 0
     data_file: str | None = None
-    epochs: int = Field(default=1, ge=1)
+    epochs: int = _as_in(RunSpec, "epochs")
     generation: GenerationSpec = Field(default_factory=GenerationSpec)  # given by its keywords (GENERATION_KEYWORDS)
     truncated_as: Literal["wrong", "excluded"] = "wrong"
     extract: Literal["reference", "robust"] = "reference"
@@ -56,7 +63,7 @@ class EvalOptions(BaseModel):
     judge: str | None = None
     judge_base_url: tuple[str, ...] = ()
     judge_api_key_env: str | None = None
-    judge_agreement: int = Field(default=0, ge=0)
+    judge_agreement: int = _as_in(ScorerSpec, "judge_agreement")
     judge_temperature: float | None = None  # the judge's own sampling (default: greedy)
     judge_max_tokens: int | None = None  # the judge's own budget (default: 1024)
     prices: str | None = None
@@ -135,7 +142,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
                               no_answer=options.no_answer, truncated_as=options.truncated_as,
                               judge_agreement=options.judge_agreement),
-            generation=generation(options), epochs=options.epochs, shard=_shard(options.shard),
+            generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
             cluster=options.cluster, unsafe_exec=options.unsafe_exec)
@@ -171,11 +178,6 @@ def suite_spec(paths: Sequence[str | Path], model: str, *, norm: str = "sum", so
         raise ProctorError(brief(e)) from None
 
 
-def generation(options: EvalOptions) -> GenerationSpec:
-    """The generation settings the options give (max_tokens None: the benchmark's budget)."""
-    return options.generation
-
-
 def _price(model: str, options: EvalOptions, batch: bool) -> Price | None:
     """The model's price: the options' own, else the price table's (None when unknown)."""
     prices = Path(options.prices) if options.prices else None
@@ -196,10 +198,12 @@ def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec |
         judge_price = price  # the model grading itself, at the vendor's endpoint (or its own --judge-base-url)
     else:
         judge_price = resolve_price(options.judge, prices_file=Path(options.prices) if options.prices else None)
-    given = options.judge_temperature is not None or options.judge_max_tokens is not None
-    settings = GenerationSpec(
-        temperature=options.judge_temperature if options.judge_temperature is not None else JUDGE_SETTINGS.temperature,
-        max_tokens=options.judge_max_tokens or JUDGE_SETTINGS.max_tokens) if given else None
+    given = {k: v for k, v in (("temperature", options.judge_temperature), ("max_tokens", options.judge_max_tokens))
+             if v is not None}
+    try:  # checked by the spec's own ranges, named by their options (`judge_temperature: …`)
+        settings = GenerationSpec(**{**JUDGE_SETTINGS.model_dump(), **given}) if given else None
+    except ValidationError as e:
+        raise ProctorError("judge_" + brief(e)) from None
     return JudgeSpec(model=options.judge, base_url=options.judge_base_url, api_key_env=options.judge_api_key_env,
                      price=_money(judge_price), settings=settings)
 
@@ -226,4 +230,5 @@ def split_options(given: Mapping[str, Any], backend_fields: Sequence[str]) -> tu
     return evaluation, backend
 
 
-__all__ = ["GENERATION_KEYWORDS", "OPTION_NAMES", "EvalOptions", "build_spec", "eval_options", "generation", "split_options", "suite_spec", "with_prices"]
+__all__ = ["GENERATION_KEYWORDS", "OPTION_NAMES", "EvalOptions", "build_spec", "eval_options", "split_options", "suite_spec",
+           "with_prices"]

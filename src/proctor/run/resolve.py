@@ -85,7 +85,7 @@ def _judge(judge: JudgeSpec, task: Task, scorer: ScorerSpec) -> JudgeSpec:
     bench = benchmark_judge(task.answer_rule(scorer.prompt_kind or task.prompts.kinds[0]))
     update: dict[str, Any] = {"version": JUDGE_VERSION}
     if judge.settings is None and bench is not None and bench.settings is not None:
-        update["settings"] = GenerationSpec.of(bench.settings)
+        update["settings"] = bench.settings
     return judge.model_copy(update=update)
 
 
