@@ -25,7 +25,7 @@ from .options import (
     REASONING_EFFORT_HELP,
     SYSTEM_HELP,
     THINKING_BUDGET_HELP,
-    reasoning_settings,
+    check_sendable,
     with_model_options,
 )
 from .outcome import error_status
@@ -271,15 +271,13 @@ def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given:
         prompt_kinds=tuple(dict.fromkeys(kind for d in datasets for kind in declared_kinds([d]) or ITEM_KINDS)))
     if flags["data_file"] is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
-    reasoning_settings(model, **{k: flags[k] for k in _REASONING})  # a setting the backend cannot send, by flag
+    opts = eval_options(**flags)  # every range is the spec's own, named by its flag (cli.fields)
+    check_sendable(model, opts.generation)  # a setting the backend cannot send, by flag
     given.check_applicable([model])  # the model's options are the model's: the judge has its own
-    opts = eval_options(**flags)
     return [build_spec(name, model, opts, given.for_spec(model)) for name in datasets]
 
 
 _CHECKED = ("judge", "mode", "prompt", "data_file")  # ranges (epochs, temperature…) are the spec models' own
-_REASONING = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k", "min_p", "presence_penalty",
-              "frequency_penalty", "system", "extra_body", "max_tokens")
 
 
 def exports(given: list[str], refused: bool) -> tuple[RunOutput, ...]:
