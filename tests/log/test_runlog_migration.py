@@ -174,6 +174,22 @@ def test_the_generation_record_takes_one_stop_as_text_and_refuses_wrong_types() 
             GenerationSpec.recorded(bad)
 
 
+def test_an_imported_runs_unrecorded_temperature_stays_unknown(tmp_path: Path) -> None:
+    """An import that recorded no temperature keeps None (the server's default) through the manifest, never 0."""
+    from proctor.interop.imported import new_manifest
+    from proctor.report.labels import settings_text
+
+    man = new_manifest(run_id="r", dataset={"name": "d"}, model={"spec": "openai:m"}, mode="generate",
+                       started_at=None, imported_from={"harness": "inspect"}, generation={"top_p": 0.9, "max_tokens": 8})
+    write_manifest(tmp_path, man)
+    data = json.loads((tmp_path / "manifest.json").read_text())
+    back = Manifest.model_validate(data)
+    assert back.generation == man.generation and back.generation is not None and back.generation.temperature is None
+    assert settings_text(back.generation, 1) == "top_p=0.9 · 8 tok"
+    del data["settings"]["generation"]["temperature"]  # a record written without the key reads the same
+    assert Manifest.model_validate(data).generation == man.generation
+
+
 # ---------------------------------------------------------------- manifest v5: v4 run directories (main 81a90f9)
 
 V4 = Path(__file__).parents[1] / "fixtures" / "runlog_v4"
