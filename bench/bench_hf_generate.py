@@ -58,7 +58,7 @@ def main() -> None:
 
     import torch
 
-    from proctor.models.base import GenerateRequest, GenerationSettings, Message
+    from proctor.models.base import GenerateRequest, GenerationSpec, Message
     from proctor.models.hf import HFModel
     from proctor.models.tiny import build_tiny_model
 
@@ -70,12 +70,12 @@ def main() -> None:
     texts = prompts(a.prompts)
     workloads = {
         "greedy": [
-            GenerateRequest((Message("user", t),), GenerationSettings(max_tokens=a.max_tokens)) for t in texts
+            GenerateRequest((Message("user", t),), GenerationSpec(max_tokens=a.max_tokens)) for t in texts
         ],
         "sampled": [
             GenerateRequest(
                 (Message("user", t),),
-                GenerationSettings(temperature=0.8, top_p=0.95, max_tokens=a.max_tokens, seed=i),
+                GenerationSpec(temperature=0.8, top_p=0.95, max_tokens=a.max_tokens, seed=i),
             )
             for i, t in enumerate(texts)
         ],

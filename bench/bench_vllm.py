@@ -67,9 +67,9 @@ print("RESULT " + json.dumps({"startup_s": load, "wall_s": statistics.median(wal
 """
 
 def _requests(texts: list[str], max_tokens: int) -> list[Any]:
-    from proctor.models.base import GenerateRequest, GenerationSettings, Message
+    from proctor.models.base import GenerateRequest, GenerationSpec, Message
 
-    return [GenerateRequest((Message("user", t),), GenerationSettings(max_tokens=max_tokens)) for t in texts]
+    return [GenerateRequest((Message("user", t),), GenerationSpec(max_tokens=max_tokens)) for t in texts]
 
 
 def bench_hf(model_dir: str, texts: list[str], max_tokens: int, batch_size: int, reps: int) -> dict[str, Any]:

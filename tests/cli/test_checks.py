@@ -40,6 +40,26 @@ def test_bad_arguments_fail_before_torch_or_the_model(args: list[str], message: 
     assert done.stdout.split() == ["NO-TORCH", "2"]
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    # issue 36 #3: no range is declared on the command line (typer's min/max) or by hand: each is the spec's own
+    (["--min-p", "1.5"], "--min-p: Input should be less than or equal to 1"),
+    (["--top-k", "0"], "--top-k: Input should be greater than or equal to 1"),
+    (["--thinking-budget", "0"], "--thinking-budget: Input should be greater than or equal to 1"),
+    (["--shots", "-1"], "--shots: Input should be greater than or equal to 0"),
+    (["--judge", "scripted:first", "--judge-temperature", "-1"],
+     "--judge-temperature: Input should be greater than or equal to 0"),
+    (["--judge", "scripted:first", "--judge-max-tokens", "0"],
+     "--judge-max-tokens: Input should be greater than or equal to 1"),
+])
+def test_every_range_is_the_specs_named_by_its_flag(args: list[str], message: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from proctor.cli import main
+
+    assert main(["run", GOOD, "-m", "scripted:first", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_unknown_dataset_suggests_the_nearest(capsys: pytest.CaptureFixture[str]) -> None:
     from proctor.cli import main
 

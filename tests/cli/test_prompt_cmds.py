@@ -102,6 +102,7 @@ def test_terminal_control_sequences_from_item_text_are_escaped(tmp_path: Path, c
     (("--max-tokens", "-5"), "--max-tokens"), (("--max-tokens", "0"), "--max-tokens"),
     (("--temperature", "nan"), "--temperature"), (("--temperature", "-1"), "--temperature"),
     (("--top-p", "7"), "--top-p"), (("--top-p", "nan"), "--top-p"), (("--prompt", ""), "--prompt"),
+    (("--shots", "-1"), "--shots"),  # the spec's range (ScorerSpec.shots), no longer typer's copy
 ])
 def test_settings_are_checked_as_run_checks_them(capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
                                                  option: str) -> None:

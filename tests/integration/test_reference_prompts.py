@@ -21,7 +21,7 @@ def test_tiger_local_completion_stops_at_question(cli: Any, tmp_path: Path, serv
             tmp_path / "s.sqlite", "--no-progress")
     assert r.code == 0, r.err
     log = read_run(tmp_path / "run")
-    assert log.manifest.generation.stop == ["Question:"] and log.manifest.generation.max_tokens == 2048
+    assert log.manifest.generation.stop == ("Question:",) and log.manifest.generation.max_tokens == 2048
     assert server.stats()["by_path"].get("/v1/completions") == 2  # a completion prompt, no chat template
     for s in log.samples:
         assert s.raw_output == "Let's think step by step. The answer is (A).\n\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo, GenerationRecord
+from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo
 from proctor.log.results import read_run
 from proctor.log.runlog import (
     RUNLOG_VERSION,
@@ -27,6 +27,7 @@ from proctor.log.runlog import (
 )
 from proctor.log.setting import run_setting, setting_label
 from proctor.log.store import Store
+from proctor.run.spec import GenerationSpec
 from proctor.util.errors import InputError
 
 OLD = Path(__file__).parents[1] / "fixtures" / "runlog_v2"
@@ -125,7 +126,7 @@ def test_backend_records_keep_a_backends_own_settings_apart_and_flatten_back() -
     assert info.flat() == described
     ident = BackendIdentity.of({"spec": "hf:x", "weights": "files-sha256:ab", "dtype": "float32", "chat": True})
     assert ident.settings == {"chat": True} and ident.flat()["weights"] == "files-sha256:ab"
-    gen = GenerationRecord.of({"temperature": 0.2, "max_tokens": 8, "n": 1})  # another harness's parameter
+    gen = GenerationSpec.recorded({"temperature": 0.2, "max_tokens": 8, "n": 1})  # another harness's parameter
     assert gen.extra_body == {"n": 1} and gen.as_dict()["stop"] == []
 
 
@@ -160,17 +161,33 @@ def test_a_results_block_refuses_an_undeclared_key_naming_it(tmp_path: Path) -> 
 
 
 def test_the_generation_record_takes_one_stop_as_text_and_refuses_wrong_types() -> None:
-    """One typed GenerationRecord (provenance's) carries harden's checks (issue 32 #13): an OpenAI-style
+    """The one generation record (the spec's GenerationSpec, as the provenance stores it) carries harden's checks (issue 32 #13): an OpenAI-style
     `stop: "###"` is a list of one; a wrong type, a range error or a NaN is refused naming the field."""
     from pydantic import ValidationError
 
-    record = GenerationRecord.of({"stop": "###", "temperature": 0.5, "logit_bias": {}})
-    assert record.stop == ["###"] and record.extra_body == {"logit_bias": {}}
+    record = GenerationSpec.recorded({"stop": "###", "temperature": 0.5, "logit_bias": {}})
+    assert record.stop == ("###",) and record.extra_body == {"logit_bias": {}}
     for bad, field in [({"stop": 5}, "stop"), ({"temperature": "hot"}, "temperature"),
                        ({"max_tokens": -5}, "max_tokens"), ({"top_p": 1.5}, "top_p"),
                        ({"temperature": float("nan")}, "temperature")]:
         with pytest.raises(ValidationError, match=field):
-            GenerationRecord.of(bad)
+            GenerationSpec.recorded(bad)
+
+
+def test_an_imported_runs_unrecorded_temperature_stays_unknown(tmp_path: Path) -> None:
+    """An import that recorded no temperature keeps None (the server's default) through the manifest, never 0."""
+    from proctor.interop.imported import new_manifest
+    from proctor.report.labels import settings_text
+
+    man = new_manifest(run_id="r", dataset={"name": "d"}, model={"spec": "openai:m"}, mode="generate",
+                       started_at=None, imported_from={"harness": "inspect"}, generation={"top_p": 0.9, "max_tokens": 8})
+    write_manifest(tmp_path, man)
+    data = json.loads((tmp_path / "manifest.json").read_text())
+    back = Manifest.model_validate(data)
+    assert back.generation == man.generation and back.generation is not None and back.generation.temperature is None
+    assert settings_text(back.generation, 1) == "top_p=0.9 · 8 tok"
+    del data["settings"]["generation"]["temperature"]  # a record written without the key reads the same
+    assert Manifest.model_validate(data).generation == man.generation
 
 
 # ---------------------------------------------------------------- manifest v5: v4 run directories (main 81a90f9)

@@ -51,6 +51,13 @@ async def test_default_max_tokens_is_sent(server: LocalServer) -> None:
     assert g.error is None and server.stats()["last_body"]["max_tokens"] == 4096
 
 
+def test_no_temperature_given_sends_none(server: LocalServer) -> None:
+    """GenerationSpec's temperature None (an imported run that recorded none) is left to the API's default."""
+    m = model(server)
+    assert "temperature" not in m.body(GenerateRequest(CONVERSATION, GenerationSettings(temperature=None)))
+    assert m.body(GenerateRequest(CONVERSATION))["temperature"] == 0.0
+
+
 @pytest.mark.parametrize("kind", ["429", "500", "garbage", "hang"])
 async def test_retries_and_error_records(server: LocalServer, kind: str) -> None:
     server.configure(fault_rate=1.0, faults=[kind], max_faults=1, retry_after=0.01, hang_s=5.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -288,7 +289,10 @@ def test_generate_template_error_and_budget(tiny_model_dir: Path) -> None:
     req = _reqs(["The quick brown fox"], max_tokens=None)[0]
     (g,) = m.generate_sync([req])
     assert g.error is None and g.input_tokens + g.output_tokens == 32  # no max_tokens: up to max_length
-    (z,) = m.generate_sync([_reqs(["x"], max_tokens=0)[0]])
+    with pytest.raises(ValueError, match="max_tokens"):  # the one generation record refuses a zero budget
+        _reqs(["x"], max_tokens=0)
+    x = _reqs(["x"], max_tokens=1)[0]  # one derived without a check (model_copy) still answers empty, never crashes
+    (z,) = m.generate_sync([dataclasses.replace(x, settings=x.settings.model_copy(update={"max_tokens": 0}))])
     assert (z.text, z.output_tokens, z.finish_reason) == ("", 0, "length")
     m.tokenizer.chat_template = "{{ raise_exception('no system role') }}"
     (bad,) = m.generate_sync([req])

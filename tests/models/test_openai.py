@@ -314,3 +314,11 @@ def test_backoff_policy_and_retry_after_parsing() -> None:
     assert sorted(picks) == [0, 1, 2]  # least busy first
     pool.release(1)
     assert pool.acquire() == 1
+
+
+def test_no_temperature_given_sends_none() -> None:
+    """GenerationSpec's temperature None (none recorded) is left to the server's default; 0 is sent as 0."""
+    from proctor.models.openai import sampling_body
+
+    assert "temperature" not in sampling_body("m", ask(temperature=None).settings)
+    assert sampling_body("m", ask().settings)["temperature"] == 0.0

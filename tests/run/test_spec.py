@@ -74,9 +74,31 @@ def test_judge_endpoint_is_not_identity_but_its_model_is() -> None:
     assert a.run_id() == b.run_id() != c.run_id()
 
 
-def test_generation_spec_is_generation_settings() -> None:
-    spec = GenerationSpec(temperature=0.7, max_tokens=32, stop=("Question:",), top_k=5)
-    assert GenerationSpec.of(spec.settings()) == spec
+def test_one_generation_record_serves_the_spec_the_requests_and_the_manifest() -> None:
+    """Issue 36 #3: one class is the spec's generation, a backend request's settings and the manifest's record."""
+    import proctor
+    from proctor.log.provenance import ScorerInfo
+    from proctor.log.runlog import RunSettings
+    from proctor.models.base import GenerateRequest
+
+    assert GenerationSpec is proctor.GenerationSettings is proctor.models.GenerationSpec
+    for record, name in ((RunSpec, "generation"), (JudgeSpec, "settings"), (ScorerInfo, "judge_settings"),
+                         (RunSettings, "generation")):
+        assert GenerationSpec in getattr(record.model_fields[name].annotation, "__args__", (
+            record.model_fields[name].annotation,)), (record, name)
+    assert GenerateRequest.__dataclass_fields__["settings"].type in ("GenerationSpec", GenerationSpec)
+    spec = GenerationSpec(temperature=0.7, max_tokens=32, stop="Question:", top_k=5, extra_body={"n": 1})
+    assert spec.stop == ("Question:",) and hash(spec) == hash(spec.model_copy(update={"extra_body": {}}))
+    assert spec.as_dict() == {"temperature": 0.7, "top_p": None, "max_tokens": 32, "stop": ["Question:"],
+                              "seed": None, "top_k": 5, "extra_body": {"n": 1}}  # the cache key's shape, as before
+
+
+@pytest.mark.parametrize(("given", "field"), [({"temperature": -0.1}, "temperature"), ({"top_p": 0}, "top_p"),
+                                              ({"max_tokens": 0}, "max_tokens"), ({"top_k": 0}, "top_k"),
+                                              ({"min_p": 1.5}, "min_p"), ({"thinking_budget": 0}, "thinking_budget")])
+def test_the_generation_ranges_are_the_specs_own(given: dict[str, float], field: str) -> None:
+    with pytest.raises(ValidationError, match=field):
+        GenerationSpec(**given)
 
 
 def test_a_key_given_as_such_is_never_written() -> None:

@@ -24,9 +24,9 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 
-from ..models.base import GenerationSettings
+from ..models.base import GenerationSpec
 from ..models.registry import BACKENDS, backend_for
-from ..scoring.reasoning import parse_extra_body, unsupported_settings
+from ..scoring.reasoning import unsupported_settings
 from ..util.errors import ProctorError
 from .messages import deprecated
 
@@ -242,8 +242,8 @@ def check_applicable(specs: list[str | None], **options: Any) -> None:
 
 
 # -- reasoning and extra sampling settings (issue 15) ----------------------------------------------------
-# `run` declares one parameter per option below and passes them to `reasoning_settings`; the result goes
-# into GenerationSettings(**...), so every one of them is in the cache key and the manifest.
+# `run` declares one parameter per option below; `run.build.eval_options` puts them in the spec's GenerationSpec, so
+# every one of them is in the cache key and the manifest.
 
 REASONING_EFFORT_HELP = "OpenAI / vLLM / SGLang reasoning_effort (e.g. low, medium, high)."
 ENABLE_THINKING_HELP = "vLLM / SGLang enable_thinking, sent in chat_template_kwargs (Qwen3 and alike)."
@@ -252,33 +252,9 @@ EXTRA_BODY_HELP = "A JSON object merged into every request body (anything the op
 SYSTEM_HELP = "System prompt put before every request's messages."
 
 
-def reasoning_settings(
-    spec: str,
-    *,
-    reasoning_effort: str | None = None,
-    enable_thinking: bool | None = None,
-    thinking_budget: int | None = None,
-    top_k: int | None = None,
-    min_p: float | None = None,
-    presence_penalty: float | None = None,
-    frequency_penalty: float | None = None,
-    system: str | None = None,
-    extra_body: str | None = None,
-    max_tokens: int | None = None,
-) -> dict[str, Any]:
-    """GenerationSettings keyword arguments from the reasoning options; refuses (ProctorError, exit 2)
-    settings the spec's backend cannot send rather than ignoring them."""
-    given: dict[str, Any] = {
-        "reasoning_effort": reasoning_effort, "enable_thinking": enable_thinking, "thinking_budget": thinking_budget,
-        "top_k": top_k, "min_p": min_p, "presence_penalty": presence_penalty, "frequency_penalty": frequency_penalty,
-        "system": system or None,
-    }
-    kw = {k: v for k, v in given.items() if v is not None}
-    body = parse_extra_body(extra_body)
-    if body:
-        kw["extra_body"] = body
-    if kw:
-        problems = unsupported_settings(spec.partition(":")[0], GenerationSettings(max_tokens=max_tokens, **kw))
-        if problems:
-            raise ProctorError("; ".join(problems))
-    return kw
+def check_sendable(spec: str, settings: GenerationSpec) -> None:
+    """Refuse (ProctorError, exit 2), before anything loads, settings the spec's backend cannot send rather than
+    ignoring them (the runner checks again for the Python API)."""
+    problems = unsupported_settings(spec.partition(":")[0], settings)
+    if problems:
+        raise ProctorError("; ".join(problems))

@@ -48,7 +48,7 @@ def find_item(task: Task, wanted: str) -> Item:
 def request_for(task: Task, item: Item, kind: str, settings: GenerationSpec) -> dict[str, Any]:
     """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
     check_kind(kind, task.prompts.kinds, task.name)
-    final = budget_for(task, kind, settings).settings()  # what `run` resolves for the kind
+    final = budget_for(task, kind, settings)  # what `run` resolves for the kind
     return {
         "benchmark": task.name,
         "item": item.identifier,
@@ -84,8 +84,8 @@ def show_prompt(
     if prompt is not None and not prompt.strip():  # '' is no kind, never "the default one"
         raise ProctorError("--prompt: empty; name a prompt kind (or leave the option out for the default)")
     try:  # the spec's own checks, as `run`'s, before the data is read; errors name the flags
-        settings = eval_options(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                                stop=tuple(stop or ())).generation
+        checked = eval_options(temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()),
+                               shots=shots)
     except ProctorError as e:
         raise with_flags(e) from None
     task = load_task(dataset, data_file=data_file, seed=seed,
@@ -96,7 +96,7 @@ def show_prompt(
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))
     kind = task.prompts.kinds[0] if prompt is None else prompt
     check_kind(kind, task.prompts.kinds, task.name)  # a wrong kind is named before a wrong item
-    request = request_for(task, find_item(task, item), kind, settings)
+    request = request_for(task, find_item(task, item), kind, checked.generation)
     if as_json:  # text from data never reaches the terminal raw (the JSON value is the same)
         typer.echo(json_safe(json.dumps(request, indent=2, ensure_ascii=False)))
         return

@@ -25,7 +25,7 @@ from .options import (
     REASONING_EFFORT_HELP,
     SYSTEM_HELP,
     THINKING_BUDGET_HELP,
-    reasoning_settings,
+    check_sendable,
     with_model_options,
 )
 from .outcome import error_status
@@ -83,7 +83,7 @@ ExportTo = Annotated[list[str] | None, typer.Option(
 RunMode = Annotated[str | None, typer.Option(metavar="generate|logprob", help=(  # checked by cli.checks
     "generate: ask for an answer and extract it; logprob: score each choice's log-probability (default: the "
     "benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate)."), show_default=False, rich_help_panel=PROMPT)]
-Shots = Annotated[int | None, typer.Option(metavar="K", min=0, help=(
+Shots = Annotated[int | None, typer.Option(metavar="K", help=(
     "Few-shot examples before each question (spec benchmarks: from the split or file their `fewshot` names; "
     "item data: from --fewshot-from; default: the prompt kind's own count). Part of the run's identity."), rich_help_panel=PROMPT)]
 FewshotFrom = Annotated[Path | None, typer.Option(metavar="PATH", help=(
@@ -113,10 +113,10 @@ EnableThinking = Annotated[bool | None, typer.Option(
     "--enable-thinking/--disable-thinking", help=ENABLE_THINKING_HELP[:-1] + " (default: the model's).",
     rich_help_panel=options.SWITCHES)]
 ThinkingBudget = Annotated[int | None, typer.Option(
-    metavar="N", min=1, help=THINKING_BUDGET_HELP[:-1] + " (default: off).", rich_help_panel=REASONING)]
+    metavar="N", help=THINKING_BUDGET_HELP[:-1] + " (default: off).", rich_help_panel=REASONING)]
 TopK = Annotated[int | None, typer.Option(
-    metavar="N", min=1, help="Sample from the N most likely tokens (default: off).", rich_help_panel=REASONING)]
-MinP = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, max=1.0, help=(
+    metavar="N", help="Sample from the N most likely tokens (default: off).", rich_help_panel=REASONING)]
+MinP = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
     "Drop tokens less likely than this share of the top token's probability (default: off)."),
     rich_help_panel=REASONING)]
 PresencePenalty = Annotated[float | None, typer.Option(
@@ -162,9 +162,9 @@ JudgeBaseUrl = Annotated[list[str] | None, typer.Option(metavar="URL", help=(
 JudgeApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help=(
     "Environment variable holding the judge's API key (default: its backend's own, e.g. OPENAI_API_KEY)."),
     rich_help_panel=JUDGE)]
-JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", min=0.0, help=(
+JudgeTemperature = Annotated[float | None, typer.Option(metavar="NUMBER", help=(
     "The judge's sampling temperature (default: the benchmark judge's, else 0, greedy)."), rich_help_panel=JUDGE)]
-JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", min=1, help=(
+JudgeMaxTokens = Annotated[int | None, typer.Option(metavar="N", help=(
     "The judge's longest reply, in tokens (default: the benchmark judge's, else 1024)."), rich_help_panel=JUDGE)]
 JudgeAgreement = Annotated[int, typer.Option(metavar="N", help=(
     "Also judge the first N exact-answer items; report judge/exact-match agreement."), rich_help_panel=JUDGE)]
@@ -284,15 +284,13 @@ def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given:
         prompt_kinds=tuple(dict.fromkeys(kind for d in datasets for kind in declared_kinds([d]) or ITEM_KINDS)))
     if flags["data_file"] is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")
-    reasoning_settings(model, **{k: flags[k] for k in _REASONING})  # a setting the backend cannot send, by flag
+    opts = eval_options(**flags)  # every range is the spec's own, named by its flag (cli.fields)
+    check_sendable(model, opts.generation)  # a setting the backend cannot send, by flag
     given.check_applicable([model])  # the model's options are the model's: the judge has its own
-    opts = eval_options(**flags)
     return [build_spec(name, model, opts, given.for_spec(model)) for name in datasets]
 
 
 _CHECKED = ("judge", "mode", "prompt", "data_file")  # ranges (epochs, temperature…) are the spec models' own
-_REASONING = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k", "min_p", "presence_penalty",
-              "frequency_penalty", "system", "extra_body", "max_tokens")
 
 
 def exports(given: list[str], refused: bool) -> tuple[RunOutput, ...]:

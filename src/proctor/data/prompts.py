@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..models.base import GenerationSettings, Message
+from ..models.base import GenerationSpec, Message
 from ..util.errors import ProctorError
 from .records import Item, Modality
 from .tasks import text_hash
@@ -187,12 +187,12 @@ def kind_defaults(builder: object, kind: str) -> KindDefaults:
     return declared(kind) if callable(declared) and kind in kinds else KindDefaults()
 
 
-def kind_settings(builder: object, kind: str, settings: GenerationSettings) -> GenerationSettings:
+def kind_settings(builder: object, kind: str, settings: GenerationSpec) -> GenerationSpec:
     """`settings` plus the kind's stop sequences, and its token budget where --max-tokens was not given."""
     d = kind_defaults(builder, kind)
     stop = settings.stop + tuple(s for s in d.stop if s not in settings.stop)
     max_tokens = settings.max_tokens if settings.max_tokens is not None else d.max_tokens
-    return replace(settings, stop=stop, max_tokens=max_tokens)
+    return settings.model_copy(update={"stop": stop, "max_tokens": max_tokens})
 
 
 def bind_tokenizer(builder: object, count: Callable[[str], int] | None) -> None:

@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict
 from ..log.provenance import (
     BackendInfo,
     DatasetInfo,
-    GenerationRecord,
     ImportOrigin,
     ScorerInfo,
     collect_provenance,
@@ -36,6 +35,7 @@ from ..log.runlog import (
     append_samples,
     write_manifest,
 )
+from ..models.base import GenerationSpec
 from ..run.finalize import finalize_run
 from ..util.errors import InputError
 from ..util.safepath import safe_component
@@ -177,7 +177,7 @@ def new_manifest(*, run_id: str, dataset: dict[str, Any], model: dict[str, Any],
         run_id=run_id, provenance=collect_provenance({"spec": model.get("spec")}), dataset=DatasetInfo.of(dataset),
         model=BackendInfo.of(model), scorer=ScorerInfo(scorer="imported", harness=origin.harness, metric=origin.metric),
         settings=RunSettings(mode=mode, epochs=epochs,
-                             generation=GenerationRecord.of(generation) if generation else None),
+                             generation=GenerationSpec.recorded(generation) if generation else None),
         command=command,
         started_at=started_at or utc_now(), imported_from=origin,
     )

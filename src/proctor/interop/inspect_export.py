@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..log.provenance import GenerationRecord
 from ..log.runlog import Outcome, RunLog, Sample
+from ..models.base import GenerationSpec
 from ..util.errors import InputError, ProctorError
 from ..util.redact import redact, redact_url
 from ..util.safepath import is_safe_component, safe_component, short_hash
@@ -130,9 +130,9 @@ def _spec(log: RunLog, sample_ids: list[str]) -> EvalSpec:
     from inspect_ai.model import GenerateConfig
 
     m = log.manifest
-    g = m.generation or GenerationRecord()
+    g = m.generation or GenerationSpec(temperature=None)  # none recorded (a log-likelihood run): none exported
     config = GenerateConfig(temperature=g.temperature, top_p=g.top_p, max_tokens=g.max_tokens, seed=g.seed,
-                            stop_seqs=g.stop or None)
+                            stop_seqs=list(g.stop) or None)
     ds = m.dataset
     base_url = m.model.base_url
     return EvalSpec(

@@ -84,10 +84,9 @@ def dataset_ref(config: LlmwcConfig, config_path: Path, data_file: Path | None) 
 
 def generation(params: Mapping[str, Any], max_tokens: int | None) -> GenerationSpec:
     """llm-wc's request parameters as generation settings (`max_tokens`: the command line's, when given)."""
-    stop = params.get("stop") or ()
     return GenerationSpec(temperature=float(params.get("temperature", 0.0)), top_p=params.get("top_p"),
                           max_tokens=max_tokens or params.get("max_tokens"), seed=params.get("seed"),
-                          stop=(stop,) if isinstance(stop, str) else tuple(stop))
+                          stop=params.get("stop") or ())  # one stop given as text: a tuple of one (GenerationSpec)
 
 
 @dataclass(frozen=True)

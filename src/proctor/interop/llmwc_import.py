@@ -13,7 +13,7 @@ from typing import Any
 
 from ..data.formats.convert import slug
 from ..data.formats.problems import json_loc_lines
-from ..log.provenance import BackendInfo, DatasetInfo, GenerationRecord, collect_provenance
+from ..log.provenance import BackendInfo, DatasetInfo, collect_provenance
 from ..log.runlog import (
     SAMPLES,
     Manifest,
@@ -26,6 +26,7 @@ from ..log.runlog import (
     write_manifest,
 )
 from ..log.store import Store
+from ..models.base import GenerationSpec
 from ..run.finalize import finalize_run
 from ..util.errors import InputError
 from ..util.redact import redact, redact_url
@@ -123,7 +124,7 @@ def read_model(results_dir: Path, model_dir: Path, run: RunFile, runs_root: Path
     manifest = Manifest(
         run_id=run_id.hexdigest(), provenance=collect_provenance({"spec": spec}),
         settings=RunSettings(mode="generate", prompt_kind=run.benchmark.prompt_type,
-                             generation=GenerationRecord.of(redact(given.request_params))),
+                             generation=GenerationSpec.recorded(redact(given.request_params))),
         dataset=DatasetInfo(name=dataset, source=given.dataset_path or run.benchmark.dataset_path, n_items=len(rows),
                             details={"imported_from": str(results_dir)}),
         model=BackendInfo(spec=spec, model=name, base_url=redact_url(given.api_base) if given.api_base else None),

@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self
+from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from .._version import __version__
+from ..models.base import GenerationSpec
 
 
 def git_sha() -> str | None:
@@ -204,7 +205,7 @@ class ScorerInfo(Record):
     judge: str | None = None
     judge_version: str | None = None
     judge_agreement: int | None = None
-    judge_settings: GenerationRecord | None = None  # the judge's own settings, when not the default
+    judge_settings: GenerationSpec | None = None  # the judge's own settings, when not the default
     norm: str | None = None  # suites: the log-prob normalisation
     temperature: float | None = None  # suites: the softmax temperature
     join: str | None = None
@@ -217,41 +218,6 @@ class ScorerInfo(Record):
     def of(cls, identity: Mapping[str, Any]) -> ScorerInfo:
         """From a `Scorer.identity()`: its kind and reader (the settings it repeats from the spec left out)."""
         return cls.model_validate({k: v for k, v in identity.items() if k != "generation" and k not in SCORER_SETTINGS})
-
-
-class GenerationRecord(OpenRecord):
-    """The generation settings the run asked with (`GenerationSettings.as_dict()`): recorded once. Each setting
-    has the type and range it must have, so a hand edit (`temperature: "hot"`, `max_tokens: -5`) is refused
-    when the manifest is read, never reaching an exporter's models."""
-
-    temperature: Annotated[float, Field(ge=0)] | None = None
-    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
-    stop: list[str] = Field(default_factory=list)
-    seed: int | None = None
-    reasoning_effort: str | None = None
-    enable_thinking: bool | None = None
-    thinking_budget: int | None = None
-    top_k: int | None = None
-    min_p: float | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    system: str | None = None
-    extra_body: dict[str, JsonValue] = Field(default_factory=dict)
-
-    REST: ClassVar[str] = "extra_body"  # a key proctor has no name for (another harness's request parameter)
-
-    @field_validator("stop", mode="before")
-    @classmethod
-    def _one_stop(cls, value: Any) -> Any:
-        """One stop sequence given as text (an OpenAI request's `stop: "###"`) is a list of one."""
-        return [value] if isinstance(value, str) else value
-
-    def as_dict(self) -> dict[str, Any]:
-        """`GenerationSettings.as_dict()`'s shape: the five base settings always, the others when set."""
-        data = self.model_dump(mode="json", exclude_none=True)
-        base = {k: data.get(k) for k in ("temperature", "top_p", "max_tokens", "stop", "seed")}
-        return {**base, **{k: v for k, v in data.items() if k not in base and v != {}}}
 
 
 class PriceRecord(Record):
@@ -307,8 +273,7 @@ def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
         old["dataset"] = _split(DatasetInfo, old["dataset"], "details")
     old["scorer"] = _old_scorer(old.get("scorer") or {}, identity)
     generation = old.get("generation")
-    old["generation"] = _split(GenerationRecord, generation, "extra_body") if isinstance(generation, dict) and (
-        generation) else None
+    old["generation"] = GenerationSpec.fields_of(generation) if isinstance(generation, dict) and generation else None
     return old
 
 

@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..run.spec import Money, RunSpec
+from ..run.spec import GenerationSpec, Money, RunSpec
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
@@ -40,7 +40,6 @@ from .provenance import (
     BackendIdentity,
     BackendInfo,
     DatasetInfo,
-    GenerationRecord,
     ImportOrigin,
     PriceRecord,
     Provenance,
@@ -400,7 +399,7 @@ class RunSettings(BaseModel):
     mode: str = "generate"
     prompt_kind: str | None = None
     extractor_version: str | None = None
-    generation: GenerationRecord | None = None  # generation runs: the settings asked with
+    generation: GenerationSpec | None = None  # generation runs: the settings asked with
     epochs: int = 1
     truncated_as: str = "wrong"  # how results count truncated samples (--truncated-as)
     extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
@@ -409,6 +408,12 @@ class RunSettings(BaseModel):
     price: PriceRecord | None = None  # the prices cost was computed with
     max_cost: str | None = None  # --max-cost, when given
     judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
+
+    @field_validator("generation", mode="before")
+    @classmethod
+    def _unrecorded_temperature(cls, value: Any) -> Any:
+        """A temperature the other harness did not record is None (the server's default), never 0."""
+        return {"temperature": None, **value} if isinstance(value, dict) else value
 
 
 #: what manifests before v5 kept beside the spec (top level), now the spec's alone (or `RunSettings`')
@@ -526,11 +531,11 @@ class Manifest(BaseModel):
         return s.extractor or (f"argmax-{s.norm}" if s.norm else None)
 
     @property
-    def generation(self) -> GenerationRecord | None:
+    def generation(self) -> GenerationSpec | None:
         """generation runs: the settings asked with (None for log-likelihood runs)."""
         if self.spec is None:
             return self._own.generation
-        return GenerationRecord.of(self.spec.generation.settings().as_dict()) if self._generates else None
+        return self.spec.generation if self._generates else None
 
     @property
     def epochs(self) -> int:
@@ -582,9 +587,9 @@ def _price_record(money: Money | None) -> PriceRecord | None:
 
 def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:
     """Refuse sampling settings with a wrong-typed value (`temperature: "hot"`, `max_tokens: -5`) at `path`,
-    as the manifest's `GenerationRecord` would (a key proctor has no name for goes to its `extra_body`)."""
+    as the manifest's `GenerationSpec` would (a key proctor has no name for goes to its `extra_body`)."""
     try:
-        GenerationRecord.of(settings) if isinstance(settings, dict) else GenerationRecord.model_validate(settings)
+        GenerationSpec.recorded(settings) if isinstance(settings, dict) else GenerationSpec.model_validate(settings)
     except ValueError as e:
         raise InputError.at(path, f"{what}.{brief(e)}") from None
 

@@ -53,7 +53,7 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
     setting: dict[str, Any] = {"mode": mode, "prompt": SUITE_PROMPT if suite else scorer.prompt_kind,
                                "epochs": spec.epochs}
     if mode == "generate":
-        setting["generation"] = _present(spec.generation.settings().as_dict())
+        setting["generation"] = _present(spec.generation.as_dict())
     chosen = {"shots": scorer.shots, "format": scorer.format, "fewshot_from": data.fewshot_from,
               "prompt_options": dict(sorted(data.prompt_options.items())), "answer_rule": scorer.answer_rule,
               "extract": scorer.extract, "no_answer": scorer.no_answer, "truncated_as": scorer.truncated_as,
@@ -63,7 +63,7 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
     if judge is not None:  # its model, the options that change its grades, its own sampling when not the default
         setting["judge"] = judge.model
         if judge.settings is not None:
-            setting["judge_settings"] = _present(judge.settings.settings().as_dict())
+            setting["judge_settings"] = _present(judge.settings.as_dict())
         if options := judge.identity()["options"]:
             setting["judge_options"] = options
     return setting

@@ -115,7 +115,7 @@ def request_key(model_id: Mapping[str, Any], request: Request, sample_index: int
     log-likelihood is the same on every epoch, so every epoch shares one cache entry.
     """
     kind = request_kind(request)
-    sampled = isinstance(request, GenerateRequest) and request.settings.temperature > 0
+    sampled = isinstance(request, GenerateRequest) and request.settings.temperature != 0  # None: may sample
     payload = {
         "v": CACHE_KEY_VERSION,
         "model": _stable(model_id),

@@ -74,7 +74,8 @@ class AnthropicModel(HTTPModel):
         if s.thinking_budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": s.thinking_budget}
         else:
-            body["temperature"] = s.temperature
+            if s.temperature is not None:  # None: the API's default
+                body["temperature"] = s.temperature
             if s.top_k is not None:
                 body["top_k"] = s.top_k
         if system:

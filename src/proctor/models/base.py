@@ -14,6 +14,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from ..util.errors import CapabilityError
 
 
@@ -28,13 +30,18 @@ class Message:
     content: str
 
 
-@dataclass(frozen=True)
-class GenerationSettings:
-    """Sampling settings; part of every cache key and of the run manifest."""
+class GenerationSpec(BaseModel):
+    """The generation settings, declared once: a RunSpec's `generation`, what a backend's request carries (part of
+    every cache key), and what a manifest records, an imported run's too. Each has its type and range here alone.
 
-    temperature: float = 0.0
-    top_p: float | None = None
-    max_tokens: int | None = 1024
+    `max_tokens` None: the benchmark's budget (filled by resolve; a request without one: the backend's own limit).
+    `temperature` None: none sent, the server's default (an imported run that recorded none; greedy on hf:)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every float finite
+
+    temperature: float | None = Field(default=0.0, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
     stop: tuple[str, ...] = ()
     seed: int | None = None
     # Reasoning-model and extra sampling settings (issue 15). Each backend maps them to its wire format
@@ -42,15 +49,25 @@ class GenerationSettings:
     # cache keys of runs made before they existed stay valid.
     reasoning_effort: str | None = None  # OpenAI / vLLM / SGLang `reasoning_effort` (low, medium, high…)
     enable_thinking: bool | None = None  # vLLM / SGLang `chat_template_kwargs.enable_thinking` (Qwen3…)
-    thinking_budget: int | None = None  # Anthropic extended thinking `budget_tokens`
-    top_k: int | None = None
-    min_p: float | None = None
+    thinking_budget: int | None = Field(default=None, ge=1)  # Anthropic extended thinking `budget_tokens`
+    top_k: int | None = Field(default=None, ge=1)
+    min_p: float | None = Field(default=None, ge=0, le=1)
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
     system: str | None = None  # a system prompt put before the request's own messages
-    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)  # JSON merged into the request body
+    extra_body: dict[str, Any] = Field(default_factory=dict)  # JSON merged into the request body
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _one_stop(cls, value: Any) -> Any:
+        """One stop sequence given as text (an OpenAI request's `stop: "###"`) is a tuple of one."""
+        return (value,) if isinstance(value, str) else value
+
+    def __hash__(self) -> int:  # `extra_body` (a dict) left out, as equal settings still hash alike
+        return hash(tuple(v for k, v in self.__dict__.items() if k != "extra_body"))
 
     def as_dict(self) -> dict[str, Any]:
+        """The cache key's shape: the five base settings always, the others only when set."""
         d: dict[str, Any] = {
             "temperature": self.temperature,
             "top_p": self.top_p,
@@ -66,6 +83,22 @@ class GenerationSettings:
             d["extra_body"] = dict(self.extra_body)
         return d
 
+    @classmethod
+    def fields_of(cls, flat: Mapping[str, Any]) -> dict[str, Any]:
+        """Another harness's request parameters (llm-wc's, Inspect's, an old manifest's) as this record's fields:
+        a key proctor has no name for goes to `extra_body`; a temperature not recorded is None (the server's)."""
+        known = {k: v for k, v in flat.items() if k in cls.model_fields and k != "extra_body"}
+        rest = {k: v for k, v in flat.items() if k not in cls.model_fields}
+        return {"temperature": None, **known, "extra_body": {**dict(flat.get("extra_body") or {}), **rest}}
+
+    @classmethod
+    def recorded(cls, flat: Mapping[str, Any]) -> GenerationSpec:
+        """The settings another harness recorded (`fields_of`), checked: a wrong type or range names the key."""
+        return cls.model_validate(cls.fields_of(flat))
+
+
+GenerationSettings = GenerationSpec  # the name the Python API has always exported
+
 
 _OPTIONAL_SETTINGS = ("reasoning_effort", "enable_thinking", "thinking_budget", "top_k", "min_p",
                       "presence_penalty", "frequency_penalty", "system")
@@ -74,7 +107,7 @@ _OPTIONAL_SETTINGS = ("reasoning_effort", "enable_thinking", "thinking_budget", 
 @dataclass(frozen=True)
 class GenerateRequest:
     messages: tuple[Message, ...]
-    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    settings: GenerationSpec = field(default_factory=GenerationSpec)
     # a plain-text prompt (`--format completion`): the messages' contents sent as they are, no chat template
     # (hf: the text's tokens; openai/vllm: /v1/completions); only backends with `text_completion` take it
     completion: bool = False

@@ -33,7 +33,7 @@ from .base import (
     Capability,
     GenerateRequest,
     Generation,
-    GenerationSettings,
+    GenerationSpec,
     Loglikelihood,
     LoglikelihoodRequest,
     Message,
@@ -258,12 +258,14 @@ class TokenSplitter:
         return seq, p
 
 
-def sampling_body(model: str, s: GenerationSettings, *, chat: bool = True) -> dict[str, Any]:
+def sampling_body(model: str, s: GenerationSpec, *, chat: bool = True) -> dict[str, Any]:
     """Model and sampling fields of a chat or text completions request, in the OpenAI wire format.
 
     `reasoning_effort` is OpenAI's (also vLLM's and SGLang's for gpt-oss); `enable_thinking` becomes
     `chat_template_kwargs` (vLLM / SGLang, e.g. Qwen3); `top_k` and `min_p` are vLLM / SGLang extensions."""
-    body: dict[str, Any] = {"model": model, "temperature": s.temperature}
+    body: dict[str, Any] = {"model": model}
+    if s.temperature is not None:  # None: the server's default
+        body["temperature"] = s.temperature
     optional = {"top_p": s.top_p, "max_tokens": s.max_tokens, "seed": s.seed, "top_k": s.top_k, "min_p": s.min_p,
                 "presence_penalty": s.presence_penalty, "frequency_penalty": s.frequency_penalty}
     body |= {k: v for k, v in optional.items() if v is not None}

@@ -146,7 +146,7 @@ class Backend:
     target: str  # "module:Class", imported on first use (torch only for hf)
     options: type[BackendOptions]
     summary: str
-    # GenerationSettings reasoning/sampling fields it can send (issue 15); any other one set is refused
+    # GenerationSpec reasoning/sampling fields it can send (issue 15); any other one set is refused
     settings: frozenset[str] = frozenset()
     batch_target: str | None = None  # "module:Class" of its batch-API variant (`batch` option)
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..log.provenance import GenerationRecord
 from ..log.setting import label_parts, run_setting
+from ..models.base import GenerationSpec
 from .data import RunSummary
 
 
@@ -29,10 +29,10 @@ def _num(x: Any) -> str:
     return f"{x:g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
 
 
-def settings_text(generation: GenerationRecord | None, epochs: int) -> str:
+def settings_text(generation: GenerationSpec | None, epochs: int) -> str:
     """The sampling settings that change results, shortest form: "T=0.7 · top_p=0.9 · 512 tok · 4 epochs"."""
     parts = []
-    g = generation or GenerationRecord()
+    g = generation or GenerationSpec(temperature=None)  # none recorded: no sampling setting to show
     if g.temperature is not None:
         parts.append(f"T={_num(g.temperature)}")
     if g.top_p is not None:
@@ -53,8 +53,7 @@ def facets(r: RunSummary) -> list[Facet]:
     m = r.log.manifest
     parts = label_parts(run_setting(m))
     out = [Facet("mode", parts["mode"][0]), Facet("prompt", " · ".join(parts["prompt"]))]
-    generation = m.generation if m.spec is None else (
-        GenerationRecord.of(m.spec.generation.settings().as_dict()) if parts["mode"] == ["generate"] else None)
+    generation = m.generation if m.spec is None else (m.spec.generation if parts["mode"] == ["generate"] else None)
     if (parts["mode"] != ["logprob"] or generation) and (text := settings_text(generation, m.epochs)):
         out.append(Facet("settings", text))
     if parts["scoring"]:

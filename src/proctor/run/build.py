@@ -33,8 +33,15 @@ from .spec import (
 )
 
 
+def _as_in(record: type[BaseModel], name: str) -> Any:
+    """The field `name` of a spec record as declared there (its default and range): an option that is a spec field
+    is checked by the spec's own declaration, under the option's name, before anything is built."""
+    return record.model_fields[name]
+
+
 class EvalOptions(BaseModel):
-    """What an evaluation can be told, by name (the CLI's flags without their dashes)."""
+    """What an evaluation can be told, by name (the CLI's flags without their dashes). A range is the spec's own
+    (`_as_in`): none is declared here."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -42,13 +49,13 @@ class EvalOptions(BaseModel):
     prompt: str | None = None
     answer_rule: str | None = None
     format: Literal["chat", "completion"] | None = None
-    shots: int | None = Field(default=None, ge=0)
+    shots: int | None = _as_in(ScorerSpec, "shots")
     fewshot_from: str | None = None  # item data: the file few-shot examples come from
-    limit: int | None = Field(default=None, ge=1)
-    limit_per_category: int | None = Field(default=None, ge=1)
+    limit: int | None = _as_in(DatasetRef, "limit")
+    limit_per_category: int | None = _as_in(DatasetRef, "limit_per_category")
     seed: int = 0
     data_file: str | None = None
-    epochs: int = Field(default=1, ge=1)
+    epochs: int = _as_in(RunSpec, "epochs")
     generation: GenerationSpec = Field(default_factory=GenerationSpec)  # given by its keywords (GENERATION_KEYWORDS)
     truncated_as: Literal["wrong", "excluded"] = "wrong"
     extract: Literal["reference", "robust"] = "reference"
@@ -56,7 +63,7 @@ class EvalOptions(BaseModel):
     judge: str | None = None
     judge_base_url: tuple[str, ...] = ()
     judge_api_key_env: str | None = None
-    judge_agreement: int = Field(default=0, ge=0)
+    judge_agreement: int = _as_in(ScorerSpec, "judge_agreement")
     judge_temperature: float | None = None  # the judge's own sampling (default: the benchmark judge's, else greedy)
     judge_max_tokens: int | None = None  # the judge's own budget (default: the benchmark judge's, else 1024)
     prices: str | None = None
@@ -208,7 +215,10 @@ def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec |
     # only what the user gave: the rest is the benchmark judge's (else proctor's), filled once by run/resolve.py
     given = {name: value for name, value in (("temperature", options.judge_temperature),
                                              ("max_tokens", options.judge_max_tokens)) if value is not None}
-    settings = GenerationSpec.model_validate(given) if given else None
+    try:  # checked by the spec's own ranges, named by their options (`judge_temperature: …`)
+        settings = GenerationSpec.model_validate(given) if given else None
+    except ValidationError as e:
+        raise ProctorError("judge_" + brief(e)) from None
     return JudgeSpec(model=options.judge, base_url=options.judge_base_url, api_key_env=options.judge_api_key_env,
                      price=_money(judge_price), settings=settings)
 

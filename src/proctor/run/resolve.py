@@ -88,7 +88,7 @@ def _judge(judge: JudgeSpec, task: Task, scorer: ScorerSpec) -> JudgeSpec:
     settings = judge.settings
     if settings is not None or declared is not None:
         given = settings.model_dump(include=settings.model_fields_set) if settings is not None else {}
-        defaults = GenerationSpec.of(declared or JUDGE_SETTINGS).model_dump()
+        defaults = (declared or JUDGE_SETTINGS).model_dump()
         settings = GenerationSpec.model_validate(defaults | given)
     return judge.model_copy(update={"version": JUDGE_VERSION, "settings": settings})
 

@@ -123,13 +123,13 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
     s = _resolved(spec).scorer
     if task.code is not None and s.mode != "logprob":  # a code benchmark: its answers are run (sandboxed)
         return CodeScorer(s.prompt_kind or task.prompts.kinds[0], task.code, sandbox_for(spec.unsafe_exec),
-                          spec.generation.settings(), spec.epochs)
+                          spec.generation, spec.epochs)
     if s.mode == "logprob":
         if task.items and all(is_suite_item(it) for it in task.items):
             return SuiteScorer()
         return ChoiceScorer()
     kind = s.prompt_kind or task.prompts.kinds[0]
-    settings, no_answer = spec.generation.settings(), s.no_answer or "wrong"
+    settings, no_answer = spec.generation, s.no_answer or "wrong"
     if judge is None:
         return GenerationScorer(kind, settings, spec.epochs, extract=s.extract, answer_rule=s.answer_rule,
                                 no_answer=no_answer)
@@ -137,7 +137,7 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
     judge_settings = spec.judge.settings if spec.judge is not None else None
     return JudgeScorer(kind, settings, spec.epochs, judge=judge, agreement_ids=frozenset(agreement),
                        extract=s.extract, answer_rule=s.answer_rule, no_answer=no_answer,
-                       judge_settings=judge_settings.settings() if judge_settings is not None else JUDGE_SETTINGS)
+                       judge_settings=judge_settings if judge_settings is not None else JUDGE_SETTINGS)
 
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> None:
@@ -145,7 +145,7 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> N
     ranges of single settings are the spec's own (proctor.run.spec)."""
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
-    settings = spec.generation.settings()
+    settings = spec.generation
     if scorer.capability is Capability.GENERATE:
         rule = task.answer_rule(spec.scorer.prompt_kind or task.prompts.kinds[0])
         if rule is not None and rule.require is not None:  # a grader whose code is installed separately

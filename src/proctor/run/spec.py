@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from pydantic_core import PydanticCustomError
 
 from ..data.tasks import check_cluster
-from ..models.base import GenerationSettings
+from ..models.base import GenerationSpec  # the one record of the generation settings (re-exported)
 
 SPEC_VERSION = 1  # in the hashed identity: bump when the identity's meaning changes
 DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benchmark gives a budget (resolve)
@@ -95,34 +95,6 @@ class ModelSpec(_Record):
     def identity(self) -> dict[str, Any]:
         return {"spec": self.spec,
                 "options": {k: v for k, v in sorted(self.options.items()) if k not in OPERATIONAL_OPTIONS}}
-
-
-class GenerationSpec(_Record):
-    """Sampling settings (`proctor.models.GenerationSettings`); max_tokens None: the benchmark's budget."""
-
-    temperature: float = Field(default=0.0, ge=0)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    max_tokens: int | None = Field(default=None, ge=1)
-    stop: tuple[str, ...] = ()
-    seed: int | None = None
-    reasoning_effort: str | None = None
-    enable_thinking: bool | None = None
-    thinking_budget: int | None = Field(default=None, ge=1)
-    top_k: int | None = Field(default=None, ge=1)
-    min_p: float | None = Field(default=None, ge=0, le=1)
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    system: str | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-
-    def settings(self) -> GenerationSettings:
-        """As `proctor.models.GenerationSettings` (what backends and cache keys take)."""
-        return GenerationSettings(**{k: getattr(self, k) for k in type(self).model_fields})
-
-    @classmethod
-    def of(cls, settings: GenerationSettings) -> GenerationSpec:
-        """From a `GenerationSettings`."""
-        return cls(**{k: getattr(settings, k) for k in cls.model_fields})
 
 
 class ScorerSpec(_Record):

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..data.records import Item
 from ..log.runlog import Outcome
-from ..models.base import GenerationSettings
+from ..models.base import GenerationSpec
 from .judge import BenchmarkJudge, JudgeReading
 
 COMMIT = "67b325111a0c3678eeb563eb30f98344f06846ad"
@@ -145,5 +145,5 @@ def _confidence(value: Any) -> int | None:
 
 #: run_judge_results.py's `--max_completion_tokens` default, 4096; it sends no temperature (its judge, o3-mini, takes
 #: none) where proctor sends its judge's greedy 0 (docs/benchmarks-data.md)
-JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=4096)
+JUDGE_SETTINGS = GenerationSpec(temperature=0.0, max_tokens=4096)
 JUDGE = BenchmarkJudge(JUDGE_NAME, SOURCE, JUDGE_PROMPT, prompt, parse, settings=JUDGE_SETTINGS)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..data.records import Item
 from ..log.runlog import SCORED_OUTCOMES as SCORED
 from ..log.runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
-from ..models.base import GenerateRequest, Generation, GenerationSettings, Message, Model
+from ..models.base import GenerateRequest, Generation, GenerationSpec, Message, Model
 from ..run.pricing import CostLimitReached
 from .base import JUDGE_PENDING, Answered, Scored
 from .extract import NONE, AnswerRule, Extraction, split_reasoning
@@ -35,7 +35,7 @@ from .text_metrics import overlap_metrics
 
 JUDGE_VERSION = "proctor-judge/1"
 GRADES = {"CORRECT": 1.0, "PARTIALLY_CORRECT": 0.5, "INCORRECT": 0.0}
-JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=1024)
+JUDGE_SETTINGS = GenerationSpec(temperature=0.0, max_tokens=1024)
 
 JUDGE_SYSTEM = "You are a careful, impartial grader of answers to exam questions."
 
@@ -101,7 +101,7 @@ class BenchmarkJudge:
     prompt: Callable[[Item, str], str]  # (item, the reply's final answer) -> the judge's user message
     parse: Callable[[str], JudgeReading | None]
     system: str | None = None
-    settings: GenerationSettings | None = None  # the authors' judge sampling (None: proctor's, JUDGE_SETTINGS)
+    settings: GenerationSpec | None = None  # the authors' judge sampling (None: proctor's, JUDGE_SETTINGS)
 
     def identity(self) -> dict[str, str]:
         """What the run id must change with: the judge's name and its template's bytes."""
@@ -159,7 +159,7 @@ def judge_prompt(item: Item, answer: str) -> str:
     )
 
 
-def judge_request(item: Item, answer: str, settings: GenerationSettings = JUDGE_SETTINGS,
+def judge_request(item: Item, answer: str, settings: GenerationSpec = JUDGE_SETTINGS,
                   bench: BenchmarkJudge | None = None) -> GenerateRequest:
     if bench is not None:
         user = Message("user", bench.prompt(item, answer))
@@ -247,7 +247,7 @@ def _judge_failed(extracted: str | None, details: dict[str, Any], message: str) 
 async def judge_items(
     judge_model: Model,
     pairs: Sequence[tuple[Item, str]],
-    settings: GenerationSettings = JUDGE_SETTINGS,
+    settings: GenerationSpec = JUDGE_SETTINGS,
     bench: BenchmarkJudge | None = None,
 ) -> list[Scored]:
     """Grade every (item, answer text) pair with one batched `generate` call on the judge model.
@@ -298,7 +298,7 @@ class JudgeScorer(GenerationScorer):
     judge: Model | None = None
     agreement_ids: frozenset[str] = frozenset()
     kind: str = "judge"
-    judge_settings: GenerationSettings = JUDGE_SETTINGS  # the judge's own (--judge-temperature, --judge-max-tokens)
+    judge_settings: GenerationSpec = JUDGE_SETTINGS  # the judge's own (--judge-temperature, --judge-max-tokens)
 
     def identity(self) -> dict[str, Any]:
         judge = self.judge.name if self.judge is not None else None

@@ -17,7 +17,7 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from ..models.base import Generation, GenerationSettings
+from ..models.base import Generation, GenerationSpec
 from ..models.registry import BACKENDS
 from ..util.errors import ProctorError
 from .extract import split_reasoning
@@ -60,7 +60,7 @@ def answer_text(gen: Generation) -> str | None:
     return split_reasoning(gen.text).answer
 
 
-def unsupported_settings(backend: str, settings: GenerationSettings) -> list[str]:
+def unsupported_settings(backend: str, settings: GenerationSpec) -> list[str]:
     """Problems with `settings` for `backend` (the spec prefix: openai, anthropic, hf…); empty when fine."""
     allowed = BACKENDS[backend].settings if backend in BACKENDS else frozenset()
     set_fields = [k for k in settings.as_dict() if k in _REASONING_FIELDS]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.records import GradedAnswer, Item, Modality
 from ..log.runlog import GenerationDetails, Outcome, Reading, Readings
-from ..models.base import Capability, GenerateRequest, Generation, GenerationSettings
+from ..models.base import Capability, GenerateRequest, Generation, GenerationSpec
 from ..util.errors import ProctorError
 from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
 from .extract import (
@@ -218,10 +218,10 @@ def reference_of(item: Item) -> Any:
 # ---------------------------------------------------------------- the Scorer (proctor.run.runner)
 
 
-def settings_for_epoch(settings: GenerationSettings, epoch: int, epochs: int) -> GenerationSettings:
+def settings_for_epoch(settings: GenerationSpec, epoch: int, epochs: int) -> GenerationSpec:
     """Sampled epochs differ by seed, so each is its own (cacheable, reproducible) request."""
-    if epochs > 1 and settings.temperature > 0:
-        return replace(settings, seed=(settings.seed or 0) + epoch)
+    if epochs > 1 and settings.temperature != 0:  # None: the server's default, which may sample
+        return settings.model_copy(update={"seed": (settings.seed or 0) + epoch})
     return settings
 
 
@@ -253,7 +253,7 @@ class GenerationScorer:
     """Ask for an answer in the task's prompt `prompt_kind`; extract and score it by rule (`score_item`)."""
 
     prompt_kind: str
-    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    settings: GenerationSpec = field(default_factory=GenerationSpec)
     epochs: int = 1
     kind: str = "generation"
     mode: str = "generate"

@@ -15,7 +15,7 @@ import re
 
 from ..data.records import Item
 from ..log.runlog import Outcome
-from ..models.base import GenerationSettings
+from ..models.base import GenerationSpec
 from .judge import BenchmarkJudge, JudgeReading
 
 SOURCE = "openai/simple-evals simpleqa_eval.py@ee3b0318d8d1d9d72755a4120879be65f7c07e9e GRADER_TEMPLATE, grade_sample"
@@ -167,6 +167,6 @@ def prompt(item: Item, answer: str) -> str:
 # simple-evals' grading sampler (simple_evals.py: ChatCompletionSampler(system_message=OPENAI_SYSTEM_MESSAGE_API))
 GRADER_SYSTEM = "You are a helpful assistant."
 #: simple-evals' grading sampler: ChatCompletionSampler(max_tokens=2048) at its default temperature, 0.5
-GRADER_SETTINGS = GenerationSettings(temperature=0.5, max_tokens=2048)
+GRADER_SETTINGS = GenerationSpec(temperature=0.5, max_tokens=2048)
 JUDGE = BenchmarkJudge(JUDGE_NAME, SOURCE, GRADER_TEMPLATE, prompt, parse, system=GRADER_SYSTEM,
                        settings=GRADER_SETTINGS)

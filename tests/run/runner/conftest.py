@@ -112,5 +112,5 @@ def run_with(task: Task, model: Any, judge: Any = None, settings: GenerationSett
              epochs: int = 1, **kw: Any) -> RunLog:
     """`proctor.evaluate` with the spec's scorer fields and the run options given as keywords side by side."""
     scorer = ScorerSpec(**{k: kw.pop(k) for k in list(kw) if k in _SCORER_KEYS})
-    generation = GenerationSpec.of(settings) if settings is not None else GenerationSpec()
+    generation = settings if settings is not None else GenerationSpec()
     return evaluate(task, model, RunOptions(**kw), judge, scorer=scorer, generation=generation, epochs=epochs)

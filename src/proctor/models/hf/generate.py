@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -18,7 +18,7 @@ from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria,
 from transformers.generation.logits_process import TopPLogitsWarper
 
 from ...util import progress
-from ..base import GenerateRequest, Generation, GenerationSettings
+from ..base import GenerateRequest, Generation, GenerationSpec
 
 
 @dataclass
@@ -44,7 +44,7 @@ class GenerationMixin:
     def generate_sync(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         """Generate for every request, batched (see the module docstring); results are in request order."""
         out: list[Generation | None] = [None] * len(requests)
-        groups: dict[tuple[GenerationSettings, int], list[_Job]] = {}
+        groups: dict[tuple[GenerationSpec, int], list[_Job]] = {}
         for i, req in enumerate(requests):
             try:
                 prompt = self.render(req)
@@ -61,7 +61,7 @@ class GenerationMixin:
                 out[i] = Generation(text="", finish_reason="length", input_tokens=len(prompt), output_tokens=0)
                 continue
             # the seed is per row (each row samples from its own generator), so it does not split batches
-            groups.setdefault((replace(s, seed=None), max_new), []).append(_Job(i, prompt, s.seed))
+            groups.setdefault((s.model_copy(update={"seed": None}), max_new), []).append(_Job(i, prompt, s.seed))
         for (settings, max_new), jobs in groups.items():
             jobs.sort(key=lambda j: len(j.prompt))
             for lo in range(0, len(jobs), self.batch_size):
@@ -83,7 +83,7 @@ class GenerationMixin:
             return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         return self.encode("\n".join(m.content for m in req.messages))
 
-    def _run_batch(self, jobs: list[_Job], settings: GenerationSettings, max_new: int) -> list[Generation]:
+    def _run_batch(self, jobs: list[_Job], settings: GenerationSpec, max_new: int) -> list[Generation]:
         """One batch; when it fails, its halves are retried so only the failing request becomes an error."""
         t0 = time.perf_counter()
         try:
@@ -99,7 +99,7 @@ class GenerationMixin:
         return [self._finish(j, new, step, settings, wall) for j, new, step in zip(jobs, rows, stop_steps)]
 
     def _generate_batch(
-        self, jobs: list[_Job], settings: GenerationSettings, max_new: int
+        self, jobs: list[_Job], settings: GenerationSpec, max_new: int
     ) -> tuple[list[list[int]], list[int | None]]:
         """Left-padded `model.generate`: each row's new tokens, and the step a stop string appeared at."""
         width = max(len(j.prompt) for j in jobs)
@@ -111,7 +111,7 @@ class GenerationMixin:
             mask[r, width - len(j.prompt) :] = 1
         stopper = _StopOnStrings(self.tokenizer, list(settings.stop), width, len(jobs))
         processors = LogitsProcessorList()
-        if settings.temperature > 0:
+        if settings.temperature:  # None (no temperature given) is greedy, as 0
             processors.append(_Sampler(settings, [self._generator(j.seed) for j in jobs]))
         kwargs: dict[str, Any] = {}
         if self._eos_ids:
@@ -139,7 +139,7 @@ class GenerationMixin:
         return torch.Generator(device=self.device).manual_seed(seed)
 
     def _finish(
-        self, job: _Job, new: list[int], stop_step: int | None, settings: GenerationSettings, wall: float
+        self, job: _Job, new: list[int], stop_step: int | None, settings: GenerationSpec, wall: float
     ) -> Generation:
         """Cut a row at its first EOS or the step its stop string appeared, then the text at the earliest stop."""
         keep, finish = len(new), "length"
@@ -210,8 +210,8 @@ class _Sampler(LogitsProcessor):
     its batch; here each request's draws come from its own `torch.Generator`, so a seeded request gives the
     same tokens alone or in any batch (greedy decoding of the one-hot row picks the drawn token)."""
 
-    def __init__(self, settings: GenerationSettings, generators: list[torch.Generator]) -> None:
-        self.temperature, self.top_p, self.generators = settings.temperature, settings.top_p, generators
+    def __init__(self, settings: GenerationSpec, generators: list[torch.Generator]) -> None:
+        self.temperature, self.top_p, self.generators = settings.temperature or 1.0, settings.top_p, generators
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         logits = scores.float() / self.temperature

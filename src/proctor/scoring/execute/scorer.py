@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ...data.records import Item
 from ...log.runlog import ExecutionDetails, Outcome, TestResult
-from ...models.base import Capability, GenerateRequest, Generation, GenerationSettings
+from ...models.base import Capability, GenerateRequest, Generation, GenerationSpec
 from ...util.errors import ProctorError
 from ..base import Answered, Request, Scored, usage_of
 from ..reasoning import answer_text
@@ -224,7 +224,7 @@ class CodeScorer:
     prompt_kind: str
     bench: CodeTests
     runner: Runner
-    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    settings: GenerationSpec = field(default_factory=GenerationSpec)
     epochs: int = 1
     kind: str = "execution"
     mode: str = "generate"
