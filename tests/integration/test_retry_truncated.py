@@ -77,6 +77,9 @@ def test_only_the_truncated_samples_are_asked_again_and_both_numbers_are_kept(
     assert first_acc.value == before.overall.accuracy and first_acc.n == before.overall.n_scored
     assert (first_acc.ci_low, first_acc.ci_high) == (before.overall.ci_low, before.overall.ci_high)
     assert res.overall.n_truncated == 0 and before.overall.n_truncated == 10
+    # RUN's results.json holds the bounds the retry settles: every truncated one wrong (20/30) … right (30/30)
+    written = json.loads((tmp_path / "first" / "results.json").read_text())["overall"]
+    assert (written["truncated_low"], written["truncated_high"]) == (pytest.approx(20 / 30), 1.0)
     assert (first_acc.value, res.overall.accuracy) == (20 / 30, 1.0)  # the echoes cut short were the only misses
     assert "first attempt (--max-tokens 40) accuracy" in r.out and "10 truncated asked again at --max-tokens 200" in r.out
 
