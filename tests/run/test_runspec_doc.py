@@ -22,6 +22,7 @@ from proctor.run.spec import (
     JudgeSpec,
     ModelSpec,
     Money,
+    RetryOf,
     RunSpec,
     ScorerSpec,
     ShardSpec,
@@ -116,6 +117,7 @@ CHANGED: dict[str, Any] = {
     "judge.settings": GenerationSpec(temperature=0.5), "judge.price": MONEY, "judge.version": "3",
     "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "unsafe_exec": True, "resolved": False,
     "stop_when": StopRule(baseline="runs/base", max_drop=0.05),
+    "retry_of": RetryOf(run="runs/first", run_id="0123456789ab", max_tokens=512),
 }
 
 

@@ -76,8 +76,13 @@ def test_a_clearly_worse_candidate_stops_early_with_no_go(data: Path, base: Path
     got = json.loads(out)
     assert code == 1 and got["decision"] == "NO-GO" and got["sequential"]["items_asked"] == record.items_asked
     assert got["deciding"]["ci_high"] == pytest.approx(record.ci_high)
+    assert got["note"].startswith("the overall decision only") and len(got["checks"]) == 1
     code, out, _ = _cli(capsys, "gate", str(cand), "--baseline", str(base), "--max-drop", "99")
     assert code == 0 and out.startswith("GO: overall (--stop-when-decided, stopped after")
+    assert "the overall decision only, read from the candidate's --stop-when-decided record: no category" in out
+    code, out, err = _cli(capsys, "gate", str(cand), "--baseline", str(base), "--max-drop", "5", "--per-category")
+    assert code == 1 and "no category is gated" in out and "gated overall only" in err
+    assert not any(line.startswith("  ") for line in out.splitlines())  # no category's check line
 
     # the same command without the flag: the rest is asked, the record is gone
     code, _, _ = _cli(capsys, *argv[:-5])

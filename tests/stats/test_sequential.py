@@ -4,7 +4,9 @@ not; it covers the true mean at every time at once; its fast path and its one-lo
 
 from __future__ import annotations
 
+import importlib
 import math
+import os
 
 import numpy as np
 import pytest
@@ -111,3 +113,63 @@ def test_bad_differences_are_refused() -> None:
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         look(np.array([0.5, 1.5]), DROP)
     assert look(np.array([]), DROP).decision == "INCONCLUSIVE"
+
+
+# ---------------------------------------------------------------- against confseq (Howard & Waudby-Smith's package)
+
+
+@pytest.fixture
+def confseq_betting(monkeypatch: pytest.MonkeyPatch) -> object:
+    """confseq.betting, the authors' own implementation of the betting confidence sequences. confseq 0.0.11 (the
+    latest on PyPI) still names `np.float_` in its annotations, which NumPy 2 removed: the alias is put back while
+    it imports. Its wheel is built against a pybind11 that knows Python 3.11 (.ci/confseq.sh)."""
+    if importlib.util.find_spec("confseq") is None and not os.environ.get("CI"):
+        pytest.skip("confseq is not installed (make setup-dev builds it: .ci/confseq.sh); under CI this test must run")
+    monkeypatch.setattr(np, "float_", np.float64, raising=False)
+    return importlib.import_module("confseq.betting")
+
+
+def _differences(seed: int, n: int, graded: bool) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if graded:  # scores in [0, 1] on both sides: differences anywhere in [-1, 1]
+        return np.round(rng.beta(2, 2, n) - rng.beta(2, 3, n), 3)
+    return _paired(rng, 1, n, 0.04 + 0.06 * (seed % 3), 0.2)[0]  # −16, −10 or −4 points
+
+
+@pytest.mark.parametrize(("seed", "graded"), [(s, g) for s in range(4) for g in (False, True)])
+def test_the_capital_equals_confseqs_betting_martingale(confseq_betting: object, seed: int, graded: bool) -> None:
+    """confseq's hedged process max(½K⁺, ½K⁻) with its default predictable-mixture bets at α/2 and truncation
+    ½/m, ½/(1 − m) (theta ½, trunc_scale ½), at every time and many nulls m, is proctor's capital."""
+    betting_mart = confseq_betting.betting_mart  # type: ignore[attr-defined]
+    x = (_differences(seed, 300, graded) + 1) / 2
+    lam = bets(x, ALPHA)
+    for m in np.linspace(0.02, 0.98, 25):
+        theirs = betting_mart(x, m, alpha=ALPHA, theta=0.5, convex_comb=False, trunc_scale=TRUNCATION, m_trunc=True)
+        for side in (1, -1):
+            room = m if side == 1 else 1 - m
+            mine = np.cumsum(np.log1p(side * np.minimum(lam, TRUNCATION / room) * (x - m)))
+            assert max_log_capital(x, lam, m, side) == pytest.approx(max(0.0, mine.max()), abs=1e-12)
+        both = np.maximum(*(np.cumsum(np.log1p(s * np.minimum(lam, TRUNCATION / r) * (x - m)))
+                            for s, r in ((1, m), (-1, 1 - m))))
+        assert np.allclose(np.log(2 * theirs), both, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(("seed", "graded"), [(s, g) for s in range(3) for g in (False, True)])
+def test_the_bounds_agree_with_confseqs_betting_cs(confseq_betting: object, seed: int, graded: bool) -> None:
+    """confseq's betting CS (a grid of 1,000 nulls, widened by one step, intersected over time) holds proctor's
+    bounds, each within two grid steps, at several looks; and the two decide the gate alike wherever the margin is
+    not within those steps of a bound."""
+    betting_cs = confseq_betting.betting_cs  # type: ignore[attr-defined]
+    breaks = 1000
+    d = _differences(100 + seed, 240, graded)
+    low, high = betting_cs((d + 1) / 2, alpha=ALPHA, breaks=breaks, running_intersection=True, theta=0.5,
+                           convex_comb=False, trunc_scale=TRUNCATION, m_trunc=True)
+    for t in (20, 60, 120, 240):
+        got = look(d[:t], DROP, ALPHA)
+        lo, hi = (got.ci_low + 1) / 2, (got.ci_high + 1) / 2  # back on confseq's [0, 1] scale
+        assert low[t - 1] - 1e-9 <= lo <= low[t - 1] + 2 / breaks + 1e-9, (t, lo, low[t - 1])
+        assert high[t - 1] - 2 / breaks - 1e-9 <= hi <= high[t - 1] + 1e-9, (t, hi, high[t - 1])
+        m0 = (1 - DROP) / 2
+        if min(abs(m0 - low[t - 1]), abs(m0 - high[t - 1])) > 2 / breaks:
+            theirs = "GO" if low[t - 1] > m0 else "NO-GO" if high[t - 1] < m0 else "INCONCLUSIVE"
+            assert got.decision == theirs, t

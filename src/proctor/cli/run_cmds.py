@@ -15,6 +15,7 @@ from ..util.errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
 from ..util.termsafe import plain
 from . import executor_cmds as ex
 from . import options
+from . import retry_opts as retry
 from .checks import check_run_args
 from .fields import with_flags
 from .llmwc_cmds import ConfigRunOptions, backend_options, refuse_unapplied, run_config
@@ -228,7 +229,8 @@ def run(
     retries: ex.Retries = 1, no_wait: ex.NoWait = False, partition: ex.Partition = None, time_min: ex.TimeMin = 60,
     gpus_per_task: ex.GpusPerTask = 0, account: ex.Account = None, sbatch: ex.Sbatch = None,
     image: ex.Image = "proctor:latest", baseline: Baseline = None, max_drop: MaxDrop = None,
-    stop_when_decided: StopWhenDecided = False, model_options: options.ModelOptions | None = None,
+    stop_when_decided: StopWhenDecided = False, retry_truncated: retry.RetryTruncated = None,
+    model_options: options.ModelOptions | None = None,
 ) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
@@ -245,6 +247,8 @@ def run(
                              outputs=exports(export or [], dry_run or shards is not None or executor is not None))
     flags = {k: v for k, v in locals().items() if k in OPTION_NAMES} | {"format": fmt}
     try:
+        if llmwc_config is not None and retry_truncated is not None:
+            raise ProctorError("--retry-truncated: not with --config (retry one run directory)")
         if llmwc_config is not None:  # llm-wc (proctor.interop.llmwc_config): the config names benchmark, models
             refuse_unapplied()
             status = run_config(llmwc_config, ConfigRunOptions(
@@ -252,7 +256,8 @@ def run(
                 record_history=not no_history, max_tokens=max_tokens, prices=prices, max_cost=max_cost,
                 max_error_rate=max_error_rate, http=backend_options(given)))
         else:
-            specs = _specs(datasets or [], model, flags, given)
+            specs = (_specs(datasets or [], model, flags, given) if retry_truncated is None else retry.retry_specs(
+                retry_truncated, datasets or [], model, flags, given.set(), store, _elsewhere(shards, executor, dry_run)))
             sharded = ex.settings_of(shards, executor, retries, partition, time_min, gpus_per_task, account, sbatch)
             if sharded is not None and not dry_run:  # the shards on an engine (proctor.run.executors), then one merge
                 status = ex.run_sharded(specs, run_options, sharded, wait=not no_wait, image=image,
@@ -288,6 +293,12 @@ def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given:
     check_sendable(model, opts.generation)  # a setting the backend cannot send, by flag
     given.check_applicable([model])  # the model's options are the model's: the judge has its own
     return [build_spec(name, model, opts, given.for_spec(model)) for name in datasets]
+
+
+def _elsewhere(shards: int | None, executor: str | None, dry_run: bool) -> str | None:
+    """The flag that runs specs another way than here, whole (`--retry-truncated` refuses them)."""
+    return "--shards" if shards is not None else "--executor" if executor is not None else (
+        "--dry-run" if dry_run else None)
 
 
 _CHECKED = ("judge", "mode", "prompt", "data_file")  # ranges (epochs, temperature…) are the spec models' own
@@ -329,6 +340,7 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
         if log.results is not None:
             print_results(log)
             typer.echo(plain(finished_line(log)))
+            retry.retry_line(log)
         statuses.append(error_status(log, max_error_rate))
         if log.manifest.sequential is not None:  # --stop-when-decided: the decision, exit 1 on NO-GO as `gate`
             typer.echo(plain(log.manifest.sequential.text()))

@@ -158,6 +158,8 @@ def _print_gate(result: Any) -> None:
     typer.echo(f"candidate {escape_control(result.candidate.model)} ({result.candidate.run_id[:12]}) "
                f"{result.candidate.accuracy_text()}, baseline {escape_control(result.baseline.model)} "
                f"({result.baseline.run_id[:12]}) {result.baseline.accuracy_text()}")
+    if result.note is not None:
+        typer.echo(result.note)
     for check in result.checks:
         if check is not result.deciding:
             typer.echo(f"  {escape_control(check.text(result.max_drop))}")

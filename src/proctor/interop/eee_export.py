@@ -128,7 +128,12 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
         import shlex
 
         args["execution_command"] = shlex.join(redact(m.command))  # a hand-edited manifest too
-    counts = {"n_samples": t.n, "n_scored": t.n_scored, "n_errors": t.n_errors, "n_unscored": t.n_unscored}
+    counts: dict[str, Any] = {"n_samples": t.n, "n_scored": t.n_scored, "n_errors": t.n_errors,
+                              "n_unscored": t.n_unscored}
+    if overall.truncated_low is not None and overall.truncated_high is not None:  # EEE has no field for bounds
+        counts |= {"n_truncated": overall.n_truncated, "truncated_as": m.truncated_as,
+                   "accuracy_if_truncated_wrong": overall.truncated_low,
+                   "accuracy_if_truncated_right": overall.truncated_high}
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id(log, ident["id"]),

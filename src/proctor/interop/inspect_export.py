@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..log.runlog import Outcome, RunLog, Sample
+from ..log.runlog import MetricBlock, Outcome, RunLog, Sample
 from ..models.base import GenerationSpec
 from ..util.errors import InputError, ProctorError
 from ..util.redact import redact, redact_url
@@ -106,6 +106,7 @@ def eval_log(log: RunLog, t: RunTally | None = None) -> EvalLog:
         extra = {"stderr": stderr_of(t.scores), "ci_low": overall.ci_low, "ci_high": overall.ci_high}
         metrics = {name: EvalMetric(name=name, value=value)
                    for name, value in {"accuracy": overall.accuracy, **extra}.items() if value is not None}
+        metrics |= _truncation_bounds(overall, m.truncated_as)
     score = EvalScore(name=SCORER, scorer=m.scorer.scorer or m.mode, scored_samples=t.n_scored,
                       unscored_samples=t.n - t.n_scored, metrics=metrics,
                       reducer="mean" if m.epochs > 1 else None,
@@ -118,6 +119,20 @@ def eval_log(log: RunLog, t: RunTally | None = None) -> EvalLog:
         results=EvalResults(total_samples=t.n, completed_samples=t.n - t.n_errors, scores=[score]),  # without error
         stats=EvalStats(started_at=m.started_at, completed_at=m.finished_at or "", model_usage=usage),
     )
+
+
+def _truncation_bounds(overall: MetricBlock, truncated_as: str) -> dict[str, Any]:
+    """The accuracy's bounds over the truncated samples (every one wrong … every one right) as two metrics of the
+    score, beside the policy's `accuracy`; none when nothing was truncated."""
+    from inspect_ai.log import EvalMetric
+
+    if overall.truncated_low is None or overall.truncated_high is None:
+        return {}
+    meta = {"n_truncated": overall.n_truncated, "truncated_as": truncated_as}
+    return {"accuracy_if_truncated_wrong": EvalMetric(name="accuracy_if_truncated_wrong", value=overall.truncated_low,
+                                                      metadata=meta),
+            "accuracy_if_truncated_right": EvalMetric(name="accuracy_if_truncated_right",
+                                                      value=overall.truncated_high, metadata=meta)}
 
 
 def _model(log: RunLog) -> str:

@@ -309,6 +309,15 @@ def _shared_prompt(prompt: list[dict[str, str]] | str) -> list[dict[str, str]] |
     return prompt
 
 
+class FirstAttempt(_Log):
+    """A retried sample's first attempt (`run --retry-truncated`): what it scored and the budget it was asked with."""
+
+    outcome: Outcome
+    score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
+    max_tokens: int | None = None
+
+
 class Sample(_Log):
     """One item answered once (one epoch) by one model."""
 
@@ -342,6 +351,10 @@ class Sample(_Log):
     # agree` says so); None: the cache was not asked (--no-cache), or a run written before it was counted
     cached_requests: Annotated[int, Field(ge=0)] | None = None
     details: SampleDetails = Field(default_factory=GenerationDetails)  # by scorer kind (discriminated on `kind`)
+    # --retry-truncated: this sample is the second attempt, asked at the run's larger budget; the first (truncated)
+    # attempt's record, as the run it was copied from logged it (also kept, earlier, in samples.jsonl). Absent from
+    # every other sample
+    first_attempt: FirstAttempt | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _score_agrees(self) -> Sample:

@@ -9,6 +9,7 @@ from .base import Metric
 from .calibration import CalibrationMetric
 from .cost import CostMetric
 from .epochs import Epochs
+from .first_attempt import METRICS as FIRST_ATTEMPT_METRICS
 from .hle import METRICS as HLE_METRICS
 from .ifeval import METRICS as IFEVAL_METRICS
 from .judge_agreement import JudgeAgreementMetric
@@ -21,4 +22,5 @@ BUILTIN: list[Metric] = [
     MacroAccuracy(), Epochs(), CalibrationMetric(), AccNorm(), JudgeAgreementMetric(), CostMetric(),
     AnswerReadingMetric(),
     *(TextOverlap(m) for m in MEASURES), *IFEVAL_METRICS, *SIMPLEQA_METRICS, *HLE_METRICS,
+    *FIRST_ATTEMPT_METRICS,
 ]

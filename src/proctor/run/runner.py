@@ -21,7 +21,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -65,6 +65,7 @@ from .lock import hold_run_dir
 from .outputs import RunOutput
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
 from .resumecheck import check_resumable
+from .retry import check_retry, marked, pending, retry_line, samples_dir, seeded
 from .shard import Shard, manifest_shard, write_shard_file
 from .spec import RunSpec
 from .stopwhen import ask_until_decided, load_baseline, recorded_stop, stopped_line
@@ -145,6 +146,7 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> N
     ranges of single settings are the spec's own (proctor.run.spec)."""
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
+    check_retry(task, spec)
     settings = spec.generation
     if scorer.capability is Capability.GENERATE:
         rule = task.answer_rule(spec.scorer.prompt_kind or task.prompts.kinds[0])
@@ -199,6 +201,7 @@ class RunState:
     done: int  # finished samples kept (errored ones are asked again)
     errored: int  # errored samples a resume asks again
     stopped: str | None = None  # a run --stop-when-decided stopped: what a resume says (nothing is asked)
+    said: str | None = None  # what starting it says instead of the resume line (a --retry-truncated not yet begun)
 
     @property
     def left(self) -> int:
@@ -206,8 +209,8 @@ class RunState:
 
     def resume_line(self) -> str | None:
         """`resuming: 16/16 done, 0 to ask` (None for a fresh run)."""
-        if self.stopped:
-            return self.stopped
+        if self.stopped or self.said:
+            return self.stopped or self.said
         if not self.done and not self.errored:
             return None
         retry = f" ({self.errored} errored before, asked again)" if self.errored else ""
@@ -222,17 +225,20 @@ def plan_run(task: Task, spec: RunSpec, options: RunOptions = RunOptions()) -> R
     _check_data(task, spec.model.spec, scorer, spec)
     run_dir, _ = locate_run(task, spec.model.spec, scorer, spec, options)
     wanted = {f"{item.identifier}#{epoch}" for epoch in range(spec.epochs) for item in _items_of(task, spec)}
-    finished: dict[str, bool] = {}
+    state: dict[str, str] = {}  # sample id → "done", "error", or "again" (a retry's truncated first attempt)
     if spec.stop_when is not None:  # a baseline that cannot be paired is refused before any model loads
         load_baseline(spec, task, options.store)
     stop = None
+    source = samples_dir(run_dir, spec)  # a retry not yet begun: the first run's samples
+    if (source / MANIFEST).exists():
+        state = {s.sample_id: "error" if s.outcome is Outcome.ERROR else "again" if pending(s, spec) else "done"
+                 for s in iter_samples(source / SAMPLES) if s.sample_id in wanted}
     if (run_dir / MANIFEST).exists():
-        finished = {s.sample_id: s.outcome is not Outcome.ERROR for s in iter_samples(run_dir / SAMPLES)
-                    if s.sample_id in wanted}
         stop = recorded_stop(read_manifest(run_dir), spec)
-    done = sum(finished.values())
-    return RunState(run_dir, len(wanted), done, len(finished) - done,
-                    stopped_line(run_dir, stop) if stop is not None else None)
+    counts = Counter(state.values())
+    return RunState(run_dir, len(wanted), counts["done"], counts["error"] + counts["again"],
+                    stopped_line(run_dir, stop) if stop is not None else None,
+                    retry_line(spec, run_dir, counts["again"], counts["error"]))
 
 
 def finish_done_run(state: RunState, options: RunOptions = RunOptions()) -> RunLog:
@@ -485,8 +491,10 @@ def error_kinds(errors: Counter[str] | dict[str, int]) -> list[str]:
 
 
 async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[Item, int]], run_dir: Path,
-                    spec: RunSpec, options: RunOptions, bar: Any, done: int) -> dict[str, Sample]:
-    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored."""
+                    spec: RunSpec, options: RunOptions, bar: Any, done: int,
+                    mark: Callable[[Sequence[Sample]], list[Sample]] = list) -> dict[str, Sample]:
+    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored (`mark`ed:
+    a retry's second attempts carry their first, `proctor.run.retry.marked`)."""
     size = _chunk_size(model, scorer, options)
     chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
 
@@ -506,7 +514,7 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
             except CostLimitReached as e:  # requests already sent still finish and are kept
                 stopped = e
                 continue
-            finished = _priced(answered, price, judge_price)
+            finished = mark(_priced(answered, price, judge_price))
             append_samples(run_dir / SAMPLES, finished)
             by_id.update((s.sample_id, s) for s in finished)
             bar.cache_hits = done + _cache_hits(model)
@@ -610,7 +618,7 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     run_dir = options.out or default_run_dir(task, model.name, spec, options.runs_root, run_id)
     manifest = _manifest(task, model, scorer, spec, options, judge, run_id)
     store = _open_store(options)  # a damaged store stops the run before its directory is touched
-    done = _open_run_dir(run_dir, manifest)
+    done, firsts = seeded(run_dir, spec, _open_run_dir(run_dir, manifest))  # a retry: the first run's samples
     model.use_run_dir(run_dir)  # a batch-API model keeps its batch ids in the run directory
     guard = _cost_guard(done, spec)  # one budget: the model's and the judge's requests
     guarded_judge = None
@@ -631,7 +639,8 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
                   in_flight=model.in_flight_limit) as bar:
         bar.advance(len(done), cache_hit=True)
         if spec.stop_when is None:
-            by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done))
+            by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar,
+                                                 len(done), lambda samples: marked(samples, firsts, spec))
         else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
             asked, manifest.sequential = await ask_until_decided(
                 spec, items, done, load_baseline(spec, task, options.store),

@@ -180,6 +180,15 @@ class StopRule(_Record):
     order_seed: int = 0  # the seed of the order the items are asked in
 
 
+class RetryOf(_Record):
+    """`run --retry-truncated`: this run is `run_id`'s samples, its truncated ones asked again at this spec's larger
+    budget (`proctor.run.retry`); the first attempts stay in the log."""
+
+    run: str = Field(min_length=1)  # the first run's directory
+    run_id: str = Field(min_length=1)
+    max_tokens: int | None = None  # the first run's budget
+
+
 class RunSpec(_Record):
     """One evaluation: data, model, scorer, generation, epochs, shard, judge, prices and budget."""
 
@@ -201,6 +210,9 @@ class RunSpec(_Record):
     # stop once the comparison with a baseline is decided (`--stop-when-decided`); not in the run id: the items asked
     # are scored as in a full run, and the same command without it asks the rest
     stop_when: StopRule | None = None
+    # another run's samples, its truncated ones asked again (`--retry-truncated`); in the run id when set (its run id
+    # and budget, not its directory): the retry's samples are not those of a fresh run at the larger budget
+    retry_of: RetryOf | None = None
     resolved: bool = False  # set by proctor.run.pipeline.resolve: defaults applied, content hash known
 
     @field_validator("cluster")
@@ -232,9 +244,12 @@ class RunSpec(_Record):
         dataset["prompt_options"] = dict(sorted(data.prompt_options.items()))
         scorer = self.scorer.model_dump(mode="json")
         generation = self.generation.model_dump(mode="json") if self.scorer.mode != "logprob" else None
-        return {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
-                "scorer": scorer, "generation": generation, "epochs": self.epochs,
-                "judge": self.judge.identity() if self.judge is not None else None}
+        identity = {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
+                    "scorer": scorer, "generation": generation, "epochs": self.epochs,
+                    "judge": self.judge.identity() if self.judge is not None else None}
+        if self.retry_of is not None:  # in the id only when set: every other run keeps its id
+            identity["retry_of"] = {"run_id": self.retry_of.run_id, "max_tokens": self.retry_of.max_tokens}
+        return identity
 
     def run_id(self) -> str:
         """A stable 12-hex-digit hash of `identity()` (canonical JSON); call it on the resolved spec."""
@@ -255,5 +270,5 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-__all__ = ["Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RunSpec", "ScorerSpec",
-           "ShardSpec", "StopRule", "canonical_json"]
+__all__ = ["Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RetryOf", "RunSpec",
+           "ScorerSpec", "ShardSpec", "StopRule", "canonical_json"]

@@ -13,7 +13,8 @@ family, so k chances to see a spurious drop do not add up); the gate is NO-GO wh
 
 A candidate run by `run --stop-when-decided` against this baseline is gated by what its confidence sequence
 recorded (`proctor.stats.sequential`): items asked until a decision are not a fixed sample, and the interval above
-would not hold for them; the sequence's bounds hold at whatever item it stopped (per-category checks are not made).
+would not hold for them; the sequence's bounds hold at whatever item it stopped. That decision is the overall one
+only: no category is gated, and the result's `note` says so (`SEQUENTIAL_NOTE`).
 """
 
 from __future__ import annotations
@@ -74,10 +75,16 @@ class GateResult(BaseModel):
     checks: list[GateCheck]
     warnings: list[str]
     sequential: SequentialRecord | None = None  # the candidate's `run --stop-when-decided` record, when it decided
+    note: str | None = None  # what the decision covers, when that is not every check asked for (a stopped run)
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.decision]
+
+
+SEQUENTIAL_NOTE = ("the overall decision only, read from the candidate's --stop-when-decided record: no category is "
+                   "gated (the sequence watched overall accuracy; the items it asked are no fixed sample to test a "
+                   "category on)")
 
 
 def decide(lo: float, hi: float, max_drop: float) -> Decision:
@@ -152,7 +159,7 @@ def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_categor
             warnings.append("--per-category: a run stopped by its confidence sequence is gated overall only")
         return GateResult(decision=check.decision, max_drop=max_drop, candidate=run_ref(candidate.run),
                           baseline=run_ref(baseline.run), deciding=check, checks=[check], warnings=warnings,
-                          sequential=sequential)
+                          sequential=sequential, note=SEQUENTIAL_NOTE)
     if sequential is not None and sequential.stopped:
         warnings.append(f"the candidate stopped when its confidence sequence against another baseline "
                         f"({sequential.baseline_run_id[:12]}) decided: this interval on its "

@@ -1,0 +1,74 @@
+"""`run --retry-truncated RUN --max-tokens N`: the option, the retry's spec from RUN's own (only where requests go may
+be given besides), and the two accuracies said when it ends (`proctor.run.retry` does the rest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..log.runlog import Outcome, RunLog
+from ..run.spec import RunSpec
+from ..util.errors import InputError, ProctorError
+from ..util.termsafe import plain
+
+RetryTruncated = Annotated[str | None, typer.Option(
+    "--retry-truncated", metavar="RUN", show_default=False, help=(
+        "Ask RUN's truncated samples again with the larger --max-tokens, as a run of its own that keeps the "
+        "first attempts in its log (RUN, a run directory or recorded run id, is not changed; default: none)."),
+    rich_help_panel="Generation (--mode generate)")]
+
+_FLAG = {"generation": "a sampling flag (--temperature…)", "format": "--format"}
+
+
+def run_dir_of(ref: str, store: Path | None) -> str:
+    """RUN's directory: `ref` itself, or the directory the history records for a run id."""
+    from .history_cmds import maybe_store
+
+    if Path(ref).is_dir():
+        return ref
+    with maybe_store(store) as st:
+        found = st.find_run(ref) if st is not None else None
+    if found is None:
+        raise InputError.at(ref, "--retry-truncated: not a run directory nor a run id recorded in the history")
+    return str(found.path)
+
+
+def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[str, Any], backend: dict[str, Any],
+                store: Path | None, elsewhere: str | None) -> list[RunSpec]:
+    """The retry's spec: RUN's own, at the larger budget. A DATASET, --model or a setting flag besides is refused
+    (RUN's settings are the ones asked again), and so is `elsewhere` (the flag that would run it another way)."""
+    from ..run.build import eval_options
+    from ..run.retry import retry_spec
+
+    if elsewhere is not None:
+        raise ProctorError(f"--retry-truncated: not with {elsewhere} (it asks again within one whole run, here)")
+    given = eval_options(**flags)
+    plain_options = eval_options(max_tokens=flags.get("max_tokens"))
+    changed = sorted(k for k in type(given).model_fields if getattr(given, k) != getattr(plain_options, k))
+    if datasets or model is not None or changed:
+        flags_named = [_FLAG.get(k, "--" + k.replace("_", "-")) for k in changed]
+        named = [*(["DATASET"] if datasets else []), *(["--model"] if model is not None else []), *flags_named]
+        raise ProctorError(f"--retry-truncated asks {run} again with its own settings: {', '.join(named)} cannot "
+                           "be given with it (only --max-tokens, and where requests go: --base-url, --concurrency…)")
+    return [retry_spec(run_dir_of(run, store), flags.get("max_tokens"), backend)]
+
+
+def retry_line(log: RunLog) -> None:
+    """For a retry run: the first attempts' accuracy beside the accuracy after asking again."""
+    spec = log.manifest.spec
+    results = log.results
+    if spec is None or spec.retry_of is None or results is None:
+        return
+    first = results.metrics.get("first_attempt_accuracy")
+    retried = [s for s in log.samples if s.first_attempt is not None]
+    still = sum(s.outcome is Outcome.TRUNCATED for s in retried)
+    o = results.overall
+    if first is None or first.value is None or o.accuracy is None:
+        return
+    typer.echo(plain(
+        f"{log.manifest.dataset.name or 'run'}: first attempt (--max-tokens {spec.retry_of.max_tokens}) accuracy "
+        f"{first.value:.3f} [{first.ci_low or 0:.3f}, {first.ci_high or 0:.3f}]; {len(retried)} truncated asked "
+        f"again at --max-tokens {spec.generation.max_tokens} ({still} truncated again): accuracy {o.accuracy:.3f} "
+        f"[{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}], the second attempts scored"))

@@ -1,0 +1,133 @@
+"""`run --retry-truncated RUN --max-tokens N`: ask a run's truncated samples again with a larger budget.
+
+The retry is a run of its own (`RunSpec.retry_of`: RUN's id and budget are in its id), so RUN is never changed (its
+checksums and signature still hold). Its directory starts as a copy of RUN's samples: the first attempts, in the
+log. The samples RUN left truncated are then asked again at N (an errored one is asked again too, as any resume
+asks errors); each second attempt is appended after its first and carries the first's outcome, score, output tokens
+and budget (`Sample.first_attempt`). The later record of a sample id is the one scored (as for every run), so which
+attempt counts is explicit: the second, wherever it exists. results.json holds both numbers: `overall` (after the
+retry) and `metrics.first_attempt_accuracy` (`proctor.metrics.first_attempt`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..data.tasks import Task
+from ..log.results import latest_samples
+from ..log.runlog import (
+    MANIFEST,
+    RESULTS,
+    SAMPLES,
+    FirstAttempt,
+    Outcome,
+    Sample,
+    append_samples,
+    read_manifest,
+)
+from ..util.errors import InputError, ProctorError
+from .spec import OPERATIONAL_OPTIONS, OptionValue, RetryOf, RunSpec
+
+
+def retry_spec(run: str | Path, max_tokens: int | None, backend: Mapping[str, OptionValue] | None = None) -> RunSpec:
+    """The spec of asking `run`'s truncated samples again at `max_tokens`: its own resolved spec with the larger
+    budget and `retry_of`; `backend`: how requests travel now (base URL, concurrency…), nothing that changes answers."""
+    path = Path(run)
+    if not (path / MANIFEST).is_file():
+        raise InputError.at(str(run), "--retry-truncated: not a run directory (no manifest.json)")
+    manifest = read_manifest(path)
+    spec = manifest.spec
+    if spec is None:
+        raise InputError.at(str(run), "--retry-truncated: an imported run (or one written before RunSpec): proctor "
+                                      "does not know how to ask its items again")
+    if spec.retry_of is not None:
+        raise InputError.at(str(run), f"--retry-truncated: a retry itself; retry its first run "
+                                      f"{spec.retry_of.run} with the larger budget")
+    if (spec.scorer.mode or "generate") != "generate" or spec.shard is not None:
+        raise InputError.at(str(run), "--retry-truncated: only a whole generation run (a shard: merge it first)")
+    if spec.stop_when is not None:
+        raise InputError.at(str(run), "--retry-truncated: a run --stop-when-decided asked only some items; asking "
+                                      "the rest is the same command without --stop-when-decided")
+    if not (path / RESULTS).is_file():
+        raise InputError.at(str(run), "--retry-truncated: the run has not finished (no results.json): finish it "
+                                      "first with the same command, then retry its truncated samples")
+    first = spec.generation.max_tokens
+    if max_tokens is None or (first is not None and max_tokens <= first):
+        raise ProctorError(f"max_tokens: --retry-truncated asks again with a larger budget: give --max-tokens N above "
+                           f"{run}'s {first}")
+    truncated = sum(s.outcome is Outcome.TRUNCATED for s in latest_samples(path))
+    if not truncated:
+        raise InputError.at(str(run), "--retry-truncated: no sample was truncated; nothing to ask again")
+    changing = sorted(k for k in (backend or {}) if k not in OPERATIONAL_OPTIONS)
+    if changing:
+        raise ProctorError(f"--retry-truncated asks {run}'s model as it was: {', '.join(changing)} would change its "
+                           "answers (only where requests go may change: --base-url, --concurrency…)")
+    model = spec.model.model_copy(update={"options": {**spec.model.options, **(backend or {})}})
+    return spec.model_copy(update={
+        "model": model, "generation": spec.generation.model_copy(update={"max_tokens": max_tokens}),
+        "retry_of": RetryOf(run=str(path), run_id=manifest.run_id, max_tokens=first)})
+
+
+def check_retry(task: Task, spec: RunSpec) -> None:
+    """Refuse a retry whose data changed since its first run (its samples would not be this data's), or that is
+    sharded or stops when decided (it copies the whole first run and asks again within it)."""
+    if spec.retry_of is not None and (spec.shard is not None or spec.stop_when is not None):
+        raise ProctorError("--retry-truncated: not with --shard, --shards or --stop-when-decided (it asks again "
+                           "within one whole run)")
+    if spec.retry_of is not None and spec.dataset.content_hash not in (None, task.content_hash):
+        raise ProctorError(f"{task.name}: the data changed since {spec.retry_of.run} ran (content hash "
+                           f"{spec.dataset.content_hash}, now {task.content_hash}): nothing to retry against")
+
+
+def pending(sample: Sample, spec: RunSpec) -> bool:
+    """A first attempt a retry run still has to ask again (truncated, no second attempt yet)."""
+    return spec.retry_of is not None and sample.outcome is Outcome.TRUNCATED and sample.first_attempt is None
+
+
+def samples_dir(run_dir: Path, spec: RunSpec) -> Path:
+    """Where a run's samples are read from before it starts: its directory, or, for a retry not yet begun, the
+    first run's (which it starts as a copy of)."""
+    if spec.retry_of is not None and not (run_dir / SAMPLES).exists():
+        return Path(spec.retry_of.run)
+    return run_dir
+
+
+def seeded(run_dir: Path, spec: RunSpec, done: Mapping[str, Sample]) -> tuple[dict[str, Sample], dict[str, Sample]]:
+    """For a retry: the first run's samples the directory lacks copied in (the first attempts, once), then (the
+    samples finished, the first attempts still to ask again by sample id). Any other run: `done` unchanged."""
+    if spec.retry_of is None:
+        return dict(done), {}
+    have = {s.sample_id for s in latest_samples(run_dir)}
+    missing = [s for s in latest_samples(Path(spec.retry_of.run)) if s.sample_id not in have]
+    append_samples(run_dir / SAMPLES, missing)
+    every = dict(done) | {s.sample_id: s for s in missing if s.outcome is not Outcome.ERROR}
+    firsts = {k: s for k, s in every.items() if pending(s, spec)}
+    return {k: s for k, s in every.items() if k not in firsts}, firsts
+
+
+def marked(samples: Sequence[Sample], firsts: Mapping[str, Sample], spec: RunSpec) -> list[Sample]:
+    """Second attempts with their first attempt's record (`Sample.first_attempt`)."""
+    if not firsts or spec.retry_of is None:
+        return list(samples)
+    budget = spec.retry_of.max_tokens
+    return [s.model_copy(update={"first_attempt": FirstAttempt(outcome=f.outcome, score=f.score,
+                                                               output_tokens=f.output_tokens, max_tokens=budget)})
+            if (f := firsts.get(s.sample_id)) is not None else s for s in samples]
+
+
+def retry_line(spec: RunSpec, run_dir: Path, truncated: int, errored: int) -> str | None:
+    """What a retry says before it asks: the first run's truncated samples it asks again (a retry not yet begun),
+    or those still left (one killed mid-way); None for any other run, or a retry with nothing truncated left."""
+    if spec.retry_of is None:
+        return None
+    also = f" and {errored} errored one(s)" if errored else ""
+    budget = spec.generation.max_tokens
+    if (run_dir / SAMPLES).exists():
+        return (f"resuming {run_dir}: asking again the {truncated} truncated sample(s) still left{also} at "
+                f"--max-tokens {budget}") if truncated else None
+    return (f"asking again the {truncated} truncated sample(s) of {spec.retry_of.run}{also} at --max-tokens "
+            f"{budget}; the first attempts are kept in {run_dir}")
+
+
+__all__ = ["check_retry", "marked", "pending", "retry_line", "retry_spec", "samples_dir", "seeded"]
