@@ -411,7 +411,7 @@ def _merge(config: ServerConfig, changes: dict[str, Any]) -> ServerConfig:
     return ServerConfig.from_dict({**asdict(config), **changes})
 
 
-def _main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Server-process entry point: serve on an inherited, already-listening socket."""
     import uvicorn
 
@@ -476,7 +476,7 @@ def serve(config: ServerConfig | None = None, *, ready_timeout: float = 120.0, *
     pkg_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [pkg_root, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from proctor.testing.server import _main; _main()", "--fd", str(sock.fileno()), "--config",
+        [sys.executable, "-c", "from proctor.testing.server import main; main()", "--fd", str(sock.fileno()), "--config",
          json.dumps(asdict(cfg))],
         pass_fds=[sock.fileno()], env=env, stdin=subprocess.DEVNULL,
     )
@@ -501,4 +501,4 @@ def serve(config: ServerConfig | None = None, *, ready_timeout: float = 120.0, *
 
 
 if __name__ == "__main__":
-    _main()
+    main()
