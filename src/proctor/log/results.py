@@ -9,16 +9,26 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..metrics import RunContext, compute_metrics
-from ..stats.intervals import apply_no_answer, apply_truncated_as
+from ..metrics.registry import compute_metrics_stream
+from ..stats.intervals import (
+    apply_no_answer,
+    apply_truncated_as,
+    check_no_answer,
+    check_truncated_as,
+    no_answer_counted,
+    truncated_as_counted,
+)
 from .runlog import (
     RESULTS,
     SAMPLES,
     Manifest,
+    Outcome,
     Results,
     RunLog,
     Sample,
@@ -47,6 +57,30 @@ def summarize(
                                    "cluster": manifest.cluster if manifest is not None else None})
 
 
+def summarize_stream(
+    samples: Iterable[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
+    extract: str | None = None, manifest: Manifest | None = None,
+) -> Results:
+    """`summarize` in one pass over `samples` read one at a time (`RunLog.iter_samples`): memory holds what each
+    metric keeps of a sample (`proctor.metrics.base.Tally`: a score, codes for its item and cluster), never the
+    samples. Equal to `summarize` over the same samples in the same order, to the last digit."""
+    check_truncated_as(truncated_as)
+    check_no_answer(no_answer)
+    errors: Counter[str] = Counter()
+
+    def counted() -> Iterator[Sample]:
+        for s in samples:
+            if s.outcome is Outcome.ERROR:
+                errors[s.error or "unknown error"] += 1
+            yield no_answer_counted(truncated_as_counted(s, truncated_as), no_answer)
+
+    builtin, extra = compute_metrics_stream(counted(), RunContext(manifest=manifest, seed=seed, no_answer=no_answer))
+    return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
+                                   "no_answer": no_answer, "extract": extract,
+                                   "errors": dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
+                                   "cluster": manifest.cluster if manifest is not None else None})
+
+
 def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors).
     `samples=False`: the manifest and results.json as written (unchecked: whoever uses a number of it recomputes
@@ -55,7 +89,7 @@ def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     d = Path(run_dir)
     manifest = read_manifest(d)
     if not samples:
-        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(), results=read_results(d),
+        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(d), results=read_results(d),
                                       streamed=True)
     held = latest_samples(d)
     return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))

@@ -27,7 +27,7 @@ from ..run.finalize import results_of
 from ..run.resolve import load_spec_task
 from ..util.errors import InputError, ProctorError
 from ..util.textio import read_bytes, write_json_atomic, write_text_atomic
-from .checksums import CHECKSUMS, FORMAT, HASHED, digest, write_checksums
+from .checksums import CHECKSUMS, FORMAT, HASHED, OPTIONAL, digest, write_checksums
 from .results import latest_samples
 from .runlog import MANIFEST, RESULTS, SAMPLES, RunLog, read_manifest
 
@@ -93,6 +93,8 @@ def _check_files(run_dir: Path, record: dict[str, Any], out: Verification) -> No
         return
     for name in HASHED:
         path = run_dir / name
+        if name in OPTIONAL and name not in files and not path.exists():
+            continue
         if name not in files:
             out.problems.append(f"{CHECKSUMS}: records no hash of {name}")
         elif not path.is_file():

@@ -35,11 +35,13 @@ from ..log.runlog import (
     MANIFEST,
     SAMPLES,
     CacheUse,
+    EpochMajor,
     Manifest,
     Outcome,
     Results,
     RunLog,
     Sample,
+    SamplesOnDisk,
     append_samples,
     iter_samples,
     read_manifest,
@@ -485,8 +487,9 @@ def error_kinds(errors: Counter[str] | dict[str, int]) -> list[str]:
 
 
 async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[Item, int]], run_dir: Path,
-                    spec: RunSpec, options: RunOptions, bar: Any, done: int) -> dict[str, Sample]:
-    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored."""
+                    spec: RunSpec, options: RunOptions, bar: Any, done: int, keep: bool = True) -> dict[str, Sample]:
+    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored. Return them by
+    id (`keep`), or nothing: they are on disk, and a run summarized from there never holds them."""
     size = _chunk_size(model, scorer, options)
     chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
 
@@ -508,7 +511,7 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
                 continue
             finished = _priced(answered, price, judge_price)
             append_samples(run_dir / SAMPLES, finished)
-            by_id.update((s.sample_id, s) for s in finished)
+            by_id.update((s.sample_id, s) for s in finished if keep)
             bar.cache_hits = done + _cache_hits(model)
             bar.in_flight = model.in_flight_limit
             errors = sum(s.outcome is Outcome.ERROR for s in finished)
@@ -631,23 +634,20 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
                   in_flight=model.in_flight_limit) as bar:
         bar.advance(len(done), cache_hit=True)
         if spec.stop_when is None:
-            by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done))
+            await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done), keep=False)
         else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
-            asked, manifest.sequential = await ask_until_decided(
+            _, manifest.sequential = await ask_until_decided(
                 spec, items, done, load_baseline(spec, task, options.store),
                 lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n))
-            by_id = dict(done) | asked
+    done.clear()
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
         raise CostLimitReached(guard)
-    # in plan order, whatever order chunks finished or runs resumed in: results are reproducible
-    ordered = [
-        by_id[sid]
-        for epoch in range(spec.epochs)
-        for item in task.items
-        if (sid := f"{item.identifier}#{epoch}") in by_id
-    ]
     manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)
-    log = RunLog(path=run_dir, manifest=manifest, samples=ordered, cache=_cache_use(cached_model, scorer))
+    # the samples stay on disk, read in plan order (whatever order chunks finished or runs resumed in: results are
+    # reproducible) one at a time when summarized and recorded: memory does not grow with the run
+    order = EpochMajor([item.identifier for item in task.items], spec.epochs)
+    log = RunLog.model_construct(path=run_dir, manifest=manifest, samples=SamplesOnDisk(run_dir, order), results=None,
+                                 streamed=True, cache=_cache_use(cached_model, scorer))
     results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
     return finalize_run(log, store if options.record_history else None, results)
 
