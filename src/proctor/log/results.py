@@ -95,6 +95,17 @@ def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))
 
 
+def open_run(run_dir: str | Path) -> RunLog:
+    """A run directory with its samples left on disk (`SamplesOnDisk`: read one at a time when used) and its
+    results recomputed from them in one streamed pass, checked against results.json as `read_run` checks them:
+    what a report of a run of any size reads, in memory that does not grow with it."""
+    d = Path(run_dir)
+    manifest = read_manifest(d)
+    on_disk = SamplesOnDisk(d)
+    return RunLog.model_construct(path=d, manifest=manifest, samples=on_disk,
+                                  results=checked_results(d, manifest, on_disk), streamed=True)
+
+
 def latest_samples(run_dir: Path) -> list[Sample]:
     """A run's samples, a later record of a sample_id replacing an earlier one (retried errors)."""
     latest: dict[str, Sample] = {}
@@ -103,15 +114,15 @@ def latest_samples(run_dir: Path) -> list[Sample]:
     return list(latest.values())
 
 
-def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
-    """The run's results recomputed from its samples (the truth; results are a pure function of them), or None
-    when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand edit, a
-    copy from another run) is named on stderr and never used."""
+def checked_results(run_dir: str | Path, manifest: Manifest, samples: Iterable[Sample]) -> Results | None:
+    """The run's results recomputed from its samples (the truth; results are a pure function of them) in one
+    pass, or None when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand
+    edit, a copy from another run) is named on stderr and never used."""
     written = read_results(run_dir)
     if written is None:
         return None
-    truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
-                      extract=manifest.extract, manifest=manifest)
+    truth = summarize_stream(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
+                             extract=manifest.extract, manifest=manifest)
     warn_if_disagrees(run_dir, written.as_dict(), truth.as_dict())
     # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
     held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
 from ..data.coverage import difficulty_band
 from ..log.runlog import MetricBlock, MetricValue, Outcome, Sample
 from ..stats.intervals import accuracy_ci, clustered_accuracy
+from ..util.columns import Labels
 from .base import RunContext
 
 
@@ -98,40 +99,6 @@ def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = 
     for s in samples:
         acc.add(s)
     return acc.block(seed)
-
-
-class Labels(Sequence[str]):
-    """A column of labels (items, clusters) held as one 4-byte code a row and each distinct label once: what the
-    intervals read of a streamed run's samples, a few bytes a sample. Reads as the list of its labels."""
-
-    def __init__(self) -> None:
-        self._codes = array("i")
-        self._names: list[str] = []
-        self._index: dict[str, int] = {}
-
-    def append(self, label: str) -> None:
-        code = self._index.setdefault(label, len(self._names))
-        if code == len(self._names):
-            self._names.append(label)
-        self._codes.append(code)
-
-    def __len__(self) -> int:
-        return len(self._codes)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self._names[c] for c in self._codes[i]]
-        return self._names[self._codes[i]]
-
-    def __iter__(self) -> Iterator[str]:
-        names = self._names
-        return (names[c] for c in self._codes)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Sample
 from ..stats.intervals import accuracy_ci
-from .accuracy import Labels
+from ..util.columns import Labels
 from .base import RunContext
 
 MEASURES = ("token_f1", "rouge1", "rouge2", "rougeL", "bleu")
