@@ -420,6 +420,14 @@ def _cached(model: Model, store: Store | None, options: RunOptions) -> Model:
     return CachedModel(model, store)
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """What the dispatch loop needs of a sample already on disk: its outcome and error."""
+
+    outcome: Outcome
+    error: str | None
+
+
 @dataclass
 class _Tally:
     """Answers seen this session: stops a run whose first answers all failed (the failure hits every one)."""
@@ -428,7 +436,7 @@ class _Tally:
     seen: int = 0
     errors: Counter[str] = field(default_factory=Counter)
 
-    def add(self, samples: Sequence[Sample]) -> None:
+    def add(self, samples: Sequence[Sample | _Answered]) -> None:
         for s in samples:
             self.seen += 1
             if s.outcome is Outcome.ERROR:
@@ -492,35 +500,41 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
     id (`keep`), or nothing: they are on disk, and a run summarized from there never holds them."""
     size = _chunk_size(model, scorer, options)
     chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
+    price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
 
-    async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample], Any]:
+    async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample] | list[_Answered], Any]:
         with bar.chunk(len(chunk)) as handle:  # what the backend reports inside the call moves the bar
-            return await score_chunk(task, model, scorer, chunk), handle
+            answered = await score_chunk(task, model, scorer, chunk)
+        finished = _priced(answered, price, judge_price)
+        # on disk the moment it is scored: chunks that finish before the loop below reads them are not held
+        append_samples(run_dir / SAMPLES, finished)
+        return (finished if keep else [_Answered(s.outcome, s.error) for s in finished]), handle
 
     pending = [asyncio.ensure_future(one_call(c)) for c in chunks]
+    running = set(pending)  # what the end cancels: a finished call leaves it, so that its samples are not held
+    for p in pending:
+        p.add_done_callback(running.discard)
+    del pending
     tally = _Tally(options.fail_fast_after if len(plan) > options.fail_fast_after else 0)  # small: just finish
-    price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
     by_id: dict[str, Sample] = {}
     stopped: CostLimitReached | None = None
     try:
-        for fut in asyncio.as_completed(pending):
+        for fut in asyncio.as_completed(running):
             try:
-                answered, handle = await fut
+                finished, handle = await fut
             except CostLimitReached as e:  # requests already sent still finish and are kept
                 stopped = e
                 continue
-            finished = _priced(answered, price, judge_price)
-            append_samples(run_dir / SAMPLES, finished)
-            by_id.update((s.sample_id, s) for s in finished if keep)
+            by_id.update((s.sample_id, s) for s in finished if isinstance(s, Sample))
             bar.cache_hits = done + _cache_hits(model)
             bar.in_flight = model.in_flight_limit
             errors = sum(s.outcome is Outcome.ERROR for s in finished)
             bar.finish(handle, len(finished) - errors, errors)
             tally.add(finished)
     finally:
-        for p in pending:
+        for p in list(running):
             p.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await asyncio.gather(*running, return_exceptions=True)
     if stopped is not None:
         raise stopped
     return by_id
