@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,11 @@ class HeadWriter:
         bucket = self.by_start.setdefault((head.chat, head.text[:MIN_PREFIX]), [])
         bucket.append(head)
         bucket.sort(key=lambda h: -len(h.text))
+
+    def learn(self, prompts: Iterable[tuple[str, Prompt]]) -> None:
+        """Find the heads that these (item id, prompt) share, before any of them is split."""
+        for item_id, prompt in prompts:
+            self.split(item_id, prompt)
 
     def split(self, item_id: str, prompt: Prompt) -> tuple[str, str] | None:
         """(key, rest) of a prompt that starts with a stored head (found now, perhaps), else None."""

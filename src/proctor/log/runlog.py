@@ -18,7 +18,7 @@ from decimal import Decimal
 from enum import StrEnum
 from itertools import islice
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, Literal, overload
+from typing import IO, Annotated, Any, BinaryIO, Literal, overload
 
 from pydantic import (
     AfterValidator,
@@ -50,6 +50,7 @@ from .provenance import (
     ScorerInfo,
     migrate_manifest,
 )
+from .sampleindex import SampleIndex
 from .sequential import SequentialRecord
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
@@ -821,7 +822,7 @@ class SamplesOnDisk(list[Sample]):
         return self.stream()
 
     def __len__(self) -> int:
-        index = latest_records(self.run_dir / SAMPLES)
+        index = sample_index(self.run_dir / SAMPLES)
         return len(index) if self.order is None else sum(sid in index for sid in self.order)
 
     def __bool__(self) -> bool:
@@ -919,6 +920,7 @@ def append_samples(path: Path, samples: Sequence[Sample]) -> None:
     if not samples:
         return
     heads = writer_for(path.parent)
+    heads.learn((s.item_id, s.prompt) for s in samples)  # heads the batch shares serve its own first prompts too
     data = b"".join(_sample_line(s, heads) for s in samples)
     heads.flush()  # a new head is on disk before any sample that refers to it
     try:
@@ -1056,20 +1058,19 @@ def _sample_key(line: bytes, lineno: int) -> str:
     return sample_id if isinstance(sample_id, str) else f"\x00line {lineno}"
 
 
-def latest_records(path: Path) -> dict[str, tuple[int, int]]:
-    """sample_id → (line number, byte offset) of its last record, in the order the ids first appear
-    (the order `read_run` gives): an index of a few bytes per sample, not the samples."""
-    index: dict[str, tuple[int, int]] = {}
-    if path.exists():
-        for lineno, offset, line in _sample_lines(path):
-            index[_sample_key(line, lineno)] = (lineno, offset)
-    return index
+def sample_index(path: Path) -> SampleIndex:
+    """Where the last record of each sample id is (line number, byte offset), in columns of a few bytes a record
+    (`proctor.log.sampleindex`): an index of the samples, not the samples."""
+    if not path.exists():
+        return SampleIndex(())
+    return SampleIndex((lineno, offset, _sample_key(line, lineno)) for lineno, offset, line in _sample_lines(path))
 
 
-def _item_order(sample_id: str) -> tuple[str, int]:
-    """(item id, epoch) from a sample id `ITEM#EPOCH`, the order exporters write samples in."""
-    item, _, epoch = sample_id.rpartition("#")
-    return (item, int(epoch)) if epoch.isdigit() and item else (sample_id, 0)
+def _ids_at(f: IO[bytes], records: Iterable[tuple[int, int]]) -> Iterator[str]:
+    """The sample id of each record (line number, offset) of the open samples file, read again."""
+    for lineno, offset in records:
+        f.seek(offset)
+        yield _sample_key(f.readline(), lineno)
 
 
 def iter_run_samples(run_dir: str | Path, by_item: bool = False, order: Iterable[str] | None = None
@@ -1078,16 +1079,20 @@ def iter_run_samples(run_dir: str | Path, by_item: bool = False, order: Iterable
     samples.jsonl: memory holds one sample and an index, whatever the run's size. `by_item`: in (item, epoch)
     order; `order`: the ids of `order` the run holds, in that order; else in the order the ids first appear."""
     path = Path(run_dir) / SAMPLES
-    index = latest_records(path)
-    if order is not None:
-        entries: Iterable[tuple[str, tuple[int, int]]] = ((sid, index[sid]) for sid in order if sid in index)
-    else:
-        entries = sorted(index.items(), key=lambda kv: _item_order(kv[0])) if by_item else list(index.items())
-    if not index:
+    index = sample_index(path)
+    if not len(index):
         return
     heads = HeadReader(path.parent)
+    if order is None and not by_item and not index.repeats:  # each id once: the file's order is the order asked
+        for lineno, _, line in _sample_lines(path):
+            yield _parse_sample(path, lineno, line, heads)
+        return
     with open_checked(path) as f:
-        for _, (lineno, offset) in entries:
+        if order is not None:
+            entries: Iterable[tuple[int, int]] = (at for sid in order if (at := index.get(sid)) is not None)
+        else:
+            entries = index.by_item(_ids_at(f, index.in_order())) if by_item else index.in_order()
+        for lineno, offset in entries:
             f.seek(offset)
             yield _parse_sample(path, lineno, f.readline(), heads)
 
