@@ -9,16 +9,26 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..metrics import RunContext, compute_metrics
-from ..stats.intervals import apply_no_answer, apply_truncated_as
+from ..metrics.registry import compute_metrics_stream
+from ..stats.intervals import (
+    apply_no_answer,
+    apply_truncated_as,
+    check_no_answer,
+    check_truncated_as,
+    no_answer_counted,
+    truncated_as_counted,
+)
 from .runlog import (
     RESULTS,
     SAMPLES,
     Manifest,
+    Outcome,
     Results,
     RunLog,
     Sample,
@@ -47,6 +57,30 @@ def summarize(
                                    "cluster": manifest.cluster if manifest is not None else None})
 
 
+def summarize_stream(
+    samples: Iterable[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
+    extract: str | None = None, manifest: Manifest | None = None,
+) -> Results:
+    """`summarize` in one pass over `samples` read one at a time (`RunLog.iter_samples`): memory holds what each
+    metric keeps of a sample (`proctor.metrics.base.Tally`: a score, codes for its item and cluster), never the
+    samples. Equal to `summarize` over the same samples in the same order, to the last digit."""
+    check_truncated_as(truncated_as)
+    check_no_answer(no_answer)
+    errors: Counter[str] = Counter()
+
+    def counted() -> Iterator[Sample]:
+        for s in samples:
+            if s.outcome is Outcome.ERROR:
+                errors[s.error or "unknown error"] += 1
+            yield no_answer_counted(truncated_as_counted(s, truncated_as), no_answer)
+
+    builtin, extra = compute_metrics_stream(counted(), RunContext(manifest=manifest, seed=seed, no_answer=no_answer))
+    return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
+                                   "no_answer": no_answer, "extract": extract,
+                                   "errors": dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
+                                   "cluster": manifest.cluster if manifest is not None else None})
+
+
 def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     """Load a run directory; later samples of the same sample_id replace earlier ones (retried errors).
     `samples=False`: the manifest and results.json as written (unchecked: whoever uses a number of it recomputes
@@ -55,10 +89,21 @@ def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     d = Path(run_dir)
     manifest = read_manifest(d)
     if not samples:
-        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(), results=read_results(d),
+        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(d), results=read_results(d),
                                       streamed=True)
     held = latest_samples(d)
     return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))
+
+
+def open_run(run_dir: str | Path) -> RunLog:
+    """A run directory with its samples left on disk (`SamplesOnDisk`: read one at a time when used) and its
+    results recomputed from them in one streamed pass, checked against results.json as `read_run` checks them:
+    what a report of a run of any size reads, in memory that does not grow with it."""
+    d = Path(run_dir)
+    manifest = read_manifest(d)
+    on_disk = SamplesOnDisk(d)
+    return RunLog.model_construct(path=d, manifest=manifest, samples=on_disk,
+                                  results=checked_results(d, manifest, on_disk), streamed=True)
 
 
 def latest_samples(run_dir: Path) -> list[Sample]:
@@ -69,15 +114,15 @@ def latest_samples(run_dir: Path) -> list[Sample]:
     return list(latest.values())
 
 
-def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
-    """The run's results recomputed from its samples (the truth; results are a pure function of them), or None
-    when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand edit, a
-    copy from another run) is named on stderr and never used."""
+def checked_results(run_dir: str | Path, manifest: Manifest, samples: Iterable[Sample]) -> Results | None:
+    """The run's results recomputed from its samples (the truth; results are a pure function of them) in one
+    pass, or None when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand
+    edit, a copy from another run) is named on stderr and never used."""
     written = read_results(run_dir)
     if written is None:
         return None
-    truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
-                      extract=manifest.extract, manifest=manifest)
+    truth = summarize_stream(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
+                             extract=manifest.extract, manifest=manifest)
     warn_if_disagrees(run_dir, written.as_dict(), truth.as_dict())
     # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
     held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..log.runlog import MetricBlock, Outcome, Sample
-from .accuracy import group_block, run_cluster
+from .accuracy import BlockTally, group_block, run_cluster
 from .base import RunContext
 
 ACC_NORM = "acc_norm_correct"
@@ -29,3 +30,23 @@ class AccNorm:
             return None
         return group_block([as_acc_norm(s) for s in samples if ACC_NORM in s.details or not s.scored], context.seed,
                            run_cluster(context))
+
+    def tally(self, context: RunContext) -> AccNormTally:
+        return AccNormTally(BlockTally(cluster=run_cluster(context), seed=context.seed))
+
+
+@dataclass
+class AccNormTally:
+    """`AccNorm` gathered one sample at a time (None at the end when no sample carried acc_norm)."""
+
+    block: BlockTally
+    seen: bool = False
+
+    def add(self, s: Sample) -> None:
+        carries = ACC_NORM in s.details
+        self.seen = self.seen or carries
+        if carries or not s.scored:
+            self.block.add(as_acc_norm(s))
+
+    def result(self) -> MetricBlock | None:
+        return self.block.result() if self.seen else None

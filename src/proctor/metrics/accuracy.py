@@ -6,6 +6,7 @@ The one place accuracy is computed: `group_block` for a group of samples (`Block
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ import numpy as np
 from ..data.coverage import difficulty_band
 from ..log.runlog import MetricBlock, MetricValue, Outcome, Sample
 from ..stats.intervals import accuracy_ci, clustered_accuracy
+from ..util.columns import Labels
 from .base import RunContext
 
 
@@ -46,7 +48,7 @@ def sample_cluster(s: Sample, attribute: str) -> str:
     return f"\x1e{value}" if value is not None and value != "" else _item_key(s)  # "" is no value, as in cluster_value
 
 
-def _interval(scores: list[float], items: list[str], clusters: list[str] | None,
+def _interval(scores: Sequence[float], items: Sequence[str], clusters: Sequence[str] | None,
               seed: int) -> tuple[MetricValue, dict[str, Any]]:
     """Accuracy with its interval: items as the unit, or `clusters` of items (with the naive interval, the design
     effect, the number of clusters, the degrees of freedom and a note beside it); a group with one cluster (a
@@ -101,10 +103,12 @@ def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = 
 
 @dataclass
 class BlockTally:
-    """What `group_block` needs of each sample, gathered one sample at a time (a few bytes a sample), so that a
-    streamed run (`RunLog.iter_samples`) gets the same block without holding its samples."""
+    """What `group_block` needs of each sample, gathered one sample at a time (a few bytes a sample: each counted
+    score, its item and cluster as codes, each latency), so that a streamed run (`RunLog.iter_samples`) gets the
+    same block, to the last digit, without holding its samples."""
 
     cluster: str | None = None  # the item attribute whose values cluster the interval (None: items alone)
+    seed: int = 0  # the bootstrap's, for `result`
     n: int = 0
     n_errors: int = 0
     n_unscored: int = 0
@@ -116,10 +120,10 @@ class BlockTally:
     n_ambiguous: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    scores: list[float] = field(default_factory=list)  # of the counted samples
-    items: list[str] = field(default_factory=list)  # their dataset and item (epochs of an item cluster)
-    clusters: list[str] = field(default_factory=list)  # their cluster under `cluster`, when one is chosen
-    latencies: list[float] = field(default_factory=list)
+    scores: array[float] = field(default_factory=lambda: array("d"))  # of the counted samples
+    items: Labels = field(default_factory=Labels)  # their dataset and item (epochs of an item cluster)
+    clusters: Labels = field(default_factory=Labels)  # their cluster under `cluster`, when one is chosen
+    latencies: array[float] = field(default_factory=lambda: array("d"))
 
     def add(self, s: Sample) -> None:
         self.n += 1
@@ -149,6 +153,9 @@ class BlockTally:
         if not self.n_truncated or not total:
             return None, None
         return self.sum_untruncated / total, (self.sum_untruncated + self.n_truncated) / total
+
+    def result(self) -> MetricBlock:
+        return self.block(self.seed)
 
     def block(self, seed: int = 0) -> MetricBlock:
         n_scored, n_answered = len(self.scores), self.n - self.n_errors
@@ -193,6 +200,27 @@ def breakdown(samples: Sequence[Sample], by: str, seed: int = 0, cluster: str | 
     return {k: group_block(v, seed, cluster) for k, v in groups(samples, by).items()}
 
 
+@dataclass
+class BreakdownTally:
+    """`breakdown` gathered one sample at a time: a `BlockTally` per group."""
+
+    by: str
+    seed: int = 0
+    cluster: str | None = None
+    groups: dict[str, BlockTally] = field(default_factory=dict)
+
+    def add(self, s: Sample) -> None:
+        k = GROUP_KEYS[self.by](s)
+        if k is not None:
+            tally = self.groups.get(k)
+            if tally is None:
+                tally = self.groups[k] = BlockTally(cluster=self.cluster, seed=self.seed)
+            tally.add(s)
+
+    def result(self) -> dict[str, MetricBlock]:
+        return {k: self.groups[k].block(self.seed) for k in sorted(self.groups)}
+
+
 def run_cluster(context: RunContext) -> str | None:
     """The attribute a run's intervals are clustered by (its manifest's `cluster`), if any."""
     return context.manifest.cluster if context.manifest is not None else None
@@ -209,6 +237,9 @@ class Accuracy:
     def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock:
         return group_block(samples, context.seed, run_cluster(context))
 
+    def tally(self, context: RunContext) -> BlockTally:
+        return BlockTally(cluster=run_cluster(context), seed=context.seed)
+
 
 class Breakdown:
     """Accuracy per group: results.json's `by_category`, `by_subcategory`, `by_modality`, `by_difficulty`."""
@@ -224,3 +255,6 @@ class Breakdown:
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> dict[str, MetricBlock]:
         return breakdown(samples, self.by, context.seed, run_cluster(context))
+
+    def tally(self, context: RunContext) -> BreakdownTally:
+        return BreakdownTally(self.by, context.seed, run_cluster(context))

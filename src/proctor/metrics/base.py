@@ -48,3 +48,21 @@ class Metric(Protocol):
     needs: frozenset[str]
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricOutput | None: ...
+
+
+class Tally(Protocol):
+    """A metric gathered one sample at a time (`add`), then computed (`result`): what a streamed summary
+    (`proctor.log.results.summarize_stream`) asks of a metric, so that a run is summarized without holding its
+    samples. `result` equals the metric's `compute` over the same samples in the same order, to the last digit."""
+
+    def add(self, sample: Sample) -> None: ...
+
+    def result(self) -> MetricOutput | None: ...
+
+
+@runtime_checkable
+class StreamedMetric(Metric, Protocol):
+    """A metric that can also be gathered one sample at a time (every built-in; a plugin may add `tally`). One
+    without it is given its samples held in memory (`proctor.metrics.registry.compute_metrics_stream`)."""
+
+    def tally(self, context: RunContext) -> Tally: ...

@@ -3,12 +3,14 @@ distribution over options with a known answer (`details.distribution`), or a sta
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..log.runlog import Calibration, Outcome, Sample
-from ..stats.intervals import binary_calibration, calibration
+from ..stats.intervals import binary_calibration, calibration, calibration_of_points, calibration_point
 from .base import RunContext
 
 
@@ -47,3 +49,38 @@ class CalibrationMetric:
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> Calibration | None:
         return calibration_of(samples)
+
+    def tally(self, context: RunContext) -> CalibrationTally:
+        return CalibrationTally()
+
+
+def _column() -> array[float]:
+    return array("d")
+
+
+@dataclass
+class CalibrationTally:
+    """`calibration_of` gathered one sample at a time: each distribution's point (Brier, log-loss, confidence,
+    correct) and each stated p_correct with its outcome, as columns of floats."""
+
+    points: tuple[array[float], array[float], array[float], array[float]] = field(
+        default_factory=lambda: (_column(), _column(), _column(), _column()))
+    p_bin: array[float] = field(default_factory=_column)
+    y_bin: array[float] = field(default_factory=_column)
+
+    def add(self, s: Sample) -> None:
+        if not s.scored:
+            return
+        d = s.details
+        exp = d.get("expected", s.reference)
+        if "distribution" in d and isinstance(exp, int) and not isinstance(exp, bool) and exp >= 0:
+            for column, value in zip(self.points, calibration_point(d["distribution"], exp), strict=True):
+                column.append(value)
+        elif "p_correct" in d:
+            self.p_bin.append(float(d["p_correct"]))
+            self.y_bin.append(float(s.outcome is Outcome.CORRECT))
+
+    def result(self) -> Calibration | None:
+        if len(self.points[0]):
+            return calibration_of_points(*self.points)
+        return binary_calibration(self.p_bin, self.y_bin) if len(self.p_bin) else None

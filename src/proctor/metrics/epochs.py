@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,6 +41,11 @@ def epoch_spread(samples: Sequence[Sample], seed: int = 0) -> EpochSpread | None
     for s in samples:
         if s.scored and s.score is not None:
             per_item[f"{s.dataset}\x1f{s.item_id}"].append(s.score)
+    return _spread(k, per_item, seed)
+
+
+def _spread(k: int, per_item: dict[str, list[float]] | dict[str, array[float]], seed: int) -> EpochSpread:
+    """mean@k, pass@k and the spread from each item's scores over its epochs."""
     if not per_item:
         return EpochSpread(k=k)
     means = [float(np.mean(v)) for v in per_item.values()]
@@ -60,3 +67,24 @@ class Epochs:
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> EpochSpread | None:
         return epoch_spread(samples, context.seed)
+
+    def tally(self, context: RunContext) -> EpochTally:
+        return EpochTally(context.seed)
+
+
+@dataclass
+class EpochTally:
+    """`epoch_spread` gathered one sample at a time: the epochs seen and each item's scores (per-item data: a few
+    bytes a sample)."""
+
+    seed: int = 0
+    epochs: set[int] = field(default_factory=set)
+    per_item: dict[str, array[float]] = field(default_factory=dict)
+
+    def add(self, s: Sample) -> None:
+        self.epochs.add(s.epoch)
+        if s.scored and s.score is not None:
+            self.per_item.setdefault(f"{s.dataset}\x1f{s.item_id}", array("d")).append(s.score)
+
+    def result(self) -> EpochSpread | None:
+        return _spread(len(self.epochs), self.per_item, self.seed) if len(self.epochs) > 1 else None

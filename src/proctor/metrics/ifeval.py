@@ -8,6 +8,7 @@ Read from each sample's `details.instructions` (`proctor.scoring.ifeval`); None 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from ..log.runlog import InstructionCheck, MetricValue, Sample
@@ -38,6 +39,33 @@ class IFEvalMetric:
         else:
             hits = [getattr(c, self.mode) for checks in graded for c in checks]
         return MetricValue(value=sum(hits) / len(hits), n=len(hits), method="mean")
+
+    def tally(self, context: RunContext) -> IFEvalTally:
+        return IFEvalTally(self.level, self.mode)
+
+
+@dataclass
+class IFEvalTally:
+    """`IFEvalMetric` gathered one sample at a time: hits and their number."""
+
+    level: Literal["prompt", "inst"]
+    mode: Literal["strict", "loose"]
+    hits: int = 0
+    n: int = 0
+
+    def add(self, s: Sample) -> None:
+        checks = _checks(s)
+        if checks is None:
+            return
+        if self.level == "prompt":
+            self.hits += all(getattr(c, self.mode) for c in checks)
+            self.n += 1
+        else:
+            self.hits += sum(bool(getattr(c, self.mode)) for c in checks)
+            self.n += len(checks)
+
+    def result(self) -> MetricValue | None:
+        return MetricValue(value=self.hits / self.n, n=self.n, method="mean") if self.n else None
 
 
 METRICS = tuple(IFEvalMetric(level, mode) for level in ("prompt", "inst") for mode in ("strict", "loose"))

@@ -1,15 +1,17 @@
 """The registry summarize runs: the built-in metrics first (`builtin.BUILTIN`, registered on first use), then
-the others in the order they were registered; `compute_metrics` runs them all over a run's samples."""
+the others in the order they were registered; `compute_metrics` runs them all over a run's samples held in memory,
+`compute_metrics_stream` over its samples read one at a time (each metric's `tally`)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar, cast, overload
 
 from ..log.runlog import MetricValue, Results, Sample
 from . import builtin
-from .base import Metric, MetricOutput, RunContext
+from .base import Metric, MetricOutput, RunContext, StreamedMetric, Tally
 
 _BUILTIN_FIELDS = frozenset(Results.model_fields) - {"schema_version", "metrics", "truncated_as", "extract",
                                                        "no_answer", "errors", "cluster"}
@@ -82,17 +84,77 @@ def compute_metrics(samples: Sequence[Sample], context: RunContext) -> tuple[dic
         try:
             value = _checked(metric, metric.compute(_own_copy(metric, samples), context))
         except Exception as e:  # noqa: BLE001 - a plugin fails in any way; ctrl-C (BaseException) still stops
-            why = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0][:300]
-            log.warning("metric %r failed (%s); it is recorded as failed, the other results stand", metric.name, why)
-            extra[metric.name] = MetricValue(error=why)
+            _failed(metric, e, extra)
             continue
-        if value is None:
-            continue
-        if metric.name in _BUILTIN_FIELDS:
-            builtin[metric.name] = value
-        else:
-            extra[metric.name] = cast(MetricValue, value)
+        _keep(metric, value, builtin, extra)
     return builtin, extra
+
+
+def compute_metrics_stream(samples: Iterable[Sample], context: RunContext, only: Collection[str] | None = None
+                           ) -> tuple[dict[str, MetricOutput], dict[str, MetricValue]]:
+    """`compute_metrics` in one pass over `samples` (read one at a time: what each metric keeps of a sample is its
+    `tally`'s, a few bytes; a plugin without `tally` is given its samples held). Equal to `compute_metrics` over
+    the same samples in the same order, to the last digit; a metric that fails fails alone, the same way.
+    `only`: the metrics of these names alone (the samples are still read through)."""
+    metrics = [m for m in registered() if only is None or m.name in only]
+    tallies: list[Tally | Exception] = []
+    for metric in metrics:
+        try:
+            tallies.append(metric.tally(context) if isinstance(metric, StreamedMetric) else _Held(metric, context))
+        except Exception as e:  # noqa: BLE001 - as in compute_metrics
+            tallies.append(e)
+    live = [(i, t) for i, t in enumerate(tallies) if not isinstance(t, Exception)]
+    for s in samples:
+        for i, t in live:
+            try:
+                t.add(s)
+            except Exception as e:  # noqa: BLE001 - as in compute_metrics
+                tallies[i] = e
+                live = [(j, u) for j, u in live if j != i]
+    builtin: dict[str, MetricOutput] = {}
+    extra: dict[str, MetricValue] = {}
+    for metric, got in zip(metrics, tallies, strict=True):
+        try:
+            if isinstance(got, Exception):
+                raise got
+            value = _checked(metric, got.result())
+        except Exception as e:  # noqa: BLE001 - as in compute_metrics
+            _failed(metric, e, extra)
+            continue
+        _keep(metric, value, builtin, extra)
+    return builtin, extra
+
+
+def _failed(metric: Metric, e: Exception, extra: dict[str, MetricValue]) -> None:
+    why = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0][:300]
+    log.warning("metric %r failed (%s); it is recorded as failed, the other results stand", metric.name, why)
+    extra[metric.name] = MetricValue(error=why)
+
+
+def _keep(metric: Metric, value: MetricOutput | None, builtin: dict[str, MetricOutput],
+          extra: dict[str, MetricValue]) -> None:
+    if value is None:
+        return
+    if metric.name in _BUILTIN_FIELDS:
+        builtin[metric.name] = value
+    else:
+        extra[metric.name] = cast(MetricValue, value)
+
+
+@dataclass
+class _Held:
+    """A metric without `tally` (a plugin): its samples held (its own copies, as `compute_metrics` gives it), then
+    computed at the end. The one place a streamed summary holds samples: each such plugin's."""
+
+    metric: Metric
+    context: RunContext
+    samples: list[Sample] = field(default_factory=list)
+
+    def add(self, s: Sample) -> None:
+        self.samples.append(s if any(self.metric is m for m in builtin.BUILTIN) else s.model_copy())
+
+    def result(self) -> MetricOutput | None:
+        return self.metric.compute(self.samples, self.context)
 
 
 def _own_copy(metric: Metric, samples: Sequence[Sample]) -> Sequence[Sample]:

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Sample
 from ..stats.intervals import accuracy_ci
+from ..util.columns import Labels
 from .base import RunContext
 
 MEASURES = ("token_f1", "rouge1", "rouge2", "rougeL", "bleu")
@@ -30,3 +33,24 @@ class TextOverlap:
             return None
         return accuracy_ci([float(s.details[self.measure]) for s in carried],
                            [f"{s.dataset}\x1f{s.item_id}" for s in carried], seed=context.seed)
+
+    def tally(self, context: RunContext) -> OverlapTally:
+        return OverlapTally(self.measure, context.seed)
+
+
+@dataclass
+class OverlapTally:
+    """`TextOverlap` gathered one sample at a time: the measure's values and their items, as columns."""
+
+    measure: str
+    seed: int = 0
+    values: array[float] = field(default_factory=lambda: array("d"))
+    items: Labels = field(default_factory=Labels)
+
+    def add(self, s: Sample) -> None:
+        if s.scored and isinstance(s.details.get(self.measure), int | float):
+            self.values.append(float(s.details[self.measure]))
+            self.items.append(f"{s.dataset}\x1f{s.item_id}")
+
+    def result(self) -> MetricValue | None:
+        return accuracy_ci(self.values, self.items, seed=self.seed) if len(self.values) else None
