@@ -1,8 +1,9 @@
-"""#40 item 2: the streamed summary (`summarize_stream`, one pass, each metric's `tally`) equals the in-memory
-summary (`summarize`, each metric's `compute` over the held samples) to the last digit, on varied runs: clusters,
-epochs, graded scores, both no-answer policies, both truncation policies, errors, calibration, acc_norm, answer
-reading levels, judge agreement, cost, text overlap, IFEval, SimpleQA and HLE; a plugin without a tally is given
-its samples; a metric that fails fails the same way in both."""
+"""#40 item 2: `summarize` reads its samples once (each metric's `tally`), so a run read one sample at a time from
+disk is summarized as the same samples held, to the last digit, on varied runs: clusters, epochs, graded scores,
+both no-answer policies, both truncation policies, errors, calibration, acc_norm, answer reading levels, judge
+agreement, cost, text overlap, IFEval, SimpleQA and HLE; a plugin without a tally is given its samples; a metric
+that fails fails alone. Each built-in metric's `compute` is its tally fed the samples (`metrics.base.Tallied`):
+one implementation (checked below for every built-in)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from proctor.log.results import read_run, summarize, summarize_stream
+from proctor.log.results import read_run, summarize
 from proctor.log.runlog import (
     ChoiceDetails,
     GenerationDetails,
@@ -34,6 +35,8 @@ from proctor.log.runlog import (
     write_manifest,
 )
 from proctor.metrics import RunContext, register, unregister
+from proctor.metrics.base import Tallied
+from proctor.metrics.builtin import BUILTIN
 from proctor.run.pricing import Price
 
 CATEGORIES = ("law", "math", "physics", None)
@@ -99,7 +102,8 @@ def _manifest(cluster: str | None, priced: bool, judged: bool) -> Manifest:
 
 
 def _both(samples: Sequence[Sample], **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    return summarize(samples, **kw).as_dict(), summarize_stream(iter(samples), **kw).as_dict()
+    """The summary of the samples held (a list) and of the samples given once (an iterator)."""
+    return summarize(samples, **kw).as_dict(), summarize(iter(samples), **kw).as_dict()
 
 
 CASES = [(seed, epochs, kind, graded, cluster)
@@ -157,7 +161,7 @@ def test_a_run_read_back_from_disk_streams_to_the_results_it_holds(tmp_path: Pat
     append_samples(tmp_path / "samples.jsonl", retried)
     whole = read_run(tmp_path).samples
     kw: dict[str, Any] = {"truncated_as": "excluded", "no_answer": "guess", "manifest": manifest}
-    assert summarize_stream(iter_run_samples(tmp_path), **kw).as_dict() == summarize(whole, **kw).as_dict()
+    assert summarize(iter_run_samples(tmp_path), **kw).as_dict() == summarize(whole, **kw).as_dict()
 
 
 class _Mean:
@@ -189,7 +193,7 @@ def test_a_plugin_without_a_tally_and_a_failing_one_read_the_same_streamed(caplo
     assert streamed == held
     assert held["metrics"]["plugin_mean"]["value"] == 120.0 and held["overall"]["accuracy"] > 0
     assert held["metrics"]["plugin_broken"]["error"] == "ZeroDivisionError: division by zero"
-    assert caplog.text.count("metric 'plugin_broken' failed") == 2
+    assert caplog.text.count("metric 'plugin_broken' failed") == 2  # once a summary
 
 
 def test_a_bad_policy_is_refused_before_anything_is_read() -> None:
@@ -198,6 +202,12 @@ def test_a_bad_policy_is_refused_before_anything_is_read() -> None:
         yield
 
     with pytest.raises(ValueError, match="truncated_as must be"):
-        summarize_stream(never(), truncated_as="right")
+        summarize(never(), truncated_as="right")
     with pytest.raises(ValueError, match="no_answer must be"):
-        summarize_stream(never(), no_answer="skip")
+        summarize(never(), no_answer="skip")
+
+
+def test_every_builtin_metric_is_computed_by_its_tally_alone() -> None:
+    """No built-in keeps a second implementation beside its tally: its `compute` is `Tallied.compute`."""
+    assert BUILTIN and all(isinstance(m, Tallied) and type(m).compute is Tallied.compute for m in BUILTIN), [
+        m.name for m in BUILTIN if not isinstance(m, Tallied) or type(m).compute is not Tallied.compute]

@@ -10,15 +10,12 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..metrics import RunContext, compute_metrics
-from ..metrics.registry import compute_metrics_stream
 from ..stats.intervals import (
-    apply_no_answer,
-    apply_truncated_as,
     check_no_answer,
     check_truncated_as,
     no_answer_counted,
@@ -33,7 +30,6 @@ from .runlog import (
     RunLog,
     Sample,
     SamplesOnDisk,
-    error_counts,
     iter_samples,
     read_manifest,
     read_results,
@@ -43,27 +39,16 @@ log = logging.getLogger("proctor.log.runlog")
 
 
 def summarize(
-    samples: Sequence[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
-    extract: str | None = None, manifest: Manifest | None = None,
-) -> Results:
-    """results.json from samples (see docs/runlog.md): every registered metric (`proctor.metrics`) over them,
-    and each distinct error with its count. Truncated samples count as wrong, or leave accuracy with
-    `truncated_as="excluded"` (rates kept either way); unanswered ones count as wrong, or as the expected value
-    of a guess with `no_answer="guess"`. `manifest` gives the metrics that need it their prices and judge."""
-    samples = apply_no_answer(apply_truncated_as(samples, truncated_as), no_answer)
-    builtin, extra = compute_metrics(samples, RunContext(manifest=manifest, seed=seed, no_answer=no_answer))
-    return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
-                                   "no_answer": no_answer, "extract": extract, "errors": error_counts(samples),
-                                   "cluster": manifest.cluster if manifest is not None else None})
-
-
-def summarize_stream(
     samples: Iterable[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
-    extract: str | None = None, manifest: Manifest | None = None,
+    extract: str | None = None, manifest: Manifest | None = None, only: Collection[str] | None = None,
 ) -> Results:
-    """`summarize` in one pass over `samples` read one at a time (`RunLog.iter_samples`): memory holds what each
-    metric keeps of a sample (`proctor.metrics.base.Tally`: a score, codes for its item and cluster), never the
-    samples. Equal to `summarize` over the same samples in the same order, to the last digit."""
+    """results.json from samples (see docs/runlog.md), in one pass over them (held in memory, or read one at a
+    time: `RunLog.iter_samples`): every registered metric (`proctor.metrics`), and each distinct error with its
+    count. Memory holds what each metric keeps of a sample (its `tally`: a score, codes for its item and cluster),
+    never the samples. Truncated samples count as wrong, or leave accuracy with `truncated_as="excluded"` (rates
+    kept either way); unanswered ones count as wrong, or as the expected value of a guess with
+    `no_answer="guess"`. `manifest` gives the metrics that need it their prices and judge. `only`: the metrics of
+    these names alone (the report's, for what an older results.json lacks)."""
     check_truncated_as(truncated_as)
     check_no_answer(no_answer)
     errors: Counter[str] = Counter()
@@ -74,7 +59,7 @@ def summarize_stream(
                 errors[s.error or "unknown error"] += 1
             yield no_answer_counted(truncated_as_counted(s, truncated_as), no_answer)
 
-    builtin, extra = compute_metrics_stream(counted(), RunContext(manifest=manifest, seed=seed, no_answer=no_answer))
+    builtin, extra = compute_metrics(counted(), RunContext(manifest=manifest, seed=seed, no_answer=no_answer), only)
     return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
                                    "no_answer": no_answer, "extract": extract,
                                    "errors": dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -121,8 +106,8 @@ def checked_results(run_dir: str | Path, manifest: Manifest, samples: Iterable[S
     written = read_results(run_dir)
     if written is None:
         return None
-    truth = summarize_stream(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
-                             extract=manifest.extract, manifest=manifest)
+    truth = summarize(samples, truncated_as=manifest.truncated_as, no_answer=manifest.no_answer,
+                      extract=manifest.extract, manifest=manifest)
     warn_if_disagrees(run_dir, written.as_dict(), truth.as_dict())
     # the blocks the file holds, recomputed (a block it lacks stays absent: the report says it worked it out)
     held = {k for k in written.model_fields_set if getattr(written, k) not in (None, {})} | {"schema_version"}

@@ -1,14 +1,13 @@
 """Accuracy with its 95% interval and the counts behind it (METRICS), overall and per group.
 
-The one place accuracy is computed: `group_block` for a group of samples (`BlockTally` for a stream of them);
+The one place accuracy is computed: `BlockTally`, one sample at a time (`group_block` for a group of samples);
 `mean_score` for the bare mean.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +17,7 @@ from ..data.coverage import difficulty_band
 from ..log.runlog import MetricBlock, MetricValue, Outcome, Sample
 from ..stats.intervals import accuracy_ci, clustered_accuracy
 from ..util.columns import Labels
-from .base import RunContext
+from .base import RunContext, Tallied
 
 
 def counted(samples: Sequence[Sample]) -> list[Sample]:
@@ -92,7 +91,7 @@ def _design_effect_text(o: MetricBlock) -> str:
     return f", design effect estimated {o.design_effect:.2f}, used {used:.2f} ({why})"
 
 
-def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:
+def group_block(samples: Iterable[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:
     """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval; so
     do items sharing a value of the attribute `cluster`, when one is given)."""
     acc = BlockTally(cluster=cluster)
@@ -183,21 +182,14 @@ GROUP_KEYS: dict[str, Callable[[Sample], str | None]] = {
 }
 
 
-def groups(samples: Sequence[Sample], by: str) -> dict[str, list[Sample]]:
-    """Samples per group, sorted by group name: `by` is category, subcategory, modality or difficulty (bands);
+def breakdown(samples: Iterable[Sample], by: str, seed: int = 0, cluster: str | None = None
+              ) -> dict[str, MetricBlock]:
+    """METRICS per group, sorted by group name: `by` is category, subcategory, modality or difficulty (bands);
     samples with no group are left out."""
-    key = GROUP_KEYS[by]
-    out: dict[str, list[Sample]] = defaultdict(list)
+    acc = BreakdownTally(by, seed, cluster)
     for s in samples:
-        k = key(s)
-        if k is not None:
-            out[k].append(s)
-    return dict(sorted(out.items()))
-
-
-def breakdown(samples: Sequence[Sample], by: str, seed: int = 0, cluster: str | None = None) -> dict[str, MetricBlock]:
-    """METRICS per group (see `groups`)."""
-    return {k: group_block(v, seed, cluster) for k, v in groups(samples, by).items()}
+        acc.add(s)
+    return acc.result()
 
 
 @dataclass
@@ -226,7 +218,7 @@ def run_cluster(context: RunContext) -> str | None:
     return context.manifest.cluster if context.manifest is not None else None
 
 
-class Accuracy:
+class Accuracy(Tallied):
     """Accuracy over every sample: results.json's `overall`."""
 
     name = "overall"
@@ -234,14 +226,11 @@ class Accuracy:
     needs = frozenset({"score", "outcome", "item_id", "dataset", "input_tokens", "output_tokens", "latency_s",
                        "ambiguous", "cluster", "category", "subcategory"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock:
-        return group_block(samples, context.seed, run_cluster(context))
-
     def tally(self, context: RunContext) -> BlockTally:
         return BlockTally(cluster=run_cluster(context), seed=context.seed)
 
 
-class Breakdown:
+class Breakdown(Tallied):
     """Accuracy per group: results.json's `by_category`, `by_subcategory`, `by_modality`, `by_difficulty`."""
 
     needs = Accuracy.needs | {"category", "subcategory", "modality", "difficulty"}
@@ -252,9 +241,6 @@ class Breakdown:
         self.by = by
         self.name = f"by_{by}"
         self.label = by
-
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> dict[str, MetricBlock]:
-        return breakdown(samples, self.by, context.seed, run_cluster(context))
 
     def tally(self, context: RunContext) -> BreakdownTally:
         return BreakdownTally(self.by, context.seed, run_cluster(context))

@@ -3,37 +3,27 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..log.runlog import Cost, Manifest, Outcome, Sample
 from ..run.pricing import Price, run_cost
 from ..scoring.judge import judge_usages
-from .base import RunContext
+from .base import RunContext, Tallied
 
 
-def run_cost_of(samples: Sequence[Sample], manifest: Manifest) -> Cost | None:
+def run_cost_of(samples: Iterable[Sample], manifest: Manifest) -> Cost | None:
     """None when the run has no price; errors with no usage are not billed."""
-    if manifest.price is None:
-        return None
-    billed = [s for s in samples
-              if not (s.outcome is Outcome.ERROR and s.input_tokens is None and s.output_tokens is None)]
-    correct = sum(s.outcome is Outcome.CORRECT for s in samples)
-    judged = manifest.judge is not None
-    judge_price = Price.of(manifest.judge_price) if manifest.judge_price else None
-    summary = run_cost(Price.of(manifest.price), [(s.input_tokens, s.output_tokens) for s in billed],
-                       correct, judge_price=judge_price,
-                       judge_usages=[u for s in samples for u in judge_usages(s.details)] if judged else None)
-    return summary.as_cost()
+    acc = CostTally(manifest)
+    for s in samples:
+        acc.add(s)
+    return acc.result()
 
 
-class CostMetric:
+class CostMetric(Tallied):
     name = "cost"
     label = "cost"
     needs = frozenset({"input_tokens", "output_tokens", "outcome", "details"})
-
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> Cost | None:
-        return run_cost_of(samples, context.manifest) if context.manifest is not None else None
 
     def tally(self, context: RunContext) -> CostTally:
         return CostTally(context.manifest)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Outcome, Sample
 from ..scoring.hle import JUDGE_NAME
-from .base import RunContext
+from .base import RunContext, Tallied
 
 BETA = 100
 
@@ -39,23 +39,10 @@ def calib_err(confidence: Sequence[float], correct: Sequence[bool] | Sequence[fl
     return float(np.sqrt(total))
 
 
-def judged(samples: Sequence[Sample]) -> tuple[list[float], list[bool]]:
-    """(confidence 0-1, correct) of every HLE sample its judge graded, in the run's order."""
-    pairs = [(float(s.details["p_correct"]), s.outcome is Outcome.CORRECT) for s in samples
-             if s.scored and s.details.get("judge_version") == JUDGE_NAME and s.details.get("p_correct") is not None]
-    return [p for p, _ in pairs], [c for _, c in pairs]
-
-
-class HLECalibrationError:
+class HLECalibrationError(Tallied):
     name = "hle_calibration_error"
     label = "HLE calibration error (RMS, bins of 100)"
     needs = frozenset({"details", "outcome"})
-
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        confidence, correct = judged(samples)
-        if not confidence:
-            return None
-        return _calibration_error(confidence, correct)
 
     def tally(self, context: RunContext) -> CalibrationErrorTally:
         return CalibrationErrorTally()
@@ -71,7 +58,7 @@ def _calibration_error(confidence: Sequence[float], correct: Sequence[bool] | Se
     return MetricValue(value=value, n=len(confidence), method="hle calib_err")
 
 
-class HLEAccuracyAuthors:
+class HLEAccuracyAuthors(Tallied):
     """The authors' accuracy (`dump_metrics`): correct answers over every question asked, so a question without a
     verdict (a judge or model error) counts as wrong, with their interval, ±1.96·sqrt(p(1−p)/n). proctor's own
     accuracy, beside it, leaves errors out (nothing unscored is counted)."""
@@ -79,12 +66,6 @@ class HLEAccuracyAuthors:
     name = "hle_accuracy_authors"
     label = "HLE accuracy as the authors compute it (errors as wrong; their normal interval)"
     needs = frozenset({"details", "outcome"})
-
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        n = len(samples)
-        if not n or not any(s.details.get("judge_version") == JUDGE_NAME for s in samples):
-            return None
-        return _authors_accuracy(sum(s.outcome is Outcome.CORRECT for s in samples), n)
 
     def tally(self, context: RunContext) -> AuthorsTally:
         return AuthorsTally()

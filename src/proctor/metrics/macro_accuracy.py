@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..log.runlog import Sample
-from .accuracy import groups, mean_score
-from .base import RunContext
+from .base import RunContext, Tallied
 
 
-class MacroAccuracy:
+class MacroAccuracy(Tallied):
     name = "macro_accuracy"
     label = "macro (categories)"
     needs = frozenset({"score", "outcome", "category"})
-
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> float | None:
-        accs = [a for a in (mean_score(g) for g in groups(samples, "category").values()) if a is not None]
-        return float(np.mean(accs)) if accs else None
 
     def tally(self, context: RunContext) -> MacroTally:
         return MacroTally()

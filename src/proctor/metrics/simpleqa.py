@@ -14,15 +14,9 @@ from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Sample
 from ..scoring.simpleqa import GRADES, JUDGE_NAME
-from .base import RunContext
+from .base import RunContext, Tallied
 
 NAMES = ("is_correct", "is_incorrect", "is_not_attempted", "accuracy_given_attempted", "f1")
-
-
-def grades_of(samples: Sequence[Sample]) -> list[str]:
-    """The grader's letter (A, B or C) of every graded SimpleQA sample."""
-    return [str(s.details.get("judge_grade")) for s in samples
-            if s.scored and s.details.get("judge_version") == JUDGE_NAME and s.details.get("judge_grade") in GRADES]
 
 
 def simpleqa_metrics(grades: Sequence[str]) -> dict[str, float]:
@@ -41,7 +35,7 @@ def simpleqa_of_counts(counts: Mapping[str, int], n: int) -> dict[str, float]:
     return out
 
 
-class SimpleQAMetric:
+class SimpleQAMetric(Tallied):
     """One of simple-evals' five SimpleQA numbers (`NAMES`)."""
 
     needs = frozenset({"details", "outcome"})
@@ -50,12 +44,6 @@ class SimpleQAMetric:
         self.which = which
         self.name = f"simpleqa_{which}"
         self.label = f"SimpleQA {which.replace('_', ' ')}"
-
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        grades = grades_of(samples)
-        if not grades:
-            return None
-        return MetricValue(value=simpleqa_metrics(grades)[self.which], n=len(grades), method="simple-evals")
 
     def tally(self, context: RunContext) -> GradesTally:
         return GradesTally(self.which)

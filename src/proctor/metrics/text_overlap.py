@@ -4,18 +4,17 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Sample
 from ..stats.intervals import accuracy_ci
 from ..util.columns import Labels
-from .base import RunContext
+from .base import RunContext, Tallied
 
 MEASURES = ("token_f1", "rouge1", "rouge2", "rougeL", "bleu")
 
 
-class TextOverlap:
+class TextOverlap(Tallied):
     """One overlap measure's mean over the scored samples that carry it (None when none do)."""
 
     needs = frozenset({"details", "outcome", "item_id", "dataset"})
@@ -26,13 +25,6 @@ class TextOverlap:
         self.measure = measure
         self.name = measure
         self.label = measure
-
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        carried = [s for s in samples if s.scored and isinstance(s.details.get(self.measure), int | float)]
-        if not carried:
-            return None
-        return accuracy_ci([float(s.details[self.measure]) for s in carried],
-                           [f"{s.dataset}\x1f{s.item_id}" for s in carried], seed=context.seed)
 
     def tally(self, context: RunContext) -> OverlapTally:
         return OverlapTally(self.measure, context.seed)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..data.coverage import BANDS as COVERAGE_BANDS
 from ..data.coverage import flag_categories
-from ..log.results import open_run
+from ..log.results import open_run, summarize
 from ..log.runlog import (
     AnswerReading,
     Cost,
@@ -27,18 +27,15 @@ from ..log.runlog import (
     Manifest,
     MetricBlock,
     MetricValue,
-    Outcome,
     Results,
     RunLog,
     Sample,
 )
 from ..log.runlog import Calibration as ResultsCalibration
 from ..log.store import Store, default_store_path
-from ..metrics import RunContext, registered
+from ..metrics import registered
 from ..metrics.accuracy import clustering_text
-from ..metrics.registry import compute_metrics_stream
 from ..stats.intervals import calibration as stats_calibration
-from ..stats.intervals import no_answer_counted, truncated_as_counted
 from ..util.errors import ProctorError
 from .comparisons import ComparisonSection, comparison_section
 
@@ -341,32 +338,27 @@ def filled_results(log: RunLog) -> tuple[Results, list[str]]:
     before it was written) worked out from the samples by the same registered metric, in one streamed pass (none
     when nothing is missing); and those blocks' names."""
     m = log.manifest
-    errors: Counter[str] = Counter()
     written = log.results or Results(truncated_as=m.truncated_as, no_answer=m.no_answer, extract=m.extract)
-    truncated_as, no_answer = written.truncated_as or m.truncated_as, written.no_answer or m.no_answer
     missing = {metric.name for metric in registered() if not _present(_held(written, metric.name))}
     seen = 0
 
-    def counted() -> Iterator[Sample]:
+    def counting() -> Iterator[Sample]:
         nonlocal seen
         for s in log.iter_samples():
             seen += 1
-            if s.outcome is Outcome.ERROR:
-                errors[s.error or "unknown error"] += 1
-            yield no_answer_counted(truncated_as_counted(s, truncated_as), no_answer)
+            yield s
 
-    builtin: dict[str, Any] = {}
-    computed: dict[str, MetricValue] = {}
+    got = Results()
     if missing or log.results is None:
-        builtin, computed = compute_metrics_stream(counted(), RunContext(manifest=m, no_answer=no_answer),
-                                                   only=missing)
+        got = summarize(counting(), truncated_as=written.truncated_as or m.truncated_as, manifest=m,
+                        no_answer=written.no_answer or m.no_answer, extract=m.extract, only=missing)
     if log.results is None:
-        written = written.model_copy(update={"errors": dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0])))})
+        written = written.model_copy(update={"errors": got.errors})
     update: dict[str, Any] = {}
     extra = dict(written.metrics)
     notes: list[str] = []
     for metric in registered() if seen else []:
-        value = builtin.get(metric.name, computed.get(metric.name))
+        value = _held(got, metric.name)
         if metric.name not in missing or not _present(value) or getattr(value, "error", None) is not None:
             continue
         notes.append(metric.name)

@@ -8,15 +8,15 @@ from typing import Any
 
 from ..log.checksums import write_checksums
 from ..log.provenance import utc_now
-from ..log.results import summarize_stream
+from ..log.results import summarize
 from ..log.runlog import Results, RunLog, SamplesOnDisk, read_manifest, write_manifest, write_results
 
 
 def results_of(log: RunLog) -> Results:
     """The run's results, a pure function of its samples and the manifest's counting settings: summarized in one
     pass over them (from disk, one at a time, for a run left there), never held for it."""
-    return summarize_stream(log.iter_samples(), truncated_as=log.manifest.truncated_as,
-                            no_answer=log.manifest.no_answer, extract=log.manifest.extract, manifest=log.manifest)
+    return summarize(log.iter_samples(), truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
+                     extract=log.manifest.extract, manifest=log.manifest)
 
 
 def on_disk(run_dir: Path, order: Sequence[str] | None = None) -> RunLog:
