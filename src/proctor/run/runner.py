@@ -496,10 +496,11 @@ def error_kinds(errors: Counter[str] | dict[str, int]) -> list[str]:
 
 async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[Item, int]], run_dir: Path,
                     spec: RunSpec, options: RunOptions, bar: Any, done: int, keep: bool = True) -> dict[str, Sample]:
-    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored. Return them by
+    """Run the chunks of `plan` concurrently, at most `_window` of them started at a time (the model's own limit
+    decides how many requests are in flight); append each chunk's samples the moment it is scored. Return them by
     id (`keep`), or nothing: they are on disk, and a run summarized from there never holds them."""
     size = _chunk_size(model, scorer, options)
-    chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
+    chunks = (plan[i : i + size] for i in range(0, len(plan), size))
     price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
 
     async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample] | list[_Answered], Any]:
@@ -510,19 +511,28 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
         append_samples(run_dir / SAMPLES, finished)
         return (finished if keep else [_Answered(s.outcome, s.error) for s in finished]), handle
 
-    pending = [asyncio.ensure_future(one_call(c)) for c in chunks]
-    running = set(pending)  # what the end cancels: a finished call leaves it, so that its samples are not held
-    for p in pending:
-        p.add_done_callback(running.discard)
-    del pending
+    running: set[asyncio.Future[tuple[list[Sample] | list[_Answered], Any]]] = set()  # what the end cancels
+    ended: asyncio.Queue[asyncio.Future[tuple[list[Sample] | list[_Answered], Any]]] = asyncio.Queue()
     tally = _Tally(options.fail_fast_after if len(plan) > options.fail_fast_after else 0)  # small: just finish
     by_id: dict[str, Sample] = {}
     stopped: CostLimitReached | None = None
+
+    def start_more() -> None:
+        """Start chunks in plan order until `_window` run (a call per chunk started at once held a task a chunk:
+        ~1 KB each, 1 GB at a million samples of an API model)."""
+        while stopped is None and len(running) < _window(model) and (chunk := next(chunks, None)) is not None:
+            fut = asyncio.ensure_future(one_call(chunk))
+            running.add(fut)
+            fut.add_done_callback(ended.put_nowait)
+
     try:
-        for fut in asyncio.as_completed(running):
+        start_more()
+        while running:
+            fut = await ended.get()
+            running.discard(fut)
             try:
-                finished, handle = await fut
-            except CostLimitReached as e:  # requests already sent still finish and are kept
+                finished, handle = fut.result()
+            except CostLimitReached as e:  # requests already sent still finish and are kept; no more are started
                 stopped = e
                 continue
             by_id.update((s.sample_id, s) for s in finished if isinstance(s, Sample))
@@ -531,13 +541,21 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
             errors = sum(s.outcome is Outcome.ERROR for s in finished)
             bar.finish(handle, len(finished) - errors, errors)
             tally.add(finished)
+            start_more()
     finally:
-        for p in list(running):
+        for p in running:
             p.cancel()
         await asyncio.gather(*running, return_exceptions=True)
     if stopped is not None:
         raise stopped
     return by_id
+
+
+WINDOW = 1024  # chunks started ahead at most: far above what a backend runs at once (an HTTP backend: twice its limit)
+
+
+def _window(model: Model) -> int:
+    return max(WINDOW, 2 * (model.in_flight_limit or 0))
 
 
 def _chunk_size(model: Model, scorer: Scorer, options: RunOptions) -> int:
