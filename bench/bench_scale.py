@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 CATEGORIES = ["math", "physics", "law", "history", "biology", "economics", "chemistry", "psychology"]
-STEPS = ("run", "report", "inspect", "eee", "llmwc")  # also: sharded (run --shards 4 --executor local, then merge)
+STEPS = ("run", "report", "inspect", "eee", "llmwc")  # also: sharded (run --shards 4 --executor local, then merge),
+# merge (the sharded run's four shard directories merged again, in a process of its own)
 
 
 def write_mmlu_pro(folder: Path, n_items: int) -> None:
@@ -62,6 +63,10 @@ def command(step: str, work: Path, epochs: int) -> list[str]:
         return [*proctor, "run", "mmlu-pro", "--data-file", str(work / "data"), "--model", "scripted:random",
                 "--epochs", str(epochs), "-o", str(work / "sharded"), "--store", str(work / "store.sqlite"),
                 "--no-cache", "--shards", "4", "--executor", "local"]
+    if step == "merge":  # the shards `sharded` left, merged again alone (its peak RSS: the merge's own)
+        shutil.rmtree(work / "merged", ignore_errors=True)
+        shards = sorted(str(p) for p in (work / "sharded.shards").glob("shard-*-of-*") if p.is_dir())
+        return [*proctor, "merge", *shards, "-o", str(work / "merged"), "--store", str(work / "store.sqlite")]
     if step == "report":
         return [*proctor, "report", str(run), "-o", str(work / "report.html"), "--store", str(work / "store.sqlite")]
     return [*proctor, "export", str(run), "--to", step, "-o", str(work / f"export-{step}")]
@@ -79,6 +84,19 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, 
     if proc.returncode != 0:
         print(f"  {argv[3]} exited {proc.returncode}: {err.decode(errors='replace')[-500:]}", file=sys.stderr)
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+
+
+def run_dir_size(run: Path) -> str:
+    """The run directory's bytes a sample, and beyond the model's own output (each sample's `raw_output` as JSON)."""
+    import json
+
+    total = sum(p.stat().st_size for p in run.iterdir() if p.is_file())
+    n = output = 0
+    with open(run / "samples.jsonl", "rb") as f:
+        for line in f:
+            n += 1
+            output += len(json.dumps(json.loads(line).get("raw_output")).encode())
+    return f"{total / 1e6:,.1f} MB, {total / n:,.0f} B a sample, {(total - output) / n:,.0f} B beyond the model's output"
 
 
 def main() -> None:
@@ -105,8 +123,10 @@ def main() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", **({"PYTHONPATH": args.src} if args.src else {})}
     for step in steps:
         wall, cpu, rss, code = measure(command(step, work, args.epochs), env)
-        name = step if step in ("run", "report", "sharded") else f"export --to {step}"
+        name = step if step in ("run", "report", "sharded", "merge") else f"export --to {step}"
         print(f"| {name} | {wall:.1f} | {cpu:.1f} | {rss:.0f} | {code} |", flush=True)
+    if "run" in steps and (work / "run" / "samples.jsonl").exists():
+        print(f"run directory: {run_dir_size(work / 'run')}")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
 

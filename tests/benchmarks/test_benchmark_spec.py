@@ -14,6 +14,7 @@ from proctor.benchmarks.spec import read_spec
 from proctor.benchmarks.spec_prompts import SpecPrompts
 from proctor.benchmarks.spec_template import hellaswag_preprocess
 from proctor.cli import main
+from proctor.log.runlog import iter_samples
 from proctor.util.errors import InputError, ProctorError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
@@ -72,7 +73,7 @@ def test_user_spec_runs_end_to_end_and_shots_change_the_run(tiny_model_dir: Path
     runs = sorted((tmp_path / "runs").iterdir())
     assert len(runs) == 2  # --shots is part of the run's identity: another run id
     for run in runs:
-        samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+        samples = [s.model_dump(mode="json") for s in iter_samples(run / "samples.jsonl")]  # prompts whole
         manifest = json.loads((run / "manifest.json").read_text())
         assert len(samples) == 8 and {s["mode"] for s in samples} == {"logprob"}
         shots = manifest["spec"]["scorer"]["shots"] or 5  # None: the spec's own five_shot
@@ -180,7 +181,7 @@ def test_completion_format_sends_the_text_without_a_chat_template(tiny_model_dir
     (run,) = runs.iterdir()
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["spec"]["scorer"]["answer_rule"] == "lm-eval-gsm8k-strict-match" and manifest["spec"]["scorer"]["mode"] == "generate"
-    sample = json.loads((run / "samples.jsonl").read_text().splitlines()[0])
+    sample = next(iter_samples(run / "samples.jsonl")).model_dump(mode="json")  # its prompt whole
     assert sample["prompt"][0]["content"].count("Question: ") == 6  # five train examples, then the question
     assert main([*args, "--format", "chat"]) in (0, 1)
     assert len(list(runs.iterdir())) == 2  # the format is part of the run's identity

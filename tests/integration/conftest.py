@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ import pytest
 
 import proctor
 from proctor.cli import main
+from proctor.log.runlog import iter_samples
 
 pytest.importorskip("uvicorn")
 
@@ -81,7 +81,8 @@ def chat_requests(srv: LocalServer) -> int:
 
 
 def samples(run_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines() if line.strip()]
+    """Every record of samples.jsonl as JSON, its prompt whole (a head the prompts share is stored once)."""
+    return [s.model_dump(mode="json") for s in iter_samples(run_dir / "samples.jsonl")]
 
 
 def latest(run_dir: Path) -> dict[str, dict[str, Any]]:

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from report_runs import PAYLOAD, gen_samples, write_run
 import proctor
 from proctor.cli import main
 from proctor.report import data, render_html, render_markdown, write_report
-from proctor.report.html import encode_blob, json_for_script
+from proctor.report.html import encode_blob, json_for_script, sample_blob, shown_shares
 
 
 def _blob(html: str) -> dict:
@@ -275,3 +276,21 @@ def test_a_probsem_run_is_shown_by_its_suites_not_as_test(tmp_path: Path) -> Non
     assert run.dataset == "probsem suites test_A + test_B" and run.dataset_key == "test"
     html = render_html(loaded)
     assert "probsem suites test_A + test_B" in html.split('id="proctor-data"')[0]
+
+
+def test_the_sample_browser_holds_at_most_max_samples_a_seeded_draw_with_a_note(tmp_path: Path) -> None:
+    """#40: a run larger than --max-samples shows a random draw of its samples, the same each time (seeded by the run
+    id), shared out over the runs (a small run gives its unused share to the others), and the page says so."""
+    assert shown_shares([5, 100, 100], 60) == [5, 27, 28] and shown_shares([5, 10], 0) == [5, 10]
+    assert shown_shares([5, 10], 15) == [5, 10] and sum(shown_shares([7, 300, 41], 100)) == 100
+    big = write_run(tmp_path, "big", model="m", samples=gen_samples(300, seed=3, skill=0.5))
+    small = write_run(tmp_path, "small", model="m2", samples=gen_samples(20, seed=4, skill=0.5))
+    runs = data.load([big, small], history=[]).runs
+    first, again = sample_blob(runs, 100), sample_blob(runs, 100)
+    ids = [(row["r"], row["id"]) for row in first["samples"]]
+    assert len(ids) == 100 and ids == [(row["r"], row["id"]) for row in again["samples"]] and first["total"] == 320
+    assert sorted(Counter(run for run, _ in ids).values()) == [20, 80]  # the small run whole, 80 of the big one
+    html = write_report([big, small], tmp_path / "r.html", history=[], max_samples=100).read_text(encoding="utf-8")
+    assert "random sample of 100 of the 320 samples" in html and len(_blob(html)["samples"]) == 100
+    whole = write_report([big, small], tmp_path / "all.html", history=[], max_samples=0).read_text(encoding="utf-8")
+    assert 'id="sb-sampled"' not in whole and len(_blob(whole)["samples"]) == 320

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
+from proctor.log.runlog import iter_samples
 
 ROOT = Path(__file__).parents[2]
 CAPITALS = ROOT / "examples" / "benchmarks" / "capitals.yaml"  # three_shot (its default), zero_shot
@@ -20,7 +21,7 @@ COMMON = ("--model", "scripted:first", "--no-history", "--no-cache", "--no-progr
 
 
 def _contexts(out: Path) -> list[str]:
-    return [json.loads(line)["prompt"] for line in (out / "samples.jsonl").read_text().splitlines()]
+    return [s.prompt for s in iter_samples(out / "samples.jsonl")]  # whole (a shared head is stored once)
 
 
 def _run(tmp_path: Path, target: Path | str, *args: str) -> tuple[int, Path]:

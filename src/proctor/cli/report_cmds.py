@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..log.runlog import expand_run_dirs
-from ..report import write_report
+from ..report import MAX_SAMPLES, write_report
 from . import options
 
 
@@ -43,6 +43,11 @@ def report(
     mix_settings: Annotated[bool, typer.Option(
         "--mix-settings", help="Compare runs of the same items under different settings too (as compare does).")
     ] = False,
+    max_samples: Annotated[int, typer.Option(
+        "--max-samples", metavar="N", min=0, help=(
+            "At most N samples in the HTML sample browser, over every run; runs holding more show a random sample "
+            "(seeded by each run id) and the page says so. 0: all. (default: 10000)"))
+    ] = MAX_SAMPLES,
 ) -> None:
     """Write a report of one or more runs and print its path."""
     output = options.prefer(out, output, "--output", "--out")
@@ -52,7 +57,7 @@ def report(
     runs = expand_run_dirs(run_dirs)
     out = output or beside(runs) / ("report.md" if fmt == ReportFormat.MD else "report.html")
     path = write_report(runs, out, fmt="md" if fmt == ReportFormat.MD else "html", store=store,
-                        mix_settings=mix_settings)
+                        mix_settings=mix_settings, max_samples=max_samples)
     typer.echo(str(path))
 
 

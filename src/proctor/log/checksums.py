@@ -1,6 +1,7 @@
 """`checksums.json`: the content hashes a finished run holds, so that anyone can check it (`proctor verify`).
 
-The sha256 of `manifest.json`, `samples.jsonl` and `results.json`, a short sha256 of every line of each (so that a
+The sha256 of `manifest.json`, `samples.jsonl`, `results.json` and (where the run has one) `prompts.jsonl`, the heads
+its prompts share (so a sample's prompt is checked whole), a short sha256 of every line of each (so that a
 difference is found at its line), and the content hash of the data the run evaluated (the manifest's, computed
 from the items). Written by `proctor.run.finalize.finalize_run` after results.json and the manifest; read by
 `proctor.log.verify`.
@@ -15,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..util.textio import write_json_atomic
+from .prompts import PROMPTS
 from .runlog import MANIFEST, RESULTS, SAMPLES, Manifest, read_manifest
 
 CHECKSUMS = "checksums.json"
 FORMAT = "proctor-checksums/1"
-HASHED = (MANIFEST, SAMPLES, RESULTS)
+HASHED = (MANIFEST, SAMPLES, RESULTS, PROMPTS)
+OPTIONAL = frozenset({PROMPTS})  # a run whose prompts share no head, or written before heads were stored, has none
 LINE_HEX = 16  # a line's hash, in hex digits: enough to find the line; the file's full sha256 proves it
 
 
@@ -72,4 +75,4 @@ def edited_sample_line(run_dir: Path) -> int | None:
                      if line.endswith(b"\n") and line_hash(line) != old), None)
 
 
-__all__ = ["CHECKSUMS", "FORMAT", "HASHED", "digest", "edited_sample_line", "line_hash", "write_checksums"]
+__all__ = ["CHECKSUMS", "FORMAT", "HASHED", "OPTIONAL", "digest", "edited_sample_line", "line_hash", "write_checksums"]

@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..metrics import RunContext, compute_metrics
-from ..stats.intervals import apply_no_answer, apply_truncated_as
+from ..stats.intervals import (
+    check_no_answer,
+    check_truncated_as,
+    no_answer_counted,
+    truncated_as_counted,
+)
 from .runlog import (
     RESULTS,
     SAMPLES,
     Manifest,
+    Outcome,
     Results,
     RunLog,
     Sample,
     SamplesOnDisk,
-    error_counts,
     iter_samples,
     read_manifest,
     read_results,
@@ -33,17 +39,30 @@ log = logging.getLogger("proctor.log.runlog")
 
 
 def summarize(
-    samples: Sequence[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
-    extract: str | None = None, manifest: Manifest | None = None,
+    samples: Iterable[Sample], seed: int = 0, truncated_as: str = "wrong", no_answer: str = "wrong",
+    extract: str | None = None, manifest: Manifest | None = None, only: Collection[str] | None = None,
 ) -> Results:
-    """results.json from samples (see docs/runlog.md): every registered metric (`proctor.metrics`) over them,
-    and each distinct error with its count. Truncated samples count as wrong, or leave accuracy with
-    `truncated_as="excluded"` (rates kept either way); unanswered ones count as wrong, or as the expected value
-    of a guess with `no_answer="guess"`. `manifest` gives the metrics that need it their prices and judge."""
-    samples = apply_no_answer(apply_truncated_as(samples, truncated_as), no_answer)
-    builtin, extra = compute_metrics(samples, RunContext(manifest=manifest, seed=seed, no_answer=no_answer))
+    """results.json from samples (see docs/runlog.md), in one pass over them (held in memory, or read one at a
+    time: `RunLog.iter_samples`): every registered metric (`proctor.metrics`), and each distinct error with its
+    count. Memory holds what each metric keeps of a sample (its `tally`: a score, codes for its item and cluster),
+    never the samples. Truncated samples count as wrong, or leave accuracy with `truncated_as="excluded"` (rates
+    kept either way); unanswered ones count as wrong, or as the expected value of a guess with
+    `no_answer="guess"`. `manifest` gives the metrics that need it their prices and judge. `only`: the metrics of
+    these names alone (the report's, for what an older results.json lacks)."""
+    check_truncated_as(truncated_as)
+    check_no_answer(no_answer)
+    errors: Counter[str] = Counter()
+
+    def counted() -> Iterator[Sample]:
+        for s in samples:
+            if s.outcome is Outcome.ERROR:
+                errors[s.error or "unknown error"] += 1
+            yield no_answer_counted(truncated_as_counted(s, truncated_as), no_answer)
+
+    builtin, extra = compute_metrics(counted(), RunContext(manifest=manifest, seed=seed, no_answer=no_answer), only)
     return Results.model_validate({**builtin, "metrics": extra, "truncated_as": truncated_as,
-                                   "no_answer": no_answer, "extract": extract, "errors": error_counts(samples),
+                                   "no_answer": no_answer, "extract": extract,
+                                   "errors": dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
                                    "cluster": manifest.cluster if manifest is not None else None})
 
 
@@ -55,10 +74,21 @@ def read_run(run_dir: str | Path, samples: bool = True) -> RunLog:
     d = Path(run_dir)
     manifest = read_manifest(d)
     if not samples:
-        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(), results=read_results(d),
+        return RunLog.model_construct(path=d, manifest=manifest, samples=SamplesOnDisk(d), results=read_results(d),
                                       streamed=True)
     held = latest_samples(d)
     return RunLog(path=d, manifest=manifest, samples=held, results=checked_results(d, manifest, held))
+
+
+def open_run(run_dir: str | Path) -> RunLog:
+    """A run directory with its samples left on disk (`SamplesOnDisk`: read one at a time when used) and its
+    results recomputed from them in one streamed pass, checked against results.json as `read_run` checks them:
+    what a report of a run of any size reads, in memory that does not grow with it."""
+    d = Path(run_dir)
+    manifest = read_manifest(d)
+    on_disk = SamplesOnDisk(d)
+    return RunLog.model_construct(path=d, manifest=manifest, samples=on_disk,
+                                  results=checked_results(d, manifest, on_disk), streamed=True)
 
 
 def latest_samples(run_dir: Path) -> list[Sample]:
@@ -69,10 +99,10 @@ def latest_samples(run_dir: Path) -> list[Sample]:
     return list(latest.values())
 
 
-def checked_results(run_dir: str | Path, manifest: Manifest, samples: Sequence[Sample]) -> Results | None:
-    """The run's results recomputed from its samples (the truth; results are a pure function of them), or None
-    when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand edit, a
-    copy from another run) is named on stderr and never used."""
+def checked_results(run_dir: str | Path, manifest: Manifest, samples: Iterable[Sample]) -> Results | None:
+    """The run's results recomputed from its samples (the truth; results are a pure function of them) in one
+    pass, or None when the run wrote no results.json (unfinished). A results.json that disagrees with them (a hand
+    edit, a copy from another run) is named on stderr and never used."""
     written = read_results(run_dir)
     if written is None:
         return None

@@ -3,6 +3,7 @@
 A run directory holds:
 * `manifest.json` — what produced the run (never a secret);
 * `samples.jsonl` — one `Sample` per line, appended as each finishes;
+* `prompts.jsonl` — the heads the prompts share (a few-shot block), stored once (`proctor.log.prompts`);
 * `results.json` — the metrics, a pure function of the samples (`proctor.log.results.summarize`).
 """
 
@@ -12,11 +13,12 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
+from itertools import islice
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, Literal
+from typing import IO, Annotated, Any, BinaryIO, Literal, overload
 
 from pydantic import (
     AfterValidator,
@@ -35,6 +37,7 @@ from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
 from ..util.textio import open_checked, read_text, write_json_atomic
+from .prompts import PROMPTS, HeadReader, HeadWriter, writer_for
 from .provenance import (
     SCORER_SETTINGS,
     BackendIdentity,
@@ -46,6 +49,7 @@ from .provenance import (
     ScorerInfo,
     migrate_manifest,
 )
+from .sampleindex import SampleIndex
 from .sequential import SequentialRecord
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
@@ -331,6 +335,9 @@ class Sample(_Log):
     difficulty: float | None = None
     mode: str = "generate"  # "generate" | "logprob"
     prompt: Annotated[list[dict[str, str]] | str, AfterValidator(_shared_prompt)] = ""  # chat messages, or the context
+    # on disk only: the key of the head (prompts.jsonl) that `prompt`, there the rest alone, follows (log.prompts);
+    # a sample read back holds its whole prompt and None here
+    prompt_prefix: str | None = Field(default=None, exclude=True)
     reference: Any = None  # the gold answer(s)
     raw_output: str | None = None
     extracted: str | None = None
@@ -817,21 +824,69 @@ def error_counts(samples: Sequence[Sample]) -> dict[str, int]:
 
 
 class SamplesOnDisk(list[Sample]):
-    """The `samples` of a run read without them (`read_run(d, samples=False)`): using the list is an error, never
-    an empty run that counts as nothing scored; `RunLog.iter_samples()` reads them."""
+    """The `samples` of a run left on disk (`read_run(d, samples=False)`, a run just made): each use reads them
+    from samples.jsonl, one at a time, in `order` (sample ids) when one is given, else as `read_run` gives them.
+    Never an empty list by mistake, never all held: iterating holds one sample and an index; `len` reads the
+    index; indexing reads up to the sample asked for (a test's `log.samples[0]`; a loop uses iteration)."""
 
-    def _refuse(self) -> ProctorError:
-        return ProctorError("internal error: this run was read without its samples (read_run(d, samples=False)); "
-                            "read them with RunLog.iter_samples()")
+    def __init__(self, run_dir: Path, order: Sequence[str] | None = None) -> None:
+        super().__init__()
+        self.run_dir, self.order = run_dir, order
+
+    def stream(self, by_item: bool = False) -> Iterator[Sample]:
+        return iter_run_samples(self.run_dir, by_item=by_item, order=None if by_item else self.order)
 
     def __iter__(self) -> Iterator[Sample]:
-        raise self._refuse()
+        return self.stream()
 
     def __len__(self) -> int:
-        raise self._refuse()
+        index = sample_index(self.run_dir / SAMPLES)
+        return len(index) if self.order is None else sum(sid in index for sid in self.order)
+
+    def __bool__(self) -> bool:
+        return next(iter(self), None) is not None
 
     def __getitem__(self, index: Any) -> Any:
-        raise self._refuse()
+        if isinstance(index, int) and index >= 0:
+            found = next(islice(self, index, None), None)
+            if found is None:
+                raise IndexError("sample index out of range")
+            return found
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == other
+
+    def __repr__(self) -> str:
+        return f"SamplesOnDisk({str(self.run_dir)!r})"
+
+
+class EpochMajor(Sequence[str]):
+    """The sample ids of `item_ids` × `epochs` in plan order (every item of epoch 0, then of epoch 1, …), computed
+    as asked: the order a run's results are summarized in, whatever order its samples finished in."""
+
+    def __init__(self, item_ids: Sequence[str], epochs: int) -> None:
+        self.item_ids, self.epochs = list(item_ids), epochs
+
+    def __len__(self) -> int:
+        return len(self.item_ids) * self.epochs
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k: int | slice) -> str | list[str]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        if not -len(self) <= k < len(self):
+            raise IndexError("sample index out of range")
+        k %= len(self)
+        return f"{self.item_ids[k % len(self.item_ids)]}#{k // len(self.item_ids)}"
+
+    def __iter__(self) -> Iterator[str]:
+        return (f"{item}#{epoch}" for epoch in range(self.epochs) for item in self.item_ids)
 
 
 class CacheUse(BaseModel):
@@ -863,9 +918,11 @@ class RunLog(BaseModel):
     cache: CacheUse | None = Field(default=None, repr=False, exclude=True)  # this session's (a run just made)
 
     def iter_samples(self, by_item: bool = False) -> Iterator[Sample]:
-        """The samples, from memory or (a run read with `read_run(d, samples=False)`) one at a time from disk;
-        `by_item`: in (item id, epoch) order."""
-        if self.streamed:
+        """The samples, from memory or (a run read with `read_run(d, samples=False)`, or just made) one at a time
+        from disk; `by_item`: in (item id, epoch) order."""
+        if isinstance(self.samples, SamplesOnDisk):
+            yield from self.samples.stream(by_item)
+        elif self.streamed:
             yield from iter_run_samples(self.path, by_item=by_item)
         else:
             yield from sorted(self.samples, key=lambda s: (s.item_id, s.epoch)) if by_item else self.samples
@@ -880,7 +937,10 @@ def append_samples(path: Path, samples: Sequence[Sample]) -> None:
     """
     if not samples:
         return
-    data = "".join(s.model_dump_json() + "\n" for s in samples).encode("utf-8")
+    heads = writer_for(path.parent)
+    heads.learn((s.item_id, s.prompt) for s in samples)  # heads the batch shares serve its own first prompts too
+    data = b"".join(_sample_line(s, heads) for s in samples)
+    heads.flush()  # a new head is on disk before any sample that refers to it
     try:
         with open(path, "ab") as f:
             start = os.fstat(f.fileno()).st_size
@@ -893,6 +953,21 @@ def append_samples(path: Path, samples: Sequence[Sample]) -> None:
                 raise
     except OSError as e:
         raise ProctorError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+_PROMPT_KEY = b',"prompt":'
+
+
+def _sample_line(s: Sample, heads: HeadWriter) -> bytes:
+    """A sample's line: its prompt, when it starts with a head the run stores once (`proctor.log.prompts`), as the
+    head's key and the rest."""
+    split = heads.split(s.item_id, s.prompt)
+    if split is None:
+        return (s.model_dump_json() + "\n").encode("utf-8")
+    key, rest = split
+    line = s.model_copy(update={"prompt": rest}).model_dump_json().encode("utf-8")
+    at = line.index(_PROMPT_KEY)  # the first: the fields before it are plain values, and a quote in a string is \"
+    return line[:at] + b',"prompt_prefix":' + json.dumps(key).encode() + line[at:] + b"\n"
 
 
 def repair_torn_tail(path: Path) -> int:
@@ -940,8 +1015,9 @@ def iter_samples(path: Path) -> Iterator[Sample]:
     mid-write) is skipped, any other bad line is an error."""
     if not path.exists():
         return
+    heads = HeadReader(path.parent)
     for lineno, _, line in _sample_lines(path):
-        yield _parse_sample(path, lineno, line)
+        yield _parse_sample(path, lineno, line, heads)
 
 
 def _sample_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
@@ -958,11 +1034,27 @@ def _sample_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
             offset += len(line)
 
 
-def _parse_sample(path: Path, lineno: int, line: bytes) -> Sample:
+def _parse_sample(path: Path, lineno: int, line: bytes, heads: HeadReader) -> Sample:
     try:
-        return Sample.model_validate_json(line)
+        s = Sample.model_validate_json(line)
     except ValueError as e:  # pydantic's ValidationError (bad JSON, bad UTF-8 included) is a ValueError
         raise InputError.at(path, f"bad sample: {brief(e)}", lineno) from None
+    return s if s.prompt_prefix is None else _whole_prompt(s, path, lineno, heads)
+
+
+def _whole_prompt(s: Sample, path: Path, lineno: int, heads: HeadReader) -> Sample:
+    """The sample with its whole prompt: the stored head its `prompt_prefix` names, joined to the rest."""
+    assert s.prompt_prefix is not None
+    if not isinstance(s.prompt, str):
+        raise InputError.at(path, "bad sample: a prompt stored after a head (prompt_prefix) is a text", lineno)
+    try:
+        whole = heads.whole(s.prompt_prefix, s.prompt)
+    except KeyError:
+        raise InputError.at(path, f"bad sample: its prompt's head {s.prompt_prefix} is not in {PROMPTS}",
+                            lineno) from None
+    except (ValueError, TypeError) as e:
+        raise InputError.at(path, f"bad sample: its prompt does not join its head ({str(e)[:200]})", lineno) from None
+    return s.model_copy(update={"prompt": _shared_prompt(whole), "prompt_prefix": None})
 
 
 _ID_PREFIX = b'{"sample_id":"'
@@ -984,35 +1076,43 @@ def _sample_key(line: bytes, lineno: int) -> str:
     return sample_id if isinstance(sample_id, str) else f"\x00line {lineno}"
 
 
-def latest_records(path: Path) -> dict[str, tuple[int, int]]:
-    """sample_id → (line number, byte offset) of its last record, in the order the ids first appear
-    (the order `read_run` gives): an index of a few bytes per sample, not the samples."""
-    index: dict[str, tuple[int, int]] = {}
-    if path.exists():
-        for lineno, offset, line in _sample_lines(path):
-            index[_sample_key(line, lineno)] = (lineno, offset)
-    return index
+def sample_index(path: Path) -> SampleIndex:
+    """Where the last record of each sample id is (line number, byte offset), in columns of a few bytes a record
+    (`proctor.log.sampleindex`): an index of the samples, not the samples."""
+    if not path.exists():
+        return SampleIndex(())
+    return SampleIndex((lineno, offset, _sample_key(line, lineno)) for lineno, offset, line in _sample_lines(path))
 
 
-def _item_order(sample_id: str) -> tuple[str, int]:
-    """(item id, epoch) from a sample id `ITEM#EPOCH`, the order exporters write samples in."""
-    item, _, epoch = sample_id.rpartition("#")
-    return (item, int(epoch)) if epoch.isdigit() and item else (sample_id, 0)
+def _ids_at(f: IO[bytes], records: Iterable[tuple[int, int]]) -> Iterator[str]:
+    """The sample id of each record (line number, offset) of the open samples file, read again."""
+    for lineno, offset in records:
+        f.seek(offset)
+        yield _sample_key(f.readline(), lineno)
 
 
-def iter_run_samples(run_dir: str | Path, by_item: bool = False) -> Iterator[Sample]:
+def iter_run_samples(run_dir: str | Path, by_item: bool = False, order: Iterable[str] | None = None
+                     ) -> Iterator[Sample]:
     """The run's samples as `read_run` gives them (each sample_id's last record), read one at a time from
     samples.jsonl: memory holds one sample and an index, whatever the run's size. `by_item`: in (item, epoch)
-    order, else in the order the ids first appear."""
+    order; `order`: the ids of `order` the run holds, in that order; else in the order the ids first appear."""
     path = Path(run_dir) / SAMPLES
-    index = latest_records(path)
-    entries = sorted(index.items(), key=lambda kv: _item_order(kv[0])) if by_item else list(index.items())
-    if not entries:
+    index = sample_index(path)
+    if not len(index):
+        return
+    heads = HeadReader(path.parent)
+    if order is None and not by_item and not index.repeats:  # each id once: the file's order is the order asked
+        for lineno, _, line in _sample_lines(path):
+            yield _parse_sample(path, lineno, line, heads)
         return
     with open_checked(path) as f:
-        for _, (lineno, offset) in entries:
+        if order is not None:
+            entries: Iterable[tuple[int, int]] = (at for sid in order if (at := index.get(sid)) is not None)
+        else:
+            entries = index.by_item(_ids_at(f, index.in_order())) if by_item else index.in_order()
+        for lineno, offset in entries:
             f.seek(offset)
-            yield _parse_sample(path, lineno, f.readline())
+            yield _parse_sample(path, lineno, f.readline(), heads)
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:

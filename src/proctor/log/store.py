@@ -23,7 +23,9 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -31,6 +33,7 @@ from typing import Any, Self, TypeVar
 
 from ..models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..stats.intervals import guess_credit
+from ..util.columns import Labels
 from ..util.errors import InputError
 from ..util.redact import redact
 from .results import read_run
@@ -296,6 +299,37 @@ def scores_from_log(log: RunLog) -> RunScores:
     return RunScores(record, item_scores(log.samples, record.setting))
 
 
+@dataclass
+class _ItemRows:
+    """A run's `run_items` rows gathered from its samples streamed (from disk, for a run left there) as columns:
+    the item as a code, the epoch, the (category, modality, outcome) as a code, the score (NaN: none)."""
+
+    run_id: str
+    items: Labels = field(default_factory=Labels)
+    epochs: array[int] = field(default_factory=lambda: array("q"))
+    kinds: array[int] = field(default_factory=lambda: array("i"))
+    scores: array[float] = field(default_factory=lambda: array("d"))
+    kind_codes: dict[tuple[str | None, str | None, str], int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, run_id: str, samples: Iterable[Sample]) -> _ItemRows:
+        rows = cls(run_id)
+        for s in samples:
+            rows.items.append(s.item_id)
+            rows.epochs.append(s.epoch)
+            kind = (s.category, s.modality, s.outcome.value)
+            rows.kinds.append(rows.kind_codes.setdefault(kind, len(rows.kind_codes)))
+            scored = s.score if s.outcome in SCORED_OUTCOMES else None
+            rows.scores.append(math.nan if scored is None else scored)
+        return rows
+
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        kinds = list(self.kind_codes)
+        for item, epoch, code, score in zip(self.items, self.epochs, self.kinds, self.scores, strict=True):
+            category, modality, outcome = kinds[code]
+            yield (self.run_id, item, epoch, category, modality, None if math.isnan(score) else score, outcome)
+
+
 # ----------------------------------------------------------------------------- the store
 
 _SCHEMA = """
@@ -551,11 +585,7 @@ class Store:
             for axis, table in (("category", rec.by_category), ("modality", rec.by_modality))
             for name, g in table.items()
         ]
-        items = [
-            (rec.run_id, s.item_id, s.epoch, s.category, s.modality,
-             s.score if s.outcome in SCORED_OUTCOMES else None, s.outcome.value)
-            for s in log.samples
-        ]
+        items = _ItemRows.of(rec.run_id, log.iter_samples())  # a few bytes a sample: the transaction stays short
         recorded_at = datetime.now(UTC).isoformat(timespec="seconds")
 
         def tx(c: sqlite3.Connection) -> None:
@@ -567,7 +597,7 @@ class Store:
                 (*_record_row(rec), recorded_at, manifest, results),
             )
             c.executemany("INSERT INTO run_groups VALUES (?, ?, ?, ?, ?, ?, ?)", groups)
-            c.executemany("INSERT INTO run_items VALUES (?, ?, ?, ?, ?, ?, ?)", items)
+            c.executemany("INSERT INTO run_items VALUES (?, ?, ?, ?, ?, ?, ?)", items.rows())
 
         self._write(tx)
         return rec

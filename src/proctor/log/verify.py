@@ -23,13 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..run.finalize import results_of
+from ..run.finalize import on_disk, results_of
 from ..run.resolve import load_spec_task
 from ..util.errors import InputError, ProctorError
 from ..util.textio import read_bytes, write_json_atomic, write_text_atomic
-from .checksums import CHECKSUMS, FORMAT, HASHED, digest, write_checksums
-from .results import latest_samples
-from .runlog import MANIFEST, RESULTS, SAMPLES, RunLog, read_manifest
+from .checksums import CHECKSUMS, FORMAT, HASHED, OPTIONAL, digest, write_checksums
+from .runlog import MANIFEST, RESULTS, SAMPLES, RunLog
 
 SIGNATURE = "signature.json"
 
@@ -93,6 +92,8 @@ def _check_files(run_dir: Path, record: dict[str, Any], out: Verification) -> No
         return
     for name in HASHED:
         path = run_dir / name
+        if name in OPTIONAL and name not in files and not path.exists():
+            continue
         if name not in files:
             out.problems.append(f"{CHECKSUMS}: records no hash of {name}")
         elif not path.is_file():
@@ -107,18 +108,17 @@ def _check_files(run_dir: Path, record: dict[str, Any], out: Verification) -> No
 
 def _check_results(run_dir: Path, out: Verification) -> RunLog | None:
     try:
-        manifest = read_manifest(run_dir)
-        log = RunLog(path=run_dir, manifest=manifest, samples=latest_samples(run_dir))
+        log = on_disk(run_dir)  # its samples streamed, never held
         written = json.loads((run_dir / RESULTS).read_text(encoding="utf-8"))
+        truth = results_of(log).as_dict()
     except (ProctorError, OSError, ValueError) as e:
         out.problems.append(f"{run_dir / RESULTS}: cannot be read back ({str(e).splitlines()[0][:200]})")
         return None
-    truth = results_of(log).as_dict()
     differ = first_difference({k: v for k, v in written.items() if k in truth}, truth)
     if differ:
         out.problems.append(f"{RESULTS}: {differ}")
     else:
-        out.checked.append(f"{RESULTS}: every number recomputed from {len(log.samples):,} samples agrees")
+        out.checked.append(f"{RESULTS}: every number recomputed from {truth['overall']['n']:,} samples agrees")
     return log
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..log.runlog import MetricBlock, Outcome, Sample
-from .accuracy import group_block, run_cluster
-from .base import RunContext
+from .accuracy import BlockTally, run_cluster
+from .base import RunContext, Tallied
 
 ACC_NORM = "acc_norm_correct"
 
@@ -19,13 +19,27 @@ def as_acc_norm(s: Sample) -> Sample:
     return s.model_copy(update={"score": 1.0 if ok else 0.0, "outcome": Outcome.CORRECT if ok else Outcome.WRONG})
 
 
-class AccNorm:
+class AccNorm(Tallied):
     name = "acc_norm"
     label = "acc_norm (per char)"
     needs = frozenset({"details", "score", "outcome"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock | None:
-        if not any(ACC_NORM in s.details for s in samples):
-            return None
-        return group_block([as_acc_norm(s) for s in samples if ACC_NORM in s.details or not s.scored], context.seed,
-                           run_cluster(context))
+    def tally(self, context: RunContext) -> AccNormTally:
+        return AccNormTally(BlockTally(cluster=run_cluster(context), seed=context.seed))
+
+
+@dataclass
+class AccNormTally:
+    """`AccNorm` gathered one sample at a time (None at the end when no sample carried acc_norm)."""
+
+    block: BlockTally
+    seen: bool = False
+
+    def add(self, s: Sample) -> None:
+        carries = ACC_NORM in s.details
+        self.seen = self.seen or carries
+        if carries or not s.scored:
+            self.block.add(as_acc_norm(s))
+
+    def result(self) -> MetricBlock | None:
+        return self.block.result() if self.seen else None

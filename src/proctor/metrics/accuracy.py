@@ -1,13 +1,13 @@
 """Accuracy with its 95% interval and the counts behind it (METRICS), overall and per group.
 
-The one place accuracy is computed: `group_block` for a group of samples (`BlockTally` for a stream of them);
+The one place accuracy is computed: `BlockTally`, one sample at a time (`group_block` for a group of samples);
 `mean_score` for the bare mean.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,8 @@ import numpy as np
 from ..data.coverage import difficulty_band
 from ..log.runlog import MetricBlock, MetricValue, Outcome, Sample
 from ..stats.intervals import accuracy_ci, clustered_accuracy
-from .base import RunContext
+from ..util.columns import Labels
+from .base import RunContext, Tallied
 
 
 def counted(samples: Sequence[Sample]) -> list[Sample]:
@@ -46,7 +47,7 @@ def sample_cluster(s: Sample, attribute: str) -> str:
     return f"\x1e{value}" if value is not None and value != "" else _item_key(s)  # "" is no value, as in cluster_value
 
 
-def _interval(scores: list[float], items: list[str], clusters: list[str] | None,
+def _interval(scores: Sequence[float], items: Sequence[str], clusters: Sequence[str] | None,
               seed: int) -> tuple[MetricValue, dict[str, Any]]:
     """Accuracy with its interval: items as the unit, or `clusters` of items (with the naive interval, the design
     effect, the number of clusters, the degrees of freedom and a note beside it); a group with one cluster (a
@@ -90,7 +91,7 @@ def _design_effect_text(o: MetricBlock) -> str:
     return f", design effect estimated {o.design_effect:.2f}, used {used:.2f} ({why})"
 
 
-def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:
+def group_block(samples: Iterable[Sample], seed: int = 0, cluster: str | None = None) -> MetricBlock:
     """The METRICS block of results.json for a group of samples (epochs of an item cluster its interval; so
     do items sharing a value of the attribute `cluster`, when one is given)."""
     acc = BlockTally(cluster=cluster)
@@ -101,10 +102,12 @@ def group_block(samples: Sequence[Sample], seed: int = 0, cluster: str | None = 
 
 @dataclass
 class BlockTally:
-    """What `group_block` needs of each sample, gathered one sample at a time (a few bytes a sample), so that a
-    streamed run (`RunLog.iter_samples`) gets the same block without holding its samples."""
+    """What `group_block` needs of each sample, gathered one sample at a time (a few bytes a sample: each counted
+    score, its item and cluster as codes, each latency), so that a streamed run (`RunLog.iter_samples`) gets the
+    same block, to the last digit, without holding its samples."""
 
     cluster: str | None = None  # the item attribute whose values cluster the interval (None: items alone)
+    seed: int = 0  # the bootstrap's, for `result`
     n: int = 0
     n_errors: int = 0
     n_unscored: int = 0
@@ -116,10 +119,10 @@ class BlockTally:
     n_ambiguous: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    scores: list[float] = field(default_factory=list)  # of the counted samples
-    items: list[str] = field(default_factory=list)  # their dataset and item (epochs of an item cluster)
-    clusters: list[str] = field(default_factory=list)  # their cluster under `cluster`, when one is chosen
-    latencies: list[float] = field(default_factory=list)
+    scores: array[float] = field(default_factory=lambda: array("d"))  # of the counted samples
+    items: Labels = field(default_factory=Labels)  # their dataset and item (epochs of an item cluster)
+    clusters: Labels = field(default_factory=Labels)  # their cluster under `cluster`, when one is chosen
+    latencies: array[float] = field(default_factory=lambda: array("d"))
 
     def add(self, s: Sample) -> None:
         self.n += 1
@@ -150,6 +153,9 @@ class BlockTally:
             return None, None
         return self.sum_untruncated / total, (self.sum_untruncated + self.n_truncated) / total
 
+    def result(self) -> MetricBlock:
+        return self.block(self.seed)
+
     def block(self, seed: int = 0) -> MetricBlock:
         n_scored, n_answered = len(self.scores), self.n - self.n_errors
         low, high = self.truncation_bounds()
@@ -176,21 +182,35 @@ GROUP_KEYS: dict[str, Callable[[Sample], str | None]] = {
 }
 
 
-def groups(samples: Sequence[Sample], by: str) -> dict[str, list[Sample]]:
-    """Samples per group, sorted by group name: `by` is category, subcategory, modality or difficulty (bands);
+def breakdown(samples: Iterable[Sample], by: str, seed: int = 0, cluster: str | None = None
+              ) -> dict[str, MetricBlock]:
+    """METRICS per group, sorted by group name: `by` is category, subcategory, modality or difficulty (bands);
     samples with no group are left out."""
-    key = GROUP_KEYS[by]
-    out: dict[str, list[Sample]] = defaultdict(list)
+    acc = BreakdownTally(by, seed, cluster)
     for s in samples:
-        k = key(s)
+        acc.add(s)
+    return acc.result()
+
+
+@dataclass
+class BreakdownTally:
+    """`breakdown` gathered one sample at a time: a `BlockTally` per group."""
+
+    by: str
+    seed: int = 0
+    cluster: str | None = None
+    groups: dict[str, BlockTally] = field(default_factory=dict)
+
+    def add(self, s: Sample) -> None:
+        k = GROUP_KEYS[self.by](s)
         if k is not None:
-            out[k].append(s)
-    return dict(sorted(out.items()))
+            tally = self.groups.get(k)
+            if tally is None:
+                tally = self.groups[k] = BlockTally(cluster=self.cluster, seed=self.seed)
+            tally.add(s)
 
-
-def breakdown(samples: Sequence[Sample], by: str, seed: int = 0, cluster: str | None = None) -> dict[str, MetricBlock]:
-    """METRICS per group (see `groups`)."""
-    return {k: group_block(v, seed, cluster) for k, v in groups(samples, by).items()}
+    def result(self) -> dict[str, MetricBlock]:
+        return {k: self.groups[k].block(self.seed) for k in sorted(self.groups)}
 
 
 def run_cluster(context: RunContext) -> str | None:
@@ -198,7 +218,7 @@ def run_cluster(context: RunContext) -> str | None:
     return context.manifest.cluster if context.manifest is not None else None
 
 
-class Accuracy:
+class Accuracy(Tallied):
     """Accuracy over every sample: results.json's `overall`."""
 
     name = "overall"
@@ -206,11 +226,11 @@ class Accuracy:
     needs = frozenset({"score", "outcome", "item_id", "dataset", "input_tokens", "output_tokens", "latency_s",
                        "ambiguous", "cluster", "category", "subcategory"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricBlock:
-        return group_block(samples, context.seed, run_cluster(context))
+    def tally(self, context: RunContext) -> BlockTally:
+        return BlockTally(cluster=run_cluster(context), seed=context.seed)
 
 
-class Breakdown:
+class Breakdown(Tallied):
     """Accuracy per group: results.json's `by_category`, `by_subcategory`, `by_modality`, `by_difficulty`."""
 
     needs = Accuracy.needs | {"category", "subcategory", "modality", "difficulty"}
@@ -222,5 +242,5 @@ class Breakdown:
         self.name = f"by_{by}"
         self.label = by
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> dict[str, MetricBlock]:
-        return breakdown(samples, self.by, context.seed, run_cluster(context))
+    def tally(self, context: RunContext) -> BreakdownTally:
+        return BreakdownTally(self.by, context.seed, run_cluster(context))

@@ -9,65 +9,80 @@ Samples without both readings (a truncated answer) count at their own score in e
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..log.runlog import AnswerReading, Readings, Sample
 from ..scoring.extract import ANSWER_RULES
 from ..stats.intervals import guess_credit
-from .accuracy import counted
-from .base import RunContext
+from .base import RunContext, Tallied
 
 
 def _readings(s: Sample) -> Readings | None:
     return getattr(s.details, "readings", None)
 
 
-def _leveled_rule(samples: Sequence[Sample]) -> str | None:
-    """The reference rule with levels that read these samples (None: none did, or the samples predate the
-    recorded levels: an answer read without a level)."""
-    found = None
-    for s in samples:
-        r = _readings(s)
-        if r is None or (rule := ANSWER_RULES.get(r.reference.reader)) is None or not rule.levels:
-            continue
-        if r.reference.answer is not None and r.reference.level is None:
-            return None
-        found = rule.name
-    return found
-
-
-class AnswerReadingMetric:
+class AnswerReadingMetric(Tallied):
     name = "answer_reading"
     label = "answer reading (levels)"
     needs = frozenset({"details", "score", "outcome", "modality"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> AnswerReading | None:
-        rule_name = _leveled_rule(samples)
-        if rule_name is None:
+    def tally(self, context: RunContext) -> ReadingTally:
+        return ReadingTally(no_answer=context.no_answer)
+
+
+def _lasts() -> dict[int, float]:
+    """The last level of every rule with levels, each with a strict sum of 0 (which rule read a run is known at
+    its end: the strict sum is kept for each)."""
+    return {max(rule.levels.values()): 0.0 for rule in ANSWER_RULES.values() if rule.levels}
+
+
+@dataclass
+class ReadingTally:
+    """`AnswerReadingMetric` gathered one sample at a time: the rule found so far, the levels counted and the
+    sums of each accuracy (the strict one for every rule's last level, as the rule is known only at the end)."""
+
+    no_answer: str  # the run's --no-answer
+    rule: str | None = None
+    unleveled: bool = False  # an answer read without a level (a run from before levels were recorded)
+    levels: Counter[str] = field(default_factory=Counter)
+    n: int = 0
+    authors: float = 0.0
+    robust: float = 0.0
+    strict: dict[int, float] = field(default_factory=_lasts)
+
+    def add(self, s: Sample) -> None:
+        r = _readings(s)
+        if r is not None and (rule := ANSWER_RULES.get(r.reference.reader)) is not None and rule.levels:
+            self.unleveled = self.unleveled or (r.reference.answer is not None and r.reference.level is None)
+            self.rule = rule.name
+        if not (s.scored and s.score is not None):  # `counted`
+            return
+        self.n += 1
+        if r is None:  # not read by rule (truncated): its own score everywhere
+            score = s.score or 0.0
+            self.authors, self.robust = self.authors + score, self.robust + score
+            self.strict = {last: v + score for last, v in self.strict.items()}
+            return
+        level = r.reference.level
+        self.levels[str(level) if level is not None else "none"] += 1
+        unread = r.reference.answer is None
+        self.authors += guess_credit(s.modality) if unread and self.no_answer == "guess" else \
+            r.reference.score or 0.0
+        self.strict = {last: v + ((r.reference.score or 0.0) if level is not None and level < last else 0.0)
+                       for last, v in self.strict.items()}
+        self.robust += r.robust.score or 0.0
+
+    def result(self) -> AnswerReading | None:
+        if self.rule is None or self.unleveled:
             return None
-        last = max(ANSWER_RULES[rule_name].levels.values())
-        guess = context.no_answer == "guess"
-        scored = counted(samples)
-        levels: Counter[str] = Counter()
-        authors = strict = robust = 0.0
-        for s in scored:
-            r = _readings(s)
-            if r is None:  # not read by rule (truncated): its own score everywhere
-                authors, strict, robust = authors + (s.score or 0.0), strict + (s.score or 0.0), robust + (s.score or 0.0)
-                continue
-            level = r.reference.level
-            levels[str(level) if level is not None else "none"] += 1
-            unread = r.reference.answer is None
-            authors += guess_credit(s.modality) if unread and guess else r.reference.score or 0.0
-            strict += (r.reference.score or 0.0) if level is not None and level < last else 0.0
-            robust += r.robust.score or 0.0
-        n = len(scored)
+        last = max(ANSWER_RULES[self.rule].levels.values())
+        n, levels, guess = self.n, self.levels, self.no_answer == "guess"
         return AnswerReading(
-            rule=rule_name, no_answer=context.no_answer, n=n, by_level=dict(sorted(levels.items())),
-            accuracy=authors / n if n else None,
+            rule=self.rule, no_answer=self.no_answer, n=n, by_level=dict(sorted(levels.items())),
+            accuracy=self.authors / n if n else None,
             fallback_share=levels[str(last)] / n if n else None,
             guess_share=levels["none"] / n if n and guess else (0.0 if n else None),
-            strict_accuracy=strict / n if n else None, robust_accuracy=robust / n if n else None,
+            strict_accuracy=self.strict[last] / n if n else None, robust_accuracy=self.robust / n if n else None,
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -48,3 +48,38 @@ class Metric(Protocol):
     needs: frozenset[str]
 
     def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricOutput | None: ...
+
+
+class Tally(Protocol):
+    """A metric gathered one sample at a time (`add`), then computed (`result`): how `proctor.log.results.summarize`
+    reads a run in one pass without holding its samples."""
+
+    def add(self, sample: Sample) -> None: ...
+
+    def result(self) -> MetricOutput | None: ...
+
+
+@runtime_checkable
+class StreamedMetric(Metric, Protocol):
+    """A metric that can be gathered one sample at a time (every built-in; a plugin may add `tally`). One without
+    it is given its samples held in memory (`proctor.metrics.registry.compute_metrics`)."""
+
+    def tally(self, context: RunContext) -> Tally: ...
+
+
+def fold(tally: Tally, samples: Iterable[Sample]) -> MetricOutput | None:
+    """`tally` fed every sample, then its result."""
+    for s in samples:
+        tally.add(s)
+    return tally.result()
+
+
+class Tallied:
+    """Base of the built-in metrics: `compute` is `tally` fed the samples, so a run held in memory and a run read
+    one sample at a time are summarized by the one implementation (the metric's tally)."""
+
+    def tally(self, context: RunContext) -> Tally:
+        raise NotImplementedError
+
+    def compute(self, samples: Iterable[Sample], context: RunContext) -> MetricOutput | None:
+        return fold(self.tally(context), samples)

@@ -3,47 +3,59 @@ distribution over options with a known answer (`details.distribution`), or a sta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from ..log.runlog import Calibration, Outcome, Sample
-from ..stats.intervals import binary_calibration, calibration
-from .base import RunContext
+from ..stats.intervals import binary_calibration, calibration_of_points, calibration_point
+from .base import RunContext, Tallied
 
 
-def _inputs(samples: Sequence[Sample]) -> tuple[list[np.ndarray], list[int], list[float], list[int]]:
-    """Split scored samples into distribution cases (probs, expected index) and binary p_correct cases."""
-    dists: list[np.ndarray] = []
-    expected: list[int] = []
-    p_bin: list[float] = []
-    y_bin: list[int] = []
-    for s in samples:
-        if not s.scored:
-            continue
-        d = s.details
-        exp = d.get("expected", s.reference)
-        if "distribution" in d and isinstance(exp, int) and not isinstance(exp, bool) and exp >= 0:
-            dists.append(np.asarray(d["distribution"], dtype=float))
-            expected.append(exp)
-        elif "p_correct" in d:
-            p_bin.append(float(d["p_correct"]))
-            y_bin.append(int(s.outcome is Outcome.CORRECT))
-    return dists, expected, p_bin, y_bin
-
-
-def calibration_of(samples: Sequence[Sample]) -> Calibration | None:
+def calibration_of(samples: Iterable[Sample]) -> Calibration | None:
     """The samples' calibration: over their distributions when they carry any, else their `p_correct`."""
-    dists, expected, p_bin, y_bin = _inputs(samples)
-    if dists:
-        return calibration(dists, expected)
-    return binary_calibration(p_bin, y_bin) if p_bin else None
+    acc = CalibrationTally()
+    for s in samples:
+        acc.add(s)
+    return acc.result()
 
 
-class CalibrationMetric:
+class CalibrationMetric(Tallied):
     name = "calibration"
     label = "calibration"
     needs = frozenset({"details", "reference", "outcome"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> Calibration | None:
-        return calibration_of(samples)
+    def tally(self, context: RunContext) -> CalibrationTally:
+        return CalibrationTally()
+
+
+def _column() -> array[float]:
+    return array("d")
+
+
+@dataclass
+class CalibrationTally:
+    """`calibration_of` one sample at a time: each distribution's point (Brier, log-loss, confidence, correct)
+    and each stated p_correct with its outcome, as columns of floats."""
+
+    points: tuple[array[float], array[float], array[float], array[float]] = field(
+        default_factory=lambda: (_column(), _column(), _column(), _column()))
+    p_bin: array[float] = field(default_factory=_column)
+    y_bin: array[float] = field(default_factory=_column)
+
+    def add(self, s: Sample) -> None:
+        if not s.scored:
+            return
+        d = s.details
+        exp = d.get("expected", s.reference)
+        if "distribution" in d and isinstance(exp, int) and not isinstance(exp, bool) and exp >= 0:
+            for column, value in zip(self.points, calibration_point(d["distribution"], exp), strict=True):
+                column.append(value)
+        elif "p_correct" in d:
+            self.p_bin.append(float(d["p_correct"]))
+            self.y_bin.append(float(s.outcome is Outcome.CORRECT))
+
+    def result(self) -> Calibration | None:
+        if len(self.points[0]):
+            return calibration_of_points(*self.points)
+        return binary_calibration(self.p_bin, self.y_bin) if len(self.p_bin) else None

@@ -2,33 +2,75 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from ..log.runlog import Cost, Manifest, Outcome, Sample
 from ..run.pricing import Price, run_cost
 from ..scoring.judge import judge_usages
-from .base import RunContext
+from .base import RunContext, Tallied
 
 
-def run_cost_of(samples: Sequence[Sample], manifest: Manifest) -> Cost | None:
+def run_cost_of(samples: Iterable[Sample], manifest: Manifest) -> Cost | None:
     """None when the run has no price; errors with no usage are not billed."""
-    if manifest.price is None:
-        return None
-    billed = [s for s in samples
-              if not (s.outcome is Outcome.ERROR and s.input_tokens is None and s.output_tokens is None)]
-    correct = sum(s.outcome is Outcome.CORRECT for s in samples)
-    judged = manifest.judge is not None
-    judge_price = Price.of(manifest.judge_price) if manifest.judge_price else None
-    summary = run_cost(Price.of(manifest.price), [(s.input_tokens, s.output_tokens) for s in billed],
-                       correct, judge_price=judge_price,
-                       judge_usages=[u for s in samples for u in judge_usages(s.details)] if judged else None)
-    return summary.as_cost()
+    acc = CostTally(manifest)
+    for s in samples:
+        acc.add(s)
+    return acc.result()
 
 
-class CostMetric:
+class CostMetric(Tallied):
     name = "cost"
     label = "cost"
     needs = frozenset({"input_tokens", "output_tokens", "outcome", "details"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> Cost | None:
-        return run_cost_of(samples, context.manifest) if context.manifest is not None else None
+    def tally(self, context: RunContext) -> CostTally:
+        return CostTally(context.manifest)
+
+
+_NONE = -1  # a token count the sample did not report
+
+
+def _tokens() -> array[int]:
+    return array("q")
+
+
+def _usages(inputs: array[int], outputs: array[int]) -> Iterator[tuple[int | None, int | None]]:
+    return ((None if i == _NONE else i, None if o == _NONE else o) for i, o in zip(inputs, outputs, strict=True))
+
+
+@dataclass
+class CostTally:
+    """`run_cost_of` gathered one sample at a time: the billed samples' and the judge calls' token counts as
+    columns (nothing when the run has no price)."""
+
+    manifest: Manifest | None
+    correct: int = 0
+    usage: tuple[array[int], array[int]] = field(default_factory=lambda: (_tokens(), _tokens()))
+    judge: tuple[array[int], array[int]] = field(default_factory=lambda: (_tokens(), _tokens()))
+
+    def add(self, s: Sample) -> None:
+        m = self.manifest
+        if m is None or m.price is None:
+            return
+        self.correct += s.outcome is Outcome.CORRECT
+        if not (s.outcome is Outcome.ERROR and s.input_tokens is None and s.output_tokens is None):
+            _append(self.usage, s.input_tokens, s.output_tokens)
+        if m.judge is not None:
+            for i, o in judge_usages(s.details):
+                _append(self.judge, i, o)
+
+    def result(self) -> Cost | None:
+        m = self.manifest
+        if m is None or m.price is None:
+            return None
+        judge_price = Price.of(m.judge_price) if m.judge_price else None
+        summary = run_cost(Price.of(m.price), _usages(*self.usage), self.correct, judge_price=judge_price,
+                           judge_usages=_usages(*self.judge) if m.judge is not None else None)
+        return summary.as_cost()
+
+
+def _append(columns: tuple[array[int], array[int]], i: int | None, o: int | None) -> None:
+    columns[0].append(_NONE if i is None else i)
+    columns[1].append(_NONE if o is None else o)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..log.runlog import EpochSpread, MetricValue, Sample
 from ..stats.intervals import bootstrap_ci, pass_at_k
-from .base import RunContext
+from .base import RunContext, Tallied
 
 
 def pass_at_every_k(per_item: Sequence[Sequence[float]], k: int, seed: int = 0) -> dict[str, MetricValue]:
@@ -26,19 +28,20 @@ def pass_at_every_k(per_item: Sequence[Sequence[float]], k: int, seed: int = 0) 
     return out
 
 
-def epoch_spread(samples: Sequence[Sample], seed: int = 0) -> EpochSpread | None:
+def epoch_spread(samples: Iterable[Sample], seed: int = 0) -> EpochSpread | None:
     """mean@k and pass@k over items answered in several epochs (None for a single epoch).
 
     k is the number of epochs. An item with fewer scored epochs (errors) uses its own n as k.
     A sample counts as a pass when fully correct.
     """
-    k = len({s.epoch for s in samples})
-    if k <= 1:
-        return None
-    per_item: dict[str, list[float]] = defaultdict(list)
+    acc = EpochTally(seed)
     for s in samples:
-        if s.scored and s.score is not None:
-            per_item[f"{s.dataset}\x1f{s.item_id}"].append(s.score)
+        acc.add(s)
+    return acc.result()
+
+
+def _spread(k: int, per_item: dict[str, array[float]], seed: int) -> EpochSpread:
+    """mean@k, pass@k and the spread from each item's scores over its epochs."""
     if not per_item:
         return EpochSpread(k=k)
     means = [float(np.mean(v)) for v in per_item.values()]
@@ -53,10 +56,28 @@ def epoch_spread(samples: Sequence[Sample], seed: int = 0) -> EpochSpread | None
                        pass_at=pass_at_every_k(list(per_item.values()), k, seed))
 
 
-class Epochs:
+class Epochs(Tallied):
     name = "epochs"
     label = "mean@k / pass@k"
     needs = frozenset({"score", "outcome", "item_id", "dataset", "epoch"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> EpochSpread | None:
-        return epoch_spread(samples, context.seed)
+    def tally(self, context: RunContext) -> EpochTally:
+        return EpochTally(context.seed)
+
+
+@dataclass
+class EpochTally:
+    """`epoch_spread` gathered one sample at a time: the epochs seen and each item's scores (per-item data: a few
+    bytes a sample)."""
+
+    seed: int = 0
+    epochs: set[int] = field(default_factory=set)
+    per_item: dict[str, array[float]] = field(default_factory=dict)
+
+    def add(self, s: Sample) -> None:
+        self.epochs.add(s.epoch)
+        if s.scored and s.score is not None:
+            self.per_item.setdefault(f"{s.dataset}\x1f{s.item_id}", array("d")).append(s.score)
+
+    def result(self) -> EpochSpread | None:
+        return _spread(len(self.epochs), self.per_item, self.seed) if len(self.epochs) > 1 else None

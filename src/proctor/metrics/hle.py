@@ -11,16 +11,18 @@ The authors print `100 * round(calib_err, 2)`; results.json keeps the unrounded 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Outcome, Sample
 from ..scoring.hle import JUDGE_NAME
-from .base import RunContext
+from .base import RunContext, Tallied
 
 BETA = 100
 
 
-def calib_err(confidence: Sequence[float], correct: Sequence[bool], beta: int = BETA) -> float | None:
+def calib_err(confidence: Sequence[float], correct: Sequence[bool] | Sequence[float], beta: int = BETA) -> float | None:
     """The authors' RMS calibration error (p='2') in bins of `beta`; None where theirs fails (fewer than `beta`)."""
     import numpy as np
 
@@ -37,31 +39,26 @@ def calib_err(confidence: Sequence[float], correct: Sequence[bool], beta: int = 
     return float(np.sqrt(total))
 
 
-def judged(samples: Sequence[Sample]) -> tuple[list[float], list[bool]]:
-    """(confidence 0-1, correct) of every HLE sample its judge graded, in the run's order."""
-    pairs = [(float(s.details["p_correct"]), s.outcome is Outcome.CORRECT) for s in samples
-             if s.scored and s.details.get("judge_version") == JUDGE_NAME and s.details.get("p_correct") is not None]
-    return [p for p, _ in pairs], [c for _, c in pairs]
-
-
-class HLECalibrationError:
+class HLECalibrationError(Tallied):
     name = "hle_calibration_error"
     label = "HLE calibration error (RMS, bins of 100)"
     needs = frozenset({"details", "outcome"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        confidence, correct = judged(samples)
-        if not confidence:
-            return None
-        value = calib_err(confidence, correct)
-        if value is None:
-            return MetricValue(n=len(confidence), method="hle calib_err",
-                               error=f"the authors' calib_err needs at least {BETA} judged answers "
-                                     f"(bins of {BETA}); this run has {len(confidence)}")
-        return MetricValue(value=value, n=len(confidence), method="hle calib_err")
+    def tally(self, context: RunContext) -> CalibrationErrorTally:
+        return CalibrationErrorTally()
 
 
-class HLEAccuracyAuthors:
+def _calibration_error(confidence: Sequence[float], correct: Sequence[bool] | Sequence[float]) -> MetricValue:
+    """The metric's value (or why the authors' function has none) from the judged answers."""
+    value = calib_err(confidence, correct)
+    if value is None:
+        return MetricValue(n=len(confidence), method="hle calib_err",
+                           error=f"the authors' calib_err needs at least {BETA} judged answers "
+                                 f"(bins of {BETA}); this run has {len(confidence)}")
+    return MetricValue(value=value, n=len(confidence), method="hle calib_err")
+
+
+class HLEAccuracyAuthors(Tallied):
     """The authors' accuracy (`dump_metrics`): correct answers over every question asked, so a question without a
     verdict (a judge or model error) counts as wrong, with their interval, ±1.96·sqrt(p(1−p)/n). proctor's own
     accuracy, beside it, leaves errors out (nothing unscored is counted)."""
@@ -70,13 +67,52 @@ class HLEAccuracyAuthors:
     label = "HLE accuracy as the authors compute it (errors as wrong; their normal interval)"
     needs = frozenset({"details", "outcome"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        n = len(samples)
-        if not n or not any(s.details.get("judge_version") == JUDGE_NAME for s in samples):
-            return None
-        p = sum(s.outcome is Outcome.CORRECT for s in samples) / n
-        half = 1.96 * math.sqrt(p * (1 - p) / n)
-        return MetricValue(value=p, n=n, ci_low=p - half, ci_high=p + half, method="hle dump_metrics (normal)")
+    def tally(self, context: RunContext) -> AuthorsTally:
+        return AuthorsTally()
+
+
+def _authors_accuracy(correct: int, n: int) -> MetricValue:
+    p = correct / n
+    half = 1.96 * math.sqrt(p * (1 - p) / n)
+    return MetricValue(value=p, n=n, ci_low=p - half, ci_high=p + half, method="hle dump_metrics (normal)")
 
 
 METRICS = (HLECalibrationError(), HLEAccuracyAuthors())
+
+
+def _judged(s: Sample) -> bool:
+    return s.scored and s.details.get("judge_version") == JUDGE_NAME and s.details.get("p_correct") is not None
+
+
+@dataclass
+class CalibrationErrorTally:
+    """`HLECalibrationError` gathered one sample at a time: the judged answers' confidences and verdicts."""
+
+    confidence: array[float] = field(default_factory=lambda: array("d"))
+    correct: array[float] = field(default_factory=lambda: array("d"))
+
+    def add(self, s: Sample) -> None:
+        if _judged(s):
+            self.confidence.append(float(s.details["p_correct"]))
+            self.correct.append(float(s.outcome is Outcome.CORRECT))
+
+    def result(self) -> MetricValue | None:
+        return _calibration_error(self.confidence, self.correct) if len(self.confidence) else None
+
+
+@dataclass
+class AuthorsTally:
+    """`HLEAccuracyAuthors` gathered one sample at a time: the samples, the correct ones, and whether a judge
+    of HLE's graded any."""
+
+    n: int = 0
+    correct: int = 0
+    judged: bool = False
+
+    def add(self, s: Sample) -> None:
+        self.n += 1
+        self.correct += s.outcome is Outcome.CORRECT
+        self.judged = self.judged or s.details.get("judge_version") == JUDGE_NAME
+
+    def result(self) -> MetricValue | None:
+        return _authors_accuracy(self.correct, self.n) if self.n and self.judged else None

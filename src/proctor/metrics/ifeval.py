@@ -7,11 +7,11 @@ Read from each sample's `details.instructions` (`proctor.scoring.ifeval`); None 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from ..log.runlog import InstructionCheck, MetricValue, Sample
-from .base import RunContext
+from .base import RunContext, Tallied
 
 
 def _checks(s: Sample) -> list[InstructionCheck] | None:
@@ -19,7 +19,7 @@ def _checks(s: Sample) -> list[InstructionCheck] | None:
     return found if isinstance(found, list) and found else None
 
 
-class IFEvalMetric:
+class IFEvalMetric(Tallied):
     """One of the four: `level` prompt or inst(ruction), `mode` strict or loose."""
 
     needs = frozenset({"details"})
@@ -29,15 +29,32 @@ class IFEvalMetric:
         self.name = f"ifeval_{level}_level_{mode}_acc"
         self.label = f"IFEval {'prompt' if level == 'prompt' else 'instruction'}-level {mode}"
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        graded = [c for s in samples if (c := _checks(s)) is not None]
-        if not graded:
-            return None
+    def tally(self, context: RunContext) -> IFEvalTally:
+        return IFEvalTally(self.level, self.mode)
+
+
+@dataclass
+class IFEvalTally:
+    """`IFEvalMetric` gathered one sample at a time: hits and their number."""
+
+    level: Literal["prompt", "inst"]
+    mode: Literal["strict", "loose"]
+    hits: int = 0
+    n: int = 0
+
+    def add(self, s: Sample) -> None:
+        checks = _checks(s)
+        if checks is None:
+            return
         if self.level == "prompt":
-            hits = [all(getattr(c, self.mode) for c in checks) for checks in graded]
+            self.hits += all(getattr(c, self.mode) for c in checks)
+            self.n += 1
         else:
-            hits = [getattr(c, self.mode) for checks in graded for c in checks]
-        return MetricValue(value=sum(hits) / len(hits), n=len(hits), method="mean")
+            self.hits += sum(bool(getattr(c, self.mode)) for c in checks)
+            self.n += len(checks)
+
+    def result(self) -> MetricValue | None:
+        return MetricValue(value=self.hits / self.n, n=self.n, method="mean") if self.n else None
 
 
 METRICS = tuple(IFEvalMetric(level, mode) for level in ("prompt", "inst") for mode in ("strict", "loose"))

@@ -1,15 +1,17 @@
 """The registry summarize runs: the built-in metrics first (`builtin.BUILTIN`, registered on first use), then
-the others in the order they were registered; `compute_metrics` runs them all over a run's samples."""
+the others in the order they were registered; `compute_metrics` runs them all over a run's samples in one pass
+(each metric's `tally`), whether they are held in memory or read one at a time from disk."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from typing import TypeVar, cast, overload
 
 from ..log.runlog import MetricValue, Results, Sample
 from . import builtin
-from .base import Metric, MetricOutput, RunContext
+from .base import Metric, MetricOutput, RunContext, StreamedMetric, Tally
 
 _BUILTIN_FIELDS = frozenset(Results.model_fields) - {"schema_version", "metrics", "truncated_as", "extract",
                                                        "no_answer", "errors", "cluster"}
@@ -71,36 +73,76 @@ def registered() -> list[Metric]:
     return list(_registered)
 
 
-def compute_metrics(samples: Sequence[Sample], context: RunContext) -> tuple[dict[str, MetricOutput], dict[str, MetricValue]]:
-    """Every registered metric over `samples`: the built-ins' blocks by field name, and the others' values.
+def compute_metrics(samples: Iterable[Sample], context: RunContext, only: Collection[str] | None = None
+                    ) -> tuple[dict[str, MetricOutput], dict[str, MetricValue]]:
+    """Every registered metric over `samples`, in one pass (read one at a time: what each metric keeps of a sample
+    is its `tally`'s, a few bytes; a plugin without `tally` is given its samples held): the built-ins' blocks by
+    field name, and the others' values.
 
     A metric that raises or returns what its field cannot hold (the wrong type, a NaN) fails alone: it is
-    recorded under `metrics.<name>` with the reason in `error` and a warning, and every other result stands."""
-    builtin: dict[str, MetricOutput] = {}
-    extra: dict[str, MetricValue] = {}
-    for metric in registered():
+    recorded under `metrics.<name>` with the reason in `error` and a warning, and every other result stands. A
+    plugin is given its own copy of each sample, so that one assigning `s.score` cannot change the others'.
+    `only`: the metrics of these names alone (the samples are still read through)."""
+    metrics = [m for m in registered() if only is None or m.name in only]
+    tallies: list[Tally | Exception] = []
+    for metric in metrics:
         try:
-            value = _checked(metric, metric.compute(_own_copy(metric, samples), context))
+            tallies.append(metric.tally(context) if isinstance(metric, StreamedMetric) else _Held(metric, context))
         except Exception as e:  # noqa: BLE001 - a plugin fails in any way; ctrl-C (BaseException) still stops
-            why = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0][:300]
-            log.warning("metric %r failed (%s); it is recorded as failed, the other results stand", metric.name, why)
-            extra[metric.name] = MetricValue(error=why)
+            tallies.append(e)
+    own = [not any(m is b for b in builtin.BUILTIN) for m in metrics]
+    live = [(i, t) for i, t in enumerate(tallies) if not isinstance(t, Exception)]
+    for s in samples:
+        for i, t in live:
+            try:
+                t.add(s.model_copy() if own[i] else s)
+            except Exception as e:  # noqa: BLE001 - as above
+                tallies[i] = e
+                live = [(j, u) for j, u in live if j != i]
+    built: dict[str, MetricOutput] = {}
+    extra: dict[str, MetricValue] = {}
+    for metric, got in zip(metrics, tallies, strict=True):
+        try:
+            if isinstance(got, Exception):
+                raise got
+            value = _checked(metric, got.result())
+        except Exception as e:  # noqa: BLE001 - as above
+            _failed(metric, e, extra)
             continue
-        if value is None:
-            continue
-        if metric.name in _BUILTIN_FIELDS:
-            builtin[metric.name] = value
-        else:
-            extra[metric.name] = cast(MetricValue, value)
-    return builtin, extra
+        _keep(metric, value, built, extra)
+    return built, extra
 
 
-def _own_copy(metric: Metric, samples: Sequence[Sample]) -> Sequence[Sample]:
-    """`samples` for a built-in; a plugin gets its own copies, so that one assigning `s.score` cannot change the
-    accuracy of the run read back (`read_run` holds the very samples it summarized)."""
-    if any(metric is m for m in builtin.BUILTIN):
-        return samples
-    return [s.model_copy() for s in samples]
+def _failed(metric: Metric, e: Exception, extra: dict[str, MetricValue]) -> None:
+    why = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0][:300]
+    log.warning("metric %r failed (%s); it is recorded as failed, the other results stand", metric.name, why)
+    extra[metric.name] = MetricValue(error=why)
+
+
+def _keep(metric: Metric, value: MetricOutput | None, built: dict[str, MetricOutput],
+          extra: dict[str, MetricValue]) -> None:
+    if value is None:
+        return
+    if metric.name in _BUILTIN_FIELDS:
+        built[metric.name] = value
+    else:
+        extra[metric.name] = cast(MetricValue, value)
+
+
+@dataclass
+class _Held:
+    """A metric without `tally` (a plugin): its samples held, then computed at the end. The one place a summary
+    holds samples: each such plugin's."""
+
+    metric: Metric
+    context: RunContext
+    samples: list[Sample] = field(default_factory=list)
+
+    def add(self, s: Sample) -> None:
+        self.samples.append(s)
+
+    def result(self) -> MetricOutput | None:
+        return self.metric.compute(self.samples, self.context)
 
 
 def _checked(metric: Metric, value: object) -> MetricOutput | None:

@@ -8,25 +8,25 @@ harmonic mean with is_correct, 0 when both are 0). None for runs without SimpleQ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Sample
 from ..scoring.simpleqa import GRADES, JUDGE_NAME
-from .base import RunContext
+from .base import RunContext, Tallied
 
 NAMES = ("is_correct", "is_incorrect", "is_not_attempted", "accuracy_given_attempted", "f1")
 
 
-def grades_of(samples: Sequence[Sample]) -> list[str]:
-    """The grader's letter (A, B or C) of every graded SimpleQA sample."""
-    return [str(s.details.get("judge_grade")) for s in samples
-            if s.scored and s.details.get("judge_version") == JUDGE_NAME and s.details.get("judge_grade") in GRADES]
-
-
 def simpleqa_metrics(grades: Sequence[str]) -> dict[str, float]:
     """simple-evals' aggregate metrics of a list of grade letters (not empty)."""
-    n = len(grades)
-    out = {name: sum(g == letter for g in grades) / n
+    return simpleqa_of_counts(Counter(grades), len(grades))
+
+
+def simpleqa_of_counts(counts: Mapping[str, int], n: int) -> dict[str, float]:
+    """`simpleqa_metrics` from how many of the `n` grades are each letter."""
+    out = {name: counts.get(letter, 0) / n
            for name, letter in (("is_correct", "A"), ("is_incorrect", "B"), ("is_not_attempted", "C"))}
     attempted = out["is_correct"] + out["is_incorrect"]
     out["accuracy_given_attempted"] = out["is_correct"] / attempted if attempted > 0 else 0
@@ -35,7 +35,7 @@ def simpleqa_metrics(grades: Sequence[str]) -> dict[str, float]:
     return out
 
 
-class SimpleQAMetric:
+class SimpleQAMetric(Tallied):
     """One of simple-evals' five SimpleQA numbers (`NAMES`)."""
 
     needs = frozenset({"details", "outcome"})
@@ -45,11 +45,27 @@ class SimpleQAMetric:
         self.name = f"simpleqa_{which}"
         self.label = f"SimpleQA {which.replace('_', ' ')}"
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        grades = grades_of(samples)
-        if not grades:
+    def tally(self, context: RunContext) -> GradesTally:
+        return GradesTally(self.which)
+
+
+@dataclass
+class GradesTally:
+    """`SimpleQAMetric` gathered one sample at a time: how many graded samples got each letter."""
+
+    which: str
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, s: Sample) -> None:
+        grade = s.details.get("judge_grade")
+        if s.scored and s.details.get("judge_version") == JUDGE_NAME and grade in GRADES:
+            self.counts[str(grade)] += 1
+
+    def result(self) -> MetricValue | None:
+        n = sum(self.counts.values())
+        if not n:
             return None
-        return MetricValue(value=simpleqa_metrics(grades)[self.which], n=len(grades), method="simple-evals")
+        return MetricValue(value=simpleqa_of_counts(self.counts, n)[self.which], n=n, method="simple-evals")
 
 
 METRICS = tuple(SimpleQAMetric(name) for name in NAMES)

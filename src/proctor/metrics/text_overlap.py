@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Sample
 from ..stats.intervals import accuracy_ci
-from .base import RunContext
+from ..util.columns import Labels
+from .base import RunContext, Tallied
 
 MEASURES = ("token_f1", "rouge1", "rouge2", "rougeL", "bleu")
 
 
-class TextOverlap:
+class TextOverlap(Tallied):
     """One overlap measure's mean over the scored samples that carry it (None when none do)."""
 
     needs = frozenset({"details", "outcome", "item_id", "dataset"})
@@ -24,9 +26,23 @@ class TextOverlap:
         self.name = measure
         self.label = measure
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        carried = [s for s in samples if s.scored and isinstance(s.details.get(self.measure), int | float)]
-        if not carried:
-            return None
-        return accuracy_ci([float(s.details[self.measure]) for s in carried],
-                           [f"{s.dataset}\x1f{s.item_id}" for s in carried], seed=context.seed)
+    def tally(self, context: RunContext) -> OverlapTally:
+        return OverlapTally(self.measure, context.seed)
+
+
+@dataclass
+class OverlapTally:
+    """`TextOverlap` gathered one sample at a time: the measure's values and their items, as columns."""
+
+    measure: str
+    seed: int = 0
+    values: array[float] = field(default_factory=lambda: array("d"))
+    items: Labels = field(default_factory=Labels)
+
+    def add(self, s: Sample) -> None:
+        if s.scored and isinstance(s.details.get(self.measure), int | float):
+            self.values.append(float(s.details[self.measure]))
+            self.items.append(f"{s.dataset}\x1f{s.item_id}")
+
+    def result(self) -> MetricValue | None:
+        return accuracy_ci(self.values, self.items, seed=self.seed) if len(self.values) else None

@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from ..util.textio import write_text_atomic
 from .data import ReportData, load
-from .html import render_html
+from .html import MAX_SAMPLES, render_html
 from .markdown import render_markdown
 
-__all__ = ["ReportData", "load", "render_html", "render_markdown", "write_report"]
+__all__ = ["MAX_SAMPLES", "ReportData", "load", "render_html", "render_markdown", "write_report"]
 
 
 def write_report(
@@ -25,8 +25,10 @@ def write_report(
     store: str | Path | None = None,
     history: Sequence[Mapping[str, Any]] | None = None,
     mix_settings: bool = False,
+    max_samples: int = MAX_SAMPLES,
 ) -> Path:
-    """Read the runs, render the report and write it atomically to `out`; returns the path written."""
+    """Read the runs, render the report and write it atomically to `out`; returns the path written. The HTML sample
+    browser holds at most `max_samples` samples (a seeded random draw when the runs hold more; 0: all)."""
     data = load(run_dirs, store=store, history=history, mix_settings=mix_settings)
-    write_text_atomic(out, render_html(data) if fmt == "html" else render_markdown(data))
+    write_text_atomic(out, render_html(data, max_samples) if fmt == "html" else render_markdown(data))
     return Path(out)

@@ -9,15 +9,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from pathlib import Path, PurePath
 from typing import Any
 
 from ..data.coverage import BANDS as COVERAGE_BANDS
 from ..data.coverage import flag_categories
-from ..log.results import read_run
+from ..log.results import open_run, summarize
 from ..log.runlog import (
     AnswerReading,
     Cost,
@@ -29,13 +30,11 @@ from ..log.runlog import (
     Results,
     RunLog,
     Sample,
-    error_counts,
 )
 from ..log.runlog import Calibration as ResultsCalibration
 from ..log.store import Store, default_store_path
-from ..metrics import RunContext, registered
+from ..metrics import registered
 from ..metrics.accuracy import clustering_text
-from ..stats.intervals import apply_no_answer, apply_truncated_as
 from ..stats.intervals import calibration as stats_calibration
 from ..util.errors import ProctorError
 from .comparisons import ComparisonSection, comparison_section
@@ -336,31 +335,45 @@ def _present(value: object) -> bool:
 
 def filled_results(log: RunLog) -> tuple[Results, list[str]]:
     """results.json, with each metric block it lacks (an older proctor wrote it, or the run was interrupted
-    before it was written) worked out from the samples by the same registered metric; and those blocks' names."""
+    before it was written) worked out from the samples by the same registered metric, in one streamed pass (none
+    when nothing is missing); and those blocks' names."""
     m = log.manifest
-    written = log.results or Results(truncated_as=m.truncated_as, no_answer=m.no_answer, extract=m.extract,
-                                     errors=error_counts(log.samples))
-    samples = apply_no_answer(apply_truncated_as(log.samples, written.truncated_as or m.truncated_as),
-                              written.no_answer or m.no_answer)
-    context = RunContext(manifest=m, no_answer=written.no_answer or m.no_answer)
+    written = log.results or Results(truncated_as=m.truncated_as, no_answer=m.no_answer, extract=m.extract)
+    missing = {metric.name for metric in registered() if not _present(_held(written, metric.name))}
+    seen = 0
+
+    def counting() -> Iterator[Sample]:
+        nonlocal seen
+        for s in log.iter_samples():
+            seen += 1
+            yield s
+
+    got = Results()
+    if missing or log.results is None:
+        got = summarize(counting(), truncated_as=written.truncated_as or m.truncated_as, manifest=m,
+                        no_answer=written.no_answer or m.no_answer, extract=m.extract, only=missing)
+    if log.results is None:
+        written = written.model_copy(update={"errors": got.errors})
     update: dict[str, Any] = {}
     extra = dict(written.metrics)
     notes: list[str] = []
-    for metric in registered() if samples else []:
-        builtin = metric.name in Results.model_fields
-        have = (getattr(written, metric.name) if metric.name in written.model_fields_set else None) if builtin \
-            else written.metrics.get(metric.name)
-        if _present(have):
-            continue
-        value = metric.compute(samples, context)
-        if not _present(value):
+    for metric in registered() if seen else []:
+        value = _held(got, metric.name)
+        if metric.name not in missing or not _present(value) or getattr(value, "error", None) is not None:
             continue
         notes.append(metric.name)
-        if builtin:
+        if metric.name in Results.model_fields:
             update[metric.name] = value
         elif isinstance(value, MetricValue):
             extra[metric.name] = value
     return written.model_copy(update={**update, "metrics": extra}), notes
+
+
+def _held(written: Results, name: str) -> Any:
+    """What results.json holds of the metric `name` (None: nothing)."""
+    if name in Results.model_fields:
+        return getattr(written, name) if name in written.model_fields_set else None
+    return written.metrics.get(name)
 
 
 def shown_dataset(m: Manifest) -> str:
@@ -382,7 +395,7 @@ def summarize_run(index: int, log: RunLog) -> RunSummary:
     duration = m.elapsed_s  # time spent running, over every session of a resumed run
     if duration is None and t0 and t1 and t1 >= t0:  # older run logs: start to finish (a clock step is not one)
         duration = (t1 - t0).total_seconds()
-    dists = [d for d in (distribution(s) for s in log.samples) if d is not None]
+    dists = [d for d in (distribution(s) for s in log.iter_samples()) if d is not None]
     return RunSummary(
         index=index,
         log=log,
@@ -432,7 +445,7 @@ def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
         if _is_report(Path(d)):
             continue  # `report runs/*` after `report runs/* -o runs/report.html`: not a run, and no surprise
         try:
-            log = read_run(d)
+            log = open_run(d)  # its samples left on disk, read one at a time when used
         except (ProctorError, OSError, ValueError) as e:
             first_error = first_error or e
             warnings.append(f"{d}: skipped, not a readable run directory ({e})")
@@ -471,10 +484,10 @@ def load(
     scored = [r for r in summaries if _n_scored(r) > 0]
     aborted = [r for r in summaries if _n_scored(r) == 0] if scored else []
     runs = [dataclasses.replace(r, index=i) for i, r in enumerate(scored or summaries)]
-    by_ds: dict[str, list[Sample]] = defaultdict(list)
+    by_ds: dict[str, list[RunSummary]] = defaultdict(list)
     for r in runs:
-        by_ds[r.dataset].extend(r.log.samples)
-    cov = [coverage_view(ds, ss) for ds, ss in by_ds.items()]
+        by_ds[r.dataset].append(r)
+    cov = [coverage_view(ds, chain.from_iterable(r.log.iter_samples() for r in rs)) for ds, rs in by_ds.items()]
 
     keys = list(dict.fromkeys((r.model, r.dataset_key) for r in runs))
     raw: dict[tuple[str, str], list[Any]] = defaultdict(list)

@@ -12,6 +12,7 @@ import base64
 import gzip
 import hashlib
 import json
+import random
 import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -95,12 +96,41 @@ def _snippet(s: Sample, prompt: Sequence[Mapping[str, Any]]) -> str:
     return " ".join(text[: SNIPPET * 4].split())[:SNIPPET]
 
 
-def sample_blob(runs: Sequence[RunSummary]) -> dict[str, Any]:
-    """Compact sample records for the browser; prompts are lists of [role, paragraph ids]."""
+MAX_SAMPLES = 10_000  # rows of the sample browser, over every run (report --max-samples)
+
+
+def shown_shares(sizes: Sequence[int], limit: int) -> list[int]:
+    """How many samples of each run the browser shows: all of them when the runs hold at most `limit` together,
+    else `limit` shared out evenly, a run with fewer than its share giving the rest to the others."""
+    if limit <= 0 or sum(sizes) <= limit:
+        return list(sizes)
+    shares = [0] * len(sizes)
+    left, open_runs = limit, sorted(range(len(sizes)), key=lambda i: sizes[i])
+    while open_runs:
+        share = left // len(open_runs)
+        i = open_runs.pop(0)
+        shares[i] = min(sizes[i], share if open_runs else left)
+        left -= shares[i]
+    return shares
+
+
+def _shown_positions(run_id: str, n: int, k: int) -> range | set[int]:
+    """`k` of a run's `n` sample positions drawn at random, seeded by its run id (the same report shows the same
+    samples); all of them when k ≥ n."""
+    if k >= n:
+        return range(n)
+    return set(random.Random(int(hashlib.sha256(run_id.encode()).hexdigest()[:16], 16)).sample(range(n), k))
+
+
+def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> dict[str, Any]:
+    """Compact sample records for the browser; prompts are lists of [role, paragraph ids]. At most `limit` samples
+    over every run (0: all), a seeded random draw of each run's when they hold more, read one at a time."""
     pool = _Interner()
     rows = []
-    for r in runs:
-        for s in r.log.samples:
+    sizes = [r.overall.n for r in runs]
+    for r, k in zip(runs, shown_shares(sizes, limit), strict=True):
+        shown = _shown_positions(r.log.manifest.run_id, r.overall.n, k)
+        for s in (s for i, s in enumerate(r.log.iter_samples()) if i in shown):
             msgs = s.prompt if isinstance(s.prompt, list) else [{"role": "", "content": s.prompt}]
             prompt = [[str(m.get("role", "")), pool.text(str(m.get("content", "")))] for m in msgs]
             row: dict[str, Any] = {
@@ -125,7 +155,7 @@ def sample_blob(runs: Sequence[RunSummary]) -> dict[str, Any]:
             row.update(_judge_fields(s.details))
             rows.append(row)
     return {"runs": run_names(runs), "models": [r.model for r in runs], "colours": plots.N_COLOURS,
-            "strings": pool.table, "samples": rows}
+            "strings": pool.table, "samples": rows, "total": sum(sizes)}
 
 
 def run_names(runs: Sequence[RunSummary]) -> list[str]:
@@ -216,8 +246,8 @@ def breakable(value: object) -> Markup:
                           for i, part in enumerate(parts)))
 
 
-def render_html(data: ReportData) -> str:
-    """Render the whole report as one HTML document."""
+def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
+    """Render the whole report as one HTML document (its sample browser: at most `max_samples` samples, 0: all)."""
     runs = data.runs
     labels = run_names(runs)
     by_dataset: dict[str, list[RunSummary]] = {}
@@ -258,6 +288,7 @@ def render_html(data: ReportData) -> str:
     ks = {r.epochs.k for r in runs if r.epochs}
     script = _static("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    blob = sample_blob(runs, max_samples)
     return _env().get_template("report.html.j2").render(
         runs=runs,
         names=labels,
@@ -284,8 +315,9 @@ def render_html(data: ReportData) -> str:
         css=Markup(_static("report.css")),
         script=Markup(script),
         script_hash=script_hash,
-        blob=Markup(encode_blob(sample_blob(runs))),
-        n_samples=sum(len(r.log.samples) for r in runs),
+        blob=Markup(encode_blob(blob)),
+        n_samples=blob["total"],
+        n_shown=len(blob["samples"]),
         n_colours=plots.N_COLOURS,
         report_warnings=data.warnings,
         aborted=data.aborted,

@@ -127,7 +127,7 @@ def _notices(data: ReportData) -> list[str]:
     """Directories skipped, duplicates shown once, and the runs that scored nothing (listed, not tabled)."""
     out = [f"- ⚠ {_cell(w)}" for w in data.warnings]
     out += [f"- scored nothing: {_cell(r.model)} · {_cell(r.dataset)} (run {r.log.manifest.run_id[:12]}, "
-            f"{len(r.log.samples)} samples, none scored)" for r in data.aborted]
+            f"{r.overall.n} samples, none scored)" for r in data.aborted]
     return [*out, ""] if out else []
 
 

@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..log.checksums import write_checksums
 from ..log.provenance import utc_now
-from ..log.results import latest_samples, summarize
-from ..log.runlog import Results, RunLog, read_manifest, write_manifest, write_results
+from ..log.results import summarize
+from ..log.runlog import Results, RunLog, SamplesOnDisk, read_manifest, write_manifest, write_results
 
 
 def results_of(log: RunLog) -> Results:
-    """The run's results, a pure function of its samples and the manifest's counting settings."""
-    return summarize(log.samples, truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
+    """The run's results, a pure function of its samples and the manifest's counting settings: summarized in one
+    pass over them (from disk, one at a time, for a run left there), never held for it."""
+    return summarize(log.iter_samples(), truncated_as=log.manifest.truncated_as, no_answer=log.manifest.no_answer,
                      extract=log.manifest.extract, manifest=log.manifest)
+
+
+def on_disk(run_dir: Path, order: Sequence[str] | None = None) -> RunLog:
+    """A run directory's log with its samples left on disk (read when used: `SamplesOnDisk`), results unread."""
+    return RunLog.model_construct(path=run_dir, manifest=read_manifest(run_dir), samples=SamplesOnDisk(run_dir, order),
+                                  results=None, streamed=True)
 
 
 def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None = None) -> RunLog:
     """Compute results.json from the samples (of a run directory, or already in memory; or take `results`
     computed from them), stamp the manifest as finished, and record the run in the history store."""
-    # a directory: its samples alone (the results.json there is about to be recomputed and replaced, so reading
-    # it through read_run, which recomputes it to check it, would summarise the samples twice)
-    log = run if isinstance(run, RunLog) else RunLog(path=Path(run), manifest=read_manifest(Path(run)),
-                                                     samples=latest_samples(Path(run)))
+    # a directory: its samples alone, left on disk (the results.json there is about to be recomputed and replaced,
+    # so reading it through read_run, which recomputes it to check it, would summarise the samples twice)
+    log = run if isinstance(run, RunLog) else on_disk(Path(run))
     results = results_of(log) if results is None else results
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
@@ -35,4 +42,4 @@ def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None 
     return log
 
 
-__all__ = ["finalize_run", "results_of"]
+__all__ = ["finalize_run", "on_disk", "results_of"]

@@ -35,11 +35,13 @@ from ..log.runlog import (
     MANIFEST,
     SAMPLES,
     CacheUse,
+    EpochMajor,
     Manifest,
     Outcome,
     Results,
     RunLog,
     Sample,
+    SamplesOnDisk,
     append_samples,
     iter_samples,
     read_manifest,
@@ -424,6 +426,14 @@ def _cached(model: Model, store: Store | None, options: RunOptions) -> Model:
     return CachedModel(model, store)
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """What the dispatch loop needs of a sample already on disk: its outcome and error."""
+
+    outcome: Outcome
+    error: str | None
+
+
 @dataclass
 class _Tally:
     """Answers seen this session: stops a run whose first answers all failed (the failure hits every one)."""
@@ -432,7 +442,7 @@ class _Tally:
     seen: int = 0
     errors: Counter[str] = field(default_factory=Counter)
 
-    def add(self, samples: Sequence[Sample]) -> None:
+    def add(self, samples: Sequence[Sample | _Answered]) -> None:
         for s in samples:
             self.seen += 1
             if s.outcome is Outcome.ERROR:
@@ -491,44 +501,69 @@ def error_kinds(errors: Counter[str] | dict[str, int]) -> list[str]:
 
 
 async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[Item, int]], run_dir: Path,
-                    spec: RunSpec, options: RunOptions, bar: Any, done: int,
+                    spec: RunSpec, options: RunOptions, bar: Any, done: int, keep: bool = True,
                     mark: Callable[[Sequence[Sample]], list[Sample]] = list) -> dict[str, Sample]:
-    """Run every chunk of `plan` concurrently; append each chunk's samples the moment it is scored (`mark`ed:
-    a retry's second attempts carry their first, `proctor.run.retry.marked`)."""
+    """Run the chunks of `plan` concurrently, at most `_window` of them started at a time (the model's own limit
+    decides how many requests are in flight); append each chunk's samples the moment it is scored (`mark`ed: a
+    retry's second attempts carry their first, `proctor.run.retry.marked`). Return them by id (`keep`), or
+    nothing: they are on disk, and a run summarized from there never holds them."""
     size = _chunk_size(model, scorer, options)
-    chunks = [plan[i : i + size] for i in range(0, len(plan), size)]
-
-    async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample], Any]:
-        with bar.chunk(len(chunk)) as handle:  # what the backend reports inside the call moves the bar
-            return await score_chunk(task, model, scorer, chunk), handle
-
-    pending = [asyncio.ensure_future(one_call(c)) for c in chunks]
-    tally = _Tally(options.fail_fast_after if len(plan) > options.fail_fast_after else 0)  # small: just finish
+    chunks = (plan[i : i + size] for i in range(0, len(plan), size))
     price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
+
+    async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample] | list[_Answered], Any]:
+        with bar.chunk(len(chunk)) as handle:  # what the backend reports inside the call moves the bar
+            answered = await score_chunk(task, model, scorer, chunk)
+        finished = mark(_priced(answered, price, judge_price))
+        # on disk the moment it is scored: chunks that finish before the loop below reads them are not held
+        append_samples(run_dir / SAMPLES, finished)
+        return (finished if keep else [_Answered(s.outcome, s.error) for s in finished]), handle
+
+    running: set[asyncio.Future[tuple[list[Sample] | list[_Answered], Any]]] = set()  # what the end cancels
+    ended: asyncio.Queue[asyncio.Future[tuple[list[Sample] | list[_Answered], Any]]] = asyncio.Queue()
+    tally = _Tally(options.fail_fast_after if len(plan) > options.fail_fast_after else 0)  # small: just finish
     by_id: dict[str, Sample] = {}
     stopped: CostLimitReached | None = None
+
+    def start_more() -> None:
+        """Start chunks in plan order until `_window` run (a call per chunk started at once held a task a chunk:
+        ~1 KB each, 1 GB at a million samples of an API model)."""
+        while stopped is None and len(running) < _window(model) and (chunk := next(chunks, None)) is not None:
+            fut = asyncio.ensure_future(one_call(chunk))
+            running.add(fut)
+            fut.add_done_callback(ended.put_nowait)
+
     try:
-        for fut in asyncio.as_completed(pending):
+        start_more()
+        while running:
+            fut = await ended.get()
+            running.discard(fut)
             try:
-                answered, handle = await fut
-            except CostLimitReached as e:  # requests already sent still finish and are kept
+                finished, handle = fut.result()
+            except CostLimitReached as e:  # requests already sent still finish and are kept; no more are started
                 stopped = e
                 continue
-            finished = mark(_priced(answered, price, judge_price))
-            append_samples(run_dir / SAMPLES, finished)
-            by_id.update((s.sample_id, s) for s in finished)
+            by_id.update((s.sample_id, s) for s in finished if isinstance(s, Sample))
             bar.cache_hits = done + _cache_hits(model)
             bar.in_flight = model.in_flight_limit
             errors = sum(s.outcome is Outcome.ERROR for s in finished)
             bar.finish(handle, len(finished) - errors, errors)
             tally.add(finished)
+            start_more()
     finally:
-        for p in pending:
+        for p in running:
             p.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await asyncio.gather(*running, return_exceptions=True)
     if stopped is not None:
         raise stopped
     return by_id
+
+
+WINDOW = 1024  # chunks started ahead at most: far above what a backend runs at once (an HTTP backend: twice its limit)
+
+
+def _window(model: Model) -> int:
+    return max(WINDOW, 2 * (model.in_flight_limit or 0))
 
 
 def _chunk_size(model: Model, scorer: Scorer, options: RunOptions) -> int:
@@ -639,24 +674,21 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
                   in_flight=model.in_flight_limit) as bar:
         bar.advance(len(done), cache_hit=True)
         if spec.stop_when is None:
-            by_id = dict(done) | await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar,
-                                                 len(done), lambda samples: marked(samples, firsts, spec))
+            await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done), keep=False,
+                            mark=lambda samples: marked(samples, firsts, spec))
         else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
-            asked, manifest.sequential = await ask_until_decided(
+            _, manifest.sequential = await ask_until_decided(
                 spec, items, done, load_baseline(spec, task, options.store),
                 lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n))
-            by_id = dict(done) | asked
+    done.clear()
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
         raise CostLimitReached(guard)
-    # in plan order, whatever order chunks finished or runs resumed in: results are reproducible
-    ordered = [
-        by_id[sid]
-        for epoch in range(spec.epochs)
-        for item in task.items
-        if (sid := f"{item.identifier}#{epoch}") in by_id
-    ]
     manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)
-    log = RunLog(path=run_dir, manifest=manifest, samples=ordered, cache=_cache_use(cached_model, scorer))
+    # the samples stay on disk, read in plan order (whatever order chunks finished or runs resumed in: results are
+    # reproducible) one at a time when summarized and recorded: memory does not grow with the run
+    order = EpochMajor([item.identifier for item in task.items], spec.epochs)
+    log = RunLog.model_construct(path=run_dir, manifest=manifest, samples=SamplesOnDisk(run_dir, order), results=None,
+                                 streamed=True, cache=_cache_use(cached_model, scorer))
     results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
     return finalize_run(log, store if options.record_history else None, results)
 

@@ -14,17 +14,25 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from ..log.checksums import edited_sample_line
-from ..log.results import latest_samples
-from ..log.runlog import SAMPLES, RunLog, append_samples, read_manifest, write_manifest
+from ..log.runlog import (
+    SAMPLES,
+    RunLog,
+    Sample,
+    SamplesOnDisk,
+    append_samples,
+    iter_run_samples,
+    write_manifest,
+)
 from ..util.errors import InputError, ProctorError
 from ..util.textio import atomic_directory, parse_json
-from .finalize import finalize_run
+from .finalize import finalize_run, on_disk
 
 SHARD_FILE = "shard.json"
 MAX_SHARDS = 1_000_000  # more jobs than items is possible (empty shards), but not without bound
@@ -107,9 +115,9 @@ def _read_shard(path: Path) -> ShardDir:
     if (line := edited_sample_line(path)) is not None:  # merged, the edit would be checksummed as the run's
         raise InputError.at(path / SAMPLES, "differs from the line checksums.json recorded when the shard finished: "
                             "the file was edited; merge refused (re-run the shard, or restore the file)", line)
-    # its samples alone: read_run would also recompute the shard's results to check them, which the merge recomputes
-    # for the whole run anyway (memory and time past 100k samples)
-    return ShardDir(path, shard, order, RunLog(path=path, manifest=read_manifest(path), samples=latest_samples(path)))
+    # its samples left on disk (read one at a time when used): read_run would also recompute the shard's results to
+    # check them, which the merge recomputes for the whole run anyway (memory and time past 100k samples)
+    return ShardDir(path, shard, order, on_disk(path))
 
 
 def _comparable(manifest: Any) -> dict[str, Any]:
@@ -132,21 +140,33 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
                            f"{first.shard})")
 
 
-def _samples_by_id(shards: Sequence[ShardDir]) -> dict[str, Any]:
-    """Every shard's samples by id. A sample two shards hold with different outcomes or scores is refused,
-    naming it and both shards; an identical copy is kept once (the lower shard's, whatever the argument order)."""
-    by_id: dict[str, Any] = {}
-    where: dict[str, Path] = {}
-    for shard in sorted(shards, key=lambda s: s.shard.index):
-        for x in shard.log.samples:
+def _samples_by_id(shards: Sequence[ShardDir]) -> dict[str, int]:
+    """Which shard (its position in `shards`) gives each sample, read one at a time. A sample two shards hold with
+    different outcomes or scores is refused, naming it and both shards; an identical copy is kept once (the lower
+    shard's, whatever the argument order)."""
+    by_id: dict[str, int] = {}
+    for pos, shard in sorted(enumerate(shards), key=lambda p: p[1].shard.index):
+        for x in shard.log.iter_samples():
             had = by_id.get(x.sample_id)
-            if had is not None and (had.outcome, had.score) != (x.outcome, x.score):
-                raise ProctorError(f"merge: sample {x.sample_id} is in {where[x.sample_id]} ({had.outcome}, score "
-                                   f"{had.score}) and in {shard.path} ({x.outcome}, score {x.score}): "
-                                   "which is right cannot be told; re-run that item's shard")
             if had is None:
-                by_id[x.sample_id], where[x.sample_id] = x, shard.path
+                by_id[x.sample_id] = pos
+                continue
+            first = next(iter_run_samples(shards[had].path, order=[x.sample_id]))  # a copy: rare, read again
+            if (first.outcome, first.score) != (x.outcome, x.score):
+                raise ProctorError(f"merge: sample {x.sample_id} is in {shards[had].path} ({first.outcome}, score "
+                                   f"{first.score}) and in {shard.path} ({x.outcome}, score {x.score}): "
+                                   "which is right cannot be told; re-run that item's shard")
     return by_id
+
+
+def _in_order(shards: Sequence[ShardDir], by_id: dict[str, int], order: Sequence[str]) -> Iterator[Sample]:
+    """The run's samples in `order`, each from the shard that gives it, read one at a time (an index a shard)."""
+    def given_by(pos: int) -> Iterator[str]:
+        return (sid for sid in order if by_id.get(sid) == pos)
+
+    streams = [iter_run_samples(s.path, order=given_by(pos)) for pos, s in enumerate(shards)]
+    for sid in order:
+        yield next(streams[by_id[sid]])
 
 
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
@@ -156,6 +176,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
         raise ProctorError("merge: give the shard run directories")
     for s in shards[1:]:
         _same_run(shards[0], s)
+        s.order[:] = []  # the same as the first's: one copy of the run's order is enough
     count = shards[0].shard.count
     seen: dict[int, Path] = {}
     for s in shards:
@@ -177,13 +198,14 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     manifest.spec = manifest.spec.model_copy(update={"shard": None}) if manifest.spec is not None else None
     manifest.merged_from = [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)]
     manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
-    samples = [by_id[sid] for sid in shards[0].order]
     with atomic_directory(out) as staging:  # whole or nothing: a kill or a failure leaves `out` as it was
         write_manifest(staging, manifest)
-        for start in range(0, len(samples), _WRITE_BATCH):  # one write of them all held their text twice over
-            append_samples(staging / SAMPLES, samples[start : start + _WRITE_BATCH])
-        log = finalize_run(RunLog(path=staging, manifest=manifest, samples=samples))
-    log = log.model_copy(update={"path": out})
+        samples = _in_order(shards, by_id, shards[0].order)
+        while batch := list(islice(samples, _WRITE_BATCH)):  # streamed: a batch held at a time
+            append_samples(staging / SAMPLES, batch)
+        log = finalize_run(RunLog.model_construct(path=staging, manifest=manifest, samples=SamplesOnDisk(staging),
+                                                  results=None, streamed=True))
+    log = log.model_copy(update={"path": out, "samples": SamplesOnDisk(out)})
     if store is not None:
         store.record_run(log)
     return log

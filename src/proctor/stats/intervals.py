@@ -257,9 +257,20 @@ def apply_truncated_as(samples: Sequence[Sample], truncated_as: str) -> list[Sam
     """`excluded`: truncated samples keep their outcome but leave accuracy (score None); `wrong`: they stay 0."""
     if truncated_as == "wrong":
         return list(samples)
-    if truncated_as != "excluded":
+    check_truncated_as(truncated_as)
+    return [truncated_as_counted(s, truncated_as) for s in samples]
+
+
+def check_truncated_as(truncated_as: str) -> None:
+    if truncated_as not in ("wrong", "excluded"):
         raise ValueError(f"truncated_as must be wrong or excluded, not {truncated_as!r}")
-    return [s.model_copy(update={"score": None}) if s.outcome is Outcome.TRUNCATED else s for s in samples]
+
+
+def truncated_as_counted(s: Sample, truncated_as: str) -> Sample:
+    """One sample as `apply_truncated_as` counts it."""
+    if truncated_as == "excluded" and s.outcome is Outcome.TRUNCATED:
+        return s.model_copy(update={"score": None})
+    return s
 
 
 NO_ANSWER_POLICIES = ("wrong", "guess")
@@ -281,10 +292,20 @@ def apply_no_answer(samples: Sequence[Sample], no_answer: str) -> list[Sample]:
     draw: TIGER-Lab's scripts draw one); `wrong` (the default): it stays 0."""
     if no_answer == "wrong":
         return list(samples)
-    if no_answer != "guess":
+    check_no_answer(no_answer)
+    return [no_answer_counted(s, no_answer) for s in samples]
+
+
+def check_no_answer(no_answer: str) -> None:
+    if no_answer not in NO_ANSWER_POLICIES:
         raise ValueError(f"no_answer must be wrong or guess, not {no_answer!r}")
-    return [s.model_copy(update={"score": guess_credit(s.modality)}) if s.outcome is Outcome.NO_ANSWER else s
-            for s in samples]
+
+
+def no_answer_counted(s: Sample, no_answer: str) -> Sample:
+    """One sample as `apply_no_answer` counts it."""
+    if no_answer == "guess" and s.outcome is Outcome.NO_ANSWER:
+        return s.model_copy(update={"score": guess_credit(s.modality)})
+    return s
 
 
 # ---------------------------------------------------------------- calibration
@@ -326,23 +347,32 @@ def calibration(
     """
     if len(distributions) != len(expected) or not distributions:
         raise ValueError("calibration needs one expected index per distribution (and at least one)")
-    briers, losses, conf, corr = [], [], [], []
-    for p_raw, e in zip(distributions, expected):
-        p = np.asarray(p_raw, dtype=float)
-        y = np.zeros_like(p)
-        y[e] = 1.0
-        briers.append(float(((p - y) ** 2).sum()))
-        losses.append(-math.log(max(float(p[e]), _EPS)))
-        top = p.max()
-        conf.append(float(top))
-        corr.append(float(p[e] == top and int((p == top).sum()) == 1))
-    bins = reliability_bins(np.array(conf), np.array(corr), n_bins)
+    points = [calibration_point(p_raw, e) for p_raw, e in zip(distributions, expected)]
+    briers, losses, conf, corr = ([p[i] for p in points] for i in range(4))
+    return calibration_of_points(briers, losses, conf, corr, n_bins)
+
+
+def calibration_point(p_raw: Sequence[float] | np.ndarray, e: int) -> tuple[float, float, float, float]:
+    """One distribution's part of `calibration`: its Brier score, log-loss, confidence (max p) and whether its
+    single top option is the expected one (1.0 or 0.0)."""
+    p = np.asarray(p_raw, dtype=float)
+    y = np.zeros_like(p)
+    y[e] = 1.0
+    top = p.max()
+    return (float(((p - y) ** 2).sum()), -math.log(max(float(p[e]), _EPS)), float(top),
+            float(p[e] == top and int((p == top).sum()) == 1))
+
+
+def calibration_of_points(briers: Sequence[float], losses: Sequence[float], conf: Sequence[float],
+                          corr: Sequence[float], n_bins: int = 10) -> Calibration:
+    """`calibration` from its distributions' points (`calibration_point`), in their order."""
+    bins = reliability_bins(np.asarray(conf, dtype=float), np.asarray(corr, dtype=float), n_bins)
     return Calibration(brier=float(np.mean(briers)), ece=expected_calibration_error(bins),
                        log_loss=float(np.mean(losses)), n=len(briers), bins=bins)
 
 
 def binary_calibration(
-    p_correct: Sequence[float], correct: Sequence[int | bool], n_bins: int = 10
+    p_correct: Sequence[float], correct: Sequence[int | bool] | Sequence[float], n_bins: int = 10
 ) -> Calibration:
     """Calibration of stated probabilities that an answer is correct (binary events)."""
     p = np.clip(np.asarray(p_correct, dtype=float), 0.0, 1.0)

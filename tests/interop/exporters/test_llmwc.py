@@ -24,7 +24,8 @@ def _mmlu_run(tmp_path: Path, name: str, model: str) -> Path:
 
 def test_a_plain_run_writes_only_proctors_log_and_export_writes_llmwc(tmp_path: Path) -> None:
     run = _mmlu_run(tmp_path, "run", "scripted:first")
-    assert {p.name for p in run.iterdir()} <= {"manifest.json", "samples.jsonl", "results.json", "checksums.json", ".lock"}
+    assert {p.name for p in run.iterdir()} <= {"manifest.json", "samples.jsonl", "prompts.jsonl", "results.json",
+                                               "checksums.json", ".lock"}
     out = tmp_path / "llmwc"
     export([run], "llmwc", out)
     run_json = json.loads((out / "run.json").read_text())
