@@ -4,34 +4,51 @@ after the retry: every retried sample counted as its first attempt (`Sample.firs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..log.runlog import MetricValue, Sample
-from ..stats.intervals import apply_no_answer, apply_truncated_as
-from .accuracy import group_block, run_cluster
-from .base import RunContext
+from ..stats.intervals import no_answer_counted, truncated_as_counted
+from .accuracy import BlockTally, run_cluster
+from .base import RunContext, Tallied
 
 
-def first_attempts(samples: Sequence[Sample]) -> list[Sample]:
-    """Each sample as its first attempt scored it (a sample asked once is its own first attempt)."""
-    return [s.model_copy(update={"outcome": s.first_attempt.outcome, "score": s.first_attempt.score,
-                                 "output_tokens": s.first_attempt.output_tokens, "first_attempt": None})
-            if s.first_attempt is not None else s for s in samples]
+def first_attempt(s: Sample) -> Sample:
+    """The sample as its first attempt scored it (a sample asked once is its own first attempt)."""
+    if s.first_attempt is None:
+        return s
+    return s.model_copy(update={"outcome": s.first_attempt.outcome, "score": s.first_attempt.score,
+                                "output_tokens": s.first_attempt.output_tokens, "first_attempt": None})
 
 
-class FirstAttemptAccuracy:
+@dataclass
+class FirstAttemptTally:
+    """`overall`'s tally fed each sample's first attempt, counted by the run's policies (a sample already counted
+    by them is its own first attempt; a retried one's first attempt is counted here)."""
+
+    truncated_as: str
+    no_answer: str
+    block: BlockTally
+    retried: int = field(default=0)
+
+    def add(self, s: Sample) -> None:
+        if s.first_attempt is not None:
+            self.retried += 1
+            s = no_answer_counted(truncated_as_counted(first_attempt(s), self.truncated_as), self.no_answer)
+        self.block.add(s)
+
+    def result(self) -> MetricValue | None:
+        return self.block.block(self.block.seed).estimate if self.retried else None
+
+
+class FirstAttemptAccuracy(Tallied):
     name = "first_attempt_accuracy"
     label = "accuracy of the first attempts (before --retry-truncated asked the truncated ones again)"
     needs = frozenset({"first_attempt", "score", "outcome", "item_id", "dataset", "cluster", "category",
                        "subcategory"})
 
-    def compute(self, samples: Sequence[Sample], context: RunContext) -> MetricValue | None:
-        if not any(s.first_attempt is not None for s in samples):
-            return None
+    def tally(self, context: RunContext) -> FirstAttemptTally:
         policy = context.manifest.truncated_as if context.manifest is not None else "wrong"
-        firsts = apply_no_answer(apply_truncated_as(first_attempts(samples), policy), context.no_answer)
-        block = group_block(firsts, context.seed, run_cluster(context))
-        return block.estimate
+        return FirstAttemptTally(policy, context.no_answer, BlockTally(cluster=run_cluster(context), seed=context.seed))
 
 
 METRICS = [FirstAttemptAccuracy()]
