@@ -16,6 +16,24 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` (`make test`) keeps each `xdist_group` on one worker by suffixing its tests' ids with
+    `@group`; pytest-xdist 3.8 writes the suffix to `item._nodeid`, which pytest >= 9.2 no longer reads (ids live
+    in `item._id`), so the groups were silently spread over every worker: each worker started its own vLLM
+    servers and managed engines (the vllm group) and its own Ray head. Add the suffix where xdist's did not take."""
+    if not getattr(config.option, "loadgroup", False):  # set on xdist workers under --dist loadgroup
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A llama-style tiny model with a BPE tokenizer that prepends BOS."""
