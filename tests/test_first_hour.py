@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "first-hour.md"
 WILDCARD = "…"
@@ -102,6 +104,7 @@ def test_the_page_is_parsed() -> None:
     assert files and all((ROOT / f.rstrip(".")).exists() for f in files), files  # only shipped files
 
 
+@pytest.mark.long
 def test_every_command_of_the_first_hour_prints_what_the_page_shows(tmp_path: Path) -> None:
     sandbox = make_sandbox(tmp_path)
     for step in page_steps(PAGE.read_text(encoding="utf-8")):

@@ -67,6 +67,7 @@ def sandbox(tmp_path: Path) -> Path:
     return make_sandbox(tmp_path)
 
 
+@pytest.mark.long
 def test_every_readme_command_runs_on_the_bundled_examples(sandbox: Path) -> None:
     from proctor.testing.server import serve
 

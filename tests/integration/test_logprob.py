@@ -9,6 +9,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from proctor.testing import serve
 
 from .conftest import MMLU_PRO, latest
@@ -22,6 +24,7 @@ def _logprob_run(cli: Any, out: Path, store: Path, *model: str) -> dict[str, dic
     return latest(out)
 
 
+@pytest.mark.long
 def test_logprob_local_and_served_agree(cli: Any, tmp_path: Path, tiny_model_dir: Path) -> None:
     store = tmp_path / "store.sqlite"
     with ExitStack() as stack, ThreadPoolExecutor(1) as pool:

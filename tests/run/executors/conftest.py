@@ -100,10 +100,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Ray head on this machine (3 CPUs, a small object store), its address; stopped after (its own process
-    group, by id)."""
+    """A Ray head on this machine (3 CPUs, a small object store), its address; stopped after the module that
+    uses it (its own process group, by id), not at the session's end: its idle daemons would take CPU from the
+    rest of the suite, and its stop (up to 15 s) would fall on the suite's last test."""
     importorskip_in_ci("ray")
     ray_bin = Path(sys.executable).parent / "ray"
     port = _free_port()

@@ -8,11 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from .conftest import DATA, assert_same_run, env, importorskip_in_ci, run_proctor
 
 
+@pytest.mark.long
 def test_the_indexed_job_parses_as_a_v1_job_and_its_pods_command_runs_the_shards(tmp_path: Path) -> None:
     client = importorskip_in_ci("kubernetes.client")
     out = tmp_path / "runs" / "demo"

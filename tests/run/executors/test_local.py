@@ -18,6 +18,7 @@ from proctor.run.spec import RunSpec
 from .conftest import DATA, assert_same_run, env, proctor_cmd, read_run, run_proctor, wait_for
 
 
+@pytest.mark.long
 def test_local_shards_with_a_killed_shard_retried_equal_the_unsharded_run(tmp_path: Path) -> None:
     model = "scripted:random,delay=0.2"
     out, shards = tmp_path / "out", tmp_path / "out.shards"

@@ -33,6 +33,7 @@ def _lines(path: Path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
+@pytest.mark.long
 def test_sigkill_then_resume(tmp_path: Path) -> None:
     data = tmp_path / "items.jsonl"
     data.write_text("".join(json.dumps(it.to_json()) + "\n" for it in make_items(60)))

@@ -45,6 +45,7 @@ def _completions(srv: object) -> int:
     return int(srv.stats()["by_path"].get("/v1/completions", 0))  # type: ignore[attr-defined]
 
 
+@pytest.mark.long
 def test_killed_score_resumes_without_reasking(tiny_model_dir: Path, tmp_path: Path) -> None:
     data, out, store = _suite_dir(tmp_path), tmp_path / "out", tmp_path / "store.sqlite"
     env = {**os.environ, "PYTHONPATH": SRC, "OPENAI_API_KEY": "sk-test"}
@@ -70,6 +71,7 @@ def test_killed_score_resumes_without_reasking(tiny_model_dir: Path, tmp_path: P
     assert (out / f"{stem}.csv").exists() and (out / f"{stem}.jsonl").exists()
 
 
+@pytest.mark.long
 def test_other_base_url_reuses_the_cache(tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     data, store = _suite_dir(tmp_path), str(tmp_path / "store.sqlite")
