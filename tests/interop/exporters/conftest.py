@@ -48,14 +48,18 @@ def mixed_samples() -> list[Sample]:
 @pytest.fixture
 def mixed_run(tmp_path: Path) -> Path:
     """A finished run of `openai:Qwen/Qwen3-8B` on a local server, in every outcome, with its results.json."""
-    d = tmp_path / "mixed"
+    return write_run(tmp_path / "mixed", mixed_samples(), "mixed-run", "0.3.0", max_tokens=256)
+
+
+def write_run(d: Path, samples: list[Sample], run_id: str, version: str, max_tokens: int) -> Path:
+    """A finished run directory of `openai:Qwen/Qwen3-8B` on a local server: its manifest, `samples` and their
+    results.json (the dataset named after the directory)."""
     d.mkdir()
-    samples = mixed_samples()
-    write_manifest(d, Manifest(run_id="mixed-run", proctor_version="0.3.0", dataset={"name": "mixed", "n_items": 8},
+    write_manifest(d, Manifest(run_id=run_id, proctor_version=version, dataset={"name": d.name, "n_items": len(samples)},
                                model={"spec": "openai:Qwen/Qwen3-8B", "base_url": "http://127.0.0.1:8000/v1"},
                                mode="generate", prompt_kind="zero_shot", started_at="2026-01-02T03:04:05+00:00",
                                finished_at="2026-01-02T03:05:00+00:00",
-                               generation={"temperature": 0.0, "max_tokens": 256, "stop": [], "seed": 1}))
+                               generation={"temperature": 0.0, "max_tokens": max_tokens, "stop": [], "seed": 1}))
     (d / SAMPLES).write_text("".join(s.model_dump_json() + "\n" for s in samples))
     write_results(d, summarize(samples))
     return d

@@ -11,7 +11,9 @@ import pytest
 
 from proctor.interop.exporters import export
 from proctor.log.results import read_run, summarize
-from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.log.runlog import SAMPLES, Outcome, Sample, write_results
+
+from .conftest import write_run
 
 # 10 samples: 4 right, 3 wrong, 3 cut by the token limit (counted wrong): 0.4, between 0.4 and 0.7
 _OUTCOMES = [Outcome.CORRECT] * 4 + [Outcome.WRONG] * 3 + [Outcome.TRUNCATED] * 3
@@ -19,8 +21,6 @@ _OUTCOMES = [Outcome.CORRECT] * 4 + [Outcome.WRONG] * 3 + [Outcome.TRUNCATED] * 
 
 @pytest.fixture
 def truncated_run(tmp_path: Path) -> Path:
-    d = tmp_path / "cut"
-    d.mkdir()
     samples = [Sample(sample_id=f"c.{i}#0", item_id=f"c.{i}", dataset="cut", prompt=[{"role": "user", "content": f"Q{i}?"}],
                       reference="B", raw_output="The answer is (B)" if o is Outcome.CORRECT else "Let me think about",
                       extracted="B" if o is Outcome.CORRECT else ("C" if o is Outcome.WRONG else None),
@@ -28,13 +28,7 @@ def truncated_run(tmp_path: Path) -> Path:
                       score=1.0 if o is Outcome.CORRECT else 0.0, outcome=o, input_tokens=10, output_tokens=64,
                       finish_reason="length" if o is Outcome.TRUNCATED else "stop")
                for i, o in enumerate(_OUTCOMES)]
-    write_manifest(d, Manifest(run_id="cut-run", proctor_version="0.4.0", dataset={"name": "cut", "n_items": 10},
-                               model={"spec": "openai:Qwen/Qwen3-8B", "base_url": "http://127.0.0.1:8000/v1"},
-                               mode="generate", prompt_kind="zero_shot", started_at="2026-01-02T03:04:05+00:00",
-                               finished_at="2026-01-02T03:05:00+00:00",
-                               generation={"temperature": 0.0, "max_tokens": 64, "stop": [], "seed": 1}))
-    (d / SAMPLES).write_text("".join(s.model_dump_json() + "\n" for s in samples))
-    write_results(d, summarize(samples))
+    d = write_run(tmp_path / "cut", samples, "cut-run", "0.4.0", max_tokens=64)
     overall = read_run(d).results.overall  # type: ignore[union-attr]
     assert (overall.accuracy, overall.truncated_low, overall.truncated_high) == (0.4, 0.4, 0.7)
     return d
