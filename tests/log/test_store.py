@@ -232,3 +232,19 @@ def read_run_for_store(run: Path):  # type: ignore[no-untyped-def]
     from proctor.log.results import read_run
 
     return read_run(run)
+
+
+def test_finalize_gathers_the_history_rows_in_the_summarys_pass_as_recording_the_directory_does(
+        tmp_path: Path) -> None:
+    """finalize_run reads the samples once for results.json and the history's item rows (`ItemRows` gathered in
+    the summary's pass); the rows equal those recording the directory afterwards reads from disk."""
+    from proctor.run.finalize import finalize_run
+
+    run = write_run(tmp_path / "runs", "r", "hf:a", {"q-000": [1.0, 0.0], "q-001": [1.0, None], "q-002": None,
+                                                   "q-003": 0.5}, epochs=2)
+    once, again = Store(tmp_path / "once.sqlite"), Store(tmp_path / "again.sqlite")
+    finalize_run(run, once)
+    again.record_run(run)
+    query = "SELECT item_id, epoch, category, modality, score, outcome FROM run_items ORDER BY item_id, epoch"
+    assert once._read(query) == again._read(query) and len(once._read(query)) == 6  # 2 + 2 + 1 + 1 samples
+    assert once.run_scores("r") == again.run_scores("r")

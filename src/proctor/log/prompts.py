@@ -167,14 +167,17 @@ class HeadWriter:
         bucket.append(head)
         bucket.sort(key=lambda h: -len(h.text))
 
-    def learn(self, prompts: Iterable[tuple[str, Prompt]]) -> None:
-        """Find the heads that these (item id, prompt) share, before any of them is split."""
-        for item_id, prompt in prompts:
-            self.split(item_id, prompt)
+    def learn(self, prompts: Iterable[tuple[str, str, bool]]) -> None:
+        """Find the heads that these (item id, `prompt_text`) share, before any of them is split."""
+        for item_id, text, chat in prompts:
+            self.split_text(item_id, text, chat)
 
     def split(self, item_id: str, prompt: Prompt) -> tuple[str, str] | None:
         """(key, rest) of a prompt that starts with a stored head (found now, perhaps), else None."""
-        text, chat = prompt_text(prompt)
+        return self.split_text(item_id, *prompt_text(prompt))
+
+    def split_text(self, item_id: str, text: str, chat: bool) -> tuple[str, str] | None:
+        """`split` of a prompt already turned into its `prompt_text`."""
         if len(text) < MIN_PREFIX:
             return None
         start = (chat, text[:MIN_PREFIX])

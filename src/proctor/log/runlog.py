@@ -37,7 +37,7 @@ from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
 from ..util.textio import open_checked, read_text, write_json_atomic
-from .prompts import PROMPTS, HeadReader, HeadWriter, writer_for
+from .prompts import PROMPTS, HeadReader, prompt_text, writer_for
 from .provenance import (
     SCORER_SETTINGS,
     BackendIdentity,
@@ -938,8 +938,9 @@ def append_samples(path: Path, samples: Sequence[Sample]) -> None:
     if not samples:
         return
     heads = writer_for(path.parent)
-    heads.learn((s.item_id, s.prompt) for s in samples)  # heads the batch shares serve its own first prompts too
-    data = b"".join(_sample_line(s, heads) for s in samples)
+    texts = [(s.item_id, *prompt_text(s.prompt)) for s in samples]  # each prompt turned into text once
+    heads.learn(texts)  # heads the batch shares serve its own first prompts too
+    data = b"".join(_sample_line(s, heads.split_text(*t)) for s, t in zip(samples, texts, strict=True))
     heads.flush()  # a new head is on disk before any sample that refers to it
     try:
         with open(path, "ab") as f:
@@ -958,10 +959,9 @@ def append_samples(path: Path, samples: Sequence[Sample]) -> None:
 _PROMPT_KEY = b',"prompt":'
 
 
-def _sample_line(s: Sample, heads: HeadWriter) -> bytes:
-    """A sample's line: its prompt, when it starts with a head the run stores once (`proctor.log.prompts`), as the
-    head's key and the rest."""
-    split = heads.split(s.item_id, s.prompt)
+def _sample_line(s: Sample, split: tuple[str, str] | None) -> bytes:
+    """A sample's line: its prompt, when it starts with a head the run stores once (`split`: the head's key and
+    the rest, `proctor.log.prompts`), as the head's key and the rest."""
     if split is None:
         return (s.model_dump_json() + "\n").encode("utf-8")
     key, rest = split

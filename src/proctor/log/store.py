@@ -300,11 +300,11 @@ def scores_from_log(log: RunLog) -> RunScores:
 
 
 @dataclass
-class _ItemRows:
+class ItemRows:
     """A run's `run_items` rows gathered from its samples streamed (from disk, for a run left there) as columns:
-    the item as a code, the epoch, the (category, modality, outcome) as a code, the score (NaN: none)."""
+    the item as a code, the epoch, the (category, modality, outcome) as a code, the score (NaN: none). Gathered
+    while the run is summarized (`proctor.run.finalize.results_of`), the samples are read once for both."""
 
-    run_id: str
     items: Labels = field(default_factory=Labels)
     epochs: array[int] = field(default_factory=lambda: array("q"))
     kinds: array[int] = field(default_factory=lambda: array("i"))
@@ -312,22 +312,25 @@ class _ItemRows:
     kind_codes: dict[tuple[str | None, str | None, str], int] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, run_id: str, samples: Iterable[Sample]) -> _ItemRows:
-        rows = cls(run_id)
+    def of(cls, samples: Iterable[Sample]) -> ItemRows:
+        rows = cls()
         for s in samples:
-            rows.items.append(s.item_id)
-            rows.epochs.append(s.epoch)
-            kind = (s.category, s.modality, s.outcome.value)
-            rows.kinds.append(rows.kind_codes.setdefault(kind, len(rows.kind_codes)))
-            scored = s.score if s.outcome in SCORED_OUTCOMES else None
-            rows.scores.append(math.nan if scored is None else scored)
+            rows.add(s)
         return rows
 
-    def rows(self) -> Iterator[tuple[Any, ...]]:
+    def add(self, s: Sample) -> None:
+        self.items.append(s.item_id)
+        self.epochs.append(s.epoch)
+        kind = (s.category, s.modality, s.outcome.value)
+        self.kinds.append(self.kind_codes.setdefault(kind, len(self.kind_codes)))
+        scored = s.score if s.outcome in SCORED_OUTCOMES else None
+        self.scores.append(math.nan if scored is None else scored)
+
+    def rows(self, run_id: str) -> Iterator[tuple[Any, ...]]:
         kinds = list(self.kind_codes)
         for item, epoch, code, score in zip(self.items, self.epochs, self.kinds, self.scores, strict=True):
             category, modality, outcome = kinds[code]
-            yield (self.run_id, item, epoch, category, modality, None if math.isnan(score) else score, outcome)
+            yield (run_id, item, epoch, category, modality, None if math.isnan(score) else score, outcome)
 
 
 # ----------------------------------------------------------------------------- the store
@@ -569,9 +572,9 @@ class Store:
 
     # -- run history
 
-    def record_run(self, run: str | Path | RunLog) -> RunRecord:
+    def record_run(self, run: str | Path | RunLog, items: ItemRows | None = None) -> RunRecord:
         """Record a finished run — a directory, or a RunLog already in memory (idempotent by run_id:
-        recording it again replaces the earlier record)."""
+        recording it again replaces the earlier record). `items`: its samples' rows, gathered already."""
         log = run if isinstance(run, RunLog) else read_run(run)
         run_dir = log.path
         if log.results is None:
@@ -585,7 +588,9 @@ class Store:
             for axis, table in (("category", rec.by_category), ("modality", rec.by_modality))
             for name, g in table.items()
         ]
-        items = _ItemRows.of(rec.run_id, log.iter_samples())  # a few bytes a sample: the transaction stays short
+        if items is None:  # a few bytes a sample: the transaction stays short
+            items = ItemRows.of(log.iter_samples())
+        gathered = items
         recorded_at = datetime.now(UTC).isoformat(timespec="seconds")
 
         def tx(c: sqlite3.Connection) -> None:
@@ -597,7 +602,7 @@ class Store:
                 (*_record_row(rec), recorded_at, manifest, results),
             )
             c.executemany("INSERT INTO run_groups VALUES (?, ?, ?, ?, ?, ?, ?)", groups)
-            c.executemany("INSERT INTO run_items VALUES (?, ?, ?, ?, ?, ?, ?)", items.rows())
+            c.executemany("INSERT INTO run_items VALUES (?, ?, ?, ?, ?, ?, ?)", gathered.rows(rec.run_id))
 
         self._write(tx)
         return rec
@@ -691,6 +696,7 @@ def load_run_scores(ref: str | Path, store: Store | None = None) -> RunScores:
 __all__ = [
     "CacheStats",
     "GroupMetrics",
+    "ItemRows",
     "ItemScore",
     "RunRecord",
     "RunScores",

@@ -47,7 +47,7 @@ from ..log.runlog import (
     read_manifest,
     write_manifest,
 )
-from ..log.store import Store, default_store_path
+from ..log.store import ItemRows, Store, default_store_path
 from ..models.base import Capability, GenerateRequest, Model, require
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
@@ -689,8 +689,10 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     order = EpochMajor([item.identifier for item in task.items], spec.epochs)
     log = RunLog.model_construct(path=run_dir, manifest=manifest, samples=SamplesOnDisk(run_dir, order), results=None,
                                  streamed=True, cache=_cache_use(cached_model, scorer))
-    results = await asyncio.to_thread(results_of, log)  # in a daemon thread: ctrl-C never waits for a slow metric
-    return finalize_run(log, store if options.record_history else None, results)
+    history = store if options.record_history else None
+    rows = ItemRows() if history is not None else None  # the history's rows, gathered in the summary's one pass
+    results = await asyncio.to_thread(results_of, log, rows)  # in a daemon thread: ctrl-C never waits for a slow metric
+    return finalize_run(log, history, results, rows)
 
 
 def _shard_items(task: Task, spec: RunSpec, run_dir: Path, run_id: str) -> list[Item]:
