@@ -46,7 +46,7 @@ def score_suites(model: ModelBase, prompt: Prompt, suites: list[TestSuite],
     with tempfile.TemporaryDirectory() as out:
         log = evaluate(task, model, RunOptions(out=Path(out) / "run", use_cache=False, record_history=False,
                                                progress=False, fail_fast_after=0))
-    return suite_results(task.items, log.samples)
+        return suite_results(task.items, list(log.samples))  # read while the run directory is there
 
 
 class TableModel(ModelBase):
