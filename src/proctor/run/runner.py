@@ -20,12 +20,13 @@ import json
 import math
 import re
 import time
+from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, overload
 
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
@@ -500,7 +501,34 @@ def error_kinds(errors: Counter[str] | dict[str, int]) -> list[str]:
     return [g.describe(total) for g in error_groups(errors)]
 
 
-async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[Item, int]], run_dir: Path,
+class _Plan(Sequence[tuple[Item, int]]):
+    """The run's (item, epoch) pairs, epoch-major, less those `done` (`id#epoch`): one 8-byte code each
+    (epoch × items + index) rather than a tuple a sample (#40). A slice reads as the list of its pairs."""
+
+    def __init__(self, items: Sequence[Item], epochs: int, done: Container[str]) -> None:
+        self._items = items
+        n = len(items)
+        self._codes = array("q", (epoch * n + i for epoch in range(epochs) for i, item in enumerate(items)
+                                  if f"{item.identifier}#{epoch}" not in done))
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[Item, int]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[Item, int]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[Item, int] | list[tuple[Item, int]]:
+        n = len(self._items)
+        if isinstance(i, slice):
+            return [(self._items[c % n], c // n) for c in self._codes[i]]
+        code = self._codes[i]
+        return self._items[code % n], code // n
+
+
+async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: Sequence[tuple[Item, int]], run_dir: Path,
                     spec: RunSpec, options: RunOptions, bar: Any, done: int, keep: bool = True,
                     mark: Callable[[Sequence[Sample]], list[Sample]] = list) -> dict[str, Sample]:
     """Run the chunks of `plan` concurrently, at most `_window` of them started at a time (the model's own limit
@@ -508,7 +536,7 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: list[tuple[I
     retry's second attempts carry their first, `proctor.run.retry.marked`). Return them by id (`keep`), or
     nothing: they are on disk, and a run summarized from there never holds them."""
     size = _chunk_size(model, scorer, options)
-    chunks = (plan[i : i + size] for i in range(0, len(plan), size))
+    chunks = (list(plan[i : i + size]) for i in range(0, len(plan), size))
     price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
 
     async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample] | list[_Answered], Any]:
@@ -664,12 +692,7 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     price = Price.of_money(spec.price)
     cached_model = _cached(_guarded(model, guard, price, "model", guarded_judge), store, options)
     items = _shard_items(task, spec, run_dir, run_id)
-    plan = [
-        (item, epoch)
-        for epoch in range(spec.epochs)
-        for item in items
-        if f"{item.identifier}#{epoch}" not in done
-    ]
+    plan = _Plan(items, spec.epochs, done)
     with Progress(len(plan) + len(done), enabled=options.progress, description=task.name,
                   in_flight=model.in_flight_limit) as bar:
         bar.advance(len(done), cache_hit=True)
