@@ -4,7 +4,7 @@ after the retry: every retried sample counted as its first attempt (`Sample.firs
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..log.runlog import MetricValue, Sample
 from ..stats.intervals import no_answer_counted, truncated_as_counted
@@ -28,7 +28,7 @@ class FirstAttemptTally:
     truncated_as: str
     no_answer: str
     block: BlockTally
-    retried: int = field(default=0)
+    retried: int = 0
 
     def add(self, s: Sample) -> None:
         if s.first_attempt is not None:
@@ -37,7 +37,7 @@ class FirstAttemptTally:
         self.block.add(s)
 
     def result(self) -> MetricValue | None:
-        return self.block.block(self.block.seed).estimate if self.retried else None
+        return self.block.result().estimate if self.retried else None
 
 
 class FirstAttemptAccuracy(Tallied):

@@ -25,6 +25,7 @@ from ..log.runlog import (
     Sample,
     append_samples,
     read_manifest,
+    sample_index,
 )
 from ..util.errors import InputError, ProctorError
 from .spec import OPERATIONAL_OPTIONS, OptionValue, RetryOf, RunSpec
@@ -98,7 +99,7 @@ def seeded(run_dir: Path, spec: RunSpec, done: Mapping[str, Sample]) -> tuple[di
     samples finished, the first attempts still to ask again by sample id). Any other run: `done` unchanged."""
     if spec.retry_of is None:
         return dict(done), {}
-    have = {s.sample_id for s in latest_samples(run_dir)}
+    have = sample_index(run_dir / SAMPLES)  # the ids already copied (the samples themselves were read as `done`)
     missing = [s for s in latest_samples(Path(spec.retry_of.run)) if s.sample_id not in have]
     append_samples(run_dir / SAMPLES, missing)
     every = dict(done) | {s.sample_id: s for s in missing if s.outcome is not Outcome.ERROR}
