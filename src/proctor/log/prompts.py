@@ -170,14 +170,11 @@ class HeadWriter:
     def learn(self, prompts: Iterable[tuple[str, str, bool]]) -> None:
         """Find the heads that these (item id, `prompt_text`) share, before any of them is split."""
         for item_id, text, chat in prompts:
-            self.split_text(item_id, text, chat)
+            self.split(item_id, text, chat)
 
-    def split(self, item_id: str, prompt: Prompt) -> tuple[str, str] | None:
-        """(key, rest) of a prompt that starts with a stored head (found now, perhaps), else None."""
-        return self.split_text(item_id, *prompt_text(prompt))
-
-    def split_text(self, item_id: str, text: str, chat: bool) -> tuple[str, str] | None:
-        """`split` of a prompt already turned into its `prompt_text`."""
+    def split(self, item_id: str, text: str, chat: bool) -> tuple[str, str] | None:
+        """(key, rest) of a prompt (its `prompt_text`) that starts with a stored head (found now, perhaps), else
+        None."""
         if len(text) < MIN_PREFIX:
             return None
         start = (chat, text[:MIN_PREFIX])

@@ -940,7 +940,7 @@ def append_samples(path: Path, samples: Sequence[Sample]) -> None:
     heads = writer_for(path.parent)
     texts = [(s.item_id, *prompt_text(s.prompt)) for s in samples]  # each prompt turned into text once
     heads.learn(texts)  # heads the batch shares serve its own first prompts too
-    data = b"".join(_sample_line(s, heads.split_text(*t)) for s, t in zip(samples, texts, strict=True))
+    data = b"".join(_sample_line(s, heads.split(*t)) for s, t in zip(samples, texts, strict=True))
     heads.flush()  # a new head is on disk before any sample that refers to it
     try:
         with open(path, "ab") as f:
