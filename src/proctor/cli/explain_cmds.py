@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..stats.explain import explain_runs
-from ..util.errors import InputError
 from ..util.termsafe import escape_control
 from . import options
-from .history_cmds import maybe_store
+from .history_cmds import run_dir_of
 
 EXPLAIN_EXAMPLES = """Examples:
 
@@ -20,17 +18,6 @@ EXPLAIN_EXAMPLES = """Examples:
   proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:random -o runs/mmlu-random
   proctor explain runs/mmlu-first runs/mmlu-random
 """
-
-
-def _run_dir(ref: str, store: Path | None) -> Path:
-    """A run directory, or the directory of a run id recorded in the store."""
-    if Path(ref).is_dir():
-        return Path(ref)
-    with maybe_store(store) as st:
-        rec = st.find_run(ref) if st is not None else None
-    if rec is None:
-        raise InputError.at(ref, "not a run directory nor a recorded run id")
-    return Path(rec.path)
 
 
 def explain(
@@ -44,7 +31,7 @@ def explain(
     """What differs between two runs — settings, prompts, answer rule, data, backend — and the flipped samples by
     cause (error or truncation, the same output read differently, a different output), ranked by their share of
     the score difference, with the paired difference and its 95% interval."""
-    got = explain_runs(_run_dir(run_a, store), _run_dir(run_b, store), n_boot=n_boot, seed=boot_seed)
+    got = explain_runs(run_dir_of(run_a, store), run_dir_of(run_b, store), n_boot=n_boot, seed=boot_seed)
     if as_json:
         typer.echo(json.dumps(got.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return

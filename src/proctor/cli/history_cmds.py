@@ -268,6 +268,19 @@ def maybe_store(path: Path | None) -> Any:
     return _store(sp) if sp.exists() else nullcontext(None)
 
 
+def run_dir_of(ref: str, store: Path | None, flag: str = "") -> Path:
+    """A run directory given as itself or as a run id recorded in the history (`flag`: the option it was given
+    to, named in the error)."""
+    if Path(ref).is_dir():
+        return Path(ref)
+    with maybe_store(store) as st:
+        rec = st.find_run(ref) if st is not None else None
+    if rec is None:
+        raise InputError.at(ref, f"{flag + ': ' if flag else ''}not a run directory nor a run id recorded in the "
+                                 "history")
+    return Path(rec.path)
+
+
 def _print_comparison(cmp: Comparison) -> None:
     """Two runs: who each is, the table overall and per category, the verdict, what was left out, warnings."""
     con = _console()

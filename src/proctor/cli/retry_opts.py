@@ -10,7 +10,7 @@ import typer
 
 from ..log.runlog import Outcome, RunLog
 from ..run.spec import RunSpec
-from ..util.errors import InputError, ProctorError
+from ..util.errors import ProctorError
 from ..util.termsafe import plain
 
 RetryTruncated = Annotated[str | None, typer.Option(
@@ -20,19 +20,6 @@ RetryTruncated = Annotated[str | None, typer.Option(
     rich_help_panel="Generation (--mode generate)")]
 
 _FLAG = {"generation": "a sampling flag (--temperature…)", "format": "--format"}
-
-
-def run_dir_of(ref: str, store: Path | None) -> str:
-    """RUN's directory: `ref` itself, or the directory the history records for a run id."""
-    from .history_cmds import maybe_store
-
-    if Path(ref).is_dir():
-        return ref
-    with maybe_store(store) as st:
-        found = st.find_run(ref) if st is not None else None
-    if found is None:
-        raise InputError.at(ref, "--retry-truncated: not a run directory nor a run id recorded in the history")
-    return str(found.path)
 
 
 def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[str, Any], backend: dict[str, Any],
@@ -52,7 +39,9 @@ def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[st
         named = [*(["DATASET"] if datasets else []), *(["--model"] if model is not None else []), *flags_named]
         raise ProctorError(f"--retry-truncated asks {run} again with its own settings: {', '.join(named)} cannot "
                            "be given with it (only --max-tokens, and where requests go: --base-url, --concurrency…)")
-    return [retry_spec(run_dir_of(run, store), flags.get("max_tokens"), backend)]
+    from .history_cmds import run_dir_of
+
+    return [retry_spec(run_dir_of(run, store, "--retry-truncated"), flags.get("max_tokens"), backend)]
 
 
 def retry_line(log: RunLog) -> None:
@@ -62,13 +51,16 @@ def retry_line(log: RunLog) -> None:
     if spec is None or spec.retry_of is None or results is None:
         return
     first = results.metrics.get("first_attempt_accuracy")
-    retried = [s for s in log.samples if s.first_attempt is not None]
-    still = sum(s.outcome is Outcome.TRUNCATED for s in retried)
+    retried = still = 0  # counted in one pass: the samples may be read from disk, never held for this
+    for s in log.iter_samples():
+        if s.first_attempt is not None:
+            retried += 1
+            still += s.outcome is Outcome.TRUNCATED
     o = results.overall
     if first is None or first.value is None or o.accuracy is None:
         return
     typer.echo(plain(
         f"{log.manifest.dataset.name or 'run'}: first attempt (--max-tokens {spec.retry_of.max_tokens}) accuracy "
-        f"{first.value:.3f} [{first.ci_low or 0:.3f}, {first.ci_high or 0:.3f}]; {len(retried)} truncated asked "
+        f"{first.value:.3f} [{first.ci_low or 0:.3f}, {first.ci_high or 0:.3f}]; {retried} truncated asked "
         f"again at --max-tokens {spec.generation.max_tokens} ({still} truncated again): accuracy {o.accuracy:.3f} "
         f"[{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}], the second attempts scored"))
