@@ -43,7 +43,8 @@ def finalize_run(run: Path | RunLog, store: Any = None, results: Results | None 
     # so reading it through read_run, which recomputes it to check it, would summarise the samples twice)
     log = run if isinstance(run, RunLog) else on_disk(Path(run))
     if results is None:
-        rows = ItemRows() if store is not None else None
+        if rows is None and store is not None:
+            rows = ItemRows()
         results = results_of(log, rows)
     write_results(log.path, results)
     log.manifest.finished_at = utc_now()
