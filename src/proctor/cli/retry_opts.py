@@ -44,7 +44,7 @@ def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[st
     return [retry_spec(run_dir_of(run, store, "--retry-truncated"), flags.get("max_tokens"), backend)]
 
 
-def retry_line(log: RunLog) -> None:
+def print_accuracies(log: RunLog) -> None:
     """For a retry run: the first attempts' accuracy beside the accuracy after asking again."""
     spec = log.manifest.spec
     results = log.results

@@ -340,7 +340,7 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
         if log.results is not None:
             print_results(log)
             typer.echo(plain(finished_line(log)))
-            retry.retry_line(log)
+            retry.print_accuracies(log)
         statuses.append(error_status(log, max_error_rate))
         if log.manifest.sequential is not None:  # --stop-when-decided: the decision, exit 1 on NO-GO as `gate`
             typer.echo(plain(log.manifest.sequential.text()))
