@@ -388,3 +388,19 @@ def test_winner_curse_clear_winner_is_stable() -> None:
 def test_winner_curse_needs_paired_items() -> None:
     with pytest.raises(ValueError):
         selection_adjusted({"a": np.ones(3), "b": np.ones(4)})
+
+
+@pytest.mark.parametrize("n", [1, 7, 1001, 5003, 70001])
+def test_bootstrap_replicates_do_not_depend_on_the_block_they_are_drawn_in(n: int) -> None:
+    """A large n is drawn a few rows at a time (memory flat in the items, #40): the replicates equal those of
+    the 256-row draws the intervals were first computed with, to the last bit, 1-D and 2-D."""
+    from proctor.stats.intervals import bootstrap_means
+
+    values = np.random.default_rng(1).random((n, 2))
+    rng, reference = np.random.default_rng(3), []
+    for start in range(0, 600, 256):
+        idx = rng.integers(0, n, size=(min(256, 600 - start), n))
+        reference.append(np.stack([values[:, 0][idx].mean(axis=1), values[:, 1][idx].mean(axis=1)], axis=1))
+    expected = np.concatenate(reference)
+    assert np.array_equal(bootstrap_means(values, 600, seed=3), expected)
+    assert np.array_equal(bootstrap_means(values[:, 0], 600, seed=3), expected[:, 0])

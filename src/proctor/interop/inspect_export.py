@@ -25,6 +25,7 @@ from ..models.base import GenerationSpec
 from ..util.errors import InputError, ProctorError
 from ..util.redact import redact, redact_url
 from ..util.safepath import is_safe_component, safe_component, short_hash
+from ..util.spillzip import spilled_zip
 from .export_common import RunTally, dataset_name, model_spec, overall_accuracy, stderr_of, tally
 
 if TYPE_CHECKING:
@@ -64,11 +65,11 @@ def write_eval(log: RunLog, path: Path) -> None:
 
     Not `write_eval_log` itself: it holds the whole log and its recorder re-filters every buffered sample as
     each one is added (quadratic: 12k samples took 64 s, 100k more than 10 minutes). Here memory holds one
-    sample, and the sample summaries wait in a temporary file. Samples are not condensed (`condense_sample` moves
-    repeated content to attachments, for events and images proctor's samples do not have; it was 40% of the
-    time): the messages repeat the input, which the compression absorbs."""
+    sample; the sample summaries and the zip's member records wait in temporary files. Samples are not condensed
+    (`condense_sample` moves repeated content to attachments, for events and images proctor's samples do not
+    have; it was 40% of the time): the messages repeat the input, which the compression absorbs."""
     header = eval_log(log, tally(log))
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf, \
+    with spilled_zip(path, compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf, \
             tempfile.TemporaryFile() as summaries:
         summaries.write(b"[")
         for i, s in enumerate(log.iter_samples(by_item=True)):

@@ -12,6 +12,8 @@ retry) and `metrics.first_attempt_accuracy` (`proctor.metrics.first_attempt`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from ..data.tasks import Task
@@ -24,6 +26,7 @@ from ..log.runlog import (
     Outcome,
     Sample,
     append_samples,
+    iter_run_samples,
     read_manifest,
     sample_index,
 )
@@ -94,17 +97,51 @@ def samples_dir(run_dir: Path, spec: RunSpec) -> Path:
     return run_dir
 
 
-def seeded(run_dir: Path, spec: RunSpec, done: Mapping[str, Sample]) -> tuple[dict[str, Sample], dict[str, Sample]]:
-    """For a retry: the first run's samples the directory lacks copied in (the first attempts, once), then (the
-    samples finished, the first attempts still to ask again by sample id). Any other run: `done` unchanged."""
-    if spec.retry_of is None:
-        return dict(done), {}
-    have = sample_index(run_dir / SAMPLES)  # the ids already copied (the samples themselves were read as `done`)
-    missing = [s for s in latest_samples(Path(spec.retry_of.run)) if s.sample_id not in have]
-    append_samples(run_dir / SAMPLES, missing)
-    every = dict(done) | {s.sample_id: s for s in missing if s.outcome is not Outcome.ERROR}
-    firsts = {k: s for k, s in every.items() if pending(s, spec)}
-    return {k: s for k, s in every.items() if k not in firsts}, firsts
+@dataclass
+class Resumed:
+    """What a run resumed in its directory needs of the samples already there, read one at a time: the ids
+    finished (not asked again), what they cost, the first attempts a retry still asks again (whole: their second
+    attempts carry them) and, for `--stop-when-decided` alone (its looks read their scores), the finished samples
+    themselves. A resumed run holds ids, not its samples (#40)."""
+
+    ids: set[str] = field(default_factory=set)
+    spent: Decimal = Decimal(0)
+    firsts: dict[str, Sample] = field(default_factory=dict)
+    samples: dict[str, Sample] = field(default_factory=dict)
+
+
+def resumed(run_dir: Path, spec: RunSpec) -> Resumed:
+    """The finished samples of `run_dir` (errors are asked again). A retry first copies in its first run's samples
+    the directory lacks (the first attempts, once); their truncated ones not yet asked again are its `firsts`."""
+    if spec.retry_of is not None:
+        _copy_first_run(run_dir, Path(spec.retry_of.run))
+    out = Resumed()
+    for s in iter_run_samples(run_dir):
+        if s.outcome is Outcome.ERROR:
+            continue
+        if pending(s, spec):
+            out.firsts[s.sample_id] = s
+            continue
+        out.ids.add(s.sample_id)
+        out.spent += sum((Decimal(c) for c in (s.cost, s.judge_cost) if c is not None), Decimal(0))
+        if spec.stop_when is not None:
+            out.samples[s.sample_id] = s
+    return out
+
+
+def _copy_first_run(run_dir: Path, first: Path, batch: int = 1024) -> None:
+    """Append the first run's samples `run_dir` does not hold yet (all of them, for a retry not yet begun), a batch
+    at a time."""
+    have = sample_index(run_dir / SAMPLES)
+    missing: list[Sample] = []
+    for s in iter_run_samples(first):
+        if s.sample_id not in have:
+            missing.append(s)
+        if len(missing) == batch:
+            append_samples(run_dir / SAMPLES, missing)
+            missing = []
+    if missing:
+        append_samples(run_dir / SAMPLES, missing)
 
 
 def marked(samples: Sequence[Sample], firsts: Mapping[str, Sample], spec: RunSpec) -> list[Sample]:
@@ -131,4 +168,4 @@ def retry_line(spec: RunSpec, run_dir: Path, truncated: int, errored: int) -> st
             f"{budget}; the first attempts are kept in {run_dir}")
 
 
-__all__ = ["check_retry", "marked", "pending", "retry_line", "retry_spec", "samples_dir", "seeded"]
+__all__ = ["Resumed", "check_retry", "marked", "pending", "resumed", "retry_line", "retry_spec", "samples_dir"]

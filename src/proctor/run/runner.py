@@ -68,7 +68,7 @@ from .lock import hold_run_dir
 from .outputs import RunOutput
 from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
 from .resumecheck import check_resumable
-from .retry import check_retry, marked, pending, retry_line, samples_dir, seeded
+from .retry import check_retry, marked, pending, resumed, retry_line, samples_dir
 from .shard import Shard, manifest_shard, write_shard_file
 from .spec import RunSpec
 from .stopwhen import ask_until_decided, load_baseline, recorded_stop, stopped_line
@@ -395,8 +395,8 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
 # ---------------------------------------------------------------- the run
 
 
-def _open_run_dir(run_dir: Path, manifest: Manifest) -> dict[str, Sample]:
-    """Create the run directory, or resume the same run in it; return the samples already finished."""
+def _open_run_dir(run_dir: Path, manifest: Manifest) -> None:
+    """Create the run directory, or resume the same run in it (its first start and time so far kept)."""
     mpath = run_dir / MANIFEST
     if mpath.exists():
         old = read_manifest(run_dir)
@@ -408,10 +408,6 @@ def _open_run_dir(run_dir: Path, manifest: Manifest) -> dict[str, Sample]:
         manifest.elapsed_s = old.elapsed_s  # this session's time is added when it finishes
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
-    done: dict[str, Sample] = {}
-    for s in iter_samples(run_dir / SAMPLES):
-        done[s.sample_id] = s
-    return {k: s for k, s in done.items() if s.outcome is not Outcome.ERROR}
 
 
 def _open_store(options: RunOptions) -> Store | None:
@@ -556,7 +552,7 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: Sequence[tup
     def start_more() -> None:
         """Start chunks in plan order until `_window` run (a call per chunk started at once held a task a chunk:
         ~1 KB each, 1 GB at a million samples of an API model)."""
-        while stopped is None and len(running) < _window(model) and (chunk := next(chunks, None)) is not None:
+        while stopped is None and len(running) < _window(model, size) and (chunk := next(chunks, None)) is not None:
             fut = asyncio.ensure_future(one_call(chunk))
             running.add(fut)
             fut.add_done_callback(ended.put_nowait)
@@ -588,10 +584,13 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: Sequence[tup
 
 
 WINDOW = 1024  # chunks started ahead at most: far above what a backend runs at once (an HTTP backend: twice its limit)
+WINDOW_SAMPLES = 8192  # and samples: a local backend's chunks of 256 were the whole plan started at once (#40)
 
 
-def _window(model: Model) -> int:
-    return max(WINDOW, 2 * (model.in_flight_limit or 0))
+def _window(model: Model, size: int) -> int:
+    """Chunks of `size` started ahead: twice what an HTTP backend allows in flight, else up to `WINDOW` chunks
+    or `WINDOW_SAMPLES` samples, whichever is fewer (at least one chunk)."""
+    return max(2 * (model.in_flight_limit or 0), min(WINDOW, -(-WINDOW_SAMPLES // size)))
 
 
 def _chunk_size(model: Model, scorer: Scorer, options: RunOptions) -> int:
@@ -635,11 +634,10 @@ def _priced(samples: Sequence[Sample], price: Price | None, judge_price: Price |
     return out
 
 
-def _cost_guard(done: dict[str, Sample], spec: RunSpec) -> CostGuard | None:
+def _cost_guard(spent: Decimal, spec: RunSpec) -> CostGuard | None:
     """The `--max-cost` guard, starting from what the finished samples (their judge calls too) already cost."""
     if spec.budget is None or spec.price is None:
         return None
-    spent = sum((Decimal(c) for s in done.values() for c in (s.cost, s.judge_cost) if c is not None), Decimal(0))
     return CostGuard(spec.budget.max_cost, spec.price.currency, spent)
 
 
@@ -681,9 +679,10 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     run_dir = options.out or default_run_dir(task, model.name, spec, options.runs_root, run_id)
     manifest = _manifest(task, model, scorer, spec, options, judge, run_id)
     store = _open_store(options)  # a damaged store stops the run before its directory is touched
-    done, firsts = seeded(run_dir, spec, _open_run_dir(run_dir, manifest))  # a retry: the first run's samples
+    _open_run_dir(run_dir, manifest)
+    done = resumed(run_dir, spec)  # the ids finished (a retry: its first run's samples copied in first)
     model.use_run_dir(run_dir)  # a batch-API model keeps its batch ids in the run directory
-    guard = _cost_guard(done, spec)  # one budget: the model's and the judge's requests
+    guard = _cost_guard(done.spent, spec)  # one budget: the model's and the judge's requests
     guarded_judge = None
     if judge is not None and scorer.kind == "judge":
         judge_price = Price.of_money(spec.judge.price if spec.judge else None)
@@ -692,18 +691,18 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     price = Price.of_money(spec.price)
     cached_model = _cached(_guarded(model, guard, price, "model", guarded_judge), store, options)
     items = _shard_items(task, spec, run_dir, run_id)
-    plan = _Plan(items, spec.epochs, done)
-    with Progress(len(plan) + len(done), enabled=options.progress, description=task.name,
+    plan, firsts = _Plan(items, spec.epochs, done.ids), done.firsts
+    with Progress(len(plan) + len(done.ids), enabled=options.progress, description=task.name,
                   in_flight=model.in_flight_limit) as bar:
-        bar.advance(len(done), cache_hit=True)
+        bar.advance(len(done.ids), cache_hit=True)
         if spec.stop_when is None:
-            await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done), keep=False,
+            await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done.ids), keep=False,
                             mark=lambda samples: marked(samples, firsts, spec))
         else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
             _, manifest.sequential = await ask_until_decided(
-                spec, items, done, load_baseline(spec, task, options.store),
+                spec, items, done.samples, load_baseline(spec, task, options.store),
                 lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n))
-    done.clear()
+    del done
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
         raise CostLimitReached(guard)
     manifest.elapsed_s = (manifest.elapsed_s or 0.0) + (time.monotonic() - session_start)

@@ -25,6 +25,7 @@ from .smallsample import ClusterPlan, cluster_plan
 Z95 = 1.959963984540054
 DEFAULT_BOOT = 2000
 _CHUNK = 256  # bootstrap replicates drawn at once (bounds memory at CHUNK × n)
+_BLOCK_VALUES = 1 << 18  # indices a bootstrap block draws at most (2 MB, and 2 MB gathered)
 
 
 # ---------------------------------------------------------------- intervals
@@ -49,13 +50,18 @@ def _boot_counts(rng: np.random.Generator, n: int, reps: int) -> np.ndarray:
 
 
 def bootstrap_means(values: np.ndarray, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
-    """Bootstrap replicates of the mean of `values` (1-D), or of each column of a (n, k) array."""
+    """Bootstrap replicates of the mean of `values` (1-D), or of each column of a (n, k) array.
+
+    The replicates are drawn a block of rows at a time, at most `_BLOCK_VALUES` indices each: the generator
+    gives the same indices however the draws are split, so the replicates do not depend on the block size, and
+    memory stays flat in n (256 rows of a 15,000-item run were 61 MB at once)."""
     v = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
     n = v.shape[0]
+    rows = max(1, min(_CHUNK, _BLOCK_VALUES // max(n, 1)))
     out = []
-    for start in range(0, n_boot, _CHUNK):
-        idx = rng.integers(0, n, size=(min(_CHUNK, n_boot - start), n))
+    for start in range(0, n_boot, rows):
+        idx = rng.integers(0, n, size=(min(rows, n_boot - start), n))
         if v.ndim == 1:
             out.append(v[idx].mean(axis=1))
         else:  # one contiguous gather per column is much faster than v[idx] on (n, k)

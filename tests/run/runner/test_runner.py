@@ -144,3 +144,38 @@ def test_logprob_mode_scores_boolean_items_over_their_closed_set(tmp_path: Path,
     # the fake prefers the shorter continuation: " True"; items with response True are correct
     assert [s.extracted for s in log.samples] == ["True"] * 6
     assert [s.outcome for s in log.samples] == [Outcome.CORRECT, Outcome.WRONG] * 3
+
+
+class _SlowCounting(CountingModel):
+    """Counts the samples handed over and not yet answered: what the dispatch holds at once."""
+
+    def __init__(self, gold: dict[str, str], size: int) -> None:
+        super().__init__(gold)
+        self.preferred_chunk_size = size
+        self.open = self.most_open = 0
+
+    async def generate(self, requests):  # type: ignore[no-untyped-def]
+        import asyncio
+
+        self.open += len(requests)
+        self.most_open = max(self.most_open, self.open)
+        await asyncio.sleep(0.01)  # every chunk the window started is waiting here at once
+        self.open -= len(requests)
+        return await super().generate(requests)
+
+
+@pytest.mark.parametrize(("size", "most"), [(8, 32), (1, 20)])
+def test_the_dispatch_holds_a_bounded_number_of_samples_whatever_the_chunk_size(
+    task: Task, gold: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, most: int
+) -> None:
+    """Chunks of 8 start at most `WINDOW_SAMPLES` samples at once (a local backend's chunks of 256 were the whole
+    plan: #40); chunks of one, up to `WINDOW` chunks; every sample is still answered once."""
+    from proctor.run import runner
+
+    monkeypatch.setattr(runner, "WINDOW_SAMPLES", 32)
+    monkeypatch.setattr(runner, "WINDOW", 20)
+    model = _SlowCounting(gold, size)
+    log = run_with(task, model, out=tmp_path / "run", use_cache=False, record_history=False, progress=False,
+                   epochs=2)
+    assert model.most_open == most
+    assert model.requests == 80 and len(log.samples) == 80
