@@ -175,3 +175,18 @@ def test_a_bad_shard_on_the_command_line_is_one_line(tmp_path: Path, capsys: pyt
                  "--no-history", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--shard" in err and not (tmp_path / "r").exists(), err
+
+
+def test_a_shards_order_is_held_as_items_times_epochs_when_it_is_that() -> None:
+    """#40: the run's order (120k ids in each shard's shard.json) is held as its items and epochs; any other order
+    is kept as it is."""
+    from proctor.log.runlog import EpochMajor
+    from proctor.run.shard import compact_order
+
+    ids = [f"{item}#{epoch}" for epoch in range(3) for item in ("a.1", "b.2", "c.3")]
+    compact = compact_order(list(ids))
+    assert isinstance(compact, EpochMajor) and list(compact) == ids and compact.item_ids == ["a.1", "b.2", "c.3"]
+    single = ["a.1#0", "b.2#0"]
+    assert list(compact_order(single)) == single
+    for other in ([], ids[::-1], ids[:-1], ["a#0", "b#0", "a#1", "c#1"], ["a#0", "b#0", "b#1", "a#1"]):
+        assert list(compact_order(list(other))) == other

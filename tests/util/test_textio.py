@@ -121,3 +121,20 @@ def test_stale_staging_folders_of_dead_writers_are_cleaned(tmp_path: Path) -> No
     with atomic_directory(target) as tmp:
         (tmp / "x").write_text("1")
     assert not dead.exists() and live.exists() and other.exists() and (target / "x").read_text() == "1"
+
+
+@pytest.mark.parametrize("rows", [
+    [],
+    [{}],
+    [{"a": 1}],
+    [{"q": "line one\nline two", "options": ["x", "y"], "nested": {"k": [1, {"z": None}]}, "é": "ü\t\"q\""},
+     {"pred": None, "model_outputs": ""}, [], [1, 2], "text", 3.5],
+])
+def test_a_json_list_written_row_by_row_is_json_dumps_byte_for_byte(tmp_path: Path, rows: list[object]) -> None:
+    """llm-wc's results.json is written a row at a time (#40): the file equals `json.dumps(rows, indent=2)`."""
+    from proctor.util.textio import write_json_atomic, write_json_list_atomic
+
+    write_json_atomic(tmp_path / "whole.json", rows)
+    assert write_json_list_atomic(tmp_path / "rows.json", iter(rows)) == len(rows)
+    assert (tmp_path / "rows.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+    assert json.loads((tmp_path / "rows.json").read_text()) == rows

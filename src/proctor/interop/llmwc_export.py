@@ -7,7 +7,7 @@ are not answers). API keys are never written: `api_key` is always null, base URL
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from ..run.outputs import Finished
 from ..util.errors import InputError
 from ..util.redact import redact, redact_url
 from ..util.safepath import distinct_components
-from ..util.textio import staged_for, write_json_atomic, write_text_atomic
+from ..util.textio import staged_for, write_json_atomic, write_json_list_atomic, write_text_atomic
 from .export_common import dataset_name, model_name, overall_accuracy, tally
 from .llmwc import ID_COLUMNS, LlmwcConfig, ModelEntry, model_dir_name, request_params, resolved_defaults
 
@@ -50,9 +50,9 @@ def summary(log: RunLog, name: str, api_base: str | None, params: dict[str, Any]
             "dataset_path": dataset_path(log), "strict_parsing": False}
 
 
-def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per question (first epoch): the upstream row, `pred` and `model_outputs` (and `error`)."""
-    rows = []
+def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """One row per question (first epoch), read as written: the upstream row, `pred` and `model_outputs` (and
+    `error`)."""
     for s in log.iter_samples():
         if s.epoch != 0:
             continue
@@ -61,8 +61,7 @@ def result_rows(log: RunLog, upstream: dict[str, dict[str, Any]]) -> list[dict[s
         row["model_outputs"] = s.raw_output or ""
         if s.error:
             row["error"] = s.error
-        rows.append(row)
-    return rows
+        yield row
 
 
 def upstream_rows(log: RunLog) -> dict[str, dict[str, Any]]:
@@ -98,10 +97,11 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def write_model_dir(root: Path, dir_name: str, entry_summary: dict[str, Any], rows: list[dict[str, Any]]) -> list[Path]:
+def write_model_dir(root: Path, dir_name: str, entry_summary: dict[str, Any], rows: Iterable[dict[str, Any]]
+                    ) -> list[Path]:
     d = root / "models" / dir_name
     write_json_atomic(d / "summary.json", redact(entry_summary))
-    write_json_atomic(d / "results.json", rows)
+    write_json_list_atomic(d / "results.json", rows)  # a row at a time, as json.dumps(list, indent=2) writes them
     return [d / "summary.json", d / "results.json"]
 
 

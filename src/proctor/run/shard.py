@@ -23,6 +23,7 @@ from typing import Any
 from ..log.checksums import edited_sample_line
 from ..log.runlog import (
     SAMPLES,
+    EpochMajor,
     RunLog,
     Sample,
     SamplesOnDisk,
@@ -99,8 +100,19 @@ def manifest_shard(run_dir: Path) -> str | None:
 class ShardDir:
     path: Path
     shard: Shard
-    order: list[str]
+    order: Sequence[str]  # the whole run's sample ids (`compact_order`: items × epochs when it is that)
+    order_digest: str  # the order's sha256: what two shards' orders are compared by
     log: Any  # proctor.log.runlog.RunLog
+
+
+def compact_order(ids: list[str]) -> Sequence[str]:
+    """`ids` as `EpochMajor` (each item id once, the epochs counted) when they are every item of epoch 0, then of
+    epoch 1, …, as a run's plan is; else `ids` themselves. A shard of 120k samples held 120k id strings (#40)."""
+    n = next((i for i, sid in enumerate(ids) if sid.endswith("#1")), len(ids))  # where epoch 1 starts
+    if n == 0 or len(ids) % n:
+        return ids
+    compact = EpochMajor([sid.rpartition("#")[0] for sid in ids[:n]], len(ids) // n)
+    return compact if all(a == b for a, b in zip(compact, ids, strict=True)) else ids
 
 
 def _read_shard(path: Path) -> ShardDir:
@@ -110,6 +122,7 @@ def _read_shard(path: Path) -> ShardDir:
     data = parse_json(file.read_text(encoding="utf-8"), file)  # the depth guard first: one line, never a traceback
     try:
         shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
+        del data
     except (ValueError, KeyError, TypeError, ProctorError) as e:
         raise ProctorError(f"{file}: unreadable shard file ({e})") from None
     if (line := edited_sample_line(path)) is not None:  # merged, the edit would be checksummed as the run's
@@ -117,7 +130,8 @@ def _read_shard(path: Path) -> ShardDir:
                             "the file was edited; merge refused (re-run the shard, or restore the file)", line)
     # its samples left on disk (read one at a time when used): read_run would also recompute the shard's results to
     # check them, which the merge recomputes for the whole run anyway (memory and time past 100k samples)
-    return ShardDir(path, shard, order, on_disk(path))
+    digest = hashlib.sha256("\n".join(order).encode()).hexdigest()
+    return ShardDir(path, shard, compact_order(order), digest, on_disk(path))
 
 
 def _comparable(manifest: Any) -> dict[str, Any]:
@@ -135,7 +149,7 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
         if key not in PER_JOB_FIELDS and a.get(key) != b.get(key):
             raise ProctorError(f"{other.path} is a shard of another run than {first.path}: their {key} differ "
                                f"({json.dumps(a.get(key))[:200]} vs {json.dumps(b.get(key))[:200]})")
-    if first.shard.count != other.shard.count or first.order != other.order:
+    if first.shard.count != other.shard.count or first.order_digest != other.order_digest:
         raise ProctorError(f"{other.path} splits the run otherwise than {first.path} (shard {other.shard} vs "
                            f"{first.shard})")
 
@@ -176,7 +190,6 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
         raise ProctorError("merge: give the shard run directories")
     for s in shards[1:]:
         _same_run(shards[0], s)
-        s.order[:] = []  # the same as the first's: one copy of the run's order is enough
     count = shards[0].shard.count
     seen: dict[int, Path] = {}
     for s in shards:

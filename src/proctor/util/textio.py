@@ -214,6 +214,20 @@ def write_json_atomic(path: str | Path, data: Any, indent: int | None = 2) -> No
     write_text_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
 
 
+def write_json_list_atomic(path: str | Path, rows: Iterable[Any], indent: int = 2) -> int:
+    """`write_json_atomic(path, list(rows), indent)` byte for byte, each row written as it comes (never the whole
+    list, nor its text, in memory); how many rows. A row's own lines are indented one level further (a JSON
+    string never holds a raw newline, so every newline of a row's text is a line break)."""
+    n = 0
+    pad = "\n" + " " * indent
+    with atomic_writer(path) as f:
+        for row in rows:
+            f.write(("[" if n == 0 else ",") + pad + json.dumps(row, indent=indent, ensure_ascii=False).replace("\n", pad))
+            n += 1
+        f.write("\n]\n" if n else "[]\n")
+    return n
+
+
 def write_lines_atomic(path: str | Path, lines: Iterable[str]) -> int:
     """Write each of `lines` (streamed, never joined) and a newline into `path`, atomically; how many."""
     n = 0
