@@ -40,7 +40,7 @@ MAX_SHARDS = 1_000_000  # more jobs than items is possible (empty shards), but n
 _SHARD = re.compile(r"\s*([0-9]{1,7})\s*/\s*([0-9]{1,7})\s*", re.ASCII)
 # manifest fields that differ between the shards of one run without changing its results
 # `spec` too: its identity is the run id (compared), the rest is per job (the shard, the model's base URL)
-_WRITE_BATCH = 1000  # samples per append when a merge writes its run (the staging folder is swapped in whole)
+_WRITE_BATCH = 256  # samples per append when a merge writes its run (the staging folder is swapped in whole)
 PER_JOB_FIELDS = frozenset({"model", "command", "started_at", "finished_at", "elapsed_s", "shard", "spec"})
 
 
@@ -216,6 +216,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
         samples = _in_order(shards, by_id, shards[0].order)
         while batch := list(islice(samples, _WRITE_BATCH)):  # streamed: a batch held at a time
             append_samples(staging / SAMPLES, batch)
+            del batch  # not held while the next is read (two batches at once were the merge's peak)
         log = finalize_run(RunLog.model_construct(path=staging, manifest=manifest, samples=SamplesOnDisk(staging),
                                                   results=None, streamed=True))
     log = log.model_copy(update={"path": out, "samples": SamplesOnDisk(out)})
