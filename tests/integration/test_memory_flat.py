@@ -1,11 +1,12 @@
 """#40: memory flat in the samples. The same items asked 5 and 25 times (1,000 and 5,000 samples): what each step
 holds at its peak (Python objects, `tracemalloc`) grows by a few bytes a sample, never by a sample's ~3 KB —
-run, report, the three exports, and the merge of a sharded run. The bench at 24k/120k/1M is
+run, a run resumed half-way, report, the three exports, and the merge of a sharded run. The bench at 24k/120k/1M is
 `bench/bench_scale.py` (docs/benchmarks.md §8b)."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -67,7 +68,19 @@ class _Steps:
             **{f"export {fmt}": (lambda fmt=fmt: _cli("export", str(run), "--to", fmt, "-o", str(out / fmt)))
                for fmt in ("inspect", "eee", "llmwc")},
             "merge": lambda: _cli("merge", *map(str, self.shards), "-o", str(out / "merged"), "--store", self.store),
+            "resume": lambda: self._run(self._killed_half_way(out / "resumed")),
         }
+
+    def _killed_half_way(self, out: Path) -> Path:
+        """A copy of the run as a kill half-way leaves it: the first half of its samples, no results."""
+        shutil.copytree(self.root / "run0", out)
+        for name in ("results.json", "checksums.json"):
+            (out / name).unlink()
+        samples = out / "samples.jsonl"
+        with samples.open("rb") as f:
+            kept = b"".join(line for _, line in zip(range(ITEMS * self.epochs // 2), f, strict=False))
+        samples.write_bytes(kept)
+        return out
 
     def make_shards(self) -> None:
         for k, shard in enumerate(self.shards, start=1):
