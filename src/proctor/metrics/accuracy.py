@@ -6,6 +6,7 @@ The one place accuracy is computed: `BlockTally`, one sample at a time (`group_b
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,8 @@ def mean_score(samples: Sequence[Sample]) -> float | None:
 
 
 def _item_key(s: Sample) -> str:
-    return f"{s.dataset}\x1f{s.item_id}"
+    """The item's label in a tally: one string an item, shared by every tally that holds it (interned)."""
+    return sys.intern(f"{s.dataset}\x1f{s.item_id}")
 
 
 def sample_cluster(s: Sample, attribute: str) -> str:
@@ -103,7 +105,7 @@ def group_block(samples: Iterable[Sample], seed: int = 0, cluster: str | None = 
 @dataclass
 class BlockTally:
     """What `group_block` needs of each sample, gathered one sample at a time (a few bytes a sample: each counted
-    score, its item and cluster as codes, each latency), so that a streamed run (`RunLog.iter_samples`) gets the
+    score, its item and cluster as codes; the latencies summed), so that a streamed run (`RunLog.iter_samples`) gets the
     same block, to the last digit, without holding its samples."""
 
     cluster: str | None = None  # the item attribute whose values cluster the interval (None: items alone)
@@ -122,7 +124,8 @@ class BlockTally:
     scores: array[float] = field(default_factory=lambda: array("d"))  # of the counted samples
     items: Labels = field(default_factory=Labels)  # their dataset and item (epochs of an item cluster)
     clusters: Labels = field(default_factory=Labels)  # their cluster under `cluster`, when one is chosen
-    latencies: array[float] = field(default_factory=lambda: array("d"))
+    latency_sum: float = 0.0  # the latencies' sum and number: their mean is all a block shows
+    n_latencies: int = 0
 
     def add(self, s: Sample) -> None:
         self.n += 1
@@ -135,7 +138,8 @@ class BlockTally:
         self.input_tokens += s.input_tokens or 0
         self.output_tokens += s.output_tokens or 0
         if s.latency_s is not None:
-            self.latencies.append(s.latency_s)
+            self.latency_sum += s.latency_s
+            self.n_latencies += 1
         if s.scored and s.score is not None and s.outcome is not Outcome.TRUNCATED:
             self.sum_untruncated += s.score
             self.n_untruncated += 1
@@ -170,7 +174,7 @@ class BlockTally:
             n_ambiguous=self.n_ambiguous,
             ambiguous_rate=self.n_ambiguous / self.n_read_twice if self.n_read_twice else None,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens,
-            latency_s_mean=float(np.mean(self.latencies)) if self.latencies else None,
+            latency_s_mean=self.latency_sum / self.n_latencies if self.n_latencies else None,
         ).model_copy(update=clustering)
 
 
