@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -154,33 +155,66 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
                            f"{first.shard})")
 
 
-def _samples_by_id(shards: Sequence[ShardDir]) -> dict[str, int]:
-    """Which shard (its position in `shards`) gives each sample, read one at a time. A sample two shards hold with
-    different outcomes or scores is refused, naming it and both shards; an identical copy is kept once (the lower
-    shard's, whatever the argument order)."""
-    by_id: dict[str, int] = {}
+class _Owners:
+    """Which shard (its position in `shards`) gives each sample of the run's `order`: two bytes a sample, at the
+    sample's position in the order (found from its item and epoch when the order is `EpochMajor`: no id held; a dict
+    of positions for any other order). A sample outside the order is not the run's, and has no owner."""
+
+    def __init__(self, order: Sequence[str]) -> None:
+        self.order = order
+        self._items = {item: i for i, item in enumerate(order.item_ids)} if isinstance(order, EpochMajor) else None
+        self._ids = None if self._items is not None else {sid: i for i, sid in enumerate(order)}
+        self._codes = array("h", [-1]) * len(order)
+
+    def _position(self, sid: str) -> int | None:
+        if self._ids is not None:
+            return self._ids.get(sid)
+        assert self._items is not None
+        item, _, epoch = sid.rpartition("#")
+        i = self._items.get(item)
+        if i is None or not epoch.isdigit():
+            return None
+        k = int(epoch) * len(self._items) + i
+        return k if k < len(self.order) and self.order[k] == sid else None
+
+    def get(self, sid: str) -> int | None:
+        k = self._position(sid)
+        return None if k is None or self._codes[k] < 0 else self._codes[k]
+
+    def give(self, sid: str, pos: int) -> None:
+        if (k := self._position(sid)) is not None:
+            self._codes[k] = pos
+
+
+def _owners(shards: Sequence[ShardDir], order: Sequence[str]) -> _Owners:
+    """Which shard gives each sample, read one at a time. A sample two shards hold with different outcomes or scores
+    is refused, naming it and both shards; an identical copy is kept once (the lower shard's, whatever the argument
+    order)."""
+    owners = _Owners(order)
     for pos, shard in sorted(enumerate(shards), key=lambda p: p[1].shard.index):
         for x in shard.log.iter_samples():
-            had = by_id.get(x.sample_id)
+            had = owners.get(x.sample_id)
             if had is None:
-                by_id[x.sample_id] = pos
+                owners.give(x.sample_id, pos)
                 continue
             first = next(iter_run_samples(shards[had].path, order=[x.sample_id]))  # a copy: rare, read again
             if (first.outcome, first.score) != (x.outcome, x.score):
                 raise ProctorError(f"merge: sample {x.sample_id} is in {shards[had].path} ({first.outcome}, score "
                                    f"{first.score}) and in {shard.path} ({x.outcome}, score {x.score}): "
                                    "which is right cannot be told; re-run that item's shard")
-    return by_id
+    return owners
 
 
-def _in_order(shards: Sequence[ShardDir], by_id: dict[str, int], order: Sequence[str]) -> Iterator[Sample]:
+def _in_order(shards: Sequence[ShardDir], owners: _Owners, order: Sequence[str]) -> Iterator[Sample]:
     """The run's samples in `order`, each from the shard that gives it, read one at a time (an index a shard)."""
     def given_by(pos: int) -> Iterator[str]:
-        return (sid for sid in order if by_id.get(sid) == pos)
+        return (sid for sid in order if owners.get(sid) == pos)
 
     streams = [iter_run_samples(s.path, order=given_by(pos)) for pos, s in enumerate(shards)]
     for sid in order:
-        yield next(streams[by_id[sid]])
+        owner = owners.get(sid)
+        assert owner is not None  # merge_runs refused an unfinished run
+        yield next(streams[owner])
 
 
 def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
@@ -199,8 +233,8 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise ProctorError(f"merge: shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing")
-    by_id = _samples_by_id(shards)
-    unfinished = [sid for sid in shards[0].order if sid not in by_id]
+    owners = _owners(shards, shards[0].order)
+    unfinished = [sid for sid in shards[0].order if owners.get(sid) is None]
     if unfinished:
         raise ProctorError(f"merge: {len(unfinished)} sample(s) of the run are not in any shard (e.g. "
                            f"{unfinished[0]}): finish the shards first (re-run the same command)")
@@ -213,7 +247,7 @@ def merge_runs(dirs: Iterable[Path], out: Path, store: Any = None) -> Any:
     manifest.elapsed_s = sum(s.log.manifest.elapsed_s or 0.0 for s in shards)
     with atomic_directory(out) as staging:  # whole or nothing: a kill or a failure leaves `out` as it was
         write_manifest(staging, manifest)
-        samples = _in_order(shards, by_id, shards[0].order)
+        samples = _in_order(shards, owners, shards[0].order)
         while batch := list(islice(samples, _WRITE_BATCH)):  # streamed: a batch held at a time
             append_samples(staging / SAMPLES, batch)
             del batch  # not held while the next is read (two batches at once were the merge's peak)
