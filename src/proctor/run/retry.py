@@ -17,7 +17,6 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..data.tasks import Task
-from ..log.results import latest_samples
 from ..log.runlog import (
     MANIFEST,
     RESULTS,
@@ -60,7 +59,7 @@ def retry_spec(run: str | Path, max_tokens: int | None, backend: Mapping[str, Op
     if max_tokens is None or (first is not None and max_tokens <= first):
         raise ProctorError(f"max_tokens: --retry-truncated asks again with a larger budget: give --max-tokens N above "
                            f"{run}'s {first}")
-    truncated = sum(s.outcome is Outcome.TRUNCATED for s in latest_samples(path))
+    truncated = sum(s.outcome is Outcome.TRUNCATED for s in iter_run_samples(path))
     if not truncated:
         raise InputError.at(str(run), "--retry-truncated: no sample was truncated; nothing to ask again")
     changing = sorted(k for k in (backend or {}) if k not in OPERATIONAL_OPTIONS)

@@ -44,7 +44,7 @@ from ..log.runlog import (
     Sample,
     SamplesOnDisk,
     append_samples,
-    iter_samples,
+    iter_run_samples,
     read_manifest,
     write_manifest,
 )
@@ -227,21 +227,26 @@ def plan_run(task: Task, spec: RunSpec, options: RunOptions = RunOptions()) -> R
     scorer = build_scorer(task, spec, judge)
     _check_data(task, spec.model.spec, scorer, spec)
     run_dir, _ = locate_run(task, spec.model.spec, scorer, spec, options)
-    wanted = {f"{item.identifier}#{epoch}" for epoch in range(spec.epochs) for item in _items_of(task, spec)}
-    state: dict[str, str] = {}  # sample id → "done", "error", or "again" (a retry's truncated first attempt)
+    items = {item.identifier for item in _items_of(task, spec)}
+    counts: Counter[str] = Counter()  # "done", "error", or "again" (a retry's truncated first attempt)
     if spec.stop_when is not None:  # a baseline that cannot be paired is refused before any model loads
         load_baseline(spec, task, options.store)
     stop = None
     source = samples_dir(run_dir, spec)  # a retry not yet begun: the first run's samples
-    if (source / MANIFEST).exists():
-        state = {s.sample_id: "error" if s.outcome is Outcome.ERROR else "again" if pending(s, spec) else "done"
-                 for s in iter_samples(source / SAMPLES) if s.sample_id in wanted}
+    if (source / MANIFEST).exists():  # each id's latest record, one at a time (a count each, no id held)
+        counts.update("error" if s.outcome is Outcome.ERROR else "again" if pending(s, spec) else "done"
+                      for s in iter_run_samples(source) if _planned(s.sample_id, items, spec.epochs))
     if (run_dir / MANIFEST).exists():
         stop = recorded_stop(read_manifest(run_dir), spec)
-    counts = Counter(state.values())
-    return RunState(run_dir, len(wanted), counts["done"], counts["error"] + counts["again"],
+    return RunState(run_dir, len(items) * spec.epochs, counts["done"], counts["error"] + counts["again"],
                     stopped_line(run_dir, stop) if stop is not None else None,
                     retry_line(spec, run_dir, counts["again"], counts["error"]))
+
+
+def _planned(sample_id: str, items: Container[str], epochs: int) -> bool:
+    """Whether `sample_id` (`item#epoch`) is one of the run's: an item it asks, an epoch below `epochs`."""
+    item, _, epoch = sample_id.rpartition("#")
+    return item in items and epoch.isdigit() and str(int(epoch)) == epoch and int(epoch) < epochs
 
 
 def finish_done_run(state: RunState, options: RunOptions = RunOptions()) -> RunLog:
