@@ -1,5 +1,5 @@
 """#40: memory flat in the samples. The same items asked 5 and 25 times (1,000 and 5,000 samples): what each step
-holds at its peak (Python objects, `tracemalloc`) grows by a few bytes a sample, never by a sample's ~3 KB —
+holds at its peak (Python objects, `tracemalloc`) grows by a few bytes a sample, never by a sample's ~4.8 KB —
 run, a run resumed half-way, report, the three exports, and the merge of a sharded run. The bench at 24k/120k/1M is
 `bench/bench_scale.py` (docs/benchmarks.md §8b)."""
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.long
 
 ITEMS = 200
 FEW, MANY = 5, 25  # epochs: 1,000 and 5,000 samples
-PER_SAMPLE = 400  # bytes a sample the peak may grow by (holding the samples: ~3,000)
+PER_SAMPLE = 400  # bytes a sample the peak may grow by (holding the samples: ~4,800)
 
 
 def _items(path: Path) -> Path:
