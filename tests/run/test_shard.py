@@ -190,3 +190,19 @@ def test_a_shards_order_is_held_as_items_times_epochs_when_it_is_that() -> None:
     assert list(compact_order(single)) == single
     for other in ([], ids[::-1], ids[:-1], ["a#0", "b#0", "a#1", "c#1"], ["a#0", "b#0", "b#1", "a#1"]):
         assert list(compact_order(list(other))) == other
+
+
+def test_the_merge_finds_each_samples_shard_by_its_position_for_any_shard_count() -> None:
+    """#40: the owner of each sample is held at its position in the order; a shard position past 32,767 (up to
+    MAX_SHARDS jobs) is kept, and an id outside the order (another epoch, a padded one) has none."""
+    from proctor.log.runlog import EpochMajor
+    from proctor.run.shard import _Owners
+
+    for order in (EpochMajor(["a.1", "b.2"], 2), ["a.1#0", "b.2#0", "a.1#1", "b.2#1"]):
+        owners = _Owners(order)
+        owners.give("b.2#1", 999_999)
+        owners.give("a.1#0", 3)
+        owners.give("a.1#2", 5)
+        owners.give("a.1#01", 5)
+        assert [owners.get(sid) for sid in order] == [3, None, None, 999_999]
+        assert owners.get("a.1#2") is None and owners.get("a.1#01") is None and owners.get("c#0") is None

@@ -48,6 +48,7 @@ from ..log.runlog import (
     read_manifest,
     write_manifest,
 )
+from ..log.sampleindex import item_order
 from ..log.store import ItemRows, Store, default_store_path
 from ..models.base import Capability, GenerateRequest, Model, require
 from ..scoring.base import Scorer
@@ -245,8 +246,8 @@ def plan_run(task: Task, spec: RunSpec, options: RunOptions = RunOptions()) -> R
 
 def _planned(sample_id: str, items: Container[str], epochs: int) -> bool:
     """Whether `sample_id` (`item#epoch`) is one of the run's: an item it asks, an epoch below `epochs`."""
-    item, _, epoch = sample_id.rpartition("#")
-    return item in items and epoch.isdigit() and str(int(epoch)) == epoch and int(epoch) < epochs
+    item, epoch = item_order(sample_id)
+    return item in items and epoch < epochs and f"{item}#{epoch}" == sample_id
 
 
 def finish_done_run(state: RunState, options: RunOptions = RunOptions()) -> RunLog:

@@ -32,6 +32,7 @@ from ..log.runlog import (
     iter_run_samples,
     write_manifest,
 )
+from ..log.sampleindex import item_order
 from ..util.errors import InputError, ProctorError
 from ..util.textio import atomic_directory, parse_json
 from .finalize import finalize_run, on_disk
@@ -156,7 +157,7 @@ def _same_run(first: ShardDir, other: ShardDir) -> None:
 
 
 class _Owners:
-    """Which shard (its position in `shards`) gives each sample of the run's `order`: two bytes a sample, at the
+    """Which shard (its position in `shards`) gives each sample of the run's `order`: four bytes a sample, at the
     sample's position in the order (found from its item and epoch when the order is `EpochMajor`: no id held; a dict
     of positions for any other order). A sample outside the order is not the run's, and has no owner."""
 
@@ -164,17 +165,17 @@ class _Owners:
         self.order = order
         self._items = {item: i for i, item in enumerate(order.item_ids)} if isinstance(order, EpochMajor) else None
         self._ids = None if self._items is not None else {sid: i for i, sid in enumerate(order)}
-        self._codes = array("h", [-1]) * len(order)
+        self._codes = array("i", [-1]) * len(order)  # up to MAX_SHARDS
 
     def _position(self, sid: str) -> int | None:
         if self._ids is not None:
             return self._ids.get(sid)
         assert self._items is not None
-        item, _, epoch = sid.rpartition("#")
+        item, epoch = item_order(sid)
         i = self._items.get(item)
-        if i is None or not epoch.isdigit():
+        if i is None:
             return None
-        k = int(epoch) * len(self._items) + i
+        k = epoch * len(self._items) + i
         return k if k < len(self.order) and self.order[k] == sid else None
 
     def get(self, sid: str) -> int | None:
