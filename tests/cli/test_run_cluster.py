@@ -121,7 +121,7 @@ def test_zero_of_thirty_over_three_clusters_one_interval_everywhere(
     assert (lo, hi) == pytest.approx(wilson_interval(0, 30)) and hi == pytest.approx(0.1135, abs=1e-4)
     assert o.cluster_note is not None and "too few" in o.cluster_note
     shown = f"[{lo:.3f}, {hi:.3f}]"
-    assert shown in console and "0.861" not in console and "clustered by category: 3 clusters" in console
+    assert shown in console and "0.861]" not in console and "clustered by category: 3 clusters" in console
     raw = json.loads((tmp_path / "cand" / "results.json").read_text(encoding="utf-8"))["overall"]
     assert (raw["ci_low"], raw["ci_high"]) == (lo, hi)
     pct = f"[{100 * lo:.1f}, {100 * hi:.1f}]"  # 11.4 in every view that shows percent
