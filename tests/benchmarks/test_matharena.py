@@ -4,7 +4,6 @@ to end with MathArena's prompt; HMMT's expression answers are graded by MathAren
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -15,8 +14,7 @@ from benchmark_replay import run, script
 from proctor.benchmarks import load_task
 from proctor.benchmarks.registry import BUILTINS
 
-HAS_MATHARENA = importlib.util.find_spec("matharena") is not None
-needs_matharena = pytest.mark.skipif(not HAS_MATHARENA, reason="MathArena's parser (matharena) is not installed")
+needs_matharena = pytest.mark.needs("matharena")  # MathArena's parser, the oracle (not on PyPI)
 
 AIME_INSTRUCTION = "Put your final answer within \\boxed{}.\nThe answer is an integer between 0 and 999 inclusive."
 HMMT_ROWS = [  # (answer, reply): equivalent forms, lists, wrong, none

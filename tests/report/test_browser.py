@@ -11,27 +11,19 @@ from typing import Any
 
 import pytest
 from report_runs import PAYLOAD, gen_samples, write_run
+from system_tools import CHROMIUM, require
 
 from proctor.report import write_report
 
-CHROMIUM = os.environ.get("PROCTOR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--no-first-run", "--disable-sync"]
 SHOTS = Path(os.environ.get("PROCTOR_SCREENSHOTS", "/tmp/proctor-report-shots"))
 
 
 def _require_browser() -> Any:
-    missing = None
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing = "the playwright package is not installed"
-    if missing is None and not Path(CHROMIUM).exists():
-        missing = f"chromium not found at {CHROMIUM} (apt-get install chromium; .ci/run does)"
-    if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"browser test cannot run in CI: {missing}")
-        pytest.skip(f"browser test skipped: {missing}")
+    require("chromium")
+    from playwright.sync_api import sync_playwright
+
     return sync_playwright
 
 

@@ -39,16 +39,23 @@ MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"
 COMMON = ("--no-progress", "--no-history", "--no-cache")
 
 
-def _kinds() -> list[tuple[str, str, str | None]]:
-    """(benchmark, mode, prompt kind) for every built-in and every prompt kind, and logprob mode."""
-    out: list[tuple[str, str, str | None]] = []
+def _kinds() -> list[Any]:
+    """(benchmark, mode, prompt kind) for every built-in and every prompt kind, and logprob mode; a code benchmark
+    needs the sandbox, MathArena's grader its package."""
+    out: list[Any] = []
     for name in BUILTINS:  # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
         kinds = (list(BUILTINS[name].answer_rules) if name == "ifeval"  # its loader checks for nltk's data
                  else load_task(name, data_file=DATA[name], limit=1).prompts.kinds)
         out += [(name, "generate", kind) for kind in kinds]
         if name not in OPEN_ANSWERS and name not in CODE:  # open answers, code: no choices to score by log-probability
             out.append((name, "logprob", None))
-    return out
+    return [pytest.param(*case, marks=_needs(*case)) for case in out]
+
+
+def _needs(name: str, mode: str, kind: str | None) -> list[pytest.MarkDecorator]:
+    tools = ["bubblewrap"] if name in CODE else []
+    tools += ["matharena"] if BUILTINS[name].answer_rules.get(kind or "") == "matharena" else []
+    return [pytest.mark.needs(*tools)] if tools else []
 
 
 def _samples(path: Path) -> list[tuple[Any, ...]]:
@@ -70,8 +77,6 @@ def test_cli_and_python_give_the_same_spec_run_id_and_samples(name: str, mode: s
         import nltk
 
         monkeypatch.setattr(nltk.data, "path", [str(punkt_dir(tmp_path / "nltk")), *nltk.data.path])
-    if BUILTINS[name].answer_rules.get(kind or "") == "matharena":
-        pytest.importorskip("matharena.parser")  # MathArena's own parser, installed separately
     prompt = ["--prompt", kind] if kind else []
     judge = ["--judge", "scripted:fixed=A"] if name in JUDGED else []
     cli = tmp_path / "cli"

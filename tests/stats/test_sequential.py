@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import importlib
 import math
-import os
 
 import numpy as np
 import pytest
+from system_tools import require
 
 from proctor.stats.sequential import TRUNCATION, bets, decided_at, look, max_log_capital
 
@@ -123,8 +123,7 @@ def confseq_betting(monkeypatch: pytest.MonkeyPatch) -> object:
     """confseq.betting, the authors' own implementation of the betting confidence sequences. confseq 0.0.11 (the
     latest on PyPI) still names `np.float_` in its annotations, which NumPy 2 removed: the alias is put back while
     it imports. Its wheel is built against a pybind11 that knows Python 3.11 (.ci/confseq.sh)."""
-    if importlib.util.find_spec("confseq") is None and not os.environ.get("CI"):
-        pytest.skip("confseq is not installed (make setup-dev builds it: .ci/confseq.sh); under CI this test must run")
+    require("confseq")
     monkeypatch.setattr(np, "float_", np.float64, raising=False)
     return importlib.import_module("confseq.betting")
 

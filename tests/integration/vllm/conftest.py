@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from system_tools import require
 
 ROOT = Path(__file__).resolve().parents[3]
 VLLM_PYTHON = Path(os.environ.get("PROCTOR_VLLM_PYTHON") or ROOT / ".venv-vllm" / "bin" / "python")
@@ -132,11 +133,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.fixture(scope="session")
 def vllm_servers(request: pytest.FixtureRequest) -> Iterator[dict[str, VLLMServer]]:
     """The two servers, ready (their start-up began after collection)."""
-    reason = env_missing_reason()
-    if reason is not None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI=true and {reason}")
-        pytest.skip(reason)
+    require("vllm", env_missing_reason())
     servers = request.config.stash.get(_KEY, None)
     if servers is None:  # e.g. collected in another way: start them now
         base = Path(request.config._tmp_path_factory.mktemp("vllm"))  # type: ignore[attr-defined]

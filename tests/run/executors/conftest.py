@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from system_tools import in_ci, require
 
 import proctor
 
@@ -25,18 +25,14 @@ SRC = str(Path(proctor.__file__).resolve().parents[1])
 DATA = str(Path(__file__).resolve().parents[3] / "examples" / "items" / "multiple-choice.jsonl")
 
 
-def missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"CI=true and {reason}")
-    pytest.skip(reason)
-
-
 def importorskip_in_ci(name: str) -> Any:
     """The module `name`; without it, skip (fail under CI=true)."""
     try:
         return importlib.import_module(name)
     except ImportError:
-        missing(f"{name} is not installed (pip install -e '.[dev]')")
+        if in_ci():
+            pytest.fail(f"CI=true and {name} is not installed (pip install -e '.[dev]')", pytrace=False)
+        pytest.skip(f"{name} is not installed (pip install -e '.[dev]')")
         raise
 
 
@@ -84,14 +80,8 @@ def wait_for(check: Any, timeout: float, what: str) -> Any:
 
 @pytest.fixture(scope="session")
 def slurm() -> None:
-    """The machine's Slurm, answering `sinfo` (skip or, under CI=true, fail without it)."""
-    if shutil.which("sbatch") is None:
-        missing("no Slurm here (sbatch not found); ../shared/tools/slurm-local/start.sh or .ci/run starts one")
-    try:
-        subprocess.run(["sinfo", "-h"], check=True, capture_output=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as e:
-        missing(f"Slurm does not answer sinfo ({e})")
-    importorskip_in_ci("submitit")
+    """The machine's Slurm, answering `sinfo`, and submitit (skip or, under CI=true, fail without them)."""
+    require("slurm")
 
 
 def _free_port() -> int:
@@ -105,7 +95,7 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Ray head on this machine (3 CPUs, a small object store), its address; stopped after the module that
     uses it (its own process group, by id), not at the session's end: its idle daemons would take CPU from the
     rest of the suite, and its stop (up to 15 s) would fall on the suite's last test."""
-    importorskip_in_ci("ray")
+    require("ray")
     ray_bin = Path(sys.executable).parent / "ray"
     port = _free_port()
     tmp = tmp_path_factory.mktemp("ray")
@@ -119,7 +109,7 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         wait_for(lambda: "Ray runtime started" in (tmp / "ray-start.log").read_text() or proc.poll() is not None, 120,
                  "the Ray head")
         if proc.poll() is not None:
-            missing(f"ray start failed: {(tmp / 'ray-start.log').read_text()[-2000:]}")
+            require("ray", f"ray start failed: {(tmp / 'ray-start.log').read_text()[-2000:]}")
         yield address
     finally:
         for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):  # some of Ray's daemons outlive a SIGTERM
