@@ -20,7 +20,8 @@ import pytest
 from proctor.scoring.math_graders import MATHARENA_INSTALL
 
 CHROMIUM = os.environ.get("PROCTOR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-VLLM_PYTHON = Path(__file__).resolve().parents[1] / ".venv-vllm" / "bin" / "python"
+VLLM_PYTHON = Path(os.environ.get("PROCTOR_VLLM_PYTHON") or Path(__file__).resolve().parents[1] / ".venv-vllm" / "bin"
+                   / "python")
 REASON = re.compile(r"needs ([\w-]+): ")  # how a tool's skip reason starts
 
 

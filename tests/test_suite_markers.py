@@ -109,3 +109,11 @@ def test_no_test_checks_for_a_system_tool_its_own_way() -> None:
            if p.name not in ("system_tools.py", "conftest.py", "test_suite_markers.py")
            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if OWN_CHECKS.search(line)]
     assert own == []
+
+
+def test_the_readme_names_the_line_and_every_apt_package_it_can_ask_for() -> None:
+    from system_tools import TOOLS
+
+    head = " ".join((TESTS.parent / "README.md").read_text(encoding="utf-8").split("## Why proctor")[0].split())
+    apt = " ".join(t.apt for t in TOOLS.values() if t.apt)
+    assert "ends with one line naming what was skipped for want of what" in head and f"`apt-get install {apt}`" in head

@@ -133,7 +133,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.fixture(scope="session")
 def vllm_servers(request: pytest.FixtureRequest) -> Iterator[dict[str, VLLMServer]]:
     """The two servers, ready (their start-up began after collection)."""
-    require("vllm", env_missing_reason())
+    require("vllm")
     servers = request.config.stash.get(_KEY, None)
     if servers is None:  # e.g. collected in another way: start them now
         base = Path(request.config._tmp_path_factory.mktemp("vllm"))  # type: ignore[attr-defined]
