@@ -181,7 +181,7 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, spec: RunSpec,
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name} asks in completion format, "
                            "lm-eval's default): run with --format chat")
-    if isinstance(scorer, CodeScorer) and scorer.prompt_kind in scorer.completion_kinds \
+    if isinstance(scorer, CodeScorer) and task.sends_text(scorer.prompt_kind) \
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
                            "prompt, the authors'): run with --prompt chat")
@@ -427,12 +427,13 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
               run_id: str) -> Manifest:
     """The v5 manifest of a fresh run: the spec (every setting, once), what answered, the data, the times."""
     judged = judge is not None and scorer.kind == "judge"
+    chat = sent_as_chat(task, model, scorer)
     return Manifest(
         run_id=run_id,
         spec=spec,
-        provenance=collect_provenance(model.identity()),
+        provenance=collect_provenance(_with_chat(model.identity(), chat)),
         dataset=DatasetInfo.of(task.provenance()),
-        model=BackendInfo.of(model.describe()),
+        model=BackendInfo.of(_with_chat(model.describe(), chat)),
         judge=BackendInfo.of(judge.describe()) if judge is not None and judged else None,
         scorer=ScorerInfo.of(scorer.identity()),
         prompt_template_hash=scorer.template_hash(task),
@@ -443,6 +444,28 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
         shard=str(shard_of(spec)) if spec.shard is not None else None,
     )
 
+
+
+def sent_as_chat(task: Task, model: Model, scorer: Scorer) -> bool | None:
+    """Whether the run's generation requests go out as chat messages, as the backend sends them
+    (`Model.sent_prompt`); None for a run that generates nothing."""
+    for item in task.items[:1]:
+        for request in scorer.requests(task, item, 0):
+            if isinstance(request, GenerateRequest):
+                return not isinstance(model.sent_prompt(request), str)
+    return None
+
+
+def _with_chat(described: dict[str, Any], chat: bool | None) -> dict[str, Any]:
+    """A backend's account (`identity`, `describe`) with its `chat` flag as the run's requests were sent: a
+    completion request goes out as text whatever the endpoint's chat option; unchanged where it generates nothing."""
+    if chat is None:
+        return described
+    out = {**described, "chat": chat} if "chat" in described else dict(described)
+    settings = out.get("settings")
+    if isinstance(settings, dict) and "chat" in settings:
+        out["settings"] = {**settings, "chat": chat}
+    return out
 
 
 # ---------------------------------------------------------------- one chunk: ask, score, sample
