@@ -82,8 +82,9 @@ def show_prompt(
     tokenizer: Tokenizer = None,
     as_json: AsJson = False,
 ) -> None:
-    """Print the exact request a run would send for one item: messages with their roles, stop sequences
-    and generation settings. With --json, machine-readable, to diff against another harness."""
+    """Print the exact request a run would send for one item: messages with their roles (a completion: its text,
+    as sent), stop sequences and generation settings. With --json, machine-readable, to diff against another
+    harness."""
     if prompt is not None and not prompt.strip():  # '' is no kind, never "the default one"
         raise ProctorError("--prompt: empty; name a prompt kind (or leave the option out for the default)")
     try:  # the spec's own checks, as `run`'s, before the data is read; errors name the flags
