@@ -182,7 +182,8 @@ def test_completion_format_sends_the_text_without_a_chat_template(tiny_model_dir
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["spec"]["scorer"]["answer_rule"] == "lm-eval-gsm8k-strict-match" and manifest["spec"]["scorer"]["mode"] == "generate"
     sample = next(iter_samples(run / "samples.jsonl")).model_dump(mode="json")  # its prompt whole
-    assert sample["prompt"][0]["content"].count("Question: ") == 6  # five train examples, then the question
+    assert isinstance(sample["prompt"], str)  # recorded as the text it was sent as, no role (#47)
+    assert sample["prompt"].count("Question: ") == 6  # five train examples, then the question
     assert main([*args, "--format", "chat"]) in (0, 1)
     assert len(list(runs.iterdir())) == 2  # the format is part of the run's identity
 

@@ -349,3 +349,18 @@ def test_packed_siblings_with_eager_attention(tiny_gpt2_dir: Path) -> None:
     plain = HFModel(str(tiny_gpt2_dir), batch_size=4, pack_siblings=False)
     for a, b in zip(packed.loglikelihood_sync(reqs), plain.loglikelihood_sync(reqs)):
         assert abs(a.logprob - b.logprob) <= 1e-5 and a.is_greedy == b.is_greedy and a.n_tokens == b.n_tokens
+
+
+def test_sent_prompt_is_what_is_tokenized(tiny_model_dir: Path, tiny_gpt2_dir: Path) -> None:
+    """#47: what a run records (`sent_prompt`) is what `render` tokenizes: a completion's text (its messages
+    joined by blank lines, as `openai:` sends it), the messages through a chat template, or a text without one."""
+    turns = (Message("system", "Be brief."), Message("user", "Question: 1 + 1?\nAnswer:"))
+    llama, bare = HFModel(str(tiny_model_dir)), HFModel(str(tiny_gpt2_dir))
+    bare.tokenizer.chat_template = None  # a base model's tokenizer: no chat template
+    completion = GenerateRequest(turns, completion=True)
+    assert llama.sent_prompt(completion) == "Be brief.\n\nQuestion: 1 + 1?\nAnswer:"
+    assert llama.render(completion) == llama.encode("Be brief.\n\nQuestion: 1 + 1?\nAnswer:")
+    chat = GenerateRequest(turns)
+    assert llama.sent_prompt(chat) == [{"role": m.role, "content": m.content} for m in turns]
+    assert bare.sent_prompt(chat) == "Be brief.\nQuestion: 1 + 1?\nAnswer:"
+    assert bare.render(chat) == bare.encode("Be brief.\nQuestion: 1 + 1?\nAnswer:")

@@ -77,6 +77,26 @@ async def test_a_completion_request_goes_to_text_completions_as_it_is(server: Lo
     assert server.stats()["last_body"]["prompt"] == text
 
 
+SYSTEM_AND_USER = (Message("system", "Be brief."), Message("user", QUESTION))
+
+
+@pytest.mark.parametrize(("chat", "completion", "path"), [
+    (True, False, "/v1/chat/completions"), (True, True, "/v1/completions"), (False, False, "/v1/completions"),
+])
+async def test_sent_prompt_is_what_the_server_receives(server: LocalServer, chat: bool, completion: bool,
+                                                       path: str) -> None:
+    """#47: `sent_prompt` (what a run records) is the body's `prompt` or `messages`, byte for byte, for every
+    way a request can go out: a chat, a completion request, any request to a `chat=False` endpoint."""
+    model = fast(server, chat=chat)
+    request = GenerateRequest(SYSTEM_AND_USER, GenerationSettings(system="You are careful."), completion=completion)
+    [g] = await model.generate([request])
+    assert g.error is None and server.stats()["by_path"] == {path: 1}
+    body = server.stats()["last_body"]
+    sent = model.sent_prompt(request)
+    assert sent == (body["messages"] if path.endswith("chat/completions") else body["prompt"])
+    assert isinstance(sent, str) is (path == "/v1/completions")
+
+
 async def test_several_base_urls_share_the_load() -> None:
     with serve(latency=0.02) as a, serve(latency=0.02) as b:
         model = OpenAIModel("m", base_url=[a.base_url, b.base_url], concurrency=8, api_key="k")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..data.prompts import KindDefaults
 from ..data.records import Dataset, Item, Question
@@ -26,6 +26,7 @@ class CodePrompts:
     benchmark: str
     stops: tuple[str, ...] = ()  # the authors' stop sequences of a completion
     kinds: tuple[str, ...] = (COMPLETION, CHAT)
+    completion_kinds: ClassVar[frozenset[str]] = frozenset({COMPLETION})  # sent as plain text (`Task.sends_text`)
 
     def request_defaults(self, kind: str) -> KindDefaults:
         return KindDefaults(stop=self.stops if kind == COMPLETION else ())

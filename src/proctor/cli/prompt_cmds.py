@@ -12,6 +12,7 @@ from ..benchmarks.registry import load_task
 from ..data.prompts import bind_tokenizer, check_kind
 from ..data.records import Item
 from ..data.tasks import Task
+from ..models.base import GenerateRequest, request_prompt
 from ..models.openai import TokenSplitter
 from ..run.build import eval_options
 from ..run.resolve import budget_for
@@ -46,17 +47,19 @@ def find_item(task: Task, wanted: str) -> Item:
 
 
 def request_for(task: Task, item: Item, kind: str, settings: GenerationSpec) -> dict[str, Any]:
-    """The request `proctor run` sends for `item`: messages with roles, stop sequences, generation settings."""
+    """The request `proctor run` sends for `item`: messages with roles (a completion: its text, `prompt`), stop
+    sequences, generation settings."""
     check_kind(kind, task.prompts.kinds, task.name)
     final = budget_for(task, kind, settings)  # what `run` resolves for the kind
+    request = GenerateRequest(task.prompts.messages(item, kind), final, completion=task.sends_text(kind))
+    prompt = request_prompt(request)
     return {
         "benchmark": task.name,
         "item": item.identifier,
         "prompt_kind": kind,
         "template_hash": task.prompts.template_hash(kind),
-        "messages": [{"role": m.role, "content": m.content} for m in task.prompts.messages(item, kind)],
+        **({"prompt": prompt, "completion": True} if isinstance(prompt, str) else {"messages": prompt}),
         "settings": final.as_dict(),
-        **({"completion": True} if getattr(task.prompts, "completion", False) else {}),  # sent as plain text
     }
 
 
@@ -79,8 +82,9 @@ def show_prompt(
     tokenizer: Tokenizer = None,
     as_json: AsJson = False,
 ) -> None:
-    """Print the exact request a run would send for one item: messages with their roles, stop sequences
-    and generation settings. With --json, machine-readable, to diff against another harness."""
+    """Print the exact request a run would send for one item: messages with their roles (a completion: its text,
+    as sent), stop sequences and generation settings. With --json, machine-readable, to diff against another
+    harness."""
     if prompt is not None and not prompt.strip():  # '' is no kind, never "the default one"
         raise ProctorError("--prompt: empty; name a prompt kind (or leave the option out for the default)")
     try:  # the spec's own checks, as `run`'s, before the data is read; errors name the flags
@@ -103,7 +107,10 @@ def show_prompt(
     typer.echo(plain(f"# {request['benchmark']} · {request['item']} · prompt {request['prompt_kind']} "
                      f"({request['template_hash']})"))
     typer.echo("# settings: " + json_safe(json.dumps(request["settings"], ensure_ascii=False)))
-    for m in request["messages"]:
+    if "prompt" in request:  # a completion: one text, no roles, no chat template
+        typer.echo("--- text (a completion: sent as it is, no chat template) ---")
+        typer.echo(plain_text(request["prompt"]))
+    for m in request.get("messages", ()):
         typer.echo(f"--- {plain(m['role'])} ---")
         typer.echo(plain_text(m["content"]))
 

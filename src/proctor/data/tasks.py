@@ -58,6 +58,13 @@ class Task:
         """The reference rule that reads answers to prompt `kind` (None: proctor's reader alone)."""
         return self.answer_rules.get(kind)
 
+    def sends_text(self, kind: str) -> bool:
+        """Whether prompts of `kind` are asked as one plain text (a completion, no chat template): the builder's
+        `--format completion` (spec benchmarks, few-shot item prompts), or a kind that is one (`completion_kinds`:
+        the code benchmarks' authors' prompt). Requests carry it (`GenerateRequest.completion`)."""
+        prompts = self.prompts
+        return bool(getattr(prompts, "completion", False)) or kind in getattr(prompts, "completion_kinds", ())
+
     @cached_property
     def content_hash(self) -> str:
         """sha256 over the items' canonical JSON: identifies exactly what was evaluated."""

@@ -122,6 +122,32 @@ class GenerateRequest:
         return d
 
 
+SentPrompt = list[dict[str, str]] | str  # chat messages (role, content) or one plain text, as a sample records them
+
+
+def with_system(r: GenerateRequest) -> list[Message]:
+    """The request's messages, after the settings' system prompt when one is set."""
+    system = r.settings.system
+    return ([Message("system", system)] if system else []) + list(r.messages)
+
+
+def completion_text(r: GenerateRequest) -> str:
+    """The one text a request sent as a plain-text completion carries: its messages' contents (the system prompt
+    first), joined by blank lines."""
+    return "\n\n".join(m.content for m in with_system(r))
+
+
+def chat_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
+    """Messages as a chat request (and a sample) carries them: role and content."""
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def request_prompt(r: GenerateRequest) -> SentPrompt:
+    """What a request asks to send: a completion request's text, any other's chat messages (`Model.sent_prompt`,
+    unless a backend sends otherwise; `proctor prompt` shows it)."""
+    return completion_text(r) if r.completion else chat_messages(with_system(r))
+
+
 @dataclass(frozen=True)
 class Generation:
     text: str = ""
@@ -205,6 +231,11 @@ class Model(Protocol):
         """The exact token count of `request`'s prompt (own tokenizer and chat template); None when unknown."""
         ...
 
+    def sent_prompt(self, request: GenerateRequest) -> SentPrompt:
+        """What the backend sends as `request`'s prompt: one text (a completion: /v1/completions, the text's tokens)
+        or chat messages. The backend sends it and the runner records it (samples.jsonl): one decision."""
+        ...
+
     @property
     def has_tokenizer(self) -> bool:
         """Whether `count_prompt_tokens` counts with the model's own tokenizer (hf:, openai: with tokenizer=DIR)."""
@@ -279,6 +310,10 @@ class ModelBase:
     def prompt_tokens(self, request: GenerateRequest) -> int | None:
         return None
 
+    def sent_prompt(self, request: GenerateRequest) -> SentPrompt:
+        """As the request asks (`request_prompt`); a backend that sends otherwise says so."""
+        return request_prompt(request)
+
     @property
     def has_tokenizer(self) -> bool:
         return False
@@ -334,6 +369,9 @@ class ModelWrapper(ModelBase):
 
     def prompt_tokens(self, request: GenerateRequest) -> int | None:
         return self.inner.prompt_tokens(request)
+
+    def sent_prompt(self, request: GenerateRequest) -> SentPrompt:
+        return self.inner.sent_prompt(request)
 
     @property
     def has_tokenizer(self) -> bool:

@@ -36,7 +36,10 @@ from .base import (
     GenerationSpec,
     Loglikelihood,
     LoglikelihoodRequest,
-    Message,
+    SentPrompt,
+    chat_messages,
+    completion_text,
+    with_system,
 )
 from .replies import chat_generation, completion_generation
 
@@ -144,21 +147,21 @@ class OpenAIModel(HTTPModel):
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         return await generate_all(requests, self._generate_one)
 
-    def _settings(self, r: GenerateRequest) -> dict[str, Any]:
-        return sampling_body(self.model, r.settings, chat=self.chat and not r.completion)
+    def sent_prompt(self, r: GenerateRequest) -> SentPrompt:
+        return openai_prompt(r, self.chat)
 
     def chat_body(self, r: GenerateRequest) -> dict[str, Any]:
         """The `/v1/chat/completions` request for `r` (also what a Batch API line carries)."""
-        body = self._settings(r)
-        body["messages"] = [{"role": m.role, "content": m.content} for m in with_system(r)]
+        body = sampling_body(self.model, r.settings, chat=True)
+        body["messages"] = chat_messages(with_system(r))
         return merge_extra_body(body, r.settings.extra_body)
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
-        if self.chat and not r.completion:
+        prompt = self.sent_prompt(r)
+        if not isinstance(prompt, str):
             data, latency = await self.http.post("/chat/completions", self.chat_body(r))
             return chat_generation(data, latency)  # validated: a bad shape is an error record
-        body = self._settings(r)
-        body["prompt"] = "\n\n".join(m.content for m in with_system(r))
+        body = sampling_body(self.model, r.settings, chat=False) | {"prompt": prompt}
         data, latency = await self.http.post("/completions", merge_extra_body(body, r.settings.extra_body))
         return completion_generation(data, latency)
 
@@ -278,10 +281,10 @@ def sampling_body(model: str, s: GenerationSpec, *, chat: bool = True) -> dict[s
     return body
 
 
-def with_system(r: GenerateRequest) -> list[Message]:
-    """The request's messages, after the settings' system prompt when one is set."""
-    system = r.settings.system
-    return ([Message("system", system)] if system else []) + list(r.messages)
+def openai_prompt(r: GenerateRequest, chat: bool) -> SentPrompt:
+    """What an OpenAI-compatible client sends for `r`: the text of a completion request, or of any request when
+    the endpoint is not chat (`chat=False`), to /v1/completions; else the messages to /v1/chat/completions."""
+    return chat_messages(with_system(r)) if chat and not r.completion else completion_text(r)
 
 
 def merge_extra_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -47,11 +47,12 @@ from .base import (
     Loglikelihood,
     LoglikelihoodRequest,
     ModelBase,
+    SentPrompt,
     require,
     weights_fingerprint,
 )
 from .dtype import check_dtype, checkpoint_dtype, nvidia_bf16_supported, resolve_dtype
-from .openai import OpenAIModel
+from .openai import OpenAIModel, openai_prompt
 
 ENGINE_LOG = "engine.log"
 PYTHON_ENV = "PROCTOR_VLLM_PYTHON"
@@ -370,6 +371,10 @@ class VLLMModel(ModelBase):
     async def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
         await self.start()
         return list(await self.inner.loglikelihood(requests))
+
+    def sent_prompt(self, request: GenerateRequest) -> SentPrompt:
+        """As its OpenAI client sends it (`chat`: /v1/chat/completions, else /v1/completions)."""
+        return openai_prompt(request, bool(self.client_options["chat"]))
 
     @property
     def in_flight_limit(self) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..data.records import Item
 from ..data.tasks import Task, cluster_value
@@ -49,8 +50,18 @@ async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[t
         offset += len(reqs)
     verdicts = await scorer.score(task, batch)
     counted = isinstance(model, CachedModel)  # without the cache: not counted (None)
-    return [sample_of(task, a.item, a.epoch, scorer, v, sum(r.cached for r in a.answers) if counted else None)
+    return [sample_of(task, a.item, a.epoch, scorer, as_sent(model, a, v),
+                      sum(r.cached for r in a.answers) if counted else None)
             for a, v in zip(batch, verdicts, strict=True)]
 
 
-__all__ = ["sample_of", "score_chunk"]
+def as_sent(model: Model, answered: Answered, verdict: Scored) -> Scored:
+    """`verdict` recording the prompt as the model sent it (`Model.sent_prompt`: a completion's text, or chat
+    messages), the decision the backend sends by; a log-likelihood sample keeps its context."""
+    request = answered.requests[0] if answered.requests else None
+    if not isinstance(request, GenerateRequest):
+        return verdict
+    return replace(verdict, prompt=model.sent_prompt(request))
+
+
+__all__ = ["as_sent", "sample_of", "score_chunk"]

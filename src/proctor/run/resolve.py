@@ -96,19 +96,27 @@ def _judge(judge: JudgeSpec, task: Task, scorer: ScorerSpec) -> JudgeSpec:
 def _shown_kind(scorer: ScorerSpec, task: Task) -> str | None:
     """The prompt kind whose examples the run shows: the generation kind, or the kind log-likelihood contexts are
     built from (a builder's `logprob_kind`); None for a task with its own scorer (suites)."""
+    if scorer.mode == "logprob":
+        return logprob_kind(task)
+    return None if task.scorer is not None else scorer.prompt_kind
+
+
+def logprob_kind(task: Task) -> str | None:
+    """The prompt kind a log-likelihood run's contexts are built from when none is named (the builder's
+    `logprob_kind`: a spec's first kind, item data's zero_shot), so that the default and the same kind named are
+    one run; None where no kind is sent (one fixed context, a task with its own scorer)."""
     if task.scorer is not None:
         return None
-    if scorer.mode == "logprob":
-        kind = getattr(task.prompts, "logprob_kind", None)
-        return kind if isinstance(kind, str) else None
-    return scorer.prompt_kind
+    kind = getattr(task.prompts, "logprob_kind", None)
+    return kind if isinstance(kind, str) and kind in getattr(task.prompts, "logprob_kinds", ()) else None
 
 
 def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     """The prompt kind, answer rule, no-answer policy and reader version the run uses."""
     if scorer.mode == "logprob" or task.scorer is not None:
         suites = bool(task.items) and all(is_suite_item(it) for it in task.items)
-        update: dict[str, object] = {"no_answer": scorer.no_answer or "wrong"}
+        update: dict[str, object] = {"no_answer": scorer.no_answer or "wrong",
+                                     "prompt_kind": scorer.prompt_kind or logprob_kind(task)}
         if suites:
             update |= {"norm": scorer.norm or SUITE_DEFAULTS.norm.value, "join": scorer.join or SUITE_DEFAULTS.join,
                        "softmax_temperature": scorer.softmax_temperature or SUITE_DEFAULTS.temperature}
@@ -201,4 +209,5 @@ def _hf_token(env_name: str | None) -> Iterator[None]:
                 os.environ["HF_TOKEN"] = old
 
 
-__all__ = ["DEFAULT_MAX_TOKENS", "answer_rule_named", "budget_for", "load_spec_task", "resolve", "suite_options"]
+__all__ = ["DEFAULT_MAX_TOKENS", "answer_rule_named", "budget_for", "load_spec_task", "logprob_kind", "resolve",
+           "suite_options"]

@@ -181,7 +181,7 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, spec: RunSpec,
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name} asks in completion format, "
                            "lm-eval's default): run with --format chat")
-    if isinstance(scorer, CodeScorer) and scorer.prompt_kind in scorer.completion_kinds \
+    if isinstance(scorer, CodeScorer) and task.sends_text(scorer.prompt_kind) \
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
                            "prompt, the authors'): run with --prompt chat")
@@ -316,15 +316,17 @@ def locate_run(task: Task, model_name: str, scorer: Scorer, spec: RunSpec,
                options: RunOptions = RunOptions()) -> tuple[Path, str]:
     """The run's directory and id: `options.out` or the default directory, or the directory an older proctor
     wrote for the same run (its old id kept); a directory holding another run is refused."""
-    run_id, legacies = _resolved(spec).run_id(), legacy_run_ids(task, model_name, scorer, spec)
-    before_fewshot = spec.legacy_run_id()  # the id before the few-shot examples' hash entered it (#41 item 2)
+    resolved = _resolved(spec)
+    run_id, legacies = resolved.run_id(), legacy_run_ids(task, model_name, scorer, spec)
+    older = older_run_ids(resolved, task)
+    template_hash = scorer.template_hash(task)
     path = options.out or default_run_dir(task, model_name, spec, options.runs_root, run_id)
     if options.out is None and not (path / MANIFEST).exists():
-        if before_fewshot is not None:
-            old = default_run_dir(task, model_name, spec, options.runs_root, before_fewshot)
-            if (old / MANIFEST).exists() and _fewshot_legacy(old, read_manifest(old), spec, scorer.template_hash(task),
-                                                             task):
-                return old, before_fewshot
+        for old_id, before_fewshot in older.items():
+            old = default_run_dir(task, model_name, spec, options.runs_root, old_id)
+            if (old / MANIFEST).exists() and _older_of(old, read_manifest(old), old_id, before_fewshot, resolved,
+                                                       template_hash, task):
+                return old, old_id
         for legacy in legacies:
             old = default_run_dir(task, model_name, spec, options.runs_root, legacy)
             if (old / MANIFEST).exists() and _is_legacy_of(read_manifest(old), legacy, spec):
@@ -333,13 +335,61 @@ def locate_run(task: Task, model_name: str, scorer: Scorer, spec: RunSpec,
         return path, run_id
     found = read_manifest(path)
     if found.run_id == run_id:
-        check_resumable(path, found, _resolved(spec), task)  # a hand-edited manifest is refused, naming the field
+        check_resumable(path, found, resolved, task)  # a hand-edited manifest is refused, naming the field
         return path, run_id
-    if found.run_id == before_fewshot and _fewshot_legacy(path, found, spec, scorer.template_hash(task), task):
+    if found.run_id in older and _older_of(path, found, found.run_id, older[found.run_id], resolved, template_hash,
+                                           task):
         return path, found.run_id
     if found.run_id in legacies and _is_legacy_of(found, found.run_id, spec):
         return path, found.run_id
     raise ProctorError(f"{path} holds a different run (dataset, model or settings differ): choose another -o directory")
+
+
+def older_run_ids(spec: RunSpec, task: Task) -> dict[str, bool]:
+    """The ids this resolved spec had under older resolutions, each with whether it is from before the few-shot
+    examples' hash entered the id (#41 item 2, main dc99ff5): without that hash; with a log-likelihood run's default
+    prompt kind unnamed (before #47, main ee87dc3); without both. `locate_run` still finds and resumes them."""
+    unnamed = unnamed_kind(spec, task)
+    out: dict[str, bool] = {}
+    for base in (spec, unnamed) if unnamed is not None else (spec,):
+        if base is not spec:
+            out.setdefault(base.run_id(), False)
+        if (before_fewshot := base.legacy_run_id()) is not None:
+            out.setdefault(before_fewshot, True)
+    return out
+
+
+def unnamed_kind(spec: RunSpec, task: Task) -> RunSpec | None:
+    """This resolved spec as proctor resolved it before #47 (main ee87dc3): a log-likelihood run's default prompt
+    kind (the builder's first) left unnamed, null; None where the kind was always recorded (a generation run, or
+    another kind named) or none is sent."""
+    kind = spec.scorer.prompt_kind
+    if spec.scorer.mode != "logprob" or task.scorer is not None or kind is None or kind != task.prompts.kinds[0]:
+        return None
+    return spec.model_copy(update={"scorer": spec.scorer.model_copy(update={"prompt_kind": None})})
+
+
+def _older_of(run_dir: Path, found: Manifest, old_id: str, before_fewshot: bool, spec: RunSpec, template_hash: str,
+              task: Task) -> bool:
+    """`found`, under one of `older_run_ids`, is this run as an older proctor wrote it (an unnamed default kind
+    read as the kind it was, `_kind_named`); a manifest that disagrees otherwise is refused (check_resumable)."""
+    if found.run_id != old_id:
+        return False
+    found = _kind_named(found, spec)
+    if before_fewshot:
+        return _fewshot_legacy(run_dir, found, spec, template_hash, task)
+    check_resumable(run_dir, found, spec, task)
+    return True
+
+
+def _kind_named(found: Manifest, spec: RunSpec) -> Manifest:
+    """`found` with the prompt kind its spec left unnamed (proctor before #47) named as `spec`'s: the kind those
+    contexts were built from."""
+    recorded = found.spec
+    if recorded is None or recorded.scorer.prompt_kind is not None or recorded.scorer.mode != "logprob":
+        return found
+    scorer = recorded.scorer.model_copy(update={"prompt_kind": spec.scorer.prompt_kind})
+    return found.model_copy(update={"spec": recorded.model_copy(update={"scorer": scorer})})
 
 
 def _fewshot_legacy(run_dir: Path, found: Manifest, spec: RunSpec, template_hash: str, task: Task) -> bool:
@@ -377,12 +427,13 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
               run_id: str) -> Manifest:
     """The v5 manifest of a fresh run: the spec (every setting, once), what answered, the data, the times."""
     judged = judge is not None and scorer.kind == "judge"
+    chat = sent_as_chat(task, model, scorer)
     return Manifest(
         run_id=run_id,
         spec=spec,
-        provenance=collect_provenance(model.identity()),
+        provenance=collect_provenance(_with_chat(model.identity(), chat)),
         dataset=DatasetInfo.of(task.provenance()),
-        model=BackendInfo.of(model.describe()),
+        model=BackendInfo.of(_with_chat(model.describe(), chat)),
         judge=BackendInfo.of(judge.describe()) if judge is not None and judged else None,
         scorer=ScorerInfo.of(scorer.identity()),
         prompt_template_hash=scorer.template_hash(task),
@@ -393,6 +444,28 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
         shard=str(shard_of(spec)) if spec.shard is not None else None,
     )
 
+
+
+def sent_as_chat(task: Task, model: Model, scorer: Scorer) -> bool | None:
+    """Whether the run's generation requests go out as chat messages, as the backend sends them
+    (`Model.sent_prompt`); None for a run that generates nothing."""
+    for item in task.items[:1]:
+        for request in scorer.requests(task, item, 0):
+            if isinstance(request, GenerateRequest):
+                return not isinstance(model.sent_prompt(request), str)
+    return None
+
+
+def _with_chat(described: dict[str, Any], chat: bool | None) -> dict[str, Any]:
+    """A backend's account (`identity`, `describe`) with its `chat` flag as the run's requests were sent: a
+    completion request goes out as text whatever the endpoint's chat option; unchanged where it generates nothing."""
+    if chat is None:
+        return described
+    out = {**described, "chat": chat} if "chat" in described else dict(described)
+    settings = out.get("settings")
+    if isinstance(settings, dict) and "chat" in settings:
+        out["settings"] = {**settings, "chat": chat}
+    return out
 
 
 # ---------------------------------------------------------------- one chunk: ask, score, sample

@@ -285,8 +285,8 @@ class GenerationScorer:
 
     def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
         settings = settings_for_epoch(self.settings, epoch, self.epochs)
-        completion = bool(getattr(task.prompts, "completion", False))  # a spec benchmark's --format completion
-        return [GenerateRequest(task.prompts.messages(item, self.prompt_kind), settings, completion=completion)]
+        return [GenerateRequest(task.prompts.messages(item, self.prompt_kind), settings,
+                                completion=task.sends_text(self.prompt_kind))]
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         rule = task.answer_rule(self.prompt_kind)

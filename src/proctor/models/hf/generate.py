@@ -18,7 +18,7 @@ from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria,
 from transformers.generation.logits_process import TopPLogitsWarper
 
 from ...util import progress
-from ..base import GenerateRequest, Generation, GenerationSpec
+from ..base import GenerateRequest, Generation, GenerationSpec, SentPrompt, chat_messages, completion_text
 
 
 @dataclass
@@ -72,16 +72,22 @@ class GenerationMixin:
                 progress.report(requests=len(batch), tokens=sum(g.output_tokens or 0 for g in generated))
         return [g if g is not None else Generation(error="not generated") for g in out]
 
-    def render(self, req: GenerateRequest) -> list[int]:
-        """The prompt tokens: a completion request's text as it is; else the chat template when the tokenizer has
-        one, else the contents joined by newlines."""
-        msgs = [{"role": m.role, "content": m.content} for m in req.messages]
-        if req.completion:  # --format completion: the text as it is (lm-eval's prompt without a chat template)
-            return self.encode("".join(m.content for m in req.messages))
+    def sent_prompt(self, req: GenerateRequest) -> SentPrompt:
+        """A completion request's text as it is (lm-eval's prompt without a chat template); else the messages,
+        through the chat template when the tokenizer has one, else their contents joined by newlines (a text)."""
+        if req.completion:
+            return completion_text(req)
         if getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
-            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        return self.encode("\n".join(m.content for m in req.messages))
+            return chat_messages(req.messages)
+        return "\n".join(m.content for m in req.messages)
+
+    def render(self, req: GenerateRequest) -> list[int]:
+        """The prompt tokens of what `sent_prompt` says is sent: a text's own, or the chat template's."""
+        prompt = self.sent_prompt(req)
+        if isinstance(prompt, str):
+            return self.encode(prompt)
+        text = self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _run_batch(self, jobs: list[_Job], settings: GenerationSpec, max_new: int) -> list[Generation]:
         """One batch; when it fails, its halves are retried so only the failing request becomes an error."""

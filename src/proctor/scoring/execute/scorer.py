@@ -229,7 +229,6 @@ class CodeScorer:
     kind: str = "execution"
     mode: str = "generate"
     capability: Capability = Capability.GENERATE
-    completion_kinds: frozenset[str] = frozenset({"completion"})  # kinds sent as plain text (the authors')
 
     def check(self, task: Task) -> None:
         if self.prompt_kind not in task.prompts.kinds:
@@ -245,12 +244,12 @@ class CodeScorer:
 
     def requests(self, task: Task, item: Item, epoch: int) -> list[Request]:
         settings = settings_for_epoch(self.settings, epoch, self.epochs)
-        completion = self.prompt_kind in self.completion_kinds
-        return [GenerateRequest(task.prompts.messages(item, self.prompt_kind), settings, completion=completion)]
+        return [GenerateRequest(task.prompts.messages(item, self.prompt_kind), settings,
+                                completion=task.sends_text(self.prompt_kind))]
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         """Errored and cut-off answers are settled without running; the others' code runs in parallel."""
-        completion = self.prompt_kind in self.completion_kinds
+        completion = task.sends_text(self.prompt_kind)  # the reply continues the prompt
         out: list[Scored | None] = []
         to_run: list[tuple[int, Item, Code]] = []
         for a in batch:
