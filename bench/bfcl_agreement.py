@@ -32,6 +32,9 @@ from proctor.scoring import bfcl_ast
 
 MODEL = "gpt-4o-2024-11-20"  # a prompting model of bfcl-eval's registry
 CALLS_FLOOD = 300
+# replies where proctor differs on purpose: bfcl-eval `eval`s arithmetic over a call (`abs(5) * 1`), proctor
+# refuses to run a reply's code
+DIVERGENT = ("arithmetic with a call",)
 PROSE = "I'm sorry, none of the functions can answer that; please tell me more about what you need."
 
 
@@ -115,6 +118,8 @@ def render_python(value: Any, schema: dict[str, Any]) -> str:
 
 def render_java(value: Any, schema: dict[str, Any]) -> str:
     kind = schema.get("type")
+    if isinstance(value, Identifier):
+        return str(value)
     inner = schema.get("items", {}).get("type")
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -138,6 +143,8 @@ def render_java(value: Any, schema: dict[str, Any]) -> str:
 
 def render_js(value: Any, schema: dict[str, Any]) -> str:
     kind = schema.get("type")
+    if isinstance(value, Identifier):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
@@ -202,6 +209,9 @@ def replies(entry: dict[str, Any], truth: list[dict[str, Any]] | None, category:
         doc = entry["function"][0] if entry["function"] else {"name": "f", "parameters": {"properties": {}}}
         made = {k: 1 for k in doc["parameters"].get("required", [])}
         out |= {"a call": calls([(doc["name"], made)]), "malformed": calls([(doc["name"], made)])[:-2],
+                "json reply": json.dumps([{"name": doc["name"], "arguments": made}]),
+                "statements": render_call(doc["name"], made, doc, language) + ";",
+                "arithmetic with a call": f"[{doc['name']}(zz=abs(-2) * 3)]",
                 f"{CALLS_FLOOD} calls": calls([(doc["name"], made)] * CALLS_FLOOD)}
         return out
     parts = [chosen(c) for c in truth]
@@ -220,10 +230,56 @@ def replies(entry: dict[str, Any], truth: list[dict[str, Any]] | None, category:
     if key is not None:
         out["wrong value"] = calls([(name, {**params, key: wrong(params[key])}), *parts[1:]])
         out["wrong type"] = calls([(name, {**params, key: retyped(params[key])}), *parts[1:]])
+    out |= quirks(parts, docs, language, calls)
     if len(parts) > 1:
         out["reversed order"] = calls(parts[::-1])
         out["one call missing"] = calls(parts[:-1])
     return out
+
+
+def restyled(value: Any) -> Any:
+    """A string upper-cased with a space and a dash (bfcl-eval compares strings standardized)."""
+    return f"{value.upper()} -" if isinstance(value, str) else value
+
+
+def quirks(parts: list[tuple[str, dict[str, Any]]], docs: dict[str, Any], language: str,
+           calls: Callable[[list[tuple[str, dict[str, Any]]]], str]) -> dict[str, str]:
+    """Replies that reach the decoder's and checker's corners: standardized strings, positional arguments,
+    arithmetic, a unary plus, a variable's name, non-ASCII text, JSON instead of calls, statements."""
+    name, params = parts[0]
+    rest = parts[1:]
+    out: dict[str, str] = {
+        "restyled strings": calls([(name, {k: restyled(v) for k, v in params.items()}), *rest]),
+        "non-ascii": calls([(name, {k: f"{v} café" if isinstance(v, str) else v for k, v in params.items()}),
+                            *rest]),
+        "json reply": json.dumps([{"name": n, "arguments": p} for n, p in parts]),
+        "python rendering": "[" + ", ".join(render_call(n, p, docs.get(n), "python") for n, p in parts) + "]",
+        "statements": "; ".join(render_call(n, p, docs.get(n), language) for n, p in parts) + ";",
+    }
+    numeric = next((k for k, v in params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)), None)
+    if numeric is not None:
+        v = params[numeric]
+        args = {k: RENDER[language](x, docs.get(name, {}).get("parameters", {}).get("properties", {}).get(k, {}))
+                for k, x in params.items()}
+        for label, text in (("arithmetic", f"({v} - 1) + 1"), ("unary plus", f"+{v}"),
+                            ("arithmetic with a call", f"abs({v}) * 1"),
+                            ("int for float", str(int(v)) if float(v).is_integer() else repr(v))):
+            out[label] = "[" + f"{name}(" + ", ".join(f"{k}={text if k == numeric else a}" for k, a in args.items()) \
+                + ")" + "".join(", " + render_call(n, p, docs.get(n), language) for n, p in rest) + "]"
+    if params:
+        key = next(iter(params))
+        out["variable name"] = calls([(name, {**params, key: Identifier("my_variable")}), *rest])
+        body = render_call(name, params, docs.get(name), language)
+        positional = body.replace(f"{key}=", "", 1)
+        out["positional argument"] = "[" + positional + "]"
+    return out
+
+
+class Identifier(str):
+    """A bare name in any language's rendering."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 # ----------------------------------------------------------------------------------------- compare
@@ -253,9 +309,9 @@ def compare(name: str, category: str, data: Path, o: types.SimpleNamespace, limi
             theirs = bfcl_valid(o, category, entry, truth, reply)
             mine = bfcl_ast.grade(item, reply)
             agree = theirs is mine.correct
-            counts["agree" if agree else "disagree"] += 1
+            counts["agree" if agree else "known" if kind in DIVERGENT else "disagree"] += 1
             counts[f"bfcl {'valid' if theirs is True else 'invalid' if theirs is False else theirs}"] += 1
-            if not agree:
+            if not agree and kind not in DIVERGENT:
                 disagreements.append(f"{entry['id']} [{kind}] bfcl-eval: {theirs}, proctor: {mine.outcome} "
                                      f"({mine.details.get('rejected')}) reply: {reply[:160]!r}")
     return counts, same_prompts, min(len(entries), limit or len(entries))
@@ -272,17 +328,19 @@ def main() -> int:
         print(f"bfcl-eval is not installed: {bfcl.INSTALL_DATA}", file=sys.stderr)
         return 2
     total: Counter[str] = Counter()
-    print(f"{'category':24} {'items':>6} {'prompts equal':>14} {'replies':>8} {'agree':>8}  bfcl-eval verdicts")
+    print(f"{'category':24} {'items':>6} {'prompts equal':>14} {'replies':>8} {'agree':>8} {'known':>6}  "
+          "bfcl-eval verdicts  (known: proctor refuses to run the reply's code, see DIVERGENT)")
     for name, (category, _) in bfcl.CATEGORIES.items():
         found: list[str] = []
         counts, prompts, items = compare(name, category, data, o, args.limit, found)
         total += counts
-        replies_n = counts["agree"] + counts["disagree"]
+        replies_n = counts["agree"] + counts["disagree"] + counts["known"]
         verdicts = ", ".join(f"{k[5:]} {v}" for k, v in sorted(counts.items()) if k.startswith("bfcl "))
-        print(f"{category:24} {items:6} {prompts:14} {replies_n:8} {counts['agree']:8}  {verdicts}")
+        print(f"{category:24} {items:6} {prompts:14} {replies_n:8} {counts['agree']:8} {counts['known']:6}  {verdicts}")
         for line in found[:args.show]:
             print("   ", line)
-    print(f"{'all':24} {'':6} {'':14} {total['agree'] + total['disagree']:8} {total['agree']:8}")
+    print(f"{'all':24} {'':6} {'':14} {total['agree'] + total['disagree'] + total['known']:8} {total['agree']:8} "
+          f"{total['known']:6}")
     return 1 if total["disagree"] else 0
 
 
