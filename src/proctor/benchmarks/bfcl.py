@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..data.prompts import check_kind
 from ..data.records import Dataset, Item, Question
@@ -209,7 +209,7 @@ def _answers(path: Path, questions: Rows) -> list[list[dict[str, Any]]]:
     return out
 
 
-def _is_ground_truth(truth: Any) -> bool:
+def _is_ground_truth(truth: Any) -> TypeGuard[list[dict[str, Any]]]:
     return isinstance(truth, list) and bool(truth) and all(
         isinstance(call, dict) and len(call) == 1 and all(
             isinstance(params, dict) and all(isinstance(v, list) for v in params.values())

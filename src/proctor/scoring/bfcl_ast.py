@@ -258,7 +258,7 @@ def require_tree_sitter(language: str) -> None:
 @cache
 def _language(language: str) -> Any:
     try:
-        from tree_sitter import Language
+        from tree_sitter import Language, Parser  # noqa: F401 - both must be there
         grammar = __import__("tree_sitter_java" if language == JAVA else "tree_sitter_javascript")
         return Language(grammar.language(), language)
     except (ImportError, TypeError, ValueError) as e:
@@ -267,10 +267,11 @@ def _language(language: str) -> Any:
 
 
 def _parser(language: str) -> Any:
+    grammar = _language(language)
     from tree_sitter import Parser
 
     parser = Parser()
-    parser.set_language(_language(language))
+    parser.set_language(grammar)
     return parser
 
 
