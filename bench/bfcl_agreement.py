@@ -32,9 +32,9 @@ from proctor.scoring import bfcl_ast
 
 MODEL = "gpt-4o-2024-11-20"  # a prompting model of bfcl-eval's registry
 CALLS_FLOOD = 300
-# replies where proctor differs on purpose: bfcl-eval `eval`s arithmetic over a call (`abs(5) * 1`), proctor
-# refuses to run a reply's code
-DIVERGENT = ("arithmetic with a call",)
+# replies where proctor differs on purpose: bfcl-eval `eval`s arithmetic over any call (here it imports a module),
+# proctor runs none of a reply's code but a few pure builtins (`abs(5) * 1`, which agrees)
+DIVERGENT = ("arithmetic running code",)
 PROSE = "I'm sorry, none of the functions can answer that; please tell me more about what you need."
 
 
@@ -212,6 +212,7 @@ def replies(entry: dict[str, Any], truth: list[dict[str, Any]] | None, category:
                 "json reply": json.dumps([{"name": doc["name"], "arguments": made}]),
                 "statements": render_call(doc["name"], made, doc, language) + ";",
                 "arithmetic with a call": f"[{doc['name']}(zz=abs(-2) * 3)]",
+                "arithmetic running code": f"[{doc['name']}(zz=__import__('math').fabs(-2) * 3)]",
                 f"{CALLS_FLOOD} calls": calls([(doc["name"], made)] * CALLS_FLOOD)}
         return out
     parts = [chosen(c) for c in truth]
@@ -263,6 +264,7 @@ def quirks(parts: list[tuple[str, dict[str, Any]]], docs: dict[str, Any], langua
                 for k, x in params.items()}
         for label, text in (("arithmetic", f"({v} - 1) + 1"), ("unary plus", f"+{v}"),
                             ("arithmetic with a call", f"abs({v}) * 1"),
+                            ("arithmetic running code", f"__import__('math').fabs({v}) * 1"),
                             ("int for float", str(int(v)) if float(v).is_integer() else repr(v))):
             out[label] = "[" + f"{name}(" + ", ".join(f"{k}={text if k == numeric else a}" for k, a in args.items()) \
                 + ")" + "".join(", " + render_call(n, p, docs.get(n), language) for n, p in rest) + "]"

@@ -52,6 +52,7 @@ def verdict(category: str, functions: list[dict[str, Any]], truth: Any, reply: s
     ("geo.area(base=10, unit='Square-Meters ', scale=1.5)", True),  # unbracketed; strings standardized
     ("[geo.area(base=10, scale=1.5)]", True),
     ("[geo.area(base=10, scale=3/2)]", True),  # arithmetic over literals, evaluated
+    ("[geo.area(base=abs(-5) * 2)]", True),  # and over a few pure builtins
     ("[geo.area(base=+10)]", False),  # bfcl-eval reads any unary operator as a minus: -10
     ("[geo.area(base=11)]", False),
     ("[geo.area(base='10')]", False),
@@ -107,7 +108,8 @@ def test_multiple_checks_the_expected_function() -> None:
 
 
 @pytest.mark.parametrize("reply", ["I cannot help with that.", "[geo.area(base=10", "[geo.area(base=abs(-10))*1]",
-                                   "[geo.area(base=abs(-2) * 5)]", "[geo.area(base=9**9**9)]", "[1, 2]",
+                                   "[geo.area(base=x * 5)]", "[geo.area(base=9**9**9)]", "[1, 2]",
+                                   "[geo.area(base=len(open('/etc/passwd').read()) * 1)]",
                                    "[geo.area(base=10)] and more", "[lambda: 1]", "x" * 5 + "(" * 300])
 def test_unreadable_replies_are_no_answer_with_a_reason(reply: str) -> None:
     v = verdict("simple_python", [AREA], AREA_TRUTH, reply)

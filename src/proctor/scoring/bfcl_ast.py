@@ -12,8 +12,9 @@ test oracle: `bench/bfcl_agreement.py` replays replies on every item through bot
 
 Where proctor differs, on purpose:
 - bfcl-eval `eval`s an arithmetic argument (`f(a=2*3)`) in its own module's namespace, so a reply can run code
-  there; proctor evaluates arithmetic over literals only, within size bounds, and a reply whose arithmetic names
-  anything (`abs(-2)*3`) or would be huge (`9**9**9`) is unreadable.
+  there; proctor evaluates arithmetic over literals and a few pure builtins (`abs(-2)*3`), within size bounds, and
+  a reply whose arithmetic calls anything else (`__import__('os').getpid()+1`) or would be huge (`9**9**9`) is
+  unreadable.
 - Where bfcl-eval's checker raises (a value shape it does not expect: its run stops), proctor scores the sample
   wrong and says why.
 - A reply of more than `MAX_CALLS` calls is not checked (no item expects so many); it still counts as calling a
@@ -208,12 +209,15 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.MatMult: operator.matmul}
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
                                             ast.Invert: operator.invert}
+# the builtins arithmetic may call (bfcl-eval's `eval` calls anything; these are pure and bounded by their inputs)
+PURE_BUILTINS: dict[str, Callable[..., Any]] = {f.__name__: f for f in (abs, round, min, max, sum, len, int, float,
+                                                                         str, bool)}
 MAX_SIZE = 1_000_000  # the longest string or list, and the most bits of a number, arithmetic may build
 
 
 def evaluate(node: ast.expr) -> Any:
-    """What bfcl-eval's `eval(ast.unparse(node))` gives for arithmetic over literals; anything else (a name, a
-    call, a result past MAX_SIZE) is unreadable rather than run."""
+    """What bfcl-eval's `eval(ast.unparse(node))` gives for arithmetic over literals and `PURE_BUILTINS`; anything
+    else (a name, another call, a result past MAX_SIZE) is unreadable rather than run."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
@@ -226,6 +230,10 @@ def evaluate(node: ast.expr) -> Any:
         values = [evaluate(v) for v in node.elts]
         return list(values) if isinstance(node, ast.List) else tuple(values) if isinstance(node, ast.Tuple) \
             else set(values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS \
+            and not any(isinstance(a, ast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
+        args = [evaluate(a) for a in node.args]
+        return PURE_BUILTINS[node.func.id](*args, **{str(k.arg): evaluate(k.value) for k in node.keywords})
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {evaluate(k): evaluate(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
     raise Unreadable(f"proctor does not evaluate {ast.unparse(node)[:80]!r} (bfcl-eval would run it)")
