@@ -13,7 +13,7 @@ import pytest
 from proctor.data.records import Item, Modality
 from proctor.log.runlog import Outcome
 from proctor.scoring import bfcl_ast
-from proctor.scoring.bfcl_ast import JAVA, JAVASCRIPT, PYTHON, judge, language_of, read_reply, read_tool_calls
+from proctor.scoring.bfcl_ast import JAVA, JAVASCRIPT, PYTHON, judge, read_reply, read_tool_calls
 
 HAS_TREE_SITTER = all(importlib.util.find_spec(m) for m in ("tree_sitter", "tree_sitter_java",
                                                              "tree_sitter_javascript"))
@@ -119,7 +119,9 @@ def test_unreadable_replies_are_no_answer_with_a_reason(reply: str) -> None:
 
 def test_arithmetic_is_never_run() -> None:
     reading = read_reply("[f(a=__import__('os').getpid() + 1)]", PYTHON)
-    assert not reading.readable and "does not evaluate" in str(reading.problem)
+    assert not reading.readable and reading.runs_code and "does not evaluate" in str(reading.problem)
+    assert not verdict("irrelevance", [WEATHER], None, "[weather(city=open('x').read() + 'y')]").valid
+    assert verdict("irrelevance", [WEATHER], None, "[weather(city=nowhere('x') + 'y')]").valid  # a NameError there
 
 
 def test_hundreds_of_calls_are_not_checked_but_still_call() -> None:
@@ -234,7 +236,7 @@ def test_verdicts_equal_bfcl_evals_on_synthetic_items() -> None:
                     metadata={"bfcl_category": category, "function": functions, "ground_truth": truth})
         for kind, reply in bench.replies(entry, truth, category).items():
             theirs, ours = bench.bfcl_valid(o, category, entry, truth, reply), bfcl_ast.grade(item, reply)
-            if kind in bench.DIVERGENT and language_of(category) == PYTHON:  # proctor does not run a reply's code
+            if kind in bench.DIVERGENT and theirs is not ours.correct:  # proctor does not run a reply's code
                 assert "bfcl-eval would run it" in str(read_reply(reply, PYTHON).problem)
                 continue
             assert theirs is ours.correct, (category, kind, reply, theirs)

@@ -14,7 +14,8 @@ Where proctor differs, on purpose:
 - bfcl-eval `eval`s an arithmetic argument (`f(a=2*3)`) in its own module's namespace, so a reply can run code
   there; proctor evaluates arithmetic over literals and a few pure builtins (`abs(-2)*3`), within size bounds, and
   a reply whose arithmetic calls anything else (`__import__('os').getpid()+1`) or would be huge (`9**9**9`) is
-  unreadable.
+  unreadable — though one calling a builtin bfcl-eval's `eval` would run still counts as calling a function for
+  the relevance categories.
 - Where bfcl-eval's checker raises (a value shape it does not expect: its run stops), proctor scores the sample
   wrong and says why.
 - A reply of more than `MAX_CALLS` calls is not checked (no item expects so many); it still counts as calling a
@@ -28,6 +29,7 @@ A tool-calling reply (name, JSON arguments) feeds the same checker through `read
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import operator
 import re
@@ -67,6 +69,11 @@ class Unreadable(Exception):
     """A reply that is not a call list as bfcl-eval's decoder reads it (it raises there)."""
 
 
+class RunsCode(Unreadable):
+    """A call list whose arithmetic calls a builtin bfcl-eval's `eval` would run (`__import__(...)`, `open`):
+    proctor does not run it, so the value is unknown, but the reply does call (for the relevance categories)."""
+
+
 class CheckerFailure(Exception):
     """A reply bfcl-eval's checker raises on (a value shape it does not expect)."""
 
@@ -93,6 +100,7 @@ class Reading:
 
     calls: Any = None
     problem: str | None = None
+    runs_code: bool = False  # unreadable only because proctor would not run its code (`RunsCode`)
 
     @property
     def readable(self) -> bool:
@@ -112,7 +120,7 @@ def read_reply(text: str, language: str) -> Reading:
         inner = wrapped[1:-1]  # bfcl-eval drops the first and last character (legacy, its note says)
         return Reading(decode_java(inner) if language == JAVA else decode_javascript(inner))
     except Unreadable as e:
-        return Reading(problem=str(e))
+        return Reading(problem=str(e), runs_code=isinstance(e, RunsCode))
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, ArithmeticError) as e:
         return Reading(problem=f"{type(e).__name__}: {e}"[:300])
 
@@ -212,6 +220,7 @@ _UNARY: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: op
 # the builtins arithmetic may call (bfcl-eval's `eval` calls anything; these are pure and bounded by their inputs)
 PURE_BUILTINS: dict[str, Callable[..., Any]] = {f.__name__: f for f in (abs, round, min, max, sum, len, int, float,
                                                                          str, bool)}
+BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_SIZE = 1_000_000  # the longest string or list, and the most bits of a number, arithmetic may build
 
 
@@ -236,7 +245,16 @@ def evaluate(node: ast.expr) -> Any:
         return PURE_BUILTINS[node.func.id](*args, **{str(k.arg): evaluate(k.value) for k in node.keywords})
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {evaluate(k): evaluate(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+    if isinstance(node, ast.Call) and _root_name(node) in BUILTIN_NAMES:
+        raise RunsCode(f"proctor does not evaluate {ast.unparse(node)[:80]!r} (bfcl-eval would run it)")
     raise Unreadable(f"proctor does not evaluate {ast.unparse(node)[:80]!r} (bfcl-eval would run it)")
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name a call chain starts from: `__import__` in `__import__('os').getpid()`."""
+    while isinstance(node, (ast.Call, ast.Attribute)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _check_size(op: ast.operator, left: Any, right: Any) -> None:
@@ -834,7 +852,7 @@ def judge(category: str, functions: list[dict[str, Any]], answers: list[dict[str
     """An entry's verdict from its reading: relevance categories by whether it calls a function, the others by
     the AST checker."""
     if is_relevance(category):
-        calls = reading.readable and not is_empty(reading.calls)
+        calls = (reading.readable and not is_empty(reading.calls)) or reading.runs_code
         ok = not calls if "irrelevance" in category else calls
         why = ("irrelevance_error:decoder_success", "Valid syntax. Successfully decode AST when it should not.") \
             if "irrelevance" in category else \
