@@ -34,6 +34,10 @@ $(DEV): $(RUNTIME)
 	# every-eval-ever (the eee extra) declares Python >= 3.12; on 3.11 its models and checker import with what dev has
 	$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' || \
 		$(BIN)/pip install -q --no-deps --ignore-requires-python "every-eval-ever==0.3.0"
+	# bfcl-eval, the BFCL oracle (tests, bench/bfcl_agreement.py): its requirements pull a serving stack, so --no-deps,
+	# with what its decoder and checker import beyond dev (tree-sitter and its grammars: the bfcl extra; overrides)
+	$(BIN)/pip install -q --no-deps "bfcl-eval==2026.3.23" "tree-sitter==0.21.3" "tree-sitter-java==0.21.0" \
+		"tree-sitter-javascript==0.21.4" "overrides==7.7.0"
 	# confseq, the confidence-sequence oracle (tests only): built from source, PyPI's build cannot compile for 3.11
 	# (a failed build is one line naming its log, $(VENV)/confseq-build.log)
 	bash .ci/confseq.sh $(BIN) || true

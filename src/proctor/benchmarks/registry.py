@@ -32,6 +32,7 @@ from . import (
     aime2025,
     aime2026,
     bbh,
+    bfcl,
     gpqa,
     hle,
     hmmt_feb,
@@ -93,7 +94,7 @@ def _gather(modules: Iterable[Any], plugins: Iterable[Builtin],
 
 CLASHES: dict[str, str] = {}  # a lower-case name more than one source claims → the error that names them
 BUILTINS: dict[str, Builtin] = _gather((mmlu_pro, aime2025, aime2026, hmmt_feb, math500, gpqa, humaneval, mbpp,
-                                         livecodebench, ifeval, bbh, simpleqa_verified, hle),
+                                         livecodebench, ifeval, bbh, simpleqa_verified, hle, bfcl),
                                        plugin_benchmarks(),
                                        {name: f"proctor's shipped spec {path.name}"
                                         for name, (path, _) in builtin_specs().items()})
