@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.log.results import summarize
 from proctor.log.runlog import Outcome, Sample
 from proctor.metrics import RunContext
 from proctor.metrics.accuracy import Breakdown, breakdown, group_block, mean_score
 from proctor.metrics.macro_accuracy import MacroAccuracy
+from proctor.metrics.results import summarize
 from proctor.scoring.suites import ContextResult, suite_summary
 from proctor.stats.intervals import wilson_interval
 

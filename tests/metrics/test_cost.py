@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from proctor.log.results import summarize
 from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.cost import run_cost_of
+from proctor.metrics.results import summarize
 from proctor.run.pricing import Price
 
 

@@ -204,7 +204,7 @@ def judged_samples(n_items: int, epochs: int, seed: int) -> list[Sample]:
 @pytest.fixture
 def judged_run(tmp_path: Path) -> Path:
     """A 3-epoch judged run whose results.json holds epochs and judge_agreement as the runner writes them."""
-    from proctor.log.results import summarize
+    from proctor.metrics.results import summarize
 
     ss = judged_samples(30, epochs=3, seed=5)
     results = summarize(ss)

@@ -93,7 +93,7 @@ def test_store_history_is_used_when_present(runs: list[Path], tmp_path: Path) ->
     import json
     import shutil
 
-    from proctor.log.store import Store
+    from proctor.run.store import Store
 
     earlier = tmp_path / "earlier-run"
     shutil.copytree(runs[0], earlier)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from proctor.core.model import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
 from proctor.log.runlog import Cost
-from proctor.models.base import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
 from proctor.run.pricing import (
     CHAT_TOKENS_PER_MESSAGE,
     CHAT_TOKENS_PER_REQUEST,

@@ -120,7 +120,7 @@ def import_results(
         metavar="DIR", help="Where the imported run logs go (under imported/).")] = Path("runs"),
 ) -> None:
     """Import an llm-wc results directory into the history, so `compare` and `leaderboard` see its models."""
-    from ..log.store import Store, default_store_path
+    from ..run.store import Store, default_store_path
 
     models, left_out = read_results_dir(results_dir, runs_root)  # every file checked before anything is written
     for line in left_out:

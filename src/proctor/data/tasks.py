@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..models.base import Message
+from ..core.model import Message
 from .records import Item
 
 if TYPE_CHECKING:

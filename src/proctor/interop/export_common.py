@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..log.results import warn_if_disagrees
 from ..log.runlog import MetricBlock, Outcome, RunLog, Sample
 from ..metrics.accuracy import BlockTally, scored_scores
+from ..metrics.results import warn_if_disagrees
 from ..stats.intervals import apply_no_answer, apply_truncated_as
 from ..util.errors import InputError
 

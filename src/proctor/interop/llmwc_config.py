@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from ..core.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
 from ..data.tasks import Task
 from ..run.build import eval_options, with_prices
 from ..run.resolve import load_spec_task
 from ..run.runner import RunOptions
-from ..run.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
 from ..util.errors import InputError, Problem, ProctorError
 from ..util.termsafe import plain
 from .llmwc import (

@@ -4,7 +4,7 @@ A run directory holds:
 * `manifest.json` — what produced the run (never a secret);
 * `samples.jsonl` — one `Sample` per line, appended as each finishes;
 * `prompts.jsonl` — the heads the prompts share (a few-shot block), stored once (`proctor.log.prompts`);
-* `results.json` — the metrics, a pure function of the samples (`proctor.log.results.summarize`).
+* `results.json` — the metrics, a pure function of the samples (`proctor.metrics.results.summarize`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..run.spec import GenerationSpec, Money, RunSpec
+from ..core.spec import GenerationSpec, Money, RunSpec
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact

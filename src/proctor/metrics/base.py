@@ -51,7 +51,7 @@ class Metric(Protocol):
 
 
 class Tally(Protocol):
-    """A metric gathered one sample at a time (`add`), then computed (`result`): how `proctor.log.results.summarize`
+    """A metric gathered one sample at a time (`add`), then computed (`result`): how `proctor.metrics.results.summarize`
     reads a run in one pass without holding its samples."""
 
     def add(self, sample: Sample) -> None: ...

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+from ..core.spec import RunSpec
 from ..models import GenerateRequest, LoglikelihoodRequest
 from .pricing import (
     CHAT_TOKENS_PER_REQUEST,
@@ -27,7 +28,6 @@ from .pricing import (
     token_counter,
 )
 from .runner import _items_of, build_scorer
-from .spec import RunSpec
 
 if TYPE_CHECKING:
     from ..data.records import Item

@@ -31,9 +31,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from ..log.provenance import PriceRecord
-from ..log.runlog import Cost
-from ..models.base import (
+from ..core.model import (
     GenerateRequest,
     Generation,
     Loglikelihood,
@@ -41,11 +39,13 @@ from ..models.base import (
     Model,
     ModelWrapper,
 )
+from ..core.spec import Money
+from ..log.provenance import PriceRecord
+from ..log.runlog import Cost
 from ..util.errors import InputError, ProctorError
 from ..util.limits import yaml_compose
 from ..util.termsafe import plain
 from ..util.textio import read_text
-from .spec import Money
 
 MILLION = Decimal(1_000_000)
 CENT = Decimal("0.01")

@@ -19,6 +19,16 @@ from pathlib import Path
 
 from ..benchmarks.probsem import load_suite_task
 from ..benchmarks.registry import load_task
+from ..core.spec import (
+    DEFAULT_MAX_TOKENS,
+    NO_CLUSTER,
+    DatasetRef,
+    GenerationSpec,
+    JudgeSpec,
+    RunSpec,
+    ScorerSpec,
+    canonical_json,
+)
 from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
@@ -30,16 +40,6 @@ from ..scoring.suites import ScoreOptions, is_suite_item
 from ..util.errors import InputError, ProctorError
 from ..util.termsafe import plain
 from .honoured import check_honoured
-from .spec import (
-    DEFAULT_MAX_TOKENS,
-    NO_CLUSTER,
-    DatasetRef,
-    GenerationSpec,
-    JudgeSpec,
-    RunSpec,
-    ScorerSpec,
-    canonical_json,
-)
 
 SUITE_DEFAULTS = ScoreOptions()  # probsem's: sum of log-probabilities, softmax temperature 1, newline join
 

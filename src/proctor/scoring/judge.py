@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.model import GenerateRequest, Generation, GenerationSpec, Message, Model
 from ..data.records import Item
 from ..log.runlog import SCORED_OUTCOMES as SCORED
 from ..log.runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
-from ..models.base import GenerateRequest, Generation, GenerationSpec, Message, Model
 from ..run.pricing import CostLimitReached
 from .base import JUDGE_PENDING, Answered, Scored
 from .extract import NONE, AnswerRule, Extraction, split_reasoning

@@ -23,12 +23,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..core.model import Capability, Loglikelihood, LoglikelihoodRequest
 from ..data.records import ContextCase, Item, Prompt, TestSuite
 from ..data.tasks import Task, text_hash
 from ..log.runlog import Outcome, Sample, SuiteDetails
 from ..metrics.accuracy import group_block
 from ..metrics.calibration import calibration_of
-from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
 from ..util.errors import ProctorError
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax

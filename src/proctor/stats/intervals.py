@@ -4,7 +4,7 @@
   answered several times (epochs) the item is the unit: Wilson at the clustered effective sample size
   (Miller 2024) for 0/1 scores, cluster (item) bootstrap for graded ones; `ci_method` says which.
 * the policies for truncated and unanswered samples (`apply_truncated_as`, `apply_no_answer`) that
-  `proctor.log.results.summarize` applies before the metrics (results.json; errors are never accuracy).
+  `proctor.metrics.results.summarize` applies before the metrics (results.json; errors are never accuracy).
 * calibration — Brier, ECE (equal-width bins, bins returned for plotting), mean log-loss.
 * paired comparisons — `binom_cdf` for McNemar's exact test; the comparison itself is `proctor.stats.comparison`'s.
 * winner's curse — `selection_adjusted`: the top model's observed score and a selection-adjusted one.

@@ -14,14 +14,7 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..metrics import RunContext, compute_metrics
-from ..stats.intervals import (
-    check_no_answer,
-    check_truncated_as,
-    no_answer_counted,
-    truncated_as_counted,
-)
-from .runlog import (
+from ..log.runlog import (
     RESULTS,
     SAMPLES,
     Manifest,
@@ -34,6 +27,13 @@ from .runlog import (
     read_manifest,
     read_results,
 )
+from ..stats.intervals import (
+    check_no_answer,
+    check_truncated_as,
+    no_answer_counted,
+    truncated_as_counted,
+)
+from . import RunContext, compute_metrics
 
 log = logging.getLogger("proctor.log.runlog")
 

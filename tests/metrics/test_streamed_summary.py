@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from proctor.log.results import read_run, summarize
 from proctor.log.runlog import (
     ChoiceDetails,
     GenerationDetails,
@@ -37,6 +36,7 @@ from proctor.log.runlog import (
 from proctor.metrics import RunContext, register, unregister
 from proctor.metrics.base import Tallied
 from proctor.metrics.builtin import BUILTIN
+from proctor.metrics.results import read_run, summarize
 from proctor.run.pricing import Price
 
 CATEGORIES = ("law", "math", "physics", None)

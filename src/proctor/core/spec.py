@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from pydantic_core import PydanticCustomError
 
 from ..data.tasks import check_cluster
-from ..models.base import GenerationSpec  # the one record of the generation settings (re-exported)
+from .model import GenerationSpec  # the one record of the generation settings (re-exported)
 
 SPEC_VERSION = 1  # in the hashed identity: bump when the identity's meaning changes
 DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benchmark gives a budget (resolve)
