@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proctor.data.tasks import check_cluster, cluster_value
+from proctor.core.spec import check_cluster
+from proctor.data.tasks import cluster_value
 from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.accuracy import group_block, sample_cluster
 from proctor.metrics.results import summarize

@@ -85,17 +85,6 @@ def default_no_answer(task: Task, kind: str | None, extract: str = "reference") 
     return rule.no_answer if rule is not None else "wrong"
 
 
-CLUSTER_ATTRIBUTES = ("category", "subcategory", "metadata.KEY")
-
-
-def check_cluster(attribute: str) -> str:
-    """`attribute` when it names an item attribute to cluster by (`CLUSTER_ATTRIBUTES`), else a ValueError."""
-    key = attribute.removeprefix("metadata.")
-    if attribute in ("category", "subcategory") or (attribute.startswith("metadata.") and key.strip()):
-        return attribute
-    raise ValueError(f"cannot cluster by {attribute!r}: one of category, subcategory, metadata.KEY")
-
-
 def cluster_value(item: Item, attribute: str | None) -> str | None:
     """The item's value of the cluster attribute (None: it has none, or no attribute is chosen)."""
     if attribute is None:
