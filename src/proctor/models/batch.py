@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ..core.model import GenerateRequest, Generation
-from ..run.lock import PAID_STATE
+from ..core.rundir import PAID_STATE
 from ..util.errors import InputError, ProctorError
 from ..util.redact import redact_text
 from ._http import CREDENTIAL_HEADERS, HTTPBackend, redacted
