@@ -16,7 +16,6 @@ from proctor.run.pricing import (
     CHAT_TOKENS_PER_MESSAGE,
     CHAT_TOKENS_PER_REQUEST,
     CostGuard,
-    CostLimitReached,
     GuardedModel,
     Price,
     cost_line,
@@ -32,7 +31,7 @@ from proctor.run.pricing import (
     sample_cost,
     token_counter,
 )
-from proctor.util.errors import InputError, ProctorError
+from proctor.util.errors import CostLimitReached, InputError, ProctorError
 
 TABLE = """\
 currency: USD

@@ -42,7 +42,7 @@ from ..core.model import (
 from ..core.spec import Money
 from ..log.provenance import PriceRecord
 from ..log.runlog import Cost
-from ..util.errors import InputError, ProctorError
+from ..util.errors import CostLimitReached, InputError, ProctorError
 from ..util.limits import yaml_compose
 from ..util.termsafe import plain
 from ..util.textio import read_text
@@ -476,20 +476,6 @@ class CostGuard:
             parts.append(f"{money(self.unreported)} assumed for answers that reported no usage")
         return (f"{head}: spent {money(self.spent)} as the server billed it ({', '.join(parts) or 'nothing'}), "
                 f"{self.refused} request(s) not sent; run the same command again with a higher --max-cost to continue")
-
-
-class CostLimitReached(ProctorError):
-    """`--max-cost` would be crossed by the next request: the run stops, what finished is kept.
-    Its message is read from the guard when printed, so it counts what the requests in flight were billed."""
-
-    exit_code = 3
-
-    def __init__(self, guard: CostGuard) -> None:
-        super().__init__()
-        self.guard = guard
-
-    def __str__(self) -> str:
-        return self.guard.message()
 
 
 @dataclass

@@ -59,7 +59,7 @@ from ..scoring.judge import JUDGE_SETTINGS, JudgeScorer, judge_usages
 from ..scoring.reasoning import unsupported_settings
 from ..scoring.scorers import GenerationScorer
 from ..scoring.suites import SuiteScorer, is_suite_item
-from ..util.errors import ProctorError
+from ..util.errors import CostLimitReached, ProctorError
 from ..util.progress import Progress
 from ..util.safepath import safe_component
 from .cache import CachedModel
@@ -67,7 +67,7 @@ from .chunk import score_chunk
 from .finalize import finalize_run, results_of
 from .lock import hold_run_dir
 from .outputs import RunOutput
-from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
+from .pricing import CostGuard, GuardedModel, Price, sample_cost, token_counter
 from .resumecheck import check_resumable
 from .retry import check_retry, marked, pending, resumed, retry_line, samples_dir
 from .shard import Shard, manifest_shard, write_shard_file

@@ -24,7 +24,7 @@ from ..core.model import GenerateRequest, Generation, GenerationSpec, Message, M
 from ..data.records import Item
 from ..log.runlog import SCORED_OUTCOMES as SCORED
 from ..log.runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
-from ..run.pricing import CostLimitReached
+from ..util.errors import CostLimitReached
 from .base import JUDGE_PENDING, Answered, Scored
 from .extract import NONE, AnswerRule, Extraction, split_reasoning
 from .scorers import GenerationScorer

@@ -14,8 +14,8 @@ from proctor.core.model import GenerateRequest, Generation, GenerationSettings, 
 from proctor.log.runlog import Outcome, Sample
 from proctor.metrics.results import summarize
 from proctor.models.registry import get_model
-from proctor.run.pricing import CostGuard, CostLimitReached, GuardedModel, Price
-from proctor.util.errors import ProctorError
+from proctor.run.pricing import CostGuard, GuardedModel, Price
+from proctor.util.errors import CostLimitReached, ProctorError
 from proctor.util.progress import Progress
 
 
