@@ -6,8 +6,8 @@ from decimal import Decimal
 
 from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.cost import run_cost_of
+from proctor.metrics.money import Price
 from proctor.metrics.results import summarize
-from proctor.run.pricing import Price
 
 
 def _manifest(price: Price | None) -> Manifest:

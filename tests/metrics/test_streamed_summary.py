@@ -36,8 +36,8 @@ from proctor.log.runlog import (
 from proctor.metrics import RunContext, register, unregister
 from proctor.metrics.base import Tallied
 from proctor.metrics.builtin import BUILTIN
+from proctor.metrics.money import Price
 from proctor.metrics.results import read_run, summarize
-from proctor.run.pricing import Price
 
 CATEGORIES = ("law", "math", "physics", None)
 OUTCOMES = (Outcome.CORRECT, Outcome.WRONG, Outcome.NO_ANSWER, Outcome.TRUNCATED, Outcome.ERROR, Outcome.UNSCORED)

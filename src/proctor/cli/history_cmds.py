@@ -16,7 +16,7 @@ from rich.text import Text
 
 from ..analysis.compare import compare_family
 from ..analysis.leaderboard import leaderboards
-from ..run.pricing import format_money
+from ..metrics.money import format_money
 from ..run.store import Store, default_store_path, load_run_scores
 from ..stats.comparison import p_cell, points
 from ..stats.family import CORRECTION_NAMES

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..log.runlog import Cost, Manifest, Outcome, Sample
-from ..run.pricing import Price, run_cost
 from ..scoring.judge import judge_usages
 from .base import RunContext, Tallied
+from .money import Price, run_cost
 
 
 def run_cost_of(samples: Iterable[Sample], manifest: Manifest) -> Cost | None:

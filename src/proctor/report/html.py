@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from ..log.runlog import Cost, JudgeCheck, Sample, SampleDetails
-from ..run.pricing import format_amount
+from ..metrics.money import format_amount
 from ..stats.comparison import p_cell, points
 from . import labels as run_labels
 from . import plots

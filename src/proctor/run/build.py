@@ -26,10 +26,11 @@ from ..core.spec import (
     ShardSpec,
     StopRule,
 )
+from ..metrics.money import Price
 from ..scoring.logprob import Norm
 from ..scoring.reasoning import parse_extra_body
 from ..util.errors import ProctorError, brief
-from .pricing import Price, parse_money, resolve_price
+from .pricing import parse_money, resolve_price
 from .shard import Shard
 
 

@@ -51,6 +51,7 @@ from ..log.runlog import (
     write_manifest,
 )
 from ..log.sampleindex import item_order
+from ..metrics.money import Price, sample_cost
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
 from ..scoring.execute.sandbox import sandbox_for
@@ -67,7 +68,7 @@ from .chunk import score_chunk
 from .finalize import finalize_run, results_of
 from .lock import hold_run_dir
 from .outputs import RunOutput
-from .pricing import CostGuard, GuardedModel, Price, sample_cost, token_counter
+from .pricing import CostGuard, GuardedModel, token_counter
 from .resumecheck import check_resumable
 from .retry import check_retry, marked, pending, resumed, retry_line, samples_dir
 from .shard import Shard, manifest_shard, write_shard_file

@@ -72,8 +72,9 @@ def test_the_tokenizer_hook_reaches_token_counter_through_the_cache_and_the_cost
     from decimal import Decimal
 
     from proctor.core.model import ModelBase
+    from proctor.metrics.money import Price
     from proctor.run.cache import CachedModel
-    from proctor.run.pricing import CostGuard, GuardedModel, Price, token_counter
+    from proctor.run.pricing import CostGuard, GuardedModel, token_counter
     from proctor.run.store import Store
 
     class Tokenized(LocalModel):

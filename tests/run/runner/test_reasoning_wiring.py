@@ -12,9 +12,10 @@ import pytest
 
 from proctor.core.model import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
 from proctor.log.runlog import Outcome, Sample
+from proctor.metrics.money import Price
 from proctor.metrics.results import summarize
 from proctor.models.registry import get_model
-from proctor.run.pricing import CostGuard, GuardedModel, Price
+from proctor.run.pricing import CostGuard, GuardedModel
 from proctor.util.errors import CostLimitReached, ProctorError
 from proctor.util.progress import Progress
 
