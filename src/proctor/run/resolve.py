@@ -32,8 +32,7 @@ from ..core.spec import (
 from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
-from ..interop.llmwc import llmwc_rule
-from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule
+from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
 from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
 from ..scoring.logprob import Norm
 from ..scoring.suites import ScoreOptions, is_suite_item
