@@ -10,7 +10,8 @@ from proctor.metrics import RunContext
 from proctor.metrics.accuracy import Breakdown, breakdown, group_block, mean_score
 from proctor.metrics.macro_accuracy import MacroAccuracy
 from proctor.metrics.results import summarize
-from proctor.scoring.suites import ContextResult, suite_summary
+from proctor.metrics.suites import suite_summary
+from proctor.scoring.suites import ContextResult
 from proctor.stats.intervals import wilson_interval
 
 
