@@ -132,7 +132,8 @@ def test_schema_2_results_read_as_typed_blocks(tmp_path: Path) -> None:
     """Old run directories still load: a schema 2 results.json is migrated on read, its numbers kept."""
     from decimal import Decimal
 
-    from proctor.log.runlog import RESULTS, RESULTS_SCHEMA_VERSION, read_results, write_results
+    from proctor.core.results import RESULTS_SCHEMA_VERSION
+    from proctor.log.runlog import RESULTS, read_results, write_results
 
     (tmp_path / RESULTS).write_text(json.dumps(SCHEMA_2))
     res = read_results(tmp_path)

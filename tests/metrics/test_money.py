@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from proctor.log.runlog import Cost
+from proctor.core.results import Cost
 from proctor.metrics.money import Price, cost_line, format_amount, format_money, run_cost, sample_cost
 
 

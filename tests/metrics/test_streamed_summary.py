@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from proctor.core.results import MetricValue
 from proctor.log.runlog import (
     ChoiceDetails,
     GenerationDetails,
@@ -23,7 +24,6 @@ from proctor.log.runlog import (
     JudgeDetails,
     JudgeUsage,
     Manifest,
-    MetricValue,
     Outcome,
     Reading,
     Readings,

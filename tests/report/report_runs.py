@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from proctor.log.runlog import SAMPLES, Manifest, Outcome, Results, Sample, write_manifest, write_results
+from proctor.core.results import Results
+from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
 
 PAYLOAD = '<script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=2">'
 WORDS = [f"{a}{b}" for a in ("re", "con", "pro", "ex", "in", "sub", "trans", "de", "per", "ob") for b in (

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from proctor.core.model import Capability, Loglikelihood, LoglikelihoodRequest, ModelBase
+from proctor.core.results import RESULTS_SCHEMA_VERSION
 from proctor.data.formats.suites import read_prompt, read_prompt_dir, read_suite, write_prompt, write_suite
 from proctor.data.records import ContextCase, Item, Modality, Prompt, TestSuite
 from proctor.interop.probsem_export import csv_text
-from proctor.log.runlog import RESULTS_SCHEMA_VERSION, Outcome
+from proctor.log.runlog import Outcome
 from proctor.metrics.results import read_run
 from proctor.metrics.suites import SuiteResult, suite_summary
 from proctor.scoring.choice_logprob import choice_requests, score_choices

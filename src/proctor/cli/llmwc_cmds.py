@@ -9,8 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core.results import MetricBlock
 from ..interop.llmwc_import import read_results_dir, summary_disagreement, write_imported
-from ..log.runlog import MetricBlock, RunLog
+from ..log.runlog import RunLog
 from ..run.runner import accuracy_line
 from ..util.errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from ..util.termsafe import plain

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ..log.runlog import MetricBlock, MetricValue, Results, RunLog
+from ..core.results import MetricBlock, MetricValue, Results
+from ..log.runlog import RunLog
 from ..metrics.accuracy import clustering_text
 from ..metrics.answer_reading import levels_line
 from ..metrics.money import cost_line

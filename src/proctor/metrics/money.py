@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from ..core.results import Cost
 from ..core.spec import Money
 from ..log.provenance import PriceRecord
-from ..log.runlog import Cost
 from ..util.termsafe import plain
 
 MILLION = Decimal(1_000_000)

@@ -14,12 +14,12 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.results import Results
 from ..log.runlog import (
     RESULTS,
     SAMPLES,
     Manifest,
     Outcome,
-    Results,
     RunLog,
     Sample,
     SamplesOnDisk,
@@ -27,13 +27,8 @@ from ..log.runlog import (
     read_manifest,
     read_results,
 )
-from ..stats.intervals import (
-    check_no_answer,
-    check_truncated_as,
-    no_answer_counted,
-    truncated_as_counted,
-)
 from . import RunContext, compute_metrics
+from .counting import check_no_answer, check_truncated_as, no_answer_counted, truncated_as_counted
 
 log = logging.getLogger("proctor.log.runlog")
 

@@ -16,21 +16,11 @@ from itertools import chain
 from pathlib import Path, PurePath
 from typing import Any
 
+from ..core.results import AnswerReading, Cost, EpochSpread, JudgeAgreement, MetricBlock, MetricValue, Results
+from ..core.results import Calibration as ResultsCalibration
 from ..data.coverage import BANDS as COVERAGE_BANDS
 from ..data.coverage import flag_categories
-from ..log.runlog import (
-    AnswerReading,
-    Cost,
-    EpochSpread,
-    JudgeAgreement,
-    Manifest,
-    MetricBlock,
-    MetricValue,
-    Results,
-    RunLog,
-    Sample,
-)
-from ..log.runlog import Calibration as ResultsCalibration
+from ..log.runlog import Manifest, RunLog, Sample
 from ..metrics import registered
 from ..metrics.accuracy import clustering_text
 from ..metrics.results import open_run, summarize

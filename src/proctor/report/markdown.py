@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..log.runlog import MetricBlock, MetricValue
+from ..core.results import MetricBlock, MetricValue
 from ..metrics.answer_reading import levels_line
 from ..metrics.money import cost_line
 from ..stats.comparison import p_cell, points

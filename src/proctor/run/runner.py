@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
+from ..core.results import Results
 from ..core.spec import RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
@@ -41,7 +42,6 @@ from ..log.runlog import (
     EpochMajor,
     Manifest,
     Outcome,
-    Results,
     RunLog,
     Sample,
     SamplesOnDisk,

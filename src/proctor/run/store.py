@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from ..core.model import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
-from ..log.runlog import SCORED_OUTCOMES, Manifest, MetricBlock, Outcome, RunLog, Sample
+from ..core.results import MetricBlock
+from ..log.runlog import SCORED_OUTCOMES, Manifest, Outcome, RunLog, Sample
 from ..log.setting import run_setting, setting_key, setting_label
 from ..metrics.results import read_run
 from ..stats.intervals import guess_credit
