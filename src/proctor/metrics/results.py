@@ -1,9 +1,7 @@
 """results.json from a run's samples: every registered metric (`proctor.metrics`) over them, under the run's
-policies for truncated and unanswered samples (`proctor.stats.intervals`), and each distinct error with its count.
-`read_run` reads a run back with its results recomputed so (a results.json is never trusted).
-
-It sits above both `proctor.metrics` and `proctor.stats.intervals` (the metrics use the numerics of `stats`), so neither
-imports the other's caller."""
+policies for truncated and unanswered samples (`proctor.metrics.counting`), and each distinct error with its count.
+`read_run` reads a run back with its results recomputed so (a results.json is never trusted); the files themselves
+are read and written by `proctor.log.runlog`."""
 
 from __future__ import annotations
 
