@@ -137,7 +137,7 @@ def truth(path: Path, pairs: Pairs, dtype: torch.dtype, device: str) -> list[flo
 
 
 def run_proctor(model: Any, pairs: Pairs) -> list[float]:
-    from proctor.models.base import LoglikelihoodRequest
+    from proctor.core.model import LoglikelihoodRequest
 
     return [r.logprob for r in asyncio.run(model.loglikelihood([LoglikelihoodRequest(c, q) for c, q in pairs]))]
 

@@ -58,7 +58,7 @@ def main() -> None:
 
     import torch
 
-    from proctor.models.base import GenerateRequest, GenerationSpec, Message
+    from proctor.core.model import GenerateRequest, GenerationSpec, Message
     from proctor.models.hf import HFModel
     from proctor.models.tiny import build_tiny_model
 

@@ -32,7 +32,7 @@ def main() -> None:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    from proctor.models.base import LoglikelihoodRequest
+    from proctor.core.model import LoglikelihoodRequest
     from proctor.models.hf import HFModel
     from proctor.models.tiny import build_tiny_model
 

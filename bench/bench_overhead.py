@@ -64,8 +64,8 @@ def child(data: Path, out: Path, store: Path) -> None:
     import proctor.log.runlog
     import proctor.run.runner
     from proctor.benchmarks.registry import load_task
+    from proctor.core.model import GenerateRequest, Generation, ModelBase
     from proctor.models import get_model
-    from proctor.models.base import GenerateRequest, Generation, ModelBase
     from proctor.run.pipeline import evaluate
     from proctor.run.runner import RunOptions
 

@@ -50,7 +50,7 @@ def _rss_mb() -> float:
 def worker(method: str, model_dir: str, n_contexts: int, n_queries: int, reps: int, threads: int) -> dict[str, Any]:
     import torch
 
-    from proctor.models.base import LoglikelihoodRequest
+    from proctor.core.model import LoglikelihoodRequest
     from proctor.models.hf import HFModel
 
     torch.set_num_threads(threads)
@@ -105,7 +105,7 @@ def ab(model_dir: str, n_contexts: int, n_queries: int, reps: int, threads: int)
     """packed vs shared in one process, alternating, on the same weights: paired times are less noisy."""
     import torch
 
-    from proctor.models.base import LoglikelihoodRequest
+    from proctor.core.model import LoglikelihoodRequest
     from proctor.models.hf import HFModel
 
     torch.set_num_threads(threads)

@@ -27,7 +27,7 @@ MODEL_DIR = Path(tempfile.gettempdir()) / "proctor-bench-tiny"
 def child(n_contexts: int) -> None:
     import torch
 
-    from proctor.models.base import LoglikelihoodRequest
+    from proctor.core.model import LoglikelihoodRequest
     from proctor.models.hf import HFModel
 
     torch.set_num_threads(1)

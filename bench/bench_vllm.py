@@ -67,7 +67,7 @@ print("RESULT " + json.dumps({"startup_s": load, "wall_s": statistics.median(wal
 """
 
 def _requests(texts: list[str], max_tokens: int) -> list[Any]:
-    from proctor.models.base import GenerateRequest, GenerationSpec, Message
+    from proctor.core.model import GenerateRequest, GenerationSpec, Message
 
     return [GenerateRequest((Message("user", t),), GenerationSpec(max_tokens=max_tokens)) for t in texts]
 

@@ -3,7 +3,7 @@
 iamsikun/llm-wc commits its runs: `results/<benchmark>_<stamp>/models/<model>/results.json` (the question
 rows plus llm-wc's `pred` and `model_outputs`, the reply after llm-wc's `replace("**", "")`) and
 `summary.json` (its accuracy). For each run and model this scores every reply the way `proctor run --config`
-does (the question as proctor loads it, `score_item` with `proctor.interop.llmwc.llmwc_rule`: `llm-wc-mcqa` for
+does (the question as proctor loads it, `score_item` with `proctor.scoring.extract.llmwc_rule`: `llm-wc-mcqa` for
 MMLU-Pro and GPQA, `matharena-aime` for AIME) and prints:
 
 - agreement: the share of replies where proctor's reading equals the recorded `pred` (both None agree; AIME
@@ -34,8 +34,7 @@ from typing import Any
 from proctor.benchmarks import aime2025, mmlu_pro
 from proctor.data.formats.convert import question_to_item
 from proctor.data.records import Question
-from proctor.interop.llmwc import LLMWC_CHOICES, llmwc_rule
-from proctor.scoring.extract import LLMWC_PATTERNS, REFERENCE
+from proctor.scoring.extract import LLMWC_CHOICES, LLMWC_PATTERNS, REFERENCE, llmwc_rule
 from proctor.scoring.scorers import score_item
 
 # llm-wc's benchmark name → (proctor's name, the question converter proctor's loader uses)

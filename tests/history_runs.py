@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from proctor.log.runlog import SAMPLES, Manifest, Outcome, Results, Sample, write_manifest, write_results
+from proctor.core.results import Results
+from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
 
 
 def _metrics(scores: list[float], n_errors: int = 0) -> dict[str, Any]:

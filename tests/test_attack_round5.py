@@ -12,7 +12,7 @@ import pytest
 
 from proctor.benchmarks import load_task
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 from proctor.run.executors.k8s import job_manifest
 from proctor.run.executors.plan import SECRETS_ENV, read_plan
 from proctor.util.errors import ProctorError

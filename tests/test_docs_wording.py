@@ -7,7 +7,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from proctor.log.store import STORE_FILENAME
+from proctor.run.store import STORE_FILENAME
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

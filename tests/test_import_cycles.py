@@ -32,7 +32,7 @@ def _module(path: Path) -> str:
 MODULES = {_module(p): p for p in SRC.rglob("*.py")}
 
 
-def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+def import_targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
     """The proctor modules an import statement imports (a name that is a submodule counts as that module)."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names if a.name in MODULES]
@@ -44,21 +44,29 @@ def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -
     return [m for m in found if m in MODULES]
 
 
-def _imports(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
-    """Every import statement that runs, with whether it is inside a function (TYPE_CHECKING blocks skipped)."""
-    def walk(body: list[ast.stmt], in_function: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+def all_imports(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool, bool]]:
+    """Every import statement, with whether it is inside a function and whether it is for the type checker only
+    (under `if TYPE_CHECKING:`, never run)."""
+    def walk(body: list[ast.stmt], in_function: bool,
+             type_only: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool, bool]]:
         for node in body:
             if isinstance(node, ast.Import | ast.ImportFrom):
-                yield node, in_function
+                yield node, in_function, type_only
             elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                yield from walk(node.orelse, in_function)
+                yield from walk(node.body, in_function, True)
+                yield from walk(node.orelse, in_function, type_only)
             else:
                 inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
                 for block in ("body", "orelse", "finalbody"):
-                    yield from walk(getattr(node, block, None) or [], inner)
+                    yield from walk(getattr(node, block, None) or [], inner, type_only)
                 for handler in getattr(node, "handlers", None) or []:
-                    yield from walk(handler.body, inner)
-    yield from walk(tree.body, False)
+                    yield from walk(handler.body, inner, type_only)
+    yield from walk(tree.body, False, False)
+
+
+def _imports(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Every import statement that runs, with whether it is inside a function (TYPE_CHECKING blocks skipped)."""
+    return ((node, in_function) for node, in_function, type_only in all_imports(tree) if not type_only)
 
 
 def _graph(with_functions: bool) -> dict[str, set[str]]:
@@ -66,7 +74,7 @@ def _graph(with_functions: bool) -> dict[str, set[str]]:
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         graph[module] = {t for node, in_function in _imports(tree) if with_functions or not in_function
-                         for t in _targets(module, path.name == "__init__.py", node) if t != module}
+                         for t in import_targets(module, path.name == "__init__.py", node) if t != module}
     return graph
 
 
@@ -117,7 +125,7 @@ def _hidden() -> dict[str, list[str]]:
         if rel.startswith("cli/"):
             continue
         for node, in_function in _imports(ast.parse(path.read_text(encoding="utf-8"))):
-            if in_function and _targets(module, path.name == "__init__.py", node):
+            if in_function and import_targets(module, path.name == "__init__.py", node):
                 hidden.setdefault(rel, []).append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
     return hidden
 

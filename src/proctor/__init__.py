@@ -17,6 +17,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
+from .core.model import Capability as Capability
+from .core.model import GenerateRequest as GenerateRequest
+from .core.model import Generation as Generation
+from .core.model import GenerationSettings as GenerationSettings
+from .core.model import Loglikelihood as Loglikelihood
+from .core.model import LoglikelihoodRequest as LoglikelihoodRequest
+from .core.model import Message as Message
+from .core.model import Model as Model
 from .data.records import ContextCase as ContextCase
 from .data.records import Dataset as Dataset
 from .data.records import GradedAnswer as GradedAnswer
@@ -30,14 +38,6 @@ from .log.runlog import Manifest as Manifest
 from .log.runlog import Outcome as Outcome
 from .log.runlog import RunLog as RunLog
 from .log.runlog import Sample as Sample
-from .models.base import Capability as Capability
-from .models.base import GenerateRequest as GenerateRequest
-from .models.base import Generation as Generation
-from .models.base import GenerationSettings as GenerationSettings
-from .models.base import Loglikelihood as Loglikelihood
-from .models.base import LoglikelihoodRequest as LoglikelihoodRequest
-from .models.base import Message as Message
-from .models.base import Model as Model
 from .models.registry import get_model
 from .util.errors import CapabilityError as CapabilityError
 from .util.errors import InputError as InputError
@@ -45,18 +45,18 @@ from .util.errors import ProctorError as ProctorError
 
 if TYPE_CHECKING:
     from .api import eval, eval_async, eval_config, eval_spec, score
+    from .core.spec import RunSpec as RunSpec
     from .data.tasks import Task as Task
-    from .log.results import read_run
     from .metrics import Metric as Metric
+    from .metrics.results import read_run
     from .run.pipeline import evaluate
     from .run.runner import RunOptions as RunOptions
-    from .run.spec import RunSpec as RunSpec
     from .scoring.base import Scorer as Scorer
 
 
 # name -> the module that defines it, imported on first access (module __getattr__, PEP 562)
 _LAZY = {
-    "RunSpec": ".run.spec",
+    "RunSpec": ".core.spec",
     "eval": ".api",
     "eval_async": ".api",
     "eval_spec": ".api",
@@ -67,7 +67,7 @@ _LAZY = {
     "Task": ".data.tasks",
     "evaluate": ".run.pipeline",
     "Metric": ".metrics",
-    "read_run": ".log.results",  # it recomputes results: it needs the metrics (and numpy)
+    "read_run": ".metrics.results",  # it recomputes results: it needs the metrics (and numpy)
 }
 
 

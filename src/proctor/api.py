@@ -17,16 +17,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .core.model import Model
+from .core.spec import RunSpec
 from .interop.llmwc_config import config_errors, config_run
 from .interop.probsem_export import ProbsemFiles
 from .log.runlog import RunLog
-from .models.base import Model
 from .models.registry import backend_for
 from .run.build import build_spec, eval_options, split_options, suite_spec
 from .run.outputs import RunOutput
 from .run.pipeline import RunOptions, run
 from .run.resolve import resolve
-from .run.spec import RunSpec
 from .util.errors import ProctorError
 
 

@@ -165,7 +165,7 @@ def test_hellaswag_preprocess_is_lm_evals() -> None:
 def test_completion_format_sends_the_text_without_a_chat_template(tiny_model_dir: Path, tmp_path: Path) -> None:
     from lmeval_oracle import gsm8k_rows, write_jsonl
 
-    from proctor.models.base import GenerateRequest, Message
+    from proctor.core.model import GenerateRequest, Message
     from proctor.models.hf import HFModel
 
     for split, n in (("train", 7), ("test", 3)):
@@ -218,10 +218,10 @@ def test_stats_and_convert_read_a_spec(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
-    from proctor.models.base import Capability, ModelBase
+    from proctor.core.model import Capability, ModelBase
+    from proctor.core.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
     from proctor.run.resolve import resolve
     from proctor.run.runner import _check_before_start, build_scorer
-    from proctor.run.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
 
     class ChatOnly(ModelBase):
         name = "chat-only"

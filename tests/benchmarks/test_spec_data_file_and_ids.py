@@ -13,7 +13,7 @@ import pytest
 from proctor.benchmarks import load_task
 from proctor.cli import main
 from proctor.data.formats.convert import item_to_question, question_to_item
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 from proctor.util.errors import InputError
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "benchmarks"

@@ -21,7 +21,7 @@ PROBE = ("import sys; from proctor.cli import main; rc = main(sys.argv[1:]); "
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    # the ranges are the spec's (proctor.run.spec, build.EvalOptions): their errors shown with the flag (cli/fields.py)
+    # the ranges are the spec's (proctor.core.spec, build.EvalOptions): their errors shown with the flag (cli/fields.py)
     (["--limit", "-1"], "--limit: Input should be greater than or equal to 1"),
     (["--prompt", "fiveshot"], "did you mean five_shot?"),
     (["--timeout", "-1"], "--timeout must be a number greater than 0"),

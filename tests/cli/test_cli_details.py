@@ -69,8 +69,8 @@ def test_score_table_has_the_run_ci_notation_and_is_not_cut_when_piped(tiny_mode
 
 
 def test_compare_warnings_never_print_python_none() -> None:
-    from proctor.log.store import RunRecord
-    from proctor.stats.compare import provenance_warnings
+    from proctor.analysis.compare import provenance_warnings
+    from proctor.run.store import RunRecord
 
     def record(run_id: str, prompt_kind: str | None, extractor: str | None) -> RunRecord:
         return RunRecord(run_id=run_id, path=f"runs/{run_id}", model=f"m:{run_id}", dataset="d",

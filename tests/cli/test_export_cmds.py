@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import summarize
 from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.metrics.results import summarize
 
 
 @pytest.fixture

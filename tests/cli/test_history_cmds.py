@@ -11,7 +11,7 @@ from history_runs import binary, write_run  # tests/ is on sys.path (tests/conft
 
 import proctor
 from proctor.cli import main
-from proctor.log.store import Store
+from proctor.run.store import Store
 
 SRC = str(Path(proctor.__file__).resolve().parents[1])
 

@@ -11,7 +11,7 @@ from import_sources import N_ITEMS, inspect_eval, items_file, lmeval_results, lm
 from mounts import tmpfs
 
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 
 __all__ = ["inspect_eval", "items_file", "lmeval_results", "lmeval_root"]  # fixtures, shared with tests/importers
 
@@ -38,7 +38,7 @@ def test_compare_pairs_an_imported_run_with_a_proctor_run_item_by_item(
     theirs = _import(tmp_path, store, str(request.getfixturevalue(source)), "--item-id", "identifier" if
                      source == "lmeval_results" else "id", "--dataset", dataset, "--name", "other-harness")
     capsys.readouterr()
-    # another harness's run is another setting (proctor.stats.comparable): compared when asked, as the leaderboard does
+    # another harness's run is another setting (proctor.analysis.comparable): compared when asked, as the leaderboard does
     assert main(["compare", str(ours), str(theirs), "--store", str(store)]) == 2
     assert "different settings" in capsys.readouterr().err
     assert main(["compare", str(ours), str(theirs), "--store", str(store), "--json", "--mix-settings"]) == 0

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.interop.llmwc import BenchmarkBlock, llmwc_rule, read_config
+from proctor.interop.llmwc import BenchmarkBlock, read_config
 from proctor.interop.llmwc_config import load_config_task, prompt_kind
+from proctor.scoring.extract import llmwc_rule
 from proctor.util.errors import InputError
 
 GPQA_CSV = Path(__file__).parents[1] / "fixtures" / "upstream" / "gpqa" / "gpqa_main.csv"

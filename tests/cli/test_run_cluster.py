@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 from proctor.stats.intervals import wilson_interval
 
 

@@ -15,9 +15,9 @@ from score_out import the_run_dir  # tests/ is on sys.path (tests/conftest.py's 
 import proctor
 from proctor.cli import main
 from proctor.data.formats.suites import results_stem
-from proctor.log.results import read_run
 from proctor.log.runlog import Outcome
-from proctor.log.store import Store
+from proctor.metrics.results import read_run
+from proctor.run.store import Store
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "suites"
 

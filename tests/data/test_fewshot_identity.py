@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.core.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
+from proctor.metrics.results import read_run
 from proctor.run.resolve import resolve
-from proctor.run.spec import DatasetRef, ModelSpec, RunSpec, ScorerSpec
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "fewshot_legacy"
 ITEMS = Path(__file__).parents[2] / "examples" / "items" / "multiple-choice.jsonl"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import load_task
+from proctor.core.model import Message
 from proctor.data.prompts import (
     CHAIN_OF_THOUGHT,
     FIVE_SHOT,
@@ -17,7 +18,6 @@ from proctor.data.prompts import (
 )
 from proctor.data.records import Item
 from proctor.data.tasks import Task
-from proctor.models.base import Message
 
 UP = Path(__file__).parents[1] / "fixtures" / "upstream"
 MMLU_HEADER = (

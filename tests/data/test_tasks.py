@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from proctor.core.model import Message
 from proctor.data.records import Item
 from proctor.data.tasks import Task, text_hash
-from proctor.models.base import Message
 from proctor.scoring.extract import ANSWER_RULES
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from proctor import read_run
+from proctor.analysis.explain import explain_logs
 from proctor.report.data import summarize_run
 from proctor.report.html import sample_blob
-from proctor.stats.explain import explain_logs
 from proctor.testing import LocalServer
 
 from .conftest import MMLU_PRO, chat_requests

@@ -18,9 +18,9 @@ from proctor.cli import main
 from proctor.log import prompts
 from proctor.log.checksums import write_checksums
 from proctor.log.prompts import MIN_PREFIX, PROMPTS, HeadWriter, read_heads
-from proctor.log.results import read_run
 from proctor.log.runlog import SAMPLES, Outcome, Sample, append_samples, iter_run_samples, iter_samples
-from proctor.log.verify import verify_run
+from proctor.metrics.results import read_run
+from proctor.run.verify import verify_run
 from proctor.util.errors import InputError
 
 CATEGORIES = ("law", "history", "physics")

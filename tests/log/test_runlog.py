@@ -132,7 +132,8 @@ def test_schema_2_results_read_as_typed_blocks(tmp_path: Path) -> None:
     """Old run directories still load: a schema 2 results.json is migrated on read, its numbers kept."""
     from decimal import Decimal
 
-    from proctor.log.runlog import RESULTS, RESULTS_SCHEMA_VERSION, read_results, write_results
+    from proctor.core.results import RESULTS_SCHEMA_VERSION
+    from proctor.log.runlog import RESULTS, read_results, write_results
 
     (tmp_path / RESULTS).write_text(json.dumps(SCHEMA_2))
     res = read_results(tmp_path)
@@ -180,8 +181,8 @@ def _good_run(tmp_path: Path) -> Path:
 def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
         tmp_path: Path, accuracy: float, caplog: pytest.LogCaptureFixture) -> None:
     """Issue 32 #1: results.json is never trusted: the numbers read back are the samples' (a pure function)."""
-    from proctor.log.results import read_run
     from proctor.log.runlog import RESULTS
+    from proctor.metrics.results import read_run
 
     out = _good_run(tmp_path)
     truth = json.loads((out / RESULTS).read_text())
@@ -198,8 +199,8 @@ def test_a_hand_edited_results_json_is_recomputed_from_the_samples(
 
 def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> None:
     """Issue 32 #1: 16 scored over an empty samples.jsonl is read as nothing scored."""
-    from proctor.log.results import read_run
     from proctor.log.runlog import SAMPLES
+    from proctor.metrics.results import read_run
 
     out = _good_run(tmp_path)
     (out / SAMPLES).write_text("")
@@ -211,8 +212,8 @@ def test_results_over_an_emptied_samples_file_count_nothing(tmp_path: Path) -> N
                                               ("difficulty", "-Infinity")])
 def test_every_float_of_a_sample_is_finite(tmp_path: Path, field: str, value: str) -> None:
     """Issue 32 #2: not only `score`: a NaN or infinite float anywhere in a sample is refused at its line."""
-    from proctor.log.results import read_run
     from proctor.log.runlog import SAMPLES
+    from proctor.metrics.results import read_run
     from proctor.util.errors import InputError
 
     out = _good_run(tmp_path)
@@ -323,8 +324,8 @@ def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
     """#32.20: `iter_run_samples` gives what `read_run` gives — each sample_id's last record (a retried error
     replaced), in the order ids first appear, a torn tail skipped — holding an index, not the samples; by item
     it is in (item id, epoch) order; a bad line is reported at its own line number."""
-    from proctor.log.results import read_run
     from proctor.log.runlog import SAMPLES, iter_run_samples
+    from proctor.metrics.results import read_run
 
     (tmp_path / "manifest.json").write_text(json.dumps({
         "run_id": "r", "proctor_version": "0.1.0", "dataset": {"name": "d"}, "model": {"spec": "scripted:first"},
@@ -350,7 +351,7 @@ def test_a_run_streamed_from_disk_is_the_run_read_whole(tmp_path: Path) -> None:
 
 
 def test_float_noise_is_not_a_results_json_that_disagrees() -> None:
-    from proctor.log.results import _first_difference
+    from proctor.metrics.results import _first_difference
 
     assert _first_difference({"a": {"b": 1.885000000000001}}, {"a": {"b": 1.8850000000000005}}) is None
     assert _first_difference({"bins": [0.1, 0.30000000000000004]}, {"bins": [0.1, 0.3]}) is None

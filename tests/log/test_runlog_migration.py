@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
+from proctor.core.spec import GenerationSpec
 from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo
-from proctor.log.results import read_run
 from proctor.log.runlog import (
     RUNLOG_VERSION,
     GenerationDetails,
@@ -26,8 +26,8 @@ from proctor.log.runlog import (
     write_manifest,
 )
 from proctor.log.setting import run_setting, setting_label
-from proctor.log.store import Store
-from proctor.run.spec import GenerationSpec
+from proctor.metrics.results import read_run
+from proctor.run.store import Store
 from proctor.util.errors import InputError
 
 OLD = Path(__file__).parents[1] / "fixtures" / "runlog_v2"

@@ -88,7 +88,7 @@ def test_a_five_shot_run_is_labelled_ranked_and_compared_apart(tmp_path: Any,
                                                                capsys: Any) -> None:
     """`--shots 5` was listed as `generate · zero_shot · …`, ranked on the zero-shot board and paired by compare."""
     from proctor.cli import main
-    from proctor.log.store import Store
+    from proctor.run.store import Store
 
     _recorded(tmp_path, "first")
     _recorded(tmp_path, "random")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from proctor.log.runlog import MetricValue, Outcome, Sample
+from proctor.core.results import MetricValue
+from proctor.log.runlog import Outcome, Sample
 from proctor.metrics import RunContext
 
 

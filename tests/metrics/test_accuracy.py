@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.log.results import summarize
 from proctor.log.runlog import Outcome, Sample
 from proctor.metrics import RunContext
 from proctor.metrics.accuracy import Breakdown, breakdown, group_block, mean_score
 from proctor.metrics.macro_accuracy import MacroAccuracy
-from proctor.scoring.suites import ContextResult, suite_summary
+from proctor.metrics.results import summarize
+from proctor.metrics.suites import suite_summary
+from proctor.scoring.suites import ContextResult
 from proctor.stats.intervals import wilson_interval
 
 
@@ -55,7 +56,7 @@ def test_probsem_summary_uses_the_same_accuracy() -> None:
 def test_a_design_effect_below_one_is_shown_with_the_factor_the_interval_used() -> None:
     """#41.19: cards read "design effect 0.00" beside an interval wider than the items' (t on few df, and the
     factor held at 1): the text names the estimate and the factor used."""
-    from proctor.log.runlog import MetricBlock
+    from proctor.core.results import MetricBlock
     from proctor.metrics.accuracy import clustering_text
 
     low = MetricBlock(accuracy=0.5, n_scored=60, n_clusters=6, design_effect=0.003, cluster_df=4.2)

@@ -11,8 +11,8 @@ import pytest
 from proctor.benchmarks.mmlu_pro import _question
 from proctor.cli.summary import print_results
 from proctor.data.formats.convert import question_to_item
-from proctor.log.results import summarize
 from proctor.log.runlog import SAMPLES, Manifest, Sample, write_manifest, write_results
+from proctor.metrics.results import summarize
 from proctor.report import data, render_html, render_markdown
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import score_item

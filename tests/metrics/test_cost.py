@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from proctor.log.results import summarize
 from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.cost import run_cost_of
-from proctor.run.pricing import Price
+from proctor.metrics.money import Price
+from proctor.metrics.results import summarize
 
 
 def _manifest(price: Price | None) -> Manifest:

@@ -12,9 +12,10 @@ from median_output_tokens import MedianOutputTokens
 
 import proctor
 from proctor.cli import main
-from proctor.log.results import read_run, summarize
-from proctor.log.runlog import MetricValue, Outcome, Sample
+from proctor.core.results import MetricValue
+from proctor.log.runlog import Outcome, Sample
 from proctor.metrics import Metric, register, registered, unregister
+from proctor.metrics.results import read_run, summarize
 
 DEMO = Path(__file__).parents[2] / "examples" / "questions" / "demo.json"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.log.results import summarize
 from proctor.log.runlog import GenerationDetails, Outcome, Sample
 from proctor.metrics import RunContext
+from proctor.metrics.results import summarize
 from proctor.metrics.text_overlap import MEASURES, TextOverlap
 from proctor.scoring.text_metrics import overlap_metrics
 

@@ -10,8 +10,8 @@ import pytest
 
 from proctor.cli import main
 from proctor.cli.summary import reasoning_lines
-from proctor.log.results import summarize
 from proctor.log.runlog import Outcome, Sample
+from proctor.metrics.results import summarize
 from proctor.run.finalize import finalize_run
 
 

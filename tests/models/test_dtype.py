@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 from proctor.models import get_model
 from proctor.models.dtype import checkpoint_dtype, resolve_dtype
 from proctor.models.vllm_engine import VLLMModel

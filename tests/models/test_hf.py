@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from proctor.models.base import GenerateRequest, Generation, GenerationSettings, LoglikelihoodRequest, Message
+from proctor.core.model import GenerateRequest, Generation, GenerationSettings, LoglikelihoodRequest, Message
 from proctor.models.hf import HFModel
 
 PROMPT = "The quick brown fox jumps over the lazy dog. " * 6

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 if importlib.util.find_spec("lm_eval") is None and not os.environ.get("CI"):
     pytest.skip("lm_eval is not installed (pip install -e '.[dev]'); under CI this test must run", allow_module_level=True)
 
-from proctor.models.base import LoglikelihoodRequest
+from proctor.core.model import LoglikelihoodRequest
 from proctor.models.hf import HFModel
 
 PROMPT = "The quick brown fox jumps over the lazy dog. Large language models generate text. " * 5

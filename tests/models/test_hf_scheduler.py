@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from proctor.models.base import LoglikelihoodRequest
+from proctor.core.model import LoglikelihoodRequest
 from proctor.models.hf import HFModel
 from proctor.models.hf.engine import gather
 from proctor.models.hf.trie import plan

@@ -171,8 +171,8 @@ async def test_body_cap_holds_for_chunked_and_close_delimited_bodies(framing: st
 
 
 async def test_anthropic_key_in_user_info_is_sent_as_x_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from proctor.core.model import GenerateRequest, Message
     from proctor.models.anthropic import AnthropicModel
-    from proctor.models.base import GenerateRequest, Message
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with hostile_server() as srv:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
 from proctor.log.runlog import Outcome
+from proctor.metrics.results import read_run
 from proctor.models import Capability, GenerateRequest, Message, get_model
 from proctor.models.vllm_engine import (
     EngineStartError,

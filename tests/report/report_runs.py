@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from proctor.log.runlog import SAMPLES, Manifest, Outcome, Results, Sample, write_manifest, write_results
+from proctor.core.results import Results
+from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
 
 PAYLOAD = '<script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=2">'
 WORDS = [f"{a}{b}" for a in ("re", "con", "pro", "ex", "in", "sub", "trans", "de", "per", "ob") for b in (
@@ -204,7 +205,7 @@ def judged_samples(n_items: int, epochs: int, seed: int) -> list[Sample]:
 @pytest.fixture
 def judged_run(tmp_path: Path) -> Path:
     """A 3-epoch judged run whose results.json holds epochs and judge_agreement as the runner writes them."""
-    from proctor.log.results import summarize
+    from proctor.metrics.results import summarize
 
     ss = judged_samples(30, epochs=3, seed=5)
     results = summarize(ss)

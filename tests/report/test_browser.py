@@ -246,7 +246,7 @@ def layout_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prompt and settings; a 3-epoch judged run (every optional headline column); a suite run; 14 categories."""
     from report_runs import MMLU_PRO_LIKE, judged_samples, prob_samples
 
-    from proctor.log.results import summarize
+    from proctor.metrics.results import summarize
 
     root = tmp_path_factory.mktemp("layout")
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from report_runs import gen_samples, write_run
 
+from proctor.analysis.compare import compare_runs
 from proctor.cli import main
 from proctor.log.runlog import Outcome, Sample
 from proctor.report import load, render_html, render_markdown
 from proctor.report.comparisons import MAX_PAIRWISE
-from proctor.stats.compare import compare_runs
 from proctor.stats.comparison import Comparison, p_cell, points
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from report_runs import gen_samples, prob_samples, write_run
 
+from proctor.core.results import EpochSpread
 from proctor.data.coverage import difficulty_band
-from proctor.log.runlog import EpochSpread, Outcome
+from proctor.log.runlog import Outcome
 from proctor.metrics.accuracy import group_block
 from proctor.report import data
 from proctor.stats import intervals as stats
@@ -93,7 +94,7 @@ def test_store_history_is_used_when_present(runs: list[Path], tmp_path: Path) ->
     import json
     import shutil
 
-    from proctor.log.store import Store
+    from proctor.run.store import Store
 
     earlier = tmp_path / "earlier-run"
     shutil.copytree(runs[0], earlier)

@@ -211,7 +211,7 @@ def test_html_title_and_cards_say_what_is_compared(tmp_path: Path) -> None:
 
 
 def test_html_card_shows_the_ambiguous_rate_and_the_reading_that_scored(tmp_path: Path) -> None:
-    from proctor.log.results import summarize
+    from proctor.metrics.results import summarize
 
     ss = [s.model_copy(update={"ambiguous": i % 4 == 0}) for i, s in enumerate(gen_samples(40, seed=3, skill=0.6))
           if s.outcome != "error"]

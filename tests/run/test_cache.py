@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from proctor.log.store import Store
-from proctor.models.base import (
+from proctor.core.model import (
     Capability,
     GenerateRequest,
     Generation,
@@ -19,6 +18,7 @@ from proctor.models.base import (
     ModelBase,
 )
 from proctor.run.cache import CachedModel
+from proctor.run.store import Store
 
 
 class Recording(ModelBase):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 MMLU_PRO = ROOT / "examples" / "upstream" / "mmlu_pro"

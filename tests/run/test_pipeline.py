@@ -18,9 +18,9 @@ import proctor
 from proctor.benchmarks import humaneval, mbpp
 from proctor.benchmarks.registry import BUILTINS, load_task
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.core.spec import RunSpec, ScorerSpec
 from proctor.log.runlog import read_manifest
-from proctor.run.spec import RunSpec, ScorerSpec
+from proctor.metrics.results import read_run
 from tests.nltk_punkt import punkt_dir
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,29 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from proctor.log.runlog import Cost
-from proctor.models.base import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
+from proctor.core.model import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
+from proctor.metrics.money import Price, sample_cost
 from proctor.run.pricing import (
     CHAT_TOKENS_PER_MESSAGE,
     CHAT_TOKENS_PER_REQUEST,
     CostGuard,
-    CostLimitReached,
     GuardedModel,
-    Price,
-    cost_line,
     default_prices_path,
     estimate_tokens,
-    format_amount,
-    format_money,
     load_prices,
     parse_money,
     prompt_tokens_bound,
     resolve_price,
-    run_cost,
-    sample_cost,
     token_counter,
 )
-from proctor.util.errors import InputError, ProctorError
+from proctor.util.errors import CostLimitReached, InputError, ProctorError
 
 TABLE = """\
 currency: USD
@@ -70,27 +63,6 @@ def test_lookup_exact_bare_and_longest_glob(prices: Path) -> None:
     assert table.lookup("anthropic:claude-sonnet-4").output == Decimal(15)  # type: ignore[union-attr]
     assert table.lookup("anthropic:claude-opus-4-1").output == Decimal(75)  # type: ignore[union-attr]
     assert table.lookup("openai:unknown") is None
-
-
-def test_cost_is_exact_to_the_cent() -> None:
-    price = Price(Decimal("1.10"), Decimal("4.40"))
-    # 1,000 samples of 1,234 input and 7,777 output tokens: floats would drift; Decimal does not
-    usages = [(1234, 7777)] * 1000
-    summary = run_cost(price, usages, correct=3)
-    assert summary.total == Decimal("35.5762")  # 1000 * (1234*1.10 + 7777*4.40) / 1e6
-    assert format_money(summary.total) == "$35.58"
-    assert summary.per_correct is not None and format_money(summary.per_correct) == "$11.86"
-    assert sample_cost(price, 1, 0) == Decimal("0.0000011")
-    assert format_money(Decimal("0.005")) == "$0.01" and format_money(Decimal("0.004999")) == "$0.00"
-    assert format_money(Decimal("12.345"), "EUR") == "12.35 EUR" and format_money(None) == "unknown"
-
-
-def test_unknown_usage_is_never_free() -> None:
-    summary = run_cost(Price(Decimal(1), Decimal(1)), [(10, 10), (None, 5), (3, None)], correct=1)
-    assert (summary.priced, summary.unpriced) == (1, 2)
-    assert summary.per_correct is None  # a per-answer price over a partial total would mislead
-    assert summary.as_cost().unpriced_samples == 2
-    assert run_cost(Price(Decimal(1), Decimal(1)), [(10, 10)], correct=0).per_correct is None
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -160,30 +132,6 @@ def test_token_bound_is_bytes_plus_chat_overhead_or_the_tokenizer() -> None:
                               GenerationSettings(max_tokens=5, system="be brief"))
     assert prompt_tokens_bound(request) == CHAT_TOKENS_PER_REQUEST + 3 * CHAT_TOKENS_PER_MESSAGE + 1 + 600 + 8
     assert prompt_tokens_bound(request, count=len) == CHAT_TOKENS_PER_REQUEST + 3 * CHAT_TOKENS_PER_MESSAGE + 1 + 200 + 8
-
-
-def test_money_too_large_to_round_is_shown_not_raised() -> None:
-    assert format_money(Decimal("1e30")) == "$1E+30"
-    big = Cost(total=Decimal("1e40"), model=Decimal("1e40"), priced_samples=1)
-    assert cost_line(big).startswith("cost: $1E+40")
-
-
-def test_recorded_amounts_and_currencies_are_shown_safely() -> None:
-    assert format_amount("12.345", "EUR") == "12.35 EUR" and format_amount("NaN") == "NaN"
-    assert format_amount("\x1b[31mboom") == "\\x1b[31mboom" and format_amount("1", "\x1b]8;;x") == "1.00 \\x1b]8;;x"
-    hostile = Cost(total=Decimal(1), model=Decimal(1), currency="\x1b[2J", priced_samples=1)
-    assert cost_line(hostile).startswith("cost: 1.00 \\x1b[2J")
-
-
-def test_cost_line_breaks_out_the_judge() -> None:
-    summary = run_cost(Price(Decimal(1), Decimal(2)), [(1_000_000, 0)], correct=1,
-                       judge_price=Price(Decimal(3), Decimal(0)), judge_usages=[(1_000_000, 5), (None, None)])
-    assert (summary.model, summary.judge, summary.total) == (Decimal(1), Decimal(3), Decimal(4))
-    assert summary.per_correct is None  # one judge call reported no usage
-    line = cost_line(summary.as_cost())
-    assert "cost: $4.00" in line and "model $1.00, judge $3.00 (1 calls)" in line and "1 judge calls not priced" in line
-    unpriced_judge = run_cost(Price(Decimal(1), Decimal(2)), [], correct=0, judge_usages=[(1, 1)])
-    assert unpriced_judge.as_cost().judge_unpriced_calls == 1
 
 
 # -- hostile price tables (issue 22 item 11): one line, exit 2, before anything is recorded ----------------

@@ -9,9 +9,9 @@ import pytest
 
 from proctor.benchmarks import hle, simpleqa_verified
 from proctor.benchmarks.registry import load_task
+from proctor.core.spec import DatasetRef, GenerationSpec, JudgeSpec, ModelSpec, RunSpec, ScorerSpec
 from proctor.run.build import build_spec, eval_options
 from proctor.run.resolve import DEFAULT_MAX_TOKENS, resolve
-from proctor.run.spec import DatasetRef, GenerationSpec, JudgeSpec, ModelSpec, RunSpec, ScorerSpec
 from proctor.scoring.extract import ANSWER_RULES
 
 ROOT = Path(__file__).resolve().parents[2]

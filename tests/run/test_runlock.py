@@ -62,7 +62,7 @@ def test_a_refused_start_leaves_no_directory(tmp_path: Path) -> None:
 
 def test_a_failed_start_keeps_a_directory_holding_batch_state(tmp_path: Path) -> None:
     """Batches listed in batches.json are paid for: the directory stays for the resume (issue 22, item 1)."""
-    from proctor.run.lock import PAID_STATE
+    from proctor.core.rundir import PAID_STATE
 
     for error in (RuntimeError, KeyboardInterrupt):
         run = tmp_path / error.__name__

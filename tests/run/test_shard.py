@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 from proctor.run.shard import Shard, bucket
 from proctor.util.errors import ProctorError
 

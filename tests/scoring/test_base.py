@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from proctor.core.model import Generation, Loglikelihood, LoglikelihoodRequest
 from proctor.data.records import Item
 from proctor.log.runlog import GenerationDetails, Outcome
-from proctor.models.base import Generation, Loglikelihood, LoglikelihoodRequest
 from proctor.scoring.base import JUDGE_PENDING, Answered, Scored, Usage, usage_of
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from proctor.core.model import Generation
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
-from proctor.models.base import Generation
 from proctor.scoring import hle, simpleqa
 from proctor.scoring.judge import JUDGE_SYSTEM, benchmark_judge, judge_items, judged_rule
 from tests.scoring.test_judge import ScriptedJudge

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
+from proctor.core.model import Loglikelihood
 from proctor.data.records import Item, Modality, parse_lettered_options
-from proctor.models.base import Loglikelihood
 from proctor.scoring.choice_logprob import choice_requests, logprob_options, score_choices
 
 PROMPT = "Which is a continent?\nA) Greenland\nB) Australia\nC) Borneo\nAnswer with the letter only."

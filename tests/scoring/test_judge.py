@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from proctor.data.records import Item
-from proctor.log.runlog import JudgeDetails, Outcome
-from proctor.models.base import (
+from proctor.core.model import (
     Capability,
     GenerateRequest,
     Generation,
     Model,
     ModelBase,
 )
+from proctor.data.records import Item
+from proctor.log.runlog import JudgeDetails, Outcome
 from proctor.scoring.base import Scored
 from proctor.scoring.judge import (
     RUBRIC,

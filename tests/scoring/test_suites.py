@@ -11,20 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from proctor.core.model import Capability, Loglikelihood, LoglikelihoodRequest, ModelBase
+from proctor.core.results import RESULTS_SCHEMA_VERSION
 from proctor.data.formats.suites import read_prompt, read_prompt_dir, read_suite, write_prompt, write_suite
 from proctor.data.records import ContextCase, Item, Modality, Prompt, TestSuite
 from proctor.interop.probsem_export import csv_text
-from proctor.log.results import read_run
-from proctor.log.runlog import RESULTS_SCHEMA_VERSION, Outcome
-from proctor.models.base import Capability, Loglikelihood, LoglikelihoodRequest, ModelBase
+from proctor.log.runlog import Outcome
+from proctor.metrics.results import read_run
+from proctor.metrics.suites import SuiteResult, suite_summary
 from proctor.scoring.choice_logprob import choice_requests, score_choices
-from proctor.scoring.suites import (
-    ScoreOptions,
-    SuiteResult,
-    full_text,
-    split_sample,
-    suite_summary,
-)
+from proctor.scoring.suites import ScoreOptions, full_text, split_sample
 from proctor.stats.intervals import calibration, wilson_interval
 from proctor.util.errors import CapabilityError, InputError
 
@@ -37,9 +33,10 @@ def score_suites(model: ModelBase, prompt: Prompt, suites: list[TestSuite],
     from proctor.data.formats.convert import suite_to_items
     from proctor.data.prompts import ItemPromptBuilder
     from proctor.data.tasks import Task
+    from proctor.metrics.suites import suite_results
     from proctor.run.pipeline import evaluate
     from proctor.run.runner import RunOptions
-    from proctor.scoring.suites import SUITE_CLUSTER, SuiteScorer, suite_results
+    from proctor.scoring.suites import SUITE_CLUSTER, SuiteScorer
 
     task = Task(prompt.name, [it for s in suites for it in suite_to_items(prompt, s)], ItemPromptBuilder(),
                 scorer=SuiteScorer(options or ScoreOptions()), cluster=SUITE_CLUSTER)
@@ -197,9 +194,10 @@ def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     from proctor.data.formats.convert import suite_to_items
     from proctor.data.prompts import ItemPromptBuilder
     from proctor.data.tasks import Task
+    from proctor.metrics.suites import suite_results
     from proctor.run.pipeline import evaluate
     from proctor.run.runner import RunOptions
-    from proctor.scoring.suites import SuiteScorer, suite_results
+    from proctor.scoring.suites import SuiteScorer
 
     model = TableModel({"yes": -1.0, "no": -2.0, "maybe": -1.0})
     suites = [

@@ -161,7 +161,7 @@ def test_runtime_code_never_imports_the_oracles() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, proctor.stats.comparison, proctor.stats.compare, proctor.stats.leaderboard, proctor.report.comparisons; "
+    code = ("import sys, proctor.stats.comparison, proctor.analysis.compare, proctor.analysis.leaderboard, proctor.report.comparisons; "
             "print(sorted(m for m in ('scipy', 'statsmodels') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -78,8 +78,8 @@ def test_an_undetected_difference_below_the_mde_is_underpowered() -> None:
 
 
 def test_per_category_differences_are_one_family() -> None:
-    from proctor.log.store import ItemScore, RunRecord, RunScores
-    from proctor.stats.compare import compare_scores
+    from proctor.analysis.compare import compare_scores
+    from proctor.run.store import ItemScore, RunRecord, RunScores
 
     def run(run_id: str, scores: list[float]) -> RunScores:
         rec = RunRecord(run_id=run_id, path="", model=run_id, dataset="d", dataset_revision=None, dataset_hash=None,

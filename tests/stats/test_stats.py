@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from proctor.data.coverage import difficulty_band
-from proctor.log.results import summarize
 from proctor.log.runlog import Outcome, Sample
 from proctor.metrics.epochs import epoch_spread
+from proctor.metrics.results import summarize
 from proctor.stats.intervals import (
     accuracy_ci,
     binary_calibration,

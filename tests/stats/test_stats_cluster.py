@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proctor.data.tasks import check_cluster, cluster_value
-from proctor.log.results import summarize
+from proctor.core.spec import check_cluster
+from proctor.data.tasks import cluster_value
 from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.accuracy import group_block, sample_cluster
+from proctor.metrics.results import summarize
 from proctor.stats.intervals import clustered_accuracy, clustered_standard_error, wilson_interval
 from proctor.stats.smallsample import t_quantile
 

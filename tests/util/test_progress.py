@@ -71,10 +71,10 @@ def test_local_hf_run_advances_per_batch_with_tokens(tiny_model_dir: Path, tmp_p
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A whole dataset in one call of a local model: the bar still moves after every forward batch."""
     from proctor.benchmarks.registry import load_task
+    from proctor.core.spec import ScorerSpec
     from proctor.models import get_model
     from proctor.run.pipeline import evaluate
     from proctor.run.runner import RunOptions
-    from proctor.run.spec import ScorerSpec
 
     seen: list[tuple[float, int]] = []
     work = Progress.work

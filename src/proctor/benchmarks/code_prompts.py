@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..core.model import Message
 from ..data.prompts import KindDefaults
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..models.base import Message
 from .hub import HubSource, Loaded, Rows, convert_rows
 
 COMPLETION, CHAT = "completion", "chat"

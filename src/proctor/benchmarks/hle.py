@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.model import Message
 from ..data.prompts import ZERO_SHOT, RenderedPrompts, check_kind
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..models.base import Message
 from ..scoring.hle import JUDGE, PROMPT_SOURCE, SYSTEM_PROMPT
 from ..scoring.judge import judged_rule
 from ..util.errors import InputError

@@ -30,10 +30,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.model import Message
 from ..data.prompts import KindDefaults
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..models.base import Message
 from ..scoring.execute.extract import Code
 from ..scoring.execute.sandbox import Limits, Program
 from ..scoring.execute.scorer import Launch, launch

@@ -23,8 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from ..core.spec import check_cluster
 from ..data.formats.problems import validation_problems
-from ..data.tasks import check_cluster
 from ..scoring.extract import ANSWER_RULES
 from ..util.errors import InputError, Problem
 from ..util.limits import yaml_load, yaml_load_located

@@ -14,11 +14,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..core.model import Message
 from ..data.fewshot import shots_identity
 from ..data.prompts import KindDefaults, check_kind, pool_digest
 from ..data.records import Item
 from ..data.tasks import text_hash
-from ..models.base import Message
 from .spec import BenchmarkSpec
 from .spec_template import render
 

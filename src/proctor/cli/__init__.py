@@ -7,7 +7,7 @@ from functools import cache
 
 import typer
 
-from .. import __version__
+from .._version import __version__
 from ..util.errors import ProctorError
 from ..util.redact import redact
 from . import (

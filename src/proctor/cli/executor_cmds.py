@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..core.spec import RunSpec
 from ..log.runlog import RunLog
-from ..log.store import default_store_path
 from ..run.executors import EXECUTORS, Settings, launch, print_line, progress_line
 from ..run.executors import status as shard_status
 from ..run.executors.k8s import write_job
 from ..run.runner import accuracy_line
-from ..run.spec import RunSpec
+from ..run.store import default_store_path
 from ..util.errors import ProctorError
 from ..util.termsafe import plain
 from .outcome import error_status

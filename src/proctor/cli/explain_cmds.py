@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..stats.explain import explain_runs
+from ..analysis.explain import explain_runs
 from ..util.termsafe import escape_control
 from . import options
 from .history_cmds import run_dir_of

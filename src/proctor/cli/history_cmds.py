@@ -14,12 +14,12 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ..log.store import Store, default_store_path, load_run_scores
-from ..run.pricing import format_money
-from ..stats.compare import compare_family
+from ..analysis.compare import compare_family
+from ..analysis.leaderboard import leaderboards
+from ..metrics.money import format_money
+from ..run.store import Store, default_store_path, load_run_scores
 from ..stats.comparison import p_cell, points
 from ..stats.family import CORRECTION_NAMES
-from ..stats.leaderboard import leaderboards
 from ..util.errors import InputError
 from ..util.termsafe import escape_control, rich_safe
 from ..util.textio import write_json_atomic
@@ -28,9 +28,9 @@ from .messages import warning
 from .tables import show, whole_table
 
 if TYPE_CHECKING:
-    from ..log.store import GroupMetrics, RunRecord
+    from ..analysis.leaderboard import Leaderboard
+    from ..run.store import GroupMetrics, RunRecord
     from ..stats.comparison import Comparison
-    from ..stats.leaderboard import Leaderboard
 
 StoreOpt = options.Store
 JsonOpt = options.Json

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..interop.importers import ImportOptions, is_llmwc_results, read_all, run_dir_for, write_run
-from ..log.store import Store, default_store_path
 from ..run.runner import accuracy_line
+from ..run.store import Store, default_store_path
 from ..util.errors import InputError
 from ..util.termsafe import plain
 from . import options

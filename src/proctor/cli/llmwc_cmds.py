@@ -9,8 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core.results import MetricBlock
 from ..interop.llmwc_import import read_results_dir, summary_disagreement, write_imported
-from ..log.runlog import MetricBlock, RunLog
+from ..log.runlog import RunLog
 from ..run.runner import accuracy_line
 from ..util.errors import DEFAULT_MAX_ERROR_RATE, ProctorError
 from ..util.termsafe import plain
@@ -120,7 +121,7 @@ def import_results(
         metavar="DIR", help="Where the imported run logs go (under imported/).")] = Path("runs"),
 ) -> None:
     """Import an llm-wc results directory into the history, so `compare` and `leaderboard` see its models."""
-    from ..log.store import Store, default_store_path
+    from ..run.store import Store, default_store_path
 
     models, left_out = read_results_dir(results_dir, runs_root)  # every file checked before anything is written
     for line in left_out:

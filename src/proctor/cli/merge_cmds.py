@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ..log.store import Store, default_store_path
 from ..run.executors import finish
 from ..run.runner import accuracy_line
 from ..run.shard import merge_runs
+from ..run.store import Store, default_store_path
 from ..util.errors import ProctorError
 from ..util.termsafe import plain
 from . import options

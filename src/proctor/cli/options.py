@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 
-from ..models.base import GenerationSpec
+from ..core.model import GenerationSpec
 from ..models.registry import BACKENDS, backend_for
 from ..scoring.reasoning import unsupported_settings
 from ..util.errors import ProctorError

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..benchmarks.registry import load_task
+from ..core.spec import GenerationSpec
 from ..data.prompts import bind_tokenizer, check_kind
 from ..data.records import Item
 from ..data.tasks import Task
@@ -16,7 +17,6 @@ from ..models.base import GenerateRequest, request_prompt
 from ..models.openai import TokenSplitter
 from ..run.build import eval_options
 from ..run.resolve import budget_for
-from ..run.spec import GenerationSpec
 from ..util.errors import ProctorError
 from ..util.termsafe import json_safe, plain, plain_text
 from . import options

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core.spec import RunSpec
 from ..log.runlog import Outcome, RunLog
-from ..run.spec import RunSpec
 from ..util.errors import ProctorError
 from ..util.termsafe import plain
 

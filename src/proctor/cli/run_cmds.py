@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..core.spec import DEFAULT_MAX_TOKENS, RunSpec
 from ..log.runlog import RunLog
-from ..run.spec import DEFAULT_MAX_TOKENS, RunSpec
 from ..util.errors import DEFAULT_MAX_ERROR_RATE, InputError, ProctorError
 from ..util.termsafe import plain
 from . import executor_cmds as ex

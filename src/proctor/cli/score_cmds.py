@@ -68,10 +68,10 @@ def score(
     """
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..interop.probsem_export import ProbsemFiles
+    from ..metrics.suites import suite_results
     from ..run import pipeline
     from ..run.build import suite_spec
     from ..run.pipeline import Events, RunOptions
-    from ..scoring.suites import suite_results
 
     temperature = options.prefer(softmax_temperature, temp, "--temp", "--softmax-temperature")
     given = model_options or options.ModelOptions({})

@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
+from ..analysis.agree import RUN_LABELS, SHOWN_FLIPS, agreement, read_for_agreement
+from ..analysis.compare import compare_scores
+from ..analysis.gate import gate as run_gate
 from ..benchmarks.registry import BUILTINS, load_task
 from ..log.runlog import MANIFEST, read_manifest
-from ..log.store import load_run_scores
-from ..stats.agree import RUN_LABELS, SHOWN_FLIPS, agreement, read_for_agreement
-from ..stats.compare import compare_scores
-from ..stats.gate import gate as run_gate
+from ..run.store import load_run_scores
 from ..stats.power import plan as make_plan
 from ..util.errors import InputError
 from ..util.termsafe import escape_control

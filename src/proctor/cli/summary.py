@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from ..log.runlog import MetricBlock, MetricValue, Results, RunLog
+from ..core.results import MetricBlock, MetricValue, Results
+from ..log.runlog import RunLog
 from ..metrics.accuracy import clustering_text
 from ..metrics.answer_reading import levels_line
-from ..run.pricing import cost_line
+from ..metrics.money import cost_line
 from ..run.runner import accuracy_line
 from ..util.termsafe import rich_safe
 

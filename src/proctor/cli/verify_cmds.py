@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..log.verify import generate_key, sign_run, verify_run
+from ..run.verify import generate_key, sign_run, verify_run
 from ..util.termsafe import escape_control
 from . import options
 

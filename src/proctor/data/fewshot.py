@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..models.base import Message
+from ..core.model import Message
 from .prompts import CHAIN_OF_THOUGHT, FIVE_SHOT, N_SHOTS, ItemPromptBuilder, check_kind, pool_digest
 from .records import Item
 from .tasks import text_hash

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..models.base import GenerationSpec, Message
+from ..core.model import GenerationSpec, Message
 from ..util.errors import ProctorError
 from .records import Item, Modality
 from .tasks import text_hash

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..models.base import Message
+from ..core.model import Message
 from .records import Item
 
 if TYPE_CHECKING:
@@ -90,17 +90,6 @@ def default_no_answer(task: Task, kind: str | None, extract: str = "reference") 
     run scored by proctor's robust reader)."""
     rule = task.answer_rule(kind) if kind is not None and extract == "reference" else None
     return rule.no_answer if rule is not None else "wrong"
-
-
-CLUSTER_ATTRIBUTES = ("category", "subcategory", "metadata.KEY")
-
-
-def check_cluster(attribute: str) -> str:
-    """`attribute` when it names an item attribute to cluster by (`CLUSTER_ATTRIBUTES`), else a ValueError."""
-    key = attribute.removeprefix("metadata.")
-    if attribute in ("category", "subcategory") or (attribute.startswith("metadata.") and key.strip()):
-        return attribute
-    raise ValueError(f"cannot cluster by {attribute!r}: one of category, subcategory, metadata.KEY")
 
 
 def cluster_value(item: Item, attribute: str | None) -> str | None:

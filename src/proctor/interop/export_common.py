@@ -12,10 +12,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..log.results import warn_if_disagrees
-from ..log.runlog import MetricBlock, Outcome, RunLog, Sample
+from ..core.results import MetricBlock
+from ..log.runlog import Outcome, RunLog, Sample
 from ..metrics.accuracy import BlockTally, scored_scores
-from ..stats.intervals import apply_no_answer, apply_truncated_as
+from ..metrics.counting import apply_no_answer, apply_truncated_as
+from ..metrics.results import warn_if_disagrees
 from ..util.errors import InputError
 
 

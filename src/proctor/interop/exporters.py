@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import ValidationError
 
-from ..log.results import read_run
 from ..log.runlog import expand_run_dirs
+from ..metrics.results import read_run
 from ..run.outputs import Finished
 from ..util.errors import InputError, brief
 from ..util.textio import make_staging

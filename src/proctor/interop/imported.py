@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.model import GenerationSpec
 from ..log.provenance import (
     BackendInfo,
     DatasetInfo,
@@ -35,7 +36,6 @@ from ..log.runlog import (
     append_samples,
     write_manifest,
 )
-from ..models.base import GenerationSpec
 from ..run.finalize import finalize_run
 from ..util.errors import InputError
 from ..util.safepath import safe_component

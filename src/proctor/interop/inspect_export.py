@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..log.runlog import MetricBlock, Outcome, RunLog, Sample
-from ..models.base import GenerationSpec
+from ..core.model import GenerationSpec
+from ..core.results import MetricBlock
+from ..log.runlog import Outcome, RunLog, Sample
 from ..util.errors import InputError, ProctorError
 from ..util.redact import redact, redact_url
 from ..util.safepath import is_safe_component, safe_component, short_hash

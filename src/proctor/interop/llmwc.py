@@ -14,7 +14,7 @@ import difflib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -29,15 +29,11 @@ from pydantic import (
 
 from ..benchmarks.registry import BUILTINS
 from ..data.formats.problems import field_name, json_loc_lines, validation_problems
-from ..scoring.extract import ANSWER_RULES, llmwc_mcqa
 from ..util.errors import InputError, Problem
 from ..util.limits import yaml_load_located
 from ..util.redact import redact_url
 from ..util.safepath import distinct_components
 from ..util.textio import lone_surrogate, parse_json, read_text
-
-if TYPE_CHECKING:
-    from ..scoring.extract import AnswerRule
 
 # llm-wc's request defaults (its run.json `request_defaults`); `seed` is the benchmark's seed
 REQUEST_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "top_p": 0.95, "max_tokens": 32768,
@@ -219,19 +215,6 @@ def builtin_name(block: BenchmarkBlock) -> str:
 def resolved_defaults(config: LlmwcConfig) -> dict[str, Any]:
     """llm-wc's `request_defaults` for a run: its defaults, the benchmark's seed, the config's own."""
     return {**REQUEST_DEFAULTS, "seed": config.benchmark.seed, **config.request_defaults.given()}
-
-
-# the letters llm-wc's `extract_choice_answer` accepts per benchmark (llm-wc@ef7cb496: mmlu_pro.py
-# `DEFAULT_CHOICES[:10]` whatever a question's options, gpqa.py `GPQA_CHOICES`)
-LLMWC_CHOICES = {"mmlu-pro": "ABCDEFGHIJ", "gpqa": "ABCD"}
-
-
-def llmwc_rule(benchmark: str) -> AnswerRule:
-    """The answer rule llm-wc scores `benchmark` (proctor's name) with, whatever the prompt kind: its
-    multiple-choice parser for MMLU-Pro and GPQA, MathArena's for AIME."""
-    if benchmark == "aime-2025":
-        return ANSWER_RULES["matharena-aime"]
-    return llmwc_mcqa(LLMWC_CHOICES["gpqa" if benchmark.startswith("gpqa-") else benchmark])
 
 
 def request_params(config: LlmwcConfig, entry: ModelEntry) -> dict[str, Any]:

@@ -19,22 +19,15 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from ..core.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
 from ..data.tasks import Task
 from ..run.build import eval_options, with_prices
 from ..run.resolve import load_spec_task
 from ..run.runner import RunOptions
-from ..run.spec import DatasetRef, GenerationSpec, ModelSpec, RunSpec, ScorerSpec
+from ..scoring.extract import llmwc_rule
 from ..util.errors import InputError, Problem, ProctorError
 from ..util.termsafe import plain
-from .llmwc import (
-    BenchmarkBlock,
-    LlmwcConfig,
-    ModelEntry,
-    builtin_name,
-    llmwc_rule,
-    read_config,
-    request_params,
-)
+from .llmwc import BenchmarkBlock, LlmwcConfig, ModelEntry, builtin_name, read_config, request_params
 from .llmwc_export import LlmwcResultsDir
 
 LLMWC_KINDS = {"5_shot": "five_shot", "default": None, "cot": None}  # llm-wc's prompt_type → proctor's kind

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.model import GenerationSpec
 from ..data.formats.convert import slug
 from ..data.formats.problems import json_loc_lines
 from ..log.provenance import BackendInfo, DatasetInfo, collect_provenance
@@ -25,9 +26,8 @@ from ..log.runlog import (
     check_generation,
     write_manifest,
 )
-from ..log.store import Store
-from ..models.base import GenerationSpec
 from ..run.finalize import finalize_run
+from ..run.store import Store
 from ..util.errors import InputError
 from ..util.redact import redact, redact_url
 from ..util.safepath import safe_component

@@ -16,17 +16,11 @@ from pathlib import Path
 
 from ..data.formats.suites import model_slug, results_stem, sanitize_filename
 from ..log.runlog import RunLog, Sample, SuiteDetails
+from ..metrics.suites import SuiteResult, context_result, suite_results, suite_summary
 from ..run.outputs import Finished
 from ..run.resolve import suite_options
 from ..scoring.logprob import Norm
-from ..scoring.suites import (
-    ContextResult,
-    ScoreOptions,
-    SuiteResult,
-    context_result,
-    suite_results,
-    suite_summary,
-)
+from ..scoring.suites import ContextResult, ScoreOptions
 from ..util.errors import InputError
 from ..util.textio import dumps_jsonl, write_json_atomic, write_text_atomic
 from .export_common import model_spec

@@ -1,3 +1,4 @@
-"""The run log, the product of every run: manifest and samples (`runlog`), results (`results`), provenance,
-the local store of finished runs (`store`) and the setting that tells two runs apart (`setting`).
+"""The run log's files, read and written: manifest and samples (`runlog`), the prompts' shared heads (`prompts`),
+provenance, the sample index, the sequential record, checksums, and the setting that tells two runs apart
+(`setting`). Nothing here computes results: that is `proctor.metrics`'s.
 """

@@ -4,7 +4,7 @@ The sha256 of `manifest.json`, `samples.jsonl`, `results.json` and (where the ru
 its prompts share (so a sample's prompt is checked whole), a short sha256 of every line of each (so that a
 difference is found at its line), and the content hash of the data the run evaluated (the manifest's, computed
 from the items). Written by `proctor.run.finalize.finalize_run` after results.json and the manifest; read by
-`proctor.log.verify`.
+`proctor.run.verify`.
 """
 
 from __future__ import annotations

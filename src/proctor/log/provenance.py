@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from .._version import __version__
-from ..models.base import GenerationSpec
+from ..core.model import GenerationSpec
 
 
 def git_sha() -> str | None:

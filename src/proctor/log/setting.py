@@ -6,7 +6,7 @@ dataset nor the model: the mode (generate vs logprob), the prompt kind, the shot
 the robust reader, the no-answer and truncation policies, the generation settings (temperature, top-p, max tokens,
 stop, seed, reasoning…), the epochs, the log-probability normalisation of suites, the judge (its model, options and
 settings). `proctor runs`, `history`, `leaderboard`, `compare` and the report show `setting_label`; runs are
-comparable only when their `setting_key`s are equal (unless asked to mix them: `proctor.stats.comparable`).
+comparable only when their `setting_key`s are equal (unless asked to mix them: `proctor.analysis.comparable`).
 docs/runspec.md says, for every RunSpec field, whether it is in the setting.
 
 A run's setting is read from its manifest's `spec` (the one copy of its settings); a manifest without one (written
@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..run.spec import RunSpec
+from ..core.spec import RunSpec
 from .runlog import Manifest
 
 # identity fields that are versions or bookkeeping, not settings a user chose

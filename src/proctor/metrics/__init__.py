@@ -1,6 +1,6 @@
 """Metrics as plugins: each metric is one module with a `Metric` (name, what it needs, compute → typed value).
 
-`proctor.log.results.summarize` runs every registered metric over a run's samples; the built-ins (accuracy and its
+`proctor.metrics.results.summarize` runs every registered metric over a run's samples; the built-ins (accuracy and its
 breakdowns, macro accuracy, calibration, mean@k/pass@k, acc_norm, judge agreement, cost, text overlap) are
 registered first, in `builtin.BUILTIN`. A new metric is one module that defines it and calls `register`; its
 value appears in results.json (`metrics.<name>`), the console summary and the report.

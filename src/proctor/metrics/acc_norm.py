@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..log.runlog import MetricBlock, Outcome, Sample
+from ..core.results import MetricBlock
+from ..log.runlog import Outcome, Sample
 from .accuracy import BlockTally, run_cluster
 from .base import RunContext, Tallied
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.results import MetricBlock, MetricValue
 from ..data.coverage import difficulty_band
-from ..log.runlog import MetricBlock, MetricValue, Outcome, Sample
+from ..log.runlog import Outcome, Sample
 from ..stats.intervals import accuracy_ci, clustered_accuracy
 from ..util.columns import Labels
 from .base import RunContext, Tallied

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..log.runlog import AnswerReading, Readings, Sample
+from ..core.results import AnswerReading
+from ..log.runlog import Readings, Sample
 from ..scoring.extract import ANSWER_RULES
 from ..stats.intervals import guess_credit
 from .base import RunContext, Tallied

@@ -6,17 +6,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..log.runlog import (
+from ..core.results import (
     AnswerReading,
     Calibration,
     Cost,
     EpochSpread,
     JudgeAgreement,
-    Manifest,
     MetricBlock,
     MetricValue,
-    Sample,
 )
+from ..log.runlog import Manifest, Sample
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
 MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
@@ -51,7 +50,7 @@ class Metric(Protocol):
 
 
 class Tally(Protocol):
-    """A metric gathered one sample at a time (`add`), then computed (`result`): how `proctor.log.results.summarize`
+    """A metric gathered one sample at a time (`add`), then computed (`result`): how `proctor.metrics.results.summarize`
     reads a run in one pass without holding its samples."""
 
     def add(self, sample: Sample) -> None: ...

@@ -7,7 +7,8 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..log.runlog import Calibration, Outcome, Sample
+from ..core.results import Calibration
+from ..log.runlog import Outcome, Sample
 from ..stats.intervals import binary_calibration, calibration_of_points, calibration_point
 from .base import RunContext, Tallied
 

@@ -6,10 +6,11 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..log.runlog import Cost, Manifest, Outcome, Sample
-from ..run.pricing import Price, run_cost
+from ..core.results import Cost
+from ..log.runlog import Manifest, Outcome, Sample
 from ..scoring.judge import judge_usages
 from .base import RunContext, Tallied
+from .money import Price, run_cost
 
 
 def run_cost_of(samples: Iterable[Sample], manifest: Manifest) -> Cost | None:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..log.runlog import EpochSpread, MetricValue, Sample
+from ..core.results import EpochSpread, MetricValue
+from ..log.runlog import Sample
 from ..stats.intervals import bootstrap_ci, pass_at_k
 from .base import RunContext, Tallied
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..log.runlog import MetricValue, Sample
-from ..stats.intervals import no_answer_counted, truncated_as_counted
+from ..core.results import MetricValue
+from ..log.runlog import Sample
 from .accuracy import BlockTally, run_cluster
 from .base import RunContext, Tallied
+from .counting import no_answer_counted, truncated_as_counted
 
 
 def first_attempt(s: Sample) -> Sample:

@@ -15,7 +15,8 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..log.runlog import MetricValue, Outcome, Sample
+from ..core.results import MetricValue
+from ..log.runlog import Outcome, Sample
 from ..scoring.hle import JUDGE_NAME
 from .base import RunContext, Tallied
 

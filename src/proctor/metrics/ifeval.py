@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..log.runlog import InstructionCheck, MetricValue, Sample
+from ..core.results import MetricValue
+from ..log.runlog import InstructionCheck, Sample
 from .base import RunContext, Tallied
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..log.runlog import JudgeAgreement, JudgeCheck, Outcome, Sample
+from ..core.results import JudgeAgreement
+from ..log.runlog import JudgeCheck, Outcome, Sample
 from ..scoring.judge import judge_agreement
 from .base import RunContext, Tallied
 

@@ -9,7 +9,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar, cast, overload
 
-from ..log.runlog import MetricValue, Results, Sample
+from ..core.results import MetricValue, Results
+from ..log.runlog import Sample
 from . import builtin
 from .base import Metric, MetricOutput, RunContext, StreamedMetric, Tally
 

@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..log.runlog import MetricValue, Sample
+from ..core.results import MetricValue
+from ..log.runlog import Sample
 from ..scoring.simpleqa import GRADES, JUDGE_NAME
 from .base import RunContext, Tallied
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-from ..log.runlog import MetricValue, Sample
+from ..core.results import MetricValue
+from ..log.runlog import Sample
 from ..stats.intervals import accuracy_ci
 from ..util.columns import Labels
 from .base import RunContext, Tallied

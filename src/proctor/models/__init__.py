@@ -1,6 +1,6 @@
 """Model backends behind one batch-first protocol; `get_model(spec)` builds one from a spec string."""
 
-from .base import (
+from ..core.model import (
     Capability,
     GenerateRequest,
     Generation,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Loglikelihood
+from ..core.model import Loglikelihood
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 import aiohttp
 import yarl
 
+from ..core.model import GenerateRequest, Generation, ModelBase
 from ..util import progress
 from ..util.errors import MissingKey, ProctorError
 from ..util.redact import (
@@ -39,7 +40,6 @@ from ..util.redact import (
     url_secrets,
 )
 from ._aimd import AdaptiveLimit
-from .base import GenerateRequest, Generation, ModelBase
 from .replies import InvalidReply
 
 log = logging.getLogger("proctor.models.http")

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..core.model import Capability, GenerateRequest, Generation
 from ._http import HTTPModel, api_key, generate_all
-from .base import Capability, GenerateRequest, Generation
 from .openai import merge_extra_body
 from .replies import anthropic_generation
 

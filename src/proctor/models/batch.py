@@ -28,11 +28,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ..run.lock import PAID_STATE
+from ..core.model import GenerateRequest, Generation
+from ..core.rundir import PAID_STATE
 from ..util.errors import InputError, ProctorError
 from ..util.redact import redact_text
 from ._http import CREDENTIAL_HEADERS, HTTPBackend, redacted
-from .base import GenerateRequest, Generation
 from .batch_http import BatchHTTP, jsonl_lines
 
 log = logging.getLogger("proctor.models.batch")

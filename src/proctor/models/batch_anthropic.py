@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.model import GenerateRequest, Generation
 from .anthropic import AnthropicModel, parse_message
-from .base import GenerateRequest, Generation
 from .batch import BatchBackend, BatchJob, Collected
 from .batch_http import BatchHTTP, Id, Lenient, parse_reply, parse_status, shape_problem
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from ..core.model import Capability, GenerateRequest, Generation
 from ..util.errors import ProctorError
-from .base import Capability, GenerateRequest, Generation
 from .batch import BatchBackend, BatchJob, Collected
 from .batch_http import BatchHTTP, Id, Lenient, parse_reply, parse_status, shape_problem
 from .openai import OpenAIModel, parse_chat_completion

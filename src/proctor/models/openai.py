@@ -26,10 +26,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..util.errors import CapabilityError, ProctorError
-from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
-from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, generate_all, get_once, run_all
-from .base import (
+from ..core.model import (
     Capability,
     GenerateRequest,
     Generation,
@@ -41,6 +38,9 @@ from .base import (
     completion_text,
     with_system,
 )
+from ..util.errors import CapabilityError, ProctorError
+from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
+from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, generate_all, get_once, run_all
 from .replies import chat_generation, completion_generation
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..core.model import Model
 from ..util.errors import ProctorError
-from .base import Model
 
 
 class BackendOptions(BaseModel):

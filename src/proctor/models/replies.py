@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..core.model import Generation
 from ..util.errors import first_problem
-from .base import Generation
 
 _STRICT = ConfigDict(extra="ignore", strict=True, frozen=True)
 TokenCount = Annotated[int, Field(ge=0)]

@@ -27,10 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..util.errors import InputError, Problem, ProctorError
-from ..util.textio import iter_jsonl
-from ._echo import TokenLogprob, continuation_score
-from .base import (
+from ..core.model import (
     Capability,
     GenerateRequest,
     Generation,
@@ -39,6 +36,9 @@ from .base import (
     Message,
     ModelBase,
 )
+from ..util.errors import InputError, Problem, ProctorError
+from ..util.textio import iter_jsonl
+from ._echo import TokenLogprob, continuation_score
 
 _OPTION = re.compile(r"^\s*\(?([A-Z])[).:]\s", re.MULTILINE)
 _TOKEN = re.compile(r"\s*\S+|\s+$")

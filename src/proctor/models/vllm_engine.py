@@ -38,9 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..util.errors import ProctorError
-from ._http import RequestFailed, get_once
-from .base import (
+from ..core.model import (
     Capability,
     GenerateRequest,
     Generation,
@@ -51,6 +49,8 @@ from .base import (
     require,
     weights_fingerprint,
 )
+from ..util.errors import ProctorError
+from ._http import RequestFailed, get_once
 from .dtype import check_dtype, checkpoint_dtype, nvidia_bf16_supported, resolve_dtype
 from .openai import OpenAIModel, openai_prompt
 

@@ -1,6 +1,6 @@
 """The report's comparison section: paired comparisons of the runs that can be compared, the others set apart.
 
-Which runs are comparable is `proctor.stats.comparable`'s rule (the one `compare` and the leaderboard follow): same
+Which runs are comparable is `proctor.analysis.comparable`'s rule (the one `compare` and the leaderboard follow): same
 dataset and content, same setting and prompt template (or only the same items with `mix_settings`). Each group of
 two or more gets `proctor.stats.comparison` records (every pair up to `MAX_PAIRWISE` runs, the best against the rest
 beyond), their p-values Holm-adjusted over the group (`proctor.stats.family`). A run that another run on its dataset
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from ..log.store import RunRecord, RunScores, item_scores, record_from_log
-from ..stats.agree import Agreement, agreement
-from ..stats.comparable import MIX_HINT, group_key
-from ..stats.compare import compare_scores, provenance_warnings
+from ..analysis.agree import Agreement, agreement
+from ..analysis.comparable import MIX_HINT, group_key
+from ..analysis.compare import compare_scores, provenance_warnings
+from ..run.store import RunRecord, RunScores, item_scores, record_from_log
 from ..stats.comparison import Comparison
 from ..stats.family import MAX_PAIRWISE, adjust_comparisons
 from ..util.errors import ProctorError

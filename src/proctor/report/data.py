@@ -16,25 +16,15 @@ from itertools import chain
 from pathlib import Path, PurePath
 from typing import Any
 
+from ..core.results import AnswerReading, Cost, EpochSpread, JudgeAgreement, MetricBlock, MetricValue, Results
+from ..core.results import Calibration as ResultsCalibration
 from ..data.coverage import BANDS as COVERAGE_BANDS
 from ..data.coverage import flag_categories
-from ..log.results import open_run, summarize
-from ..log.runlog import (
-    AnswerReading,
-    Cost,
-    EpochSpread,
-    JudgeAgreement,
-    Manifest,
-    MetricBlock,
-    MetricValue,
-    Results,
-    RunLog,
-    Sample,
-)
-from ..log.runlog import Calibration as ResultsCalibration
-from ..log.store import Store, default_store_path
+from ..log.runlog import Manifest, RunLog, Sample
 from ..metrics import registered
 from ..metrics.accuracy import clustering_text
+from ..metrics.results import open_run, summarize
+from ..run.store import Store, default_store_path
 from ..stats.intervals import calibration as stats_calibration
 from ..util.errors import ProctorError
 from .comparisons import ComparisonSection, comparison_section
@@ -474,7 +464,7 @@ def load(
     mix_settings: bool = False,
 ) -> ReportData:
     """Read every run and compute what the report shows (`mix_settings`: compare runs of the same items under
-    different settings too, as `proctor.stats.comparable` allows).
+    different settings too, as `proctor.analysis.comparable` allows).
 
     `history` — explicit points ({started_at, accuracy, ci_low, ci_high}, optionally model/dataset; without
     them a point belongs to the first run's model and dataset). Otherwise the history store is asked.

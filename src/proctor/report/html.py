@@ -21,8 +21,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from ..log.runlog import Cost, JudgeCheck, Sample, SampleDetails
-from ..run.pricing import format_amount
+from ..core.results import Cost
+from ..log.runlog import JudgeCheck, Sample, SampleDetails
+from ..metrics.money import format_amount
 from ..stats.comparison import p_cell, points
 from . import labels as run_labels
 from . import plots

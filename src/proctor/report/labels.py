@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.model import GenerationSpec
 from ..log.setting import label_parts, run_setting
-from ..models.base import GenerationSpec
 from .data import RunSummary
 
 

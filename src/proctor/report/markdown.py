@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..log.runlog import MetricBlock, MetricValue
+from ..core.results import MetricBlock, MetricValue
 from ..metrics.answer_reading import levels_line
-from ..run.pricing import cost_line
+from ..metrics.money import cost_line
 from ..stats.comparison import p_cell, points
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
 from .html import _fmt_duration, _fmt_int, run_names

@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ..log.runlog import MetricBlock
+from ..core.results import MetricBlock
 from .data import BANDS, Calibration, ContextDist, CoverageRow, HistoryPoint
 
 N_COLOURS = 12  # run colours (report.css --c0 … --c11), distinct for up to 12 runs

@@ -13,12 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..scoring.logprob import Norm
-from ..scoring.reasoning import parse_extra_body
-from ..util.errors import ProctorError, brief
-from .pricing import Price, parse_money, resolve_price
-from .shard import Shard
-from .spec import (
+from ..core.spec import (
     Budget,
     DatasetRef,
     GenerationSpec,
@@ -31,6 +26,12 @@ from .spec import (
     ShardSpec,
     StopRule,
 )
+from ..metrics.money import Price
+from ..scoring.logprob import Norm
+from ..scoring.reasoning import parse_extra_body
+from ..util.errors import ProctorError, brief
+from .pricing import parse_money, resolve_price
+from .shard import Shard
 
 
 def _as_in(record: type[BaseModel], name: str) -> Any:

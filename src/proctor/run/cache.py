@@ -1,6 +1,6 @@
 """CachedModel: answers every request already made from the SQLite store; only misses reach the model.
 
-Keys come from `proctor.log.store.request_key` over the backend's declared `identity()` (never its URLs,
+Keys come from `proctor.run.store.request_key` over the backend's declared `identity()` (never its URLs,
 keys or concurrency), the request kind and the full request with its generation settings. Errored responses are
 never stored, so a re-run retries exactly those. An answer from the store comes back marked `cached`: each sample
 counts them (`Sample.cached_requests`), so `proctor agree` can say when a run repeats another's answers.
@@ -12,8 +12,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from ..log.store import Store, request_key
-from ..models.base import (
+from ..core.model import (
     GenerateRequest,
     Generation,
     Loglikelihood,
@@ -21,6 +20,7 @@ from ..models.base import (
     Model,
     ModelWrapper,
 )
+from .store import Store, request_key
 
 _Req = TypeVar("_Req", GenerateRequest, LoglikelihoodRequest)
 _Resp = TypeVar("_Resp", Generation, Loglikelihood)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..core.model import Capability, GenerateRequest, LoglikelihoodRequest, Model
 from ..data.records import Item
 from ..data.tasks import Task, cluster_value
 from ..log.runlog import Sample
-from ..models.base import Capability, GenerateRequest, LoglikelihoodRequest, Model
 from ..scoring.base import Answer, Answered, Request, Scored, Scorer
 from ..util.progress import expect
 from .cache import CachedModel

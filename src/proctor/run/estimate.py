@@ -16,18 +16,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+from ..core.spec import RunSpec
+from ..metrics.money import Price, format_money, sample_cost
 from ..models import GenerateRequest, LoglikelihoodRequest
-from .pricing import (
-    CHAT_TOKENS_PER_REQUEST,
-    Price,
-    estimate_tokens,
-    format_money,
-    prompt_tokens_bound,
-    sample_cost,
-    token_counter,
-)
+from .pricing import CHAT_TOKENS_PER_REQUEST, estimate_tokens, prompt_tokens_bound, token_counter
 from .runner import _items_of, build_scorer
-from .spec import RunSpec
 
 if TYPE_CHECKING:
     from ..data.records import Item

@@ -6,11 +6,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.results import Results
 from ..log.checksums import write_checksums
 from ..log.provenance import utc_now
-from ..log.results import summarize
-from ..log.runlog import Results, RunLog, Sample, SamplesOnDisk, read_manifest, write_manifest, write_results
-from ..log.store import ItemRows
+from ..log.runlog import RunLog, Sample, SamplesOnDisk, read_manifest, write_manifest, write_results
+from ..metrics.results import summarize
+from .store import ItemRows
 
 
 def results_of(log: RunLog, rows: ItemRows | None = None) -> Results:

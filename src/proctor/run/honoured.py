@@ -12,9 +12,9 @@ refused here, before the run, with one line naming the flag; it is never recorde
 
 from __future__ import annotations
 
+from ..core.spec import GenerationSpec, RunSpec
 from ..data.tasks import Task
 from ..util.errors import InputError
-from .spec import GenerationSpec, RunSpec
 
 GENERATE_HINT = "(it applies to --mode generate)"
 DEFAULT_GENERATION = GenerationSpec()

@@ -18,11 +18,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..core.rundir import PAID_STATE
 from ..log.runlog import SAMPLES, repair_torn_tail
 from ..util.errors import ProctorError
 
 LOCK_NAME = ".lock"
-PAID_STATE = "batches.json"  # provider batches already submitted (paid for): a directory holding it is never removed
 
 
 class RunDirBusy(ProctorError):
@@ -81,4 +81,4 @@ def _has_samples(run_dir: Path) -> bool:
     return p.is_file() and p.stat().st_size > 0
 
 
-__all__ = ["LOCK_NAME", "PAID_STATE", "RunDirBusy", "hold_run_dir"]
+__all__ = ["LOCK_NAME", "RunDirBusy", "hold_run_dir"]

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..core.spec import RunSpec
 from ..data.tasks import Task
 from ..log.runlog import RunLog
-from .spec import RunSpec
 
 
 @dataclass(frozen=True)

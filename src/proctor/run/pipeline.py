@@ -20,11 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.model import Model
+from ..core.spec import DatasetRef, JudgeSpec, ModelSpec, RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.tasks import Task
 from ..log.runlog import RunLog
 from ..models import registry
-from ..models.base import Model
 from ..models.vllm_engine import kept_running
 from ..scoring.suites import is_suite_item
 from ..util.errors import InputError, MissingKey, ProctorError, brief
@@ -35,7 +36,6 @@ from .outputs import Finished, RunOutput, write_outputs
 from .pricing import token_counter
 from .resolve import load_spec_task, resolve
 from .runner import RunOptions, RunState, evaluate_async, finish_done_run, plan_run
-from .spec import DatasetRef, JudgeSpec, ModelSpec, RunSpec
 
 
 @dataclass(frozen=True)

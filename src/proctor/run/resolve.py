@@ -19,18 +19,7 @@ from pathlib import Path
 
 from ..benchmarks.probsem import load_suite_task
 from ..benchmarks.registry import load_task
-from ..data.fewshot import fewshot_hash
-from ..data.prompts import kind_defaults
-from ..data.tasks import Task, cluster_value, default_no_answer
-from ..interop.llmwc import llmwc_rule
-from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule
-from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
-from ..scoring.logprob import Norm
-from ..scoring.suites import ScoreOptions, is_suite_item
-from ..util.errors import InputError, ProctorError
-from ..util.termsafe import plain
-from .honoured import check_honoured
-from .spec import (
+from ..core.spec import (
     DEFAULT_MAX_TOKENS,
     NO_CLUSTER,
     DatasetRef,
@@ -40,6 +29,16 @@ from .spec import (
     ScorerSpec,
     canonical_json,
 )
+from ..data.fewshot import fewshot_hash
+from ..data.prompts import kind_defaults
+from ..data.tasks import Task, cluster_value, default_no_answer
+from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
+from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
+from ..scoring.logprob import Norm
+from ..scoring.suites import ScoreOptions, is_suite_item
+from ..util.errors import InputError, ProctorError
+from ..util.termsafe import plain
+from .honoured import check_honoured
 
 SUITE_DEFAULTS = ScoreOptions()  # probsem's: sum of log-probabilities, softmax temperature 1, newline join
 

@@ -15,11 +15,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.spec import RunSpec
 from ..data.tasks import Task
 from ..log.checksums import edited_sample_line
 from ..log.runlog import MANIFEST, RUNLOG_VERSION, SAMPLES, Manifest
 from ..util.errors import InputError
-from .spec import RunSpec
 
 
 def _leaves(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

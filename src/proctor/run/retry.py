@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from ..core.spec import OPERATIONAL_OPTIONS, OptionValue, RetryOf, RunSpec
 from ..data.tasks import Task
 from ..log.runlog import (
     MANIFEST,
@@ -30,7 +31,6 @@ from ..log.runlog import (
     sample_index,
 )
 from ..util.errors import InputError, ProctorError
-from .spec import OPERATIONAL_OPTIONS, OptionValue, RetryOf, RunSpec
 
 
 def retry_spec(run: str | Path, max_tokens: int | None, backend: Mapping[str, OptionValue] | None = None) -> RunSpec:

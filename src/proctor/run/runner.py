@@ -9,7 +9,7 @@ durable the moment it arrives: remote backends hand over one item per call (`pre
 so its response is cached and its sample appended to `samples.jsonl` as soon as it is back, and a
 kill -9 repeats at most the requests in flight. The same command run again resumes: samples already in
 the log are kept, errored ones are retried, and the request cache answers anything the model already
-did. Results are a pure function of the samples (`proctor.log.results.summarize`).
+did. Results are a pure function of the samples (`proctor.metrics.results.summarize`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, cast, overload
 
+from ..core.model import Capability, GenerateRequest, Model, require
+from ..core.results import Results
+from ..core.spec import RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
@@ -39,7 +42,6 @@ from ..log.runlog import (
     EpochMajor,
     Manifest,
     Outcome,
-    Results,
     RunLog,
     Sample,
     SamplesOnDisk,
@@ -49,8 +51,7 @@ from ..log.runlog import (
     write_manifest,
 )
 from ..log.sampleindex import item_order
-from ..log.store import ItemRows, Store, default_store_path
-from ..models.base import Capability, GenerateRequest, Model, require
+from ..metrics.money import Price, sample_cost
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
 from ..scoring.execute.sandbox import sandbox_for
@@ -59,7 +60,7 @@ from ..scoring.judge import JUDGE_SETTINGS, JudgeScorer, judge_usages
 from ..scoring.reasoning import unsupported_settings
 from ..scoring.scorers import GenerationScorer
 from ..scoring.suites import SuiteScorer, is_suite_item
-from ..util.errors import ProctorError
+from ..util.errors import CostLimitReached, ProctorError
 from ..util.progress import Progress
 from ..util.safepath import safe_component
 from .cache import CachedModel
@@ -67,12 +68,12 @@ from .chunk import score_chunk
 from .finalize import finalize_run, results_of
 from .lock import hold_run_dir
 from .outputs import RunOutput
-from .pricing import CostGuard, CostLimitReached, GuardedModel, Price, sample_cost, token_counter
+from .pricing import CostGuard, GuardedModel, token_counter
 from .resumecheck import check_resumable
 from .retry import check_retry, marked, pending, resumed, retry_line, samples_dir
 from .shard import Shard, manifest_shard, write_shard_file
-from .spec import RunSpec
 from .stopwhen import ask_until_decided, load_baseline, recorded_stop, stopped_line
+from .store import ItemRows, Store, default_store_path
 
 Mode = Literal["generate", "logprob"]
 DEFAULT_CHUNK_SIZE = 256  # items per model call when the backend gives no hint
@@ -91,7 +92,7 @@ class RunOptions:
     out: Path | None = None  # one spec: its run directory; several (proctor.run.pipeline): out/<dataset> each
     out_dirs: tuple[Path | None, ...] = ()  # a directory per spec (llm-wc's layout); overrides `out`
     runs_root: Path = Path("runs")
-    store: Path | None = None  # None: proctor.log.store.default_store_path()
+    store: Path | None = None  # None: proctor.run.store.default_store_path()
     use_cache: bool = True
     record_history: bool = True
     progress: bool | None = None  # None: only on a terminal
@@ -147,7 +148,7 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> None:
     """Refuse what the data, the settings and the model's name alone show cannot work (no model needed); the
-    ranges of single settings are the spec's own (proctor.run.spec)."""
+    ranges of single settings are the spec's own (proctor.core.spec)."""
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     check_retry(task, spec)

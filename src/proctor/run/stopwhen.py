@@ -19,15 +19,15 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..core.spec import RunSpec, StopRule
 from ..data.records import Item
 from ..data.tasks import Task
 from ..log.runlog import Manifest, Outcome, Sample
 from ..log.sequential import SequentialRecord
 from ..log.setting import setting_key, setting_label, spec_setting
-from ..log.store import RunScores, Store, default_store_path, item_scores, load_run_scores
 from ..stats.sequential import METHOD, Look, look
 from ..util.errors import ProctorError
-from .spec import RunSpec, StopRule
+from .store import RunScores, Store, default_store_path, item_scores, load_run_scores
 
 T = TypeVar("T")
 Ask = Callable[[list[tuple[Item, int]], int], Awaitable[dict[str, Sample]]]  # a part of the plan → its samples

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..core.model import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..data.records import Item
 from ..log.runlog import Outcome, SampleDetails
-from ..models.base import Capability, GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 
 if TYPE_CHECKING:
     from ..data.tasks import Task

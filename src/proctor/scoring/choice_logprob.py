@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.model import Capability, Loglikelihood, LoglikelihoodRequest
 from ..data.records import DONT_KNOW, FALSE, TRUE, Item, Modality, spec_choice_options
 from ..data.tasks import text_hash
 from ..log.runlog import ChoiceDetails, Outcome
-from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
 from ..util.errors import ProctorError
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, argmax_ties, normalize, softmax, token_boundary

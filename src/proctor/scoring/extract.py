@@ -693,3 +693,16 @@ def llmwc_mcqa(choices: str) -> AnswerRule:
     the item's options, `DEFAULT_CHOICES[:10]`; GPQA: A-D): the reference rule of `proctor run --config`."""
     return AnswerRule(LLMWC_MCQA, "choice", "iamsikun/llm-wc src/llm_wc/core/mcqa.py@ef7cb496 extract_choice_answer"
                       f" (choices {choices})", partial(read_llmwc_mcqa, choices=choices))
+
+
+# the letters llm-wc's `extract_choice_answer` accepts per benchmark (llm-wc@ef7cb496: mmlu_pro.py
+# `DEFAULT_CHOICES[:10]` whatever a question's options, gpqa.py `GPQA_CHOICES`)
+LLMWC_CHOICES = {"mmlu-pro": "ABCDEFGHIJ", "gpqa": "ABCD"}
+
+
+def llmwc_rule(benchmark: str) -> AnswerRule:
+    """The answer rule llm-wc scores `benchmark` (proctor's name) with, whatever the prompt kind: its
+    multiple-choice parser for MMLU-Pro and GPQA, MathArena's for AIME."""
+    if benchmark == "aime-2025":
+        return ANSWER_RULES["matharena-aime"]
+    return llmwc_mcqa(LLMWC_CHOICES["gpqa" if benchmark.startswith("gpqa-") else benchmark])

@@ -22,9 +22,9 @@ import json
 import re
 from typing import Any
 
+from ..core.model import GenerationSpec
 from ..data.records import Item
 from ..log.runlog import Outcome
-from ..models.base import GenerationSpec
 from .judge import BenchmarkJudge, JudgeReading
 
 COMMIT = "67b325111a0c3678eeb563eb30f98344f06846ad"

@@ -20,11 +20,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.model import GenerateRequest, Generation, GenerationSpec, Message, Model
+from ..core.results import JudgeAgreement
 from ..data.records import Item
 from ..log.runlog import SCORED_OUTCOMES as SCORED
-from ..log.runlog import JudgeAgreement, JudgeCheck, JudgeDetails, JudgeUsage, Outcome
-from ..models.base import GenerateRequest, Generation, GenerationSpec, Message, Model
-from ..run.pricing import CostLimitReached
+from ..log.runlog import JudgeCheck, JudgeDetails, JudgeUsage, Outcome
+from ..util.errors import CostLimitReached
 from .base import JUDGE_PENDING, Answered, Scored
 from .extract import NONE, AnswerRule, Extraction, split_reasoning
 from .scorers import GenerationScorer

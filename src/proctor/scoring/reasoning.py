@@ -17,7 +17,7 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from ..models.base import Generation, GenerationSpec
+from ..core.model import Generation, GenerationSpec
 from ..models.registry import BACKENDS
 from ..util.errors import ProctorError
 from .extract import split_reasoning

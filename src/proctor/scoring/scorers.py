@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.model import Capability, GenerateRequest, Generation, GenerationSpec
 from ..data.records import GradedAnswer, Item, Modality
 from ..log.runlog import GenerationDetails, Outcome, Reading, Readings
-from ..models.base import Capability, GenerateRequest, Generation, GenerationSpec
 from ..util.errors import ProctorError
 from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
 from .extract import (

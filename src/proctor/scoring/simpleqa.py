@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
+from ..core.model import GenerationSpec
 from ..data.records import Item
 from ..log.runlog import Outcome
-from ..models.base import GenerationSpec
 from .judge import BenchmarkJudge, JudgeReading
 
 SOURCE = "openai/simple-evals simpleqa_eval.py@ee3b0318d8d1d9d72755a4120879be65f7c07e9e GRADER_TEMPLATE, grade_sample"

@@ -11,8 +11,8 @@ query is scored after the BOS token only).
 Each context is one item (`proctor.data.formats.convert.suite_to_items`) scored by `SuiteScorer` through
 the one run path (`proctor.run.pipeline.run`, whose engine is `proctor.run.runner.evaluate_async`): `proctor score` and `proctor run --mode logprob` on the
 same suites score the same text and log the same samples. `suite_results` turns a run's samples back
-into probsem's per-suite results, which `proctor.interop.probsem_export` writes as CSV + JSONL + summary.json.
-The metrics (Wilson interval, Brier, ECE, log-loss) are `proctor.stats.intervals`'s.
+into probsem's per-suite results (`proctor.metrics.suites`), which `proctor.interop.probsem_export` writes as CSV +
+JSONL + summary.json.
 """
 
 from __future__ import annotations
@@ -21,14 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
+from ..core.model import Capability, Loglikelihood, LoglikelihoodRequest
 from ..data.records import ContextCase, Item, Prompt, TestSuite
 from ..data.tasks import Task, text_hash
-from ..log.runlog import Outcome, Sample, SuiteDetails
-from ..metrics.accuracy import group_block
-from ..metrics.calibration import calibration_of
-from ..models.base import Capability, Loglikelihood, LoglikelihoodRequest
+from ..log.runlog import Outcome, SuiteDetails
 from ..util.errors import ProctorError
 from .base import Answered, Request, Scored, usage_of
 from .logprob import Norm, all_norms, apply_temperature, argmax_ties, softmax
@@ -74,14 +70,6 @@ class ContextResult:
             "distribution": self.probabilities if self.error is None else None,
             "queries": self.queries, "error": self.error,
         }
-
-
-@dataclass
-class SuiteResult:
-    prompt: str
-    suite: str
-    contexts: list[ContextResult]
-    summary: SuiteSummary
 
 
 def split_sample(prompt: Prompt, suite: TestSuite, case: ContextCase, query: str, join: Join = "newline") -> LoglikelihoodRequest:
@@ -150,6 +138,11 @@ def is_suite_item(item: Item) -> bool:
     return _META + "prompt" in item.metadata and _META + "index" in item.metadata
 
 
+def suite_of(item: Item) -> tuple[str, str]:
+    """The names of the prompt and the suite a context item came from."""
+    return str(item.metadata[_META + "prompt"]), str(item.metadata.get(_META + "name", ""))
+
+
 def suite_parts(item: Item) -> tuple[Prompt, TestSuite, ContextCase]:
     """The prompt, suite (with this one context) and context case a suite item was made from."""
     m = item.metadata
@@ -202,7 +195,7 @@ class SuiteScorer:
         return replace(_scored(ctx, suite.queries, self.options), usage=usage_of(answered.answers))  # PMI's too
 
 
-def _verdict(c: ContextResult) -> tuple[Outcome, float | None]:
+def verdict(c: ContextResult) -> tuple[Outcome, float | None]:
     """A context's outcome and score: an error, unscored (no expected answer), else right (1) or wrong (0)."""
     if c.error is not None:
         return Outcome.ERROR, None
@@ -213,7 +206,7 @@ def _verdict(c: ContextResult) -> tuple[Outcome, float | None]:
 
 def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scored:
     """One context's verdict as the runner records it (the probsem rows are kept for the CSV/JSONL)."""
-    outcome, score = _verdict(c)
+    outcome, score = verdict(c)
     details: dict[str, Any] = {
         "queries": queries, "expected": c.expected, "context": c.case_text, "text": c.text,
         "index": c.index, "logprobs": {q["query"]: q["logprob"] for q in c.queries},
@@ -228,71 +221,6 @@ def _scored(c: ContextResult, queries: list[str], options: ScoreOptions) -> Scor
         extracted=queries[c.predicted] if c.predicted is not None else None,
         extraction_rule=f"argmax-{options.norm.value}", error=c.error, prompt=c.prefix,
     )
-
-
-# ---------------------------------------------------------------- summary.json metrics
-class SuiteSummary(BaseModel):
-    """summary.json's numbers for a suite (or all of them): accuracy with its 95% interval, ties, calibration."""
-
-    n_contexts: int
-    n_scored: int
-    n_unscored: int
-    n_errors: int
-    n_correct: int
-    n_ties: int
-    accuracy: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    ci_method: str | None = None
-    brier: float | None = None
-    ece: float | None = None
-    log_loss: float | None = None
-
-
-def _context_sample(c: ContextResult) -> Sample:
-    """A context as the run log's sample of it, with what the metrics read (outcome, score, distribution)."""
-    outcome, score = _verdict(c)
-    details = SuiteDetails(expected=c.expected, index=c.index, tie_indexes=c.ties,
-                           distribution=c.probabilities if c.error is None else None)
-    return Sample(sample_id=f"{c.index}#0", item_id=str(c.index), outcome=outcome, score=score, details=details)
-
-
-def suite_summary(contexts: Sequence[ContextResult]) -> SuiteSummary:
-    """Accuracy (95% Wilson CI), ties, Brier, ECE and mean log-loss over contexts with expected >= 0: the
-    metrics results.json reports (`proctor.metrics`: accuracy and calibration), over the same samples."""
-    samples = [_context_sample(c) for c in contexts]
-    block, cal = group_block(samples), calibration_of(samples)
-    return SuiteSummary(
-        n_contexts=block.n, n_scored=block.n_scored, n_unscored=block.n_unscored, n_errors=block.n_errors,
-        n_correct=sum(s.outcome is Outcome.CORRECT for s in samples), n_ties=sum(1 for c in contexts if c.ties),
-        accuracy=block.accuracy, ci_low=block.ci_low, ci_high=block.ci_high, ci_method=block.ci_method,
-        brier=cal.brier if cal else None, ece=cal.ece if cal else None, log_loss=cal.log_loss if cal else None,
-    )
-
-
-# ---------------------------------------------------------------- from a run log back to probsem's outputs
-def context_result(sample: Sample) -> ContextResult:
-    """One suite sample of a run log as probsem's context result (the rows the CSV/JSONL show)."""
-    d = sample.details
-    rows = [dict(r) for r in d.get("rows", [])]
-    queries = [r["query"] for r in rows]
-    predicted = queries.index(sample.extracted) if sample.extracted in queries else None
-    correct = None if sample.outcome in (Outcome.ERROR, Outcome.UNSCORED) else sample.outcome is Outcome.CORRECT
-    return ContextResult(int(d.get("index", 0)), str(d.get("text", "")), int(d.get("expected", -1)), rows,
-                         predicted=predicted, ties=list(d.get("tie_indexes", [])), correct=correct, error=sample.error,
-                         prefix=sample.prompt if isinstance(sample.prompt, str) else "", case_text=str(d.get("context", "")))
-
-
-def suite_results(items: Sequence[Item], samples: Sequence[Sample]) -> list[SuiteResult]:
-    """Group a suite run's samples back into one `SuiteResult` per (prompt, suite), in item order."""
-    by_id = {s.sample_id: s for s in samples if s.epoch == 0}
-    groups: dict[tuple[str, str], list[ContextResult]] = {}
-    for item in items:
-        sample = by_id.get(f"{item.identifier}#0")
-        if sample is not None:
-            key = (str(item.metadata[_META + "prompt"]), str(item.metadata.get(_META + "name", "")))
-            groups.setdefault(key, []).append(context_result(sample))
-    return [SuiteResult(p, t, ctxs, suite_summary(ctxs)) for (p, t), ctxs in groups.items()]
 
 
 def join_template_hash(join: Join) -> str:

@@ -3,8 +3,7 @@
 * `accuracy_ci` — Wilson interval for 0/1 scores, bootstrap percentile for graded scores; when items were
   answered several times (epochs) the item is the unit: Wilson at the clustered effective sample size
   (Miller 2024) for 0/1 scores, cluster (item) bootstrap for graded ones; `ci_method` says which.
-* the policies for truncated and unanswered samples (`apply_truncated_as`, `apply_no_answer`) that
-  `proctor.log.results.summarize` applies before the metrics (results.json; errors are never accuracy).
+* `guess_credit` — the expected credit of a uniform guess among an item's options (`--no-answer guess`).
 * calibration — Brier, ECE (equal-width bins, bins returned for plotting), mean log-loss.
 * paired comparisons — `binom_cdf` for McNemar's exact test; the comparison itself is `proctor.stats.comparison`'s.
 * winner's curse — `selection_adjusted`: the top model's observed score and a selection-adjusted one.
@@ -19,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..log.runlog import Calibration, CalibrationBin, MetricValue, Outcome, Sample
+from ..core.results import Calibration, CalibrationBin, MetricValue
 from .smallsample import ClusterPlan, cluster_plan
 
 Z95 = 1.959963984540054
@@ -259,29 +258,6 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def apply_truncated_as(samples: Sequence[Sample], truncated_as: str) -> list[Sample]:
-    """`excluded`: truncated samples keep their outcome but leave accuracy (score None); `wrong`: they stay 0."""
-    if truncated_as == "wrong":
-        return list(samples)
-    check_truncated_as(truncated_as)
-    return [truncated_as_counted(s, truncated_as) for s in samples]
-
-
-def check_truncated_as(truncated_as: str) -> None:
-    if truncated_as not in ("wrong", "excluded"):
-        raise ValueError(f"truncated_as must be wrong or excluded, not {truncated_as!r}")
-
-
-def truncated_as_counted(s: Sample, truncated_as: str) -> Sample:
-    """One sample as `apply_truncated_as` counts it."""
-    if truncated_as == "excluded" and s.outcome is Outcome.TRUNCATED:
-        return s.model_copy(update={"score": None})
-    return s
-
-
-NO_ANSWER_POLICIES = ("wrong", "guess")
-
-
 FIXED_OPTIONS = {"boolean": 2, "ternary": 3}  # True/False; True/False/Unknown
 
 
@@ -291,27 +267,6 @@ def guess_credit(modality: str | None) -> float:
     n = int(modality[len("choiceof"):]) if modality and modality.startswith("choiceof") else 0
     n = FIXED_OPTIONS.get(modality or "", n)
     return 1.0 / n if n else 0.0
-
-
-def apply_no_answer(samples: Sequence[Sample], no_answer: str) -> list[Sample]:
-    """`guess`: an answer no rule found earns the expected value of a guess, 1/k for k options (never a random
-    draw: TIGER-Lab's scripts draw one); `wrong` (the default): it stays 0."""
-    if no_answer == "wrong":
-        return list(samples)
-    check_no_answer(no_answer)
-    return [no_answer_counted(s, no_answer) for s in samples]
-
-
-def check_no_answer(no_answer: str) -> None:
-    if no_answer not in NO_ANSWER_POLICIES:
-        raise ValueError(f"no_answer must be wrong or guess, not {no_answer!r}")
-
-
-def no_answer_counted(s: Sample, no_answer: str) -> Sample:
-    """One sample as `apply_no_answer` counts it."""
-    if no_answer == "guess" and s.outcome is Outcome.NO_ANSWER:
-        return s.model_copy(update={"score": guess_credit(s.modality)})
-    return s
 
 
 # ---------------------------------------------------------------- calibration

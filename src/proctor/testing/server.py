@@ -39,8 +39,8 @@ from typing import Any
 
 import httpx
 
+from ..core.model import Message
 from ..models._echo import TokenLogprob
-from ..models.base import Message
 from ..models.scripted import ScriptedModel, pseudo_logprobs
 from .batches import BatchStore, batch_routes
 

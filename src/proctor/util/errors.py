@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -74,3 +75,22 @@ class MissingKey(ProctorError):
 
 class DatasetAccessError(ProctorError):
     """A dataset could not be fetched (gated, offline, missing): the message says what to do."""
+
+
+class _Guard(Protocol):
+    def message(self) -> str: ...
+
+
+class CostLimitReached(ProctorError):
+    """`--max-cost` would be crossed by the next request: the run stops, what finished is kept (raised by the cost
+    guard, `proctor.run.pricing.CostGuard`; the judge lets it through, its answers kept).
+    Its message is read from the guard when printed, so it counts what the requests in flight were billed."""
+
+    exit_code = 3
+
+    def __init__(self, guard: _Guard) -> None:
+        super().__init__()
+        self.guard = guard
+
+    def __str__(self) -> str:
+        return self.guard.message()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import summarize
 from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
+from proctor.metrics.results import summarize
 
 ROOT = Path(__file__).resolve().parents[3]
 MC = ROOT / "examples" / "items" / "multiple-choice.jsonl"

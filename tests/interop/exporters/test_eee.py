@@ -9,7 +9,7 @@ import pytest
 
 from proctor.interop.export_common import overall_accuracy
 from proctor.interop.exporters import export
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 
 pytest.importorskip("every_eval_ever")
 from every_eval_ever.validator.validate import main as eee_validate

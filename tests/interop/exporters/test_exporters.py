@@ -232,8 +232,8 @@ def test_a_streamed_export_never_uses_a_hand_edited_results_json(
     import json
 
     from proctor.interop.export_common import overall_accuracy
-    from proctor.log.results import read_run
     from proctor.log.runlog import RESULTS
+    from proctor.metrics.results import read_run
 
     if fmt == "inspect":
         pytest.importorskip("inspect_ai")

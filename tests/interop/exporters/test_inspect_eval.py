@@ -10,7 +10,7 @@ import pytest
 from proctor.cli import main
 from proctor.interop.export_common import overall_accuracy
 from proctor.interop.exporters import export
-from proctor.log.results import read_run
+from proctor.metrics.results import read_run
 
 pytest.importorskip("inspect_ai")
 from inspect_ai.log import read_eval_log

@@ -65,7 +65,7 @@ def test_runs_of_two_benchmarks_are_refused(tmp_path: Path, mixed_run: Path) -> 
 
 def test_proctors_llmwc_reader_reads_the_export_back_item_by_item(tmp_path: Path) -> None:
     """`proctor import` (llm-wc's files validated by pydantic models of them) gives back each item's outcome."""
-    from proctor.log.results import read_run
+    from proctor.metrics.results import read_run
 
     run = _mmlu_run(tmp_path, "run", "scripted:random")
     export([run], "llmwc", tmp_path / "llmwc")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from proctor.interop.exporters import export
-from proctor.log.results import read_run, summarize
 from proctor.log.runlog import SAMPLES, Outcome, Sample, write_results
+from proctor.metrics.results import read_run, summarize
 
 from .conftest import write_run
 

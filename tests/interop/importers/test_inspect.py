@@ -10,8 +10,8 @@ from import_sources import N_ITEMS, inspect_log
 
 from proctor.interop.importers import ImportOptions, read_all, run_dir_for, write_run
 from proctor.interop.inspect_import import score_value
-from proctor.log.results import read_run
 from proctor.log.runlog import Outcome
+from proctor.metrics.results import read_run
 from proctor.util.errors import InputError, ProctorError
 
 inspect_log_api = pytest.importorskip("inspect_ai.log")

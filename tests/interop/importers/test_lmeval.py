@@ -11,8 +11,8 @@ from import_sources import N_ITEMS
 
 from proctor.interop.importers import ImportOptions, read_all, run_dir_for, write_run
 from proctor.interop.lmeval_import import samples_file
-from proctor.log.results import read_run
 from proctor.log.runlog import Outcome
+from proctor.metrics.results import read_run
 from proctor.util.errors import InputError
 
 

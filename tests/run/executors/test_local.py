@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
+from proctor.core.spec import RunSpec
 from proctor.run.executors import Settings, new_plan
-from proctor.run.spec import RunSpec
 
 from .conftest import DATA, assert_same_run, env, proctor_cmd, read_run, run_proctor, wait_for
 

@@ -7,10 +7,7 @@ from typing import Any
 
 import pytest
 
-from proctor.data.records import Item, Modality
-from proctor.data.tasks import Task, text_hash
-from proctor.log.runlog import RunLog
-from proctor.models.base import (
+from proctor.core.model import (
     Capability,
     GenerateRequest,
     Generation,
@@ -20,9 +17,12 @@ from proctor.models.base import (
     Message,
     ModelBase,
 )
+from proctor.core.spec import GenerationSpec, ScorerSpec
+from proctor.data.records import Item, Modality
+from proctor.data.tasks import Task, text_hash
+from proctor.log.runlog import RunLog
 from proctor.run.pipeline import evaluate
 from proctor.run.runner import RunOptions
-from proctor.run.spec import GenerationSpec, ScorerSpec
 
 
 class LetterPrompts:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from proctor.core.model import GenerationSettings
 from proctor.data.tasks import Task
-from proctor.models.base import GenerationSettings
 from proctor.run.runner import error_groups, error_kinds
 from proctor.util.errors import ProctorError
 
@@ -49,8 +49,8 @@ def test_an_hf_prompt_longer_than_the_context_is_refused_with_exact_counts(tiny_
 
 
 def test_forward_passes_raise_no_deprecation_warning(tiny_model_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from proctor.core.model import LoglikelihoodRequest
     from proctor.models import get_model
-    from proctor.models.base import LoglikelihoodRequest
 
     model = get_model(f"hf:{tiny_model_dir}")
     reqs = [LoglikelihoodRequest("The answer is", c) for c in (" yes", " no", " maybe")]  # a shared prefix: KV cache

@@ -10,11 +10,11 @@ import pytest
 
 import proctor
 from proctor.cli import main
+from proctor.core.model import Capability, GenerateRequest, Generation, ModelBase
 from proctor.data.prompts import ItemPromptBuilder
 from proctor.data.records import Item
 from proctor.data.tasks import Task
 from proctor.log.runlog import Outcome
-from proctor.models.base import Capability, GenerateRequest, Generation, ModelBase
 
 from .conftest import make_items, run_with
 

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("uvicorn")
 
 import proctor
-from proctor.log.runlog import MetricBlock
+from proctor.core.results import MetricBlock
 from proctor.testing import serve
 
 from .conftest import make_items

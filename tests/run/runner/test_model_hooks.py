@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from proctor.core.model import GenerateRequest, Generation, GenerationSettings
 from proctor.data.tasks import Task
-from proctor.models.base import GenerateRequest, Generation, GenerationSettings
 from proctor.util.errors import ProctorError
 
 from .conftest import CountingModel, LetterPrompts, make_items, run_with
@@ -71,10 +71,11 @@ def test_exact_prompt_counts_refuse_a_prompt_longer_than_the_context(tmp_path: P
 def test_the_tokenizer_hook_reaches_token_counter_through_the_cache_and_the_cost_guard(tmp_path: Path) -> None:
     from decimal import Decimal
 
-    from proctor.log.store import Store
-    from proctor.models.base import ModelBase
+    from proctor.core.model import ModelBase
+    from proctor.metrics.money import Price
     from proctor.run.cache import CachedModel
-    from proctor.run.pricing import CostGuard, GuardedModel, Price, token_counter
+    from proctor.run.pricing import CostGuard, GuardedModel, token_counter
+    from proctor.run.store import Store
 
     class Tokenized(LocalModel):
         @property

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
 from proctor.log.setting import run_setting, setting_label
+from proctor.metrics.results import read_run
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "kind_legacy"
 CAPITALS = Path(__file__).parents[2] / "fixtures" / "fewshot_legacy" / "data" / "capitals.yaml"  # three_shot first

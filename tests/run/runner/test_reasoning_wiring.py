@@ -10,12 +10,13 @@ from decimal import Decimal
 
 import pytest
 
-from proctor.log.results import summarize
+from proctor.core.model import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
 from proctor.log.runlog import Outcome, Sample
-from proctor.models.base import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
+from proctor.metrics.money import Price
+from proctor.metrics.results import summarize
 from proctor.models.registry import get_model
-from proctor.run.pricing import CostGuard, CostLimitReached, GuardedModel, Price
-from proctor.util.errors import ProctorError
+from proctor.run.pricing import CostGuard, GuardedModel
+from proctor.util.errors import CostLimitReached, ProctorError
 from proctor.util.progress import Progress
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from proctor.core.model import Capability
 from proctor.data.tasks import Task
-from proctor.log.results import read_run
 from proctor.log.runlog import Outcome
-from proctor.models.base import Capability
+from proctor.metrics.results import read_run
 from proctor.util.errors import CapabilityError, ProctorError
 
 from .conftest import CountingModel, run_with
@@ -111,7 +111,7 @@ def test_read_back_needs_no_model(tmp_path: Path, task: Task, gold: dict[str, st
 
 class _AlwaysCorrectJudge(CountingModel):
     async def generate(self, requests):  # type: ignore[no-untyped-def]
-        from proctor.models.base import Generation
+        from proctor.core.model import Generation
 
         self.requests += len(requests)
         return [Generation(text="Matches the reference.\nGRADE: CORRECT") for _ in requests]

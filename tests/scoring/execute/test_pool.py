@@ -4,9 +4,9 @@ recorded but outside the run id."""
 from __future__ import annotations
 
 from proctor.benchmarks.humaneval import HumanEvalTests
+from proctor.core.spec import DatasetRef, ModelSpec, RunSpec
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
-from proctor.run.spec import DatasetRef, ModelSpec, RunSpec
 from proctor.scoring.execute.extract import Code
 from proctor.scoring.execute.pool import run_all
 from proctor.scoring.execute.sandbox import Execution, Limits, Program

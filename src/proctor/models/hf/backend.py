@@ -13,8 +13,7 @@ import torch
 from jinja2 import TemplateError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from ...util.errors import ProctorError
-from ..base import (
+from ...core.model import (
     Capability,
     GenerateRequest,
     Generation,
@@ -23,6 +22,7 @@ from ..base import (
     ModelBase,
     weights_fingerprint,
 )
+from ...util.errors import ProctorError
 from ..dtype import checkpoint_dtype, resolve_dtype
 from .engine import Engine, default_token_budget
 from .generate import GenerationMixin

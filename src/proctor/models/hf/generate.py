@@ -17,8 +17,15 @@ from jinja2 import TemplateError
 from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 from transformers.generation.logits_process import TopPLogitsWarper
 
+from ...core.model import (
+    GenerateRequest,
+    Generation,
+    GenerationSpec,
+    SentPrompt,
+    chat_messages,
+    completion_text,
+)
 from ...util import progress
-from ..base import GenerateRequest, Generation, GenerationSpec, SentPrompt, chat_messages, completion_text
 
 
 @dataclass

@@ -15,8 +15,8 @@ from dataclasses import replace
 
 import torch
 
+from ...core import model as base
 from ...util import progress
-from .. import base
 from .engine import Engine
 from .plain import forward_plain
 from .tokens import Prepared

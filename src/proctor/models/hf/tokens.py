@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..base import LoglikelihoodRequest
+from ...core.model import LoglikelihoodRequest
 
 
 @dataclass

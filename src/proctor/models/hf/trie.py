@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..base import Loglikelihood
+from ...core.model import Loglikelihood
 from .tokens import Prepared
 
 CHILD_COST = 16  # tokens: what one child row of a shared edge costs (cache slice, tree mask, no fast kernel)

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ...core.spec import RunSpec
 from ...log.runlog import SAMPLES, RunLog
-from ...log.store import Store
 from ...util.errors import ProctorError
 from ..shard import merge_runs
-from ..spec import RunSpec
+from ..store import Store
 from .local import LocalEngine
 from .plan import EXECUTORS, Plan, Settings, new_plan, plan_dir_of, read_plan, read_status
 from .ray import RayEngine

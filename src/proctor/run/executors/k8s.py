@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ...run.spec import RunSpec
+from ...core.spec import RunSpec
 from ...util.errors import ProctorError
 from .plan import SECRETS_ENV, Plan, Settings, has_secrets, new_plan
 

@@ -25,11 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...run.shard import Shard
-from ...run.spec import RunSpec, ShardSpec
+from ...core.spec import RunSpec, ShardSpec
 from ...util.errors import ProctorError
 from ...util.redact import MASK, redact, redact_url
 from ...util.textio import parse_json, write_json_atomic
+from ..shard import Shard
 
 PLAN = "plan.json"
 SECRETS_ENV = "PROCTOR_PLAN_SECRETS"  # the base URLs plan.json holds redacted, as given (a JSON list, in spec order)

@@ -12,9 +12,9 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from ...run.interruptible import terminate_as_interrupt
-from ...run.pipeline import Events, RunOptions, run
 from ...util.errors import ProctorError
+from ..interruptible import terminate_as_interrupt
+from ..pipeline import Events, RunOptions, run
 from .plan import read_plan, write_status
 
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ...core.model import Capability, GenerateRequest, Generation, GenerationSpec
 from ...data.records import Item
 from ...log.runlog import ExecutionDetails, Outcome, TestResult
-from ...models.base import Capability, GenerateRequest, Generation, GenerationSpec
 from ...util.errors import ProctorError
 from ..base import Answered, Request, Scored, usage_of
 from ..reasoning import answer_text

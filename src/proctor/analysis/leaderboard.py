@@ -1,6 +1,6 @@
 """Rank models on one dataset — and say how much the winner's lead is luck.
 
-Runs are ranked only against runs `proctor.stats.comparable` finds comparable (the rule `compare` and the report
+Runs are ranked only against runs `proctor.analysis.comparable` finds comparable (the rule `compare` and the report
 follow): the same dataset content, setting (mode, prompt, epochs, generation settings: `proctor.log.setting`) and
 prompt template; one board per setting, unless mixing settings is asked for. On a board, each
 model's latest run of that setting is scored on the items every one of those runs answered, so all
@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from ..log.store import ItemScore, RunRecord, RunScores, Store
+from ..run.store import ItemScore, RunRecord, RunScores, Store
+from ..stats import intervals as stats
+from ..stats.comparison import Comparison
+from ..stats.family import MAX_PAIRWISE, adjust_comparisons
 from ..util.errors import ProctorError
-from . import intervals as stats
 from .comparable import group_key
 from .compare import compare_scores, provenance_warnings
-from .comparison import Comparison
-from .family import MAX_PAIRWISE, adjust_comparisons
 
 
 class Entry(BaseModel):

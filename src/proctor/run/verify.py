@@ -23,12 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..run.finalize import on_disk, results_of
-from ..run.resolve import load_spec_task
+from ..log.checksums import CHECKSUMS, FORMAT, HASHED, OPTIONAL, digest, write_checksums
+from ..log.runlog import MANIFEST, RESULTS, SAMPLES, RunLog
 from ..util.errors import InputError, ProctorError
 from ..util.textio import read_bytes, write_json_atomic, write_text_atomic
-from .checksums import CHECKSUMS, FORMAT, HASHED, OPTIONAL, digest, write_checksums
-from .runlog import MANIFEST, RESULTS, SAMPLES, RunLog
+from .finalize import on_disk, results_of
+from .resolve import load_spec_task
 
 SIGNATURE = "signature.json"
 

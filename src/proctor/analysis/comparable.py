@@ -5,7 +5,7 @@ kind, epochs, generation settings: `proctor.log.setting`). Runs of the same item
 log-probability run and a generation run, zero-shot and chain-of-thought) are compared only when `mix_settings`
 asks for it (`--mix-settings` on `compare`, `report` and `leaderboard`), and then everywhere alike. What else
 differs (dataset name, revision or content hash, prompt template text, extractor version: an imported run from
-another harness differs in most) is a warning beside the verdict (`proctor.stats.compare.provenance_warnings`), not a
+another harness differs in most) is a warning beside the verdict (`proctor.analysis.compare.provenance_warnings`), not a
 bar: the comparison is paired on the item ids both runs scored. The report and the leaderboard look for
 comparable runs within one dataset (`group_key`); `compare` pairs the runs it is given.
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..log.store import RunRecord
+    from ..run.store import RunRecord
 
 MIX_HINT = "--mix-settings compares runs of different settings anyway"
 

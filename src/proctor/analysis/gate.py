@@ -26,12 +26,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..log.sequential import SequentialRecord
-from ..log.store import RunScores
+from ..run.store import RunScores
+from ..stats.comparison import LEVEL, RunRef, graded_interval, tango_interval
+from ..stats.intervals import normal_quantile
 from ..util.errors import ProctorError
 from .comparable import first_reason
 from .compare import provenance_warnings, run_ref
-from .comparison import LEVEL, RunRef, graded_interval, tango_interval
-from .intervals import normal_quantile
 
 
 class Decision(StrEnum):

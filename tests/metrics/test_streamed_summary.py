@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from proctor.log.results import read_run, summarize
+from proctor.core.results import MetricValue
 from proctor.log.runlog import (
     ChoiceDetails,
     GenerationDetails,
@@ -24,7 +24,6 @@ from proctor.log.runlog import (
     JudgeDetails,
     JudgeUsage,
     Manifest,
-    MetricValue,
     Outcome,
     Reading,
     Readings,
@@ -37,7 +36,8 @@ from proctor.log.runlog import (
 from proctor.metrics import RunContext, register, unregister
 from proctor.metrics.base import Tallied
 from proctor.metrics.builtin import BUILTIN
-from proctor.run.pricing import Price
+from proctor.metrics.money import Price
+from proctor.metrics.results import read_run, summarize
 
 CATEGORIES = ("law", "math", "physics", None)
 OUTCOMES = (Outcome.CORRECT, Outcome.WRONG, Outcome.NO_ANSWER, Outcome.TRUNCATED, Outcome.ERROR, Outcome.UNSCORED)

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from ..log.results import read_run
 from ..log.runlog import MANIFEST, Outcome, RunLog, Sample
-from ..log.store import item_scores
-from .comparison import PairedDifference, paired_difference
+from ..metrics.results import read_run
+from ..run.store import item_scores
+from ..stats.comparison import PairedDifference, paired_difference
 
 # manifest fields that say when, where and by whom, not what was evaluated
 _VOLATILE = ("run_id", "started_at", "finished_at", "provenance.git_sha", "provenance.host", "provenance.proctor_version",

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, SecretStr
 
-from proctor.log.setting import setting_key, setting_label, spec_setting
-from proctor.log.store import RunRecord
-from proctor.run.spec import (
+from proctor.analysis.comparable import not_comparable
+from proctor.core.spec import (
     Budget,
     DatasetRef,
     GenerationSpec,
@@ -28,7 +27,8 @@ from proctor.run.spec import (
     ShardSpec,
     StopRule,
 )
-from proctor.stats.comparable import not_comparable
+from proctor.log.setting import setting_key, setting_label, spec_setting
+from proctor.run.store import RunRecord
 
 DOC = Path(__file__).parents[2] / "docs" / "runspec.md"
 

@@ -14,8 +14,7 @@ from history_runs import binary, write_run
 from mounts import tmpfs
 
 import proctor
-from proctor.log.store import STORE_ENV, Store, default_store_path, model_identity, request_key
-from proctor.models.base import (
+from proctor.core.model import (
     GenerateRequest,
     Generation,
     GenerationSettings,
@@ -23,6 +22,7 @@ from proctor.models.base import (
     LoglikelihoodRequest,
     Message,
 )
+from proctor.run.store import STORE_ENV, Store, default_store_path, model_identity, request_key
 from proctor.util.errors import InputError
 
 SRC = str(Path(proctor.__file__).resolve().parents[1])
@@ -110,8 +110,8 @@ def test_write_waits_out_a_held_lock(tmp_path: Path) -> None:
 
 _WORKER = textwrap.dedent("""
     import pathlib, sys, time
-    from proctor.models.base import GenerateRequest, Generation, Message
-    from proctor.log.store import Store, model_identity, request_key
+    from proctor.core.model import GenerateRequest, Generation, Message
+    from proctor.run.store import Store, model_identity, request_key
     path, me, n, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     store = Store(path, timeout=0.01)  # a tiny busy_timeout: contention goes through the retry loop
     mid = model_identity("scripted:w")
@@ -229,7 +229,7 @@ def test_a_valid_store_on_a_read_only_file_system_is_opened_read_only(
 
 
 def read_run_for_store(run: Path):  # type: ignore[no-untyped-def]
-    from proctor.log.results import read_run
+    from proctor.metrics.results import read_run
 
     return read_run(run)
 

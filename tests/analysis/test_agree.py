@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from proctor.analysis.agree import agreement
 from proctor.cli import main
-from proctor.log.results import read_run
-from proctor.stats.agree import agreement
+from proctor.metrics.results import read_run
 from proctor.stats.intervals import wilson_interval
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,8 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from ..data.tasks import check_cluster
-from ..models.base import GenerationSpec  # the one record of the generation settings (re-exported)
+from .model import GenerationSpec  # the one record of the generation settings (re-exported)
 
 SPEC_VERSION = 1  # in the hashed identity: bump when the identity's meaning changes
 DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benchmark gives a budget (resolve)
@@ -41,6 +40,16 @@ OPERATIONAL_OPTIONS = frozenset({
     "batch_poll_interval", "device", "batch_size", "share_prefixes", "pack_siblings", "max_batch_tokens",
     "vllm_python", "startup_timeout", "gpu_memory_utilization", "tensor_parallel", "data_parallel",
 })
+
+CLUSTER_ATTRIBUTES = ("category", "subcategory", "metadata.KEY")
+
+
+def check_cluster(attribute: str) -> str:
+    """`attribute` when it names an item attribute to cluster by (`CLUSTER_ATTRIBUTES`), else a ValueError."""
+    key = attribute.removeprefix("metadata.")
+    if attribute in ("category", "subcategory") or (attribute.startswith("metadata.") and key.strip()):
+        return attribute
+    raise ValueError(f"cannot cluster by {attribute!r}: one of category, subcategory, metadata.KEY")
 
 
 class _Record(BaseModel):

@@ -1,9 +1,7 @@
 """results.json from a run's samples: every registered metric (`proctor.metrics`) over them, under the run's
-policies for truncated and unanswered samples (`proctor.stats.intervals`), and each distinct error with its count.
-`read_run` reads a run back with its results recomputed so (a results.json is never trusted).
-
-It sits above both `proctor.metrics` and `proctor.stats.intervals` (the metrics use the numerics of `stats`), so neither
-imports the other's caller."""
+policies for truncated and unanswered samples (`proctor.metrics.counting`), and each distinct error with its count.
+`read_run` reads a run back with its results recomputed so (a results.json is never trusted); the files themselves
+are read and written by `proctor.log.runlog`."""
 
 from __future__ import annotations
 
@@ -14,19 +12,12 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..metrics import RunContext, compute_metrics
-from ..stats.intervals import (
-    check_no_answer,
-    check_truncated_as,
-    no_answer_counted,
-    truncated_as_counted,
-)
-from .runlog import (
+from ..core.results import Results
+from ..log.runlog import (
     RESULTS,
     SAMPLES,
     Manifest,
     Outcome,
-    Results,
     RunLog,
     Sample,
     SamplesOnDisk,
@@ -34,6 +25,8 @@ from .runlog import (
     read_manifest,
     read_results,
 )
+from . import RunContext, compute_metrics
+from .counting import check_no_answer, check_truncated_as, no_answer_counted, truncated_as_counted
 
 log = logging.getLogger("proctor.log.runlog")
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..log.store import RunRecord, RunScores, Store, load_run_scores
+from ..run.store import RunRecord, RunScores, Store, load_run_scores
+from ..stats.comparison import CORRECT_THRESHOLD, Comparison, PairedDifference, RunRef, paired_difference
+from ..stats.family import Correction, adjust_comparisons
 from ..util.errors import ProctorError
 from .comparable import first_reason
-from .comparison import CORRECT_THRESHOLD, Comparison, PairedDifference, RunRef, paired_difference
-from .family import Correction, adjust_comparisons
 
 _PROVENANCE = (
     ("dataset", "datasets"),

@@ -11,10 +11,10 @@ import pytest
 
 from proctor.cli import main
 from proctor.log.checksums import write_checksums
-from proctor.log.results import latest_samples
 from proctor.log.runlog import RunLog, read_manifest, write_results
-from proctor.log.verify import verify_run
+from proctor.metrics.results import latest_samples
 from proctor.run.finalize import results_of
+from proctor.run.verify import verify_run
 
 
 def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..log.results import read_run
 from ..log.runlog import RunLog, Sample
-from ..log.store import record_from_log
+from ..metrics.results import read_run
+from ..run.store import record_from_log
+from ..stats.comparison import RunRef
+from ..stats.intervals import wilson_interval
 from ..util.errors import InputError, ProctorError
 from .compare import run_ref
-from .comparison import RunRef
-from .intervals import wilson_interval
 
 SHOWN_FLIPS = 20  # flipping items a console listing shows (the record keeps them all)
 

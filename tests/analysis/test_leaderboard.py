@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from history_runs import binary, write_run
 
-from proctor.log.store import Store
-from proctor.stats.leaderboard import leaderboard
+from proctor.analysis.leaderboard import leaderboard
+from proctor.run.store import Store
 from proctor.util.errors import ProctorError
 
 
@@ -75,7 +75,7 @@ def _mixed_store(tmp_path: Path) -> Store:
 
 
 def test_runs_of_different_settings_are_never_ranked_together(tmp_path: Path) -> None:
-    from proctor.stats.leaderboard import leaderboards
+    from proctor.analysis.leaderboard import leaderboards
 
     store = _mixed_store(tmp_path)
     boards = leaderboards(store, "synth", n_boot=200)
@@ -91,7 +91,7 @@ def test_runs_of_different_settings_are_never_ranked_together(tmp_path: Path) ->
 
 
 def test_mode_prompt_filters_and_mix_settings(tmp_path: Path) -> None:
-    from proctor.stats.leaderboard import leaderboards
+    from proctor.analysis.leaderboard import leaderboards
 
     store = _mixed_store(tmp_path)
     assert [b.setting for b in leaderboards(store, "synth", n_boot=200, mode="logprob")] == ["logprob · choices"]

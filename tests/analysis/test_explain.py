@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from proctor.analysis.explain import explain_runs
 from proctor.cli import main
-from proctor.stats.explain import explain_runs
 
 
 def _items(tmp_path: Path) -> Path:

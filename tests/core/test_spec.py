@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from proctor.run.spec import (
+from proctor.core.spec import (
     DatasetRef,
     GenerationSpec,
     JudgeSpec,
@@ -77,9 +77,9 @@ def test_judge_endpoint_is_not_identity_but_its_model_is() -> None:
 def test_one_generation_record_serves_the_spec_the_requests_and_the_manifest() -> None:
     """Issue 36 #3: one class is the spec's generation, a backend request's settings and the manifest's record."""
     import proctor
+    from proctor.core.model import GenerateRequest
     from proctor.log.provenance import ScorerInfo
     from proctor.log.runlog import RunSettings
-    from proctor.models.base import GenerateRequest
 
     assert GenerationSpec is proctor.GenerationSettings is proctor.models.GenerationSpec
     for record, name in ((RunSpec, "generation"), (JudgeSpec, "settings"), (ScorerInfo, "judge_settings"),

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
-from proctor.log.results import read_run
-from proctor.log.store import Store, item_scores, load_run_scores
+from proctor.metrics.results import read_run
+from proctor.run.store import Store, item_scores, load_run_scores
 
 ITEMS = Path(__file__).parents[2] / "examples" / "items" / "multiple-choice.jsonl"
 

@@ -1,4 +1,4 @@
-"""compare, the report and the leaderboard follow one comparability rule (proctor.stats.comparable) and state the same
+"""compare, the report and the leaderboard follow one comparability rule (proctor.analysis.comparable) and state the same
 Holm-adjusted verdicts of the same records; the newcomer's two runs (one logprob, one generate, same items) are
 set apart everywhere, and compared everywhere with --mix-settings."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from history_runs import binary, write_run  # tests/ is on sys.path (tests/conftest.py's directory)
 
+from proctor.analysis.leaderboard import leaderboards
 from proctor.cli import main
-from proctor.log.store import Store
 from proctor.report.data import load
+from proctor.run.store import Store
 from proctor.stats.comparison import Comparison
-from proctor.stats.leaderboard import leaderboards
 
 N = 300
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from history_runs import binary, items, write_run
 
-from proctor.log.store import Store
-from proctor.stats.compare import compare_runs
+from proctor.analysis.compare import compare_runs
+from proctor.run.store import Store
 from proctor.util.errors import InputError, ProctorError
 
 N = 200

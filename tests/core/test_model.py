@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.models.base import (
+from proctor.core.model import (
     Capability,
     GenerateRequest,
     Message,

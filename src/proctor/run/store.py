@@ -31,14 +31,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-from ..models.base import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
+from ..core.model import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
+from ..core.results import MetricBlock
+from ..log.runlog import SCORED_OUTCOMES, Manifest, Outcome, RunLog, Sample
+from ..log.setting import run_setting, setting_key, setting_label
+from ..metrics.results import read_run
 from ..stats.intervals import guess_credit
 from ..util.columns import Labels
 from ..util.errors import InputError
 from ..util.redact import redact
-from .results import read_run
-from .runlog import SCORED_OUTCOMES, Manifest, MetricBlock, Outcome, RunLog, Sample
-from .setting import run_setting, setting_key, setting_label
 
 STORE_ENV = "PROCTOR_STORE"
 STORE_FILENAME = "store.sqlite"
@@ -266,7 +267,7 @@ def record_from_log(log: RunLog) -> RunRecord:
 
 def counted_score(score: float | None, outcome: str, modality: str | None,
                   setting: Mapping[str, Any] | None) -> float | None:
-    """A sample's score as the run's results count it (`proctor.log.results.summarize`): `truncated_as: excluded`
+    """A sample's score as the run's results count it (`proctor.metrics.results.summarize`): `truncated_as: excluded`
     leaves a truncated sample out (None), `no_answer: guess` credits an unanswered one 1/k; else the raw score."""
     policy = setting or {}
     if outcome == Outcome.TRUNCATED.value and policy.get("truncated_as") == "excluded":
@@ -391,7 +392,7 @@ def _readable_cost(fields: dict[str, Any]) -> dict[str, Any]:
         return fields
     import logging
 
-    logging.getLogger("proctor.log.store").warning(
+    logging.getLogger("proctor.run.store").warning(
         "run %s in the history store has an unreadable cost (%s); it is shown without one", fields["run_id"],
         ", ".join(bad))
     return fields | {"cost": None, "cost_per_correct": None, "currency": None}
