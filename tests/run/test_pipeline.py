@@ -43,7 +43,8 @@ def _kinds() -> list[Any]:
     """(benchmark, mode, prompt kind) for every built-in and every prompt kind, and logprob mode; a code benchmark
     needs the sandbox, MathArena's grader its package."""
     out: list[Any] = []
-    for name in BUILTINS:  # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
+    for name in (n for n in BUILTINS if not n.startswith("bfcl-")):  # BFCL's runs: tests/benchmarks/test_bfcl.py
+        # the kinds the data offers (GPQA's with-examples kinds need cot_examples: llm-wc's)
         kinds = (list(BUILTINS[name].answer_rules) if name == "ifeval"  # its loader checks for nltk's data
                  else load_task(name, data_file=DATA[name], limit=1).prompts.kinds)
         out += [(name, "generate", kind) for kind in kinds]

@@ -28,10 +28,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from ..core.model import Message
 from ..data.prompts import check_kind
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..models.base import Message
 from ..scoring.bfcl_ast import BFCL_RULE, BFCL_VERSION, JAVA, JAVASCRIPT, language_of, require_tree_sitter
 from ..util.errors import InputError, ProctorError
 from .builtin import Builtin

@@ -9,11 +9,11 @@ from typing import Annotated, Any
 import typer
 
 from ..benchmarks.registry import load_task
+from ..core.model import GenerateRequest, request_prompt
 from ..core.spec import GenerationSpec
 from ..data.prompts import bind_tokenizer, check_kind
 from ..data.records import Item
 from ..data.tasks import Task
-from ..models.base import GenerateRequest, request_prompt
 from ..models.openai import TokenSplitter
 from ..run.build import eval_options
 from ..run.resolve import budget_for

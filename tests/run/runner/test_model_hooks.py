@@ -1,4 +1,4 @@
-"""The runner reaches a backend's optional hooks (models.base.Model) as typed attributes, through the cache."""
+"""The runner reaches a backend's optional hooks (core.model.Model) as typed attributes, through the cache."""
 
 from __future__ import annotations
 
