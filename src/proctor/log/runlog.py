@@ -144,6 +144,11 @@ class InstructionCheck(_Log):
     id: str
     strict: bool
     loose: bool
+    # proctor's reading beside lm-eval's (`proctor.scoring.ifeval.COUNTED_READING`), only where they read the
+    # instruction differently: a letter-frequency check asking for a non-letter (`#`), which lm-eval swaps for a
+    # drawn letter, counted as the character asked for
+    counted_strict: bool | None = None
+    counted_loose: bool | None = None
 
 
 class GenerationDetails(Overlap):

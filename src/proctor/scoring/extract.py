@@ -648,6 +648,9 @@ class AnswerRule:
     # a "grader" rule's verdict on one reply (item, text) -> `proctor.scoring.base.Scored`: the reference's own
     # scoring of the whole reply (IFEval's instruction checkers, BBH's filter and exact match); no robust reading
     score_whole: Callable[[Any, str], Any] | None = None
+    # the authors grade a reply stopped at the token limit on the text received (lm-eval's IFEval); proctor's
+    # exclusion of such replies is then `--truncated-as excluded`
+    grades_truncated: bool = False
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""

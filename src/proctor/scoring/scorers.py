@@ -226,9 +226,11 @@ def settings_for_epoch(settings: GenerationSpec, epoch: int, epochs: int) -> Gen
 
 
 def generation_verdict(
-    item: Item, answered: Answered, rule: AnswerRule | None = None, extract: str = REFERENCE
+    item: Item, answered: Answered, rule: AnswerRule | None = None, extract: str = REFERENCE,
+    grade_truncated: bool = False,
 ) -> Scored:
-    """Rule-based verdict on one generated answer (prose items are left UNSCORED for a judge)."""
+    """Rule-based verdict on one generated answer (prose items are left UNSCORED for a judge); `grade_truncated`:
+    a reply stopped at the token limit is graded on the text received (its answer part), as lm-eval's IFEval."""
     request, answer = answered.requests[0], answered.answers[0]
     assert isinstance(request, GenerateRequest) and isinstance(answer, Generation)
     common: dict[str, Any] = {
@@ -243,6 +245,8 @@ def generation_verdict(
     if not item.is_scored:
         return Scored(Outcome.UNSCORED, GenerationDetails(), extraction_rule="unscored", **common)
     final = answer_text(answer)
+    if final is None and grade_truncated:
+        final = split_reasoning(answer.text).answer
     if final is None:  # cut off: nothing is extracted from the middle of a thought
         return Scored(Outcome.TRUNCATED, GenerationDetails(), score=0.0, extraction_rule="truncated", **common)
     return replace(score_item(item, final, rule, extract), **common)
@@ -261,6 +265,9 @@ class GenerationScorer:
     extract: str = REFERENCE  # which reading scores where the benchmark declares a reference rule (--extract)
     answer_rule: str | None = None  # the name of the prompt kind's reference rule (None: proctor's reader alone)
     no_answer: str = "wrong"  # how results count a reply no rule read (--no-answer, else the rule's default)
+    # a truncated reply graded on its text (the rule's `grades_truncated`, unless --truncated-as excluded: both in
+    # the spec, so not repeated in the identity)
+    grade_truncated: bool = False
 
     def check(self, task: Task) -> None:
         if self.prompt_kind not in task.prompts.kinds:
@@ -290,4 +297,4 @@ class GenerationScorer:
 
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         rule = task.answer_rule(self.prompt_kind)
-        return [generation_verdict(a.item, a, rule, self.extract) for a in batch]
+        return [generation_verdict(a.item, a, rule, self.extract, self.grade_truncated) for a in batch]
