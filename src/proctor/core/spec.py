@@ -122,6 +122,9 @@ class ScorerSpec(_Record):
     join: Literal["newline", "space"] | None = None  # suites: how a context and its query are joined
     extractor_version: str | None = None  # proctor's reader version (resolved)
     judge_agreement: int = Field(default=0, ge=0)  # also judge the first N exact-answer items
+    # ask once more when the authors' runner reads no answer (MathArena's); None: the rule's default (resolved:
+    # True where the answer rule has a second ask, else None), False: never
+    second_ask: bool | None = None
 
 
 class Money(_Record):
@@ -252,6 +255,8 @@ class RunSpec(_Record):
                 dataset[optional] = value
         dataset["prompt_options"] = dict(sorted(data.prompt_options.items()))
         scorer = self.scorer.model_dump(mode="json")
+        if scorer.get("second_ask") is None:  # in the id only when set: every other run keeps its id
+            scorer.pop("second_ask", None)
         generation = self.generation.model_dump(mode="json") if self.scorer.mode != "logprob" else None
         identity = {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
                     "scorer": scorer, "generation": generation, "epochs": self.epochs,

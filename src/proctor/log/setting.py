@@ -57,7 +57,8 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
     chosen = {"shots": scorer.shots, "format": scorer.format, "fewshot_from": data.fewshot_from,
               "prompt_options": dict(sorted(data.prompt_options.items())), "answer_rule": scorer.answer_rule,
               "extract": scorer.extract, "no_answer": scorer.no_answer, "truncated_as": scorer.truncated_as,
-              "norm": scorer.norm, "softmax_temperature": scorer.softmax_temperature, "join": scorer.join}
+              "norm": scorer.norm, "softmax_temperature": scorer.softmax_temperature, "join": scorer.join,
+              "second_ask": scorer.second_ask}
     setting.update({k: v for k, v in _present(chosen).items() if _SPEC_DEFAULTS.get(k, object()) != v})
     judge = spec.judge
     if judge is not None:  # its model, the options that change its grades, its own sampling when not the default

@@ -114,7 +114,7 @@ def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     """The prompt kind, answer rule, no-answer policy and reader version the run uses."""
     if scorer.mode == "logprob" or task.scorer is not None:
         suites = bool(task.items) and all(is_suite_item(it) for it in task.items)
-        update: dict[str, object] = {"no_answer": scorer.no_answer or "wrong",
+        update: dict[str, object] = {"no_answer": scorer.no_answer or "wrong", "second_ask": None,
                                      "prompt_kind": scorer.prompt_kind or logprob_kind(task)}
         if suites:
             update |= {"norm": scorer.norm or SUITE_DEFAULTS.norm.value, "join": scorer.join or SUITE_DEFAULTS.join,
@@ -125,7 +125,17 @@ def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     return scorer.model_copy(update={
         "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None,
         "no_answer": scorer.no_answer or default_no_answer(task, kind, scorer.extract),  # as the reading that scores
-        "extractor_version": EXTRACTOR_VERSION})
+        "extractor_version": EXTRACTOR_VERSION, "second_ask": _second_ask(scorer.second_ask, rule, task.name, kind)})
+
+
+def _second_ask(given: bool | None, rule: AnswerRule | None, name: str, kind: str) -> bool | None:
+    """On where the kind's rule has a second ask (MathArena's), unless turned off; None where it has none."""
+    if rule is not None and rule.second_ask is not None:
+        return True if given is None else given
+    if given:
+        raise ProctorError(f"second_ask: {name} ({kind}) has no second ask; only MathArena's rule (aime-2026, "
+                           "hmmt-feb-*) asks once more")
+    return None
 
 
 def _generation(generation: GenerationSpec, task: Task, kind: str) -> GenerationSpec:

@@ -140,7 +140,7 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
     graded = rule is not None and rule.grades_truncated and s.truncated_as != "excluded"  # else proctor's exclusion
     if judge is None:
         return GenerationScorer(kind, settings, spec.epochs, extract=s.extract, answer_rule=s.answer_rule,
-                                no_answer=no_answer, grade_truncated=graded)
+                                no_answer=no_answer, grade_truncated=graded, second_ask=bool(s.second_ask))
     agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: s.judge_agreement]
     judge_settings = spec.judge.settings if spec.judge is not None else None
     return JudgeScorer(kind, settings, spec.epochs, judge=judge, agreement_ids=frozenset(agreement),

@@ -31,6 +31,7 @@ from .math_graders import (
     require_math_verify,
     require_matharena,
 )
+from .second_ask import MATHARENA_SECOND_ASK, SecondAsk
 
 # 2: built-in benchmarks score by their reference answer rule (ANSWER_RULES), proctor's reader beside it
 EXTRACTOR_VERSION = "proctor-extract/2"
@@ -651,6 +652,8 @@ class AnswerRule:
     # the authors grade a reply stopped at the token limit on the text received (lm-eval's IFEval); proctor's
     # exclusion of such replies is then `--truncated-as excluded`
     grades_truncated: bool = False
+    # the authors' runner asks once more when it reads no answer (MathArena's last chance); `--no-second-ask` off
+    second_ask: SecondAsk | None = None
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""
@@ -685,7 +688,7 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         AnswerRule("matharena", "expression", f"eth-sri/matharena@{MATHARENA_COMMIT[:12]} src/matharena/parser.py "
                    "extract_answer (strict_parsing false), parse_answer, check_answers (MathArena's own code, "
                    "installed)", partial(_filtered, matharena_extracted, "matharena"), grade=matharena_correct,
-                   require=require_matharena),
+                   require=require_matharena, second_ask=MATHARENA_SECOND_ASK),
     )
 }
 LLMWC_MCQA = "llm-wc-mcqa"
