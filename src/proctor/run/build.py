@@ -62,6 +62,7 @@ class EvalOptions(BaseModel):
     extract: Literal["reference", "robust"] = "reference"
     no_answer: Literal["wrong", "guess"] | None = None  # None: the answer rule's policy
     second_ask: bool | None = None  # None: on where the answer rule has a second ask (MathArena's)
+    sampler: str | None = None  # GPQA simple-evals: the model family's request (None: chosen from the model's name)
     judge: str | None = None
     judge_base_url: tuple[str, ...] = ()
     judge_api_key_env: str | None = None
@@ -140,7 +141,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
         return RunSpec(
             dataset=DatasetRef(name=dataset, data_file=options.data_file, seed=options.seed, limit=options.limit,
                                limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from,
-                               prompt_options={"after": options.after} if options.after else {}),
+                               prompt_options=_prompt_options(options)),
             model=ModelSpec(spec=model, options=backend, api_key_env=options.api_key_env),
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
@@ -152,6 +153,11 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options))
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
+
+
+def _prompt_options(options: EvalOptions) -> dict[str, str]:
+    """The options a benchmark's loader takes besides the data: LiveCodeBench's `after`, GPQA's `sampler`."""
+    return {k: v for k, v in (("after", options.after), ("sampler", options.sampler)) if v}
 
 
 def stop_rule(options: EvalOptions) -> StopRule | None:

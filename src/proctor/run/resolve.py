@@ -52,11 +52,14 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     mode = spec.scorer.mode or own or task.default_mode or "generate"
     scorer = _scorer(spec.scorer.model_copy(update={"mode": mode}), task)
     check_honoured(spec.model_copy(update={"scorer": scorer}), task)  # sent, or refused before the run
-    generation = spec.generation
+    generation, options = spec.generation, spec.dataset.prompt_options
     if scorer.mode == "generate" and task.scorer is None:
-        generation = _generation(spec.generation, task, scorer.prompt_kind or task.prompts.kinds[0])
+        kind = scorer.prompt_kind or task.prompts.kinds[0]
+        family = _family(task, kind, options.get(FAMILY_OPTION), spec.model.spec)
+        options = options | {FAMILY_OPTION: family} if family is not None else options
+        generation = _generation(spec.generation, task, kind, family)
     revision = spec.dataset.revision or task.source.get("revision")
-    dataset = spec.dataset.model_copy(update={"content_hash": task.content_hash, "prompt_hash": prompt_hash(task),
+    dataset = spec.dataset.model_copy(update={"prompt_options": options,"content_hash": task.content_hash, "prompt_hash": prompt_hash(task),
                                               "fewshot_hash": fewshot_hash(task.prompts, task.items,
                                                                            _shown_kind(scorer, task)),
                                               "revision": str(revision) if revision is not None else None})
@@ -138,12 +141,35 @@ def _second_ask(given: bool | None, rule: AnswerRule | None, name: str, kind: st
     return None
 
 
-def _generation(generation: GenerationSpec, task: Task, kind: str) -> GenerationSpec:
-    """The kind's stop sequences added; the token budget: given, else the kind's, the benchmark's, the default."""
-    defaults = kind_defaults(task.prompts, kind)
+FAMILY_OPTION = "sampler"  # the prompt option naming the model family a builder's upstream sends per
+
+
+def _family(task: Task, kind: str, given: str | None, model: str) -> str | None:
+    """The model family the kind's upstream request follows (GPQA simple-evals' sampler: `o-series` or `chat`),
+    given or chosen from the model's name; None where the builder has no families for the kind."""
+    choose = getattr(task.prompts, "model_family", None)
+    family = choose(kind, given, model) if callable(choose) else None
+    if given is not None and family is None:
+        raise ProctorError(f"{FAMILY_OPTION}: {task.name} ({kind}) sends one request whatever the model; "
+                           f"--{FAMILY_OPTION} applies to gpqa-* --prompt simple-evals")
+    return family if isinstance(family, str) else None
+
+
+def _generation(generation: GenerationSpec, task: Task, kind: str, family: str | None = None) -> GenerationSpec:
+    """The kind's stop sequences added; the token budget: given, else the kind's, the benchmark's, the default;
+    the kind's system message and temperature (the model family's) where none is given."""
+    defaults = kind_defaults(task.prompts, kind, family)
     stop = generation.stop + tuple(s for s in defaults.stop if s not in generation.stop)
     budget = generation.max_tokens or defaults.max_tokens or task.default_max_tokens or DEFAULT_MAX_TOKENS
-    return generation.model_copy(update={"stop": stop, "max_tokens": budget})
+    update: dict[str, object] = {"stop": stop, "max_tokens": budget}
+    if defaults.system is not None and generation.system is None:
+        update["system"] = defaults.system
+    if generation.temperature == GenerationSpec().temperature:  # proctor's default: the kind's upstream value
+        if not defaults.sends_temperature:
+            update["temperature"] = None
+        elif defaults.temperature is not None:
+            update["temperature"] = defaults.temperature
+    return generation.model_copy(update=update)
 
 
 def budget_for(task: Task, kind: str, generation: GenerationSpec) -> GenerationSpec:
