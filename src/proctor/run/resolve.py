@@ -59,7 +59,8 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
         options = options | {FAMILY_OPTION: family} if family is not None else options
         generation = _generation(spec.generation, task, kind, family)
     revision = spec.dataset.revision or task.source.get("revision")
-    dataset = spec.dataset.model_copy(update={"prompt_options": options,"content_hash": task.content_hash, "prompt_hash": prompt_hash(task),
+    dataset = spec.dataset.model_copy(update={"prompt_options": options, "content_hash": task.content_hash,
+                                              "prompt_hash": prompt_hash(task),
                                               "fewshot_hash": fewshot_hash(task.prompts, task.items,
                                                                            _shown_kind(scorer, task)),
                                               "revision": str(revision) if revision is not None else None})
