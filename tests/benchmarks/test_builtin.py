@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import load_task
-from proctor.benchmarks.registry import BUILTINS
-from proctor.scoring.extract import ANSWER_RULES
 from proctor.benchmarks.bfcl import CATEGORIES, PROMPTING
+from proctor.benchmarks.registry import BUILTINS
 from proctor.scoring.bfcl_ast import BFCL_RULE
+from proctor.scoring.extract import ANSWER_RULES
 from tests.benchmarks.bfcl_rows import category_file
 from tests.nltk_punkt import punkt_dir
 
