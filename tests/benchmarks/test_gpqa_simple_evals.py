@@ -54,9 +54,9 @@ def test_replies_are_scored_as_simple_evals_scores(capsys: pytest.CaptureFixture
         replies[item.identifier] = forms[i % len(forms)].format(x=x, lx=x.lower(), y=y)
         expected[item.identifier] = simple_evals_score(replies[item.identifier], x)
     model = f"scripted:file={script(tmp_path / 'r.jsonl', 'gpqa-diamond', DIAMOND, 'simple-evals', replies)}"
-    ran = run(capsys, tmp_path, "gpqa-diamond", DIAMOND, model, "run", "--prompt", "simple-evals",
-              "--sampler", "o-series")  # a scripted model sends no system message
+    ran = run(capsys, tmp_path, "gpqa-diamond", DIAMOND, model, "run", "--prompt", "simple-evals")
     assert ran.code == 0, ran.err
+    assert ran.manifest["spec"]["dataset"]["prompt_options"] == {"sampler": "o-series"}  # scripted: no system
     assert {k: s["outcome"] == "correct" for k, s in ran.samples.items()} == expected
     assert 0 < sum(expected.values()) < len(expected)  # lower-case and "answer is (X)" are wrong there
     scorer = ran.manifest["spec"]["scorer"]  # manifest v5: each setting once, in the spec

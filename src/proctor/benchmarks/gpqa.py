@@ -207,9 +207,10 @@ class GpqaPrompts(PoolShotPrompts):
                     for ex in pick_shots(self.pool, item.identifier, self.seed)]
         return []
 
-    def model_family(self, kind: str, given: str | None, model: str) -> str | None:
+    def model_family(self, kind: str, given: str | None, model: str, sends_system: bool = True) -> str | None:
         """simple-evals' sampler for `kind` (None for the other kinds): `given`, else `o-series` for OpenAI's
-        o-models (o1, o3-mini, o4-mini…: the model name starts with `o` and a digit), else `chat`."""
+        o-models (o1, o3-mini, o4-mini…: the model name starts with `o` and a digit) and for a backend that cannot
+        send a system message (`scripted:`), else `chat`."""
         if kind != SIMPLE_EVALS:
             return None
         if given is not None:
@@ -217,7 +218,7 @@ class GpqaPrompts(PoolShotPrompts):
                 raise ProctorError(f"sampler: expected one of {', '.join(SAMPLERS)}, got {given!r}")
             return given
         name = model.partition(":")[2].rsplit("/", 1)[-1].lower()
-        return O_SERIES if re.match(r"o\d", name) else CHAT
+        return O_SERIES if re.match(r"o\d", name) or not sends_system else CHAT
 
     def request_defaults(self, kind: str, family: str | None = None) -> KindDefaults:
         """simple-evals' samplers: the chat sampler's system message, temperature and budget for `chat`; no

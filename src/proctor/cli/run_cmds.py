@@ -137,7 +137,8 @@ ExtractOpt = Annotated[str, typer.Option(metavar="reference|robust", help=(
 SamplerOpt = Annotated[str | None, typer.Option("--sampler", metavar="o-series|chat", help=(
     "GPQA --prompt simple-evals: the request simple-evals' sampler sends for the model family: o-series (the "
     "messages alone) or chat (system message \"You are a helpful assistant.\", temperature 0.5, 2,048 tokens); "
-    "recorded and part of the run's identity (default: o-series for OpenAI o-models, else chat)."),
+    "recorded and part of the run's identity (default: o-series for OpenAI o-models and backends that send no "
+    "system message, else chat)."),
     rich_help_panel=SCORING)]
 SecondAskOpt = Annotated[bool | None, typer.Option("--second-ask/--no-second-ask", help=(
     "Ask once more, as MathArena's runner does, when its strict parser reads no boxed answer (AIME 2026, HMMT; "

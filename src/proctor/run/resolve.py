@@ -32,6 +32,7 @@ from ..core.spec import (
 from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
+from ..models.registry import BACKENDS
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
 from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
 from ..scoring.logprob import Norm
@@ -149,7 +150,9 @@ def _family(task: Task, kind: str, given: str | None, model: str) -> str | None:
     """The model family the kind's upstream request follows (GPQA simple-evals' sampler: `o-series` or `chat`),
     given or chosen from the model's name; None where the builder has no families for the kind."""
     choose = getattr(task.prompts, "model_family", None)
-    family = choose(kind, given, model) if callable(choose) else None
+    backend = model.partition(":")[0]
+    sends_system = backend not in BACKENDS or "system" in BACKENDS[backend].settings
+    family = choose(kind, given, model, sends_system) if callable(choose) else None
     if given is not None and family is None:
         raise ProctorError(f"{FAMILY_OPTION}: {task.name} ({kind}) sends one request whatever the model; "
                            f"--{FAMILY_OPTION} applies to gpqa-* --prompt simple-evals")
