@@ -135,15 +135,9 @@ ExtractOpt = Annotated[str, typer.Option(metavar="reference|robust", help=(
     "reader; both run on every answer and their disagreements are reported as ambiguous."),
     rich_help_panel=SCORING)]
 SamplerOpt = Annotated[str | None, typer.Option("--sampler", metavar="o-series|chat", help=(
-    "GPQA --prompt simple-evals: the request simple-evals' sampler sends for the model family: o-series (the "
-    "messages alone) or chat (system message \"You are a helpful assistant.\", temperature 0.5, 2,048 tokens); "
-    "recorded and part of the run's identity (default: o-series for OpenAI o-models and backends that send no "
-    "system message, else chat)."),
-    rich_help_panel=SCORING)]
-SecondAskOpt = Annotated[bool | None, typer.Option("--second-ask/--no-second-ask", help=(
-    "Ask once more, as MathArena's runner does, when its strict parser reads no boxed answer (AIME 2026, HMMT; "
-    "part of the run's identity; default: on where the benchmark's answer rule has a second ask)."),
-    rich_help_panel=SCORING)]
+    "GPQA simple-evals: its sampler's request (default: by model name)."), rich_help_panel=SCORING)]
+NoSecondAskOpt = Annotated[bool, typer.Option("--no-second-ask", help=(
+    "AIME 2026, HMMT: never ask again as MathArena does."), rich_help_panel=SCORING)]
 NoAnswerOpt = Annotated[str | None, typer.Option(metavar="wrong|guess", help=(
     "How accuracy counts an answer no rule found: wrong, or guess (1/k credit for k options, the expected "
     "value of a random guess); part of the run's identity (default: as the benchmark's authors count it for "
@@ -235,7 +229,7 @@ def run(
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE, shard: ShardOpt = None,
     cluster: options.Cluster = None, dry_run: options.DryRun = False,
     llmwc_config: LlmwcConfig = None, unsafe_exec: UnsafeExec = False, after: After = None, export: ExportTo = None,
-    second_ask: SecondAskOpt = None, sampler: SamplerOpt = None,
+    no_second_ask: NoSecondAskOpt = False, sampler: SamplerOpt = None,
     shards: ex.Shards = None, executor: ex.Executor = None,
     retries: ex.Retries = 1, no_wait: ex.NoWait = False, partition: ex.Partition = None, time_min: ex.TimeMin = 60,
     gpus_per_task: ex.GpusPerTask = 0, account: ex.Account = None, sbatch: ex.Sbatch = None,

@@ -62,6 +62,7 @@ class EvalOptions(BaseModel):
     extract: Literal["reference", "robust"] = "reference"
     no_answer: Literal["wrong", "guess"] | None = None  # None: the answer rule's policy
     second_ask: bool | None = None  # None: on where the answer rule has a second ask (MathArena's)
+    no_second_ask: bool = False  # the command line's --no-second-ask: second_ask False
     sampler: str | None = None  # GPQA simple-evals: the model family's request (None: chosen from the model's name)
     judge: str | None = None
     judge_base_url: tuple[str, ...] = ()
@@ -146,7 +147,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
                               no_answer=options.no_answer, truncated_as=options.truncated_as,
-                              judge_agreement=options.judge_agreement, second_ask=options.second_ask),
+                              judge_agreement=options.judge_agreement, second_ask=False if options.no_second_ask else options.second_ask),
             generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
