@@ -821,7 +821,8 @@ def accuracy_line(results: Results) -> str:
     o = results.overall
     if o.accuracy is None or math.isnan(o.accuracy):
         return "accuracy: n/a (nothing scored)"
-    return f"accuracy {o.accuracy:.3f} [{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}] n={o.n_scored}"
+    items = f" of {o.n_items} items (the interval's unit)" if o.n_items is not None else ""
+    return f"accuracy {o.accuracy:.3f} [{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}] n={o.n_scored}{items}"
 
 
 __all__ = ["RunOptions", "RunState", "accuracy_line", "build_scorer", "default_run_dir", "error_groups", "error_kinds",
