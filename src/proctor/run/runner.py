@@ -54,7 +54,7 @@ from ..log.sampleindex import item_order
 from ..metrics.money import Price, sample_cost
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
-from ..scoring.execute.sandbox import sandbox_for
+from ..scoring.execute.sandbox import INSTALL_HINT, Runner, Unsafe, sandbox_for
 from ..scoring.execute.scorer import CodeScorer
 from ..scoring.judge import JUDGE_SETTINGS, JudgeScorer, judge_usages
 from ..scoring.reasoning import unsupported_settings
@@ -128,8 +128,8 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return task.scorer
     s = _resolved(spec).scorer
     if task.code is not None and s.mode != "logprob":  # a code benchmark: its answers are run (sandboxed)
-        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], task.code, sandbox_for(spec.unsafe_exec),
-                          spec.generation, spec.epochs)
+        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], task.code, code_runner(spec), spec.generation,
+                          spec.epochs)
     if s.mode == "logprob":
         if task.items and all(is_suite_item(it) for it in task.items):
             return SuiteScorer()
@@ -144,6 +144,17 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
     return JudgeScorer(kind, settings, spec.epochs, judge=judge, agreement_ids=frozenset(agreement),
                        extract=s.extract, answer_rule=s.answer_rule, no_answer=no_answer,
                        judge_settings=judge_settings if judge_settings is not None else JUDGE_SETTINGS)
+
+
+def code_runner(spec: RunSpec) -> Runner:
+    """What runs a code benchmark's programs: the resolved spec's sandbox (the one in its run id), never another."""
+    if spec.sandbox == "unsafe":
+        return Unsafe()
+    runner = sandbox_for(spec.unsafe_exec)
+    if runner.name != spec.sandbox:
+        raise ProctorError(f"this run's programs run in {spec.sandbox} (its run id says so) and none works here: "
+                           f"{INSTALL_HINT}")
+    return runner
 
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> None:
