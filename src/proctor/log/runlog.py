@@ -50,7 +50,7 @@ from .provenance import (
     migrate_manifest,
 )
 from .sampleindex import SampleIndex
-from .sequential import SequentialRecord
+from .sequential import Partial, SequentialRecord
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
@@ -503,6 +503,11 @@ class Manifest(BaseModel):
         if self.spec is not None and self.settings is not None:
             raise ValueError("settings: a run with a spec keeps its settings in the spec alone")
         return self
+
+    @property
+    def partial(self) -> Partial | None:
+        """How far a run `--stop-when-decided` stopped early got (None: a complete run): not the complete run."""
+        return self.sequential.partial if self.sequential is not None else None
 
     # ---- the run's settings, read from the spec (or `settings`): derived, read-only
 
