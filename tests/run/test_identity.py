@@ -12,6 +12,7 @@ partial, two identities)."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -185,3 +186,34 @@ def test_a_run_that_executes_nothing_has_no_sandbox_and_keeps_its_id(tmp_path: P
     manifest = read_run(run).manifest
     assert manifest.spec is not None and manifest.spec.sandbox is None
     assert manifest.run_id == "1128ecfe65f8"  # capitals' three_shot id at ee87dc3 (tests/fixtures/kind_legacy)
+
+
+LEGACY = ROOT / "tests" / "fixtures" / "sandbox_legacy"
+LEGACY_ID = "256d8c9665c1"  # an unsandboxed HumanEval run at 3d0495e, under the id a bubblewrap run had too
+
+
+def _legacy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Path]:
+    shutil.copytree(LEGACY / "runs", tmp_path / "runs")
+    code = main(["run", "humaneval", "--data-file", str(LEGACY / "data" / "humaneval.jsonl"), "--model",
+                 "scripted:first", "--prompt", "chat", "--runs-root", str(tmp_path / "runs"), "--no-history",
+                 *QUIET, *(["--unsafe-exec"] if sandbox.find_bubblewrap() is None else [])])
+    return code, capsys.readouterr().err, tmp_path / "runs" / f"humaneval__scripted-first__{LEGACY_ID}"
+
+
+def test_an_unsandboxed_run_written_before_keeps_its_id_and_resumes(no_sandbox: None, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = read_run(LEGACY / "runs" / f"humaneval__scripted-first__{LEGACY_ID}").manifest
+    assert manifest.run_id == LEGACY_ID and manifest.spec is not None and manifest.spec.sandbox == "unsafe"
+    assert "sandbox unsafe" in record_from_log(read_run(LEGACY / "runs" /
+                                                        f"humaneval__scripted-first__{LEGACY_ID}")).setting_label
+    code, err, run = _legacy(tmp_path, capsys)
+    assert code in (0, 1) and "0 to ask" in err and len(list((tmp_path / "runs").iterdir())) == 1
+    assert read_run(run).manifest.run_id == LEGACY_ID
+
+
+@pytest.mark.needs("bubblewrap")
+def test_a_run_in_bubblewrap_never_resumes_an_unsandboxed_one(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, err, run = _legacy(tmp_path, capsys)  # its default directory: the unsandboxed run's, under one id then
+    assert code == 2 and "sandbox" in err and "resume refused" in err and err.count("\n") == 1, err
+    assert (LEGACY / "runs" / run.name / "samples.jsonl").read_bytes() == (run / "samples.jsonl").read_bytes()

@@ -30,7 +30,7 @@ from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
 from ..core.results import Results
-from ..core.spec import RunSpec
+from ..core.spec import DEFAULT_SANDBOX, RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
@@ -360,9 +360,13 @@ def locate_run(task: Task, model_name: str, scorer: Scorer, spec: RunSpec,
 def older_run_ids(spec: RunSpec, task: Task) -> dict[str, bool]:
     """The ids this resolved spec had under older resolutions, each with whether it is from before the few-shot
     examples' hash entered the id (#41 item 2, main dc99ff5): without that hash; with a log-likelihood run's default
-    prompt kind unnamed (before #47, main ee87dc3); without both. `locate_run` still finds and resumes them."""
+    prompt kind unnamed (before #47, main ee87dc3); without both; an unsandboxed run's without its sandbox (before
+    #47: its manifest reads with the sandbox its scorer recorded, `log.runlog`). `locate_run` still finds and resumes
+    them."""
     unnamed = unnamed_kind(spec, task)
     out: dict[str, bool] = {}
+    if spec.sandbox not in (None, DEFAULT_SANDBOX):  # unsandboxed, before the sandbox entered the id (ee87dc3)
+        out[spec.model_copy(update={"sandbox": None}).run_id()] = False
     for base in (spec, unnamed) if unnamed is not None else (spec,):
         if base is not spec:
             out.setdefault(base.run_id(), False)
