@@ -8,7 +8,9 @@ resolved spec, so the same evaluation has the same id from every door.
 What is in the run id (`identity()`): everything that can change a score — the data (its content hash),
 the model spec and the backend options that change answers (dtype, context length…), the scorer (mode,
 prompt kind, format, shots, answer rule, extract, no-answer, truncated-as, normalisation), the
-generation settings, the epochs, the judge (its model, settings and version). What is not: where the
+generation settings, the epochs, the judge (its model, settings and version), and the sandbox a code benchmark's
+programs ran in when it is not bubblewrap (`sandbox`: a reply that opens a socket fails in bubblewrap and passes
+unsandboxed). What is not: where the
 data file lies, how requests travel (base URL, concurrency, timeouts, retries, batch API), prices and
 the budget, the shard (it is in the run directory's name), and the attribute accuracy intervals are
 clustered by (`cluster`: a reporting choice, recorded in the manifest and results.json).
@@ -31,6 +33,8 @@ DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benc
 
 NO_CLUSTER = "none"  # RunSpec.cluster: every item its own cluster, whatever the benchmark's default
 Mode = Literal["generate", "logprob"]
+Sandbox = Literal["bubblewrap", "unsafe"]  # what runs a code benchmark's programs (scoring/execute/sandbox.py)
+DEFAULT_SANDBOX: Sandbox = "bubblewrap"  # not in the run id: the ids of runs before the sandbox entered it
 JsonScalar = str | int | float | bool | None
 OptionValue = JsonScalar | list[str]
 
@@ -213,11 +217,16 @@ class RunSpec(_Record):
     # the item attribute accuracy intervals are clustered by (category, subcategory, metadata.KEY), "none": items
     # alone; None: the benchmark's own (resolved, e.g. MMLU-Pro's metadata.src). Not in the run id
     cluster: str | None = None
-    # run model code without a sandbox when none is available (--unsafe-exec; code benchmarks). Recorded in the
-    # manifest, not in the run id: where the sandbox works it changes nothing, and a run's scores do not depend on it
+    # run model code without a sandbox when none is available (--unsafe-exec; code benchmarks). Not in the run id
+    # itself: what it changes is `sandbox`, the one the programs ran in
     unsafe_exec: bool = False
+    # what runs the programs of a run that executes code (code benchmarks), resolved: bubblewrap where it works, else
+    # unsafe under --unsafe-exec; None for a run that executes nothing. In the run id when not bubblewrap: verdicts
+    # differ (a program that opens a socket fails in bubblewrap, passes unsandboxed)
+    sandbox: Sandbox | None = None
     # stop once the comparison with a baseline is decided (`--stop-when-decided`); not in the run id: the items asked
-    # are scored as in a full run, and the same command without it asks the rest
+    # are scored as in a full run, and the same command without it asks the rest. A run it stopped is recorded as
+    # partial (its manifest's `sequential`): the history keeps the complete run apart, and never ranks a partial one
     stop_when: StopRule | None = None
     # another run's samples, its truncated ones asked again (`--retry-truncated`); in the run id when set (its run id
     # and budget, not its directory): the retry's samples are not those of a fresh run at the larger budget
@@ -256,6 +265,8 @@ class RunSpec(_Record):
         identity = {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
                     "scorer": scorer, "generation": generation, "epochs": self.epochs,
                     "judge": self.judge.identity() if self.judge is not None else None}
+        if self.sandbox not in (None, DEFAULT_SANDBOX):  # unsandboxed: other verdicts; every other run keeps its id
+            identity["sandbox"] = self.sandbox
         if self.retry_of is not None:  # in the id only when set: every other run keeps its id
             identity["retry_of"] = {"run_id": self.retry_of.run_id, "max_tokens": self.retry_of.max_tokens}
         return identity

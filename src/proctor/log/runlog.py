@@ -50,7 +50,7 @@ from .provenance import (
     migrate_manifest,
 )
 from .sampleindex import SampleIndex
-from .sequential import SequentialRecord
+from .sequential import Partial, SequentialRecord
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
@@ -439,6 +439,17 @@ class RunSettings(BaseModel):
 _SHADOWS = tuple(RunSettings.model_fields)
 
 
+def _sandbox_named(data: dict[str, Any]) -> dict[str, Any]:
+    """A spec written before the sandbox entered it (#47, main ee87dc3) given the sandbox its scorer recorded, so an
+    unsandboxed run reads as one (its label, its identity; its directory keeps its id: `run.runner.older_run_ids`)."""
+    spec, scorer = data.get("spec"), data.get("scorer")
+    if not (isinstance(spec, dict) and isinstance(scorer, dict)) or "sandbox" in spec:
+        return data
+    if scorer.get("sandbox") not in ("bubblewrap", "unsafe"):
+        return data
+    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"]}}
+
+
 def _v5(data: dict[str, Any]) -> dict[str, Any]:
     """A v2-v4 manifest in the v5 shape: the settings kept beside the spec (at the top level and in the scorer
     record) dropped where a spec holds them, gathered into `settings` where none does."""
@@ -495,6 +506,7 @@ class Manifest(BaseModel):
             return data
         if int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
             data = migrate_manifest(data)
+        data = _sandbox_named(data)
         return _v5(data) if any(k in data for k in _SHADOWS) or isinstance(data.get("scorer"), dict) and any(
             k in data["scorer"] for k in SCORER_SETTINGS) else data
 
@@ -503,6 +515,11 @@ class Manifest(BaseModel):
         if self.spec is not None and self.settings is not None:
             raise ValueError("settings: a run with a spec keeps its settings in the spec alone")
         return self
+
+    @property
+    def partial(self) -> Partial | None:
+        """How far a run `--stop-when-decided` stopped early got (None: a complete run): not the complete run."""
+        return self.sequential.partial if self.sequential is not None else None
 
     # ---- the run's settings, read from the spec (or `settings`): derived, read-only
 
