@@ -23,6 +23,7 @@ from .tools import ToolCall, ToolChoice, ToolDef
 class Capability(StrEnum):
     GENERATE = "generate"
     LOGLIKELIHOOD = "loglikelihood"
+    TOOLS = "tools"  # reads a request's tools and returns the reply's calls (GenerateRequest.tools)
 
 
 @dataclass(frozen=True)
@@ -276,6 +277,7 @@ class Model(Protocol):
 _WHAT_IT_TAKES = {
     Capability.GENERATE: "a generation run or a judge asks the model for text",
     Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
+    Capability.TOOLS: "an agent offers the model tools and runs the calls it makes",
 }
 
 
