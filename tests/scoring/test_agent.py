@@ -15,8 +15,9 @@ from proctor.core.model import Capability, GenerateRequest, Generation, Message,
 from proctor.core.spec import AgentLimits
 from proctor.core.tools import ToolCall, ToolChoice
 from proctor.core.trajectory import Trajectory
+from proctor.log.runlog import Outcome
 from proctor.models.openai import OpenAIModel
-from proctor.scoring.agent import Agent, Tool, cut, python_tool
+from proctor.scoring.agent import Agent, Tool, cut, python_tool, stop_outcome
 from proctor.testing import LocalServer, serve
 from proctor.util.errors import CapabilityError
 
@@ -171,6 +172,13 @@ def test_the_token_limit_and_the_wall_time_stop_it() -> None:
 def test_a_failed_model_request_ends_the_trajectory_as_model_error() -> None:
     t = run(FakeModel(lambda r: Generation(error="HTTP 500")), TOOLS)
     assert (t.stop, t.stop_detail, len(t.turns)) == ("model_error", "HTTP 500", 1)
+    assert stop_outcome(t) is Outcome.ERROR
+
+
+def test_a_limit_is_a_truncated_sample_and_an_answer_is_the_scorers() -> None:
+    limited = run(FakeModel(lambda r: calls(("math.add", '{"a": 1}'))), TOOLS, AgentLimits(max_turns=2))
+    answered = run(FakeModel(once_then_answer(("math.add", '{"a": 1}'))), TOOLS)
+    assert (stop_outcome(limited), stop_outcome(answered)) == (Outcome.TRUNCATED, None)
 
 
 def test_each_turn_is_handed_over_as_it_ends() -> None:

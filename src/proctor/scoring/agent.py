@@ -25,7 +25,8 @@ from typing import Any
 from ..core.model import Capability, GenerateRequest, Generation, GenerationSpec, Message, Model, require
 from ..core.spec import AgentLimits
 from ..core.tools import ToolCall, ToolChoice, ToolDef, call_problem, parsed_arguments
-from ..core.trajectory import AgentStop, ToolResult, Trajectory, Turn
+from ..core.trajectory import LIMIT_STOPS, AgentStop, ToolResult, Trajectory, Turn
+from ..log.runlog import Outcome
 
 
 @dataclass(frozen=True)
@@ -245,10 +246,19 @@ class Agent:
         return stop
 
 
+def stop_outcome(t: Trajectory) -> Outcome | None:
+    """The sample's outcome when its trajectory ended without an answer: a limit is `truncated` (no answer, as a
+    token limit is; `--truncated-as` decides, and `trajectory.stop` names the limit), a failed request `error`;
+    None when the model answered (the scorer reads the answer)."""
+    if t.stop in LIMIT_STOPS:
+        return Outcome.TRUNCATED
+    return Outcome.ERROR if t.stop == "model_error" else None
+
+
 def _turn_of(g: Generation, index: int, began: float) -> Turn:
     return Turn(index=index, text=g.text, reasoning=g.reasoning, tool_calls=list(g.tool_calls),
                 finish_reason=g.finish_reason, input_tokens=g.input_tokens, output_tokens=g.output_tokens,
                 latency_s=g.latency_s, started_s=max(0.0, began), error=g.error, cached=g.cached)
 
 
-__all__ = ["Agent", "OnTurn", "Tool", "cut", "python_tool", "run_call"]
+__all__ = ["Agent", "OnTurn", "Tool", "cut", "python_tool", "run_call", "stop_outcome"]
