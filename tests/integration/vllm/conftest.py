@@ -93,7 +93,7 @@ def _start(name: str, model_dir: Path, log: Path) -> VLLMServer:
             # is never parsed. Structured outputs without free whitespace: a random model forced into a JSON object
             # otherwise writes newlines until its token limit
             "--enable-auto-tool-choice", "--tool-call-parser", "pythonic",
-            "--structured-outputs-config", '{"disable_any_whitespace": true}']
+            "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}']
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING",
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     with log.open("wb") as out:
