@@ -117,6 +117,28 @@ def test_a_tool_that_raises_is_its_error() -> None:
     assert t.turns[0].results[0].status == "error" and "disk on fire" in t.turns[0].results[0].content
 
 
+def test_a_tool_that_exits_or_returns_the_unprintable_is_an_error_not_a_crash() -> None:
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+        __str__ = __repr__
+
+    def leave() -> None:
+        raise SystemExit(3)
+
+    def odd() -> Unprintable:
+        return Unprintable()
+
+    def raw() -> bytes:
+        return b"\xff\xfeok"
+
+    t = run(FakeModel(once_then_answer(("leave", ""), ("odd", ""), ("raw", ""))),
+            [python_tool(leave), python_tool(odd), python_tool(raw)])
+    assert [r.status for r in t.turns[0].results] == ["error", "error", "ok"]
+    assert "SystemExit" in t.turns[0].results[0].content and t.turns[0].results[2].content.endswith("ok")
+
+
 def test_a_tool_that_hangs_is_stopped_at_its_time_limit() -> None:
     def hang() -> str:
         time.sleep(3600)

@@ -59,7 +59,10 @@ def python_tool(fn: Callable[..., Any], *, name: str | None = None, description:
     """`fn` as a tool: its name, its docstring's first paragraph and a schema read from its signature (keyword
     parameters; those without a default required), each of which may be given instead."""
     if parameters is None:
-        hints = typing.get_type_hints(fn)
+        try:
+            hints = typing.get_type_hints(fn)
+        except Exception:  # noqa: BLE001 - a name the hints cannot resolve (a local class): any value, then
+            hints = {}
         props, required = {}, []
         for p in inspect.signature(fn).parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
