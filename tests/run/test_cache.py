@@ -91,7 +91,7 @@ def test_each_agent_turn_is_cached_by_its_conversation_and_replayed_with_its_cal
     """An agent over the cache (scoring.agent): a second run of the same trajectory asks the model nothing, and
     its turns come back with their calls, so the tools run as before."""
 
-    from proctor.core.model import Capability, GenerateRequest, Generation, Message, ModelBase
+    from proctor.core.model import Capability, Generation, Message, ModelBase
     from proctor.core.tools import ToolCall
     from proctor.scoring.agent import Agent, python_tool
 
