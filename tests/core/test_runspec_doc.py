@@ -15,6 +15,7 @@ from pydantic import BaseModel, SecretStr
 
 from proctor.analysis.comparable import not_comparable
 from proctor.core.spec import (
+    AgentLimits,
     Budget,
     DatasetRef,
     GenerationSpec,
@@ -119,6 +120,7 @@ CHANGED: dict[str, Any] = {
     "resolved": False,
     "stop_when": StopRule(baseline="runs/base", max_drop=0.05),
     "retry_of": RetryOf(run="runs/first", run_id="0123456789ab", max_tokens=512),
+    "agent": AgentLimits(max_turns=5),
 }
 
 

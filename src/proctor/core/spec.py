@@ -202,6 +202,19 @@ class RetryOf(_Record):
     max_tokens: int | None = None  # the first run's budget
 
 
+class AgentLimits(_Record):
+    """What stops a sample that is a conversation with tools (`proctor.scoring.agent`; docs/agents.md): each limit
+    a named end of its trajectory (`core.trajectory.AgentStop`). In the run id when set: a limit decides which
+    samples end without an answer, and a tool's time limit or cut decides what the model reads."""
+
+    max_turns: int = Field(default=20, ge=1)  # model turns (requests) in one trajectory
+    max_tool_calls: int = Field(default=100, ge=1)  # calls run over the trajectory; a reply past it runs what fits
+    max_tokens: int | None = Field(default=None, ge=1)  # input + output tokens over every turn (None: no limit)
+    wall_time_s: float | None = Field(default=600.0, gt=0)  # seconds for the trajectory, tools included
+    tool_timeout_s: float = Field(default=30.0, gt=0)  # seconds one call may run before it is stopped
+    max_result_bytes: int = Field(default=65536, ge=1)  # a result longer than this (UTF-8) is cut, and says so
+
+
 class RunSpec(_Record):
     """One evaluation: data, model, scorer, generation, epochs, shard, judge, prices and budget."""
 
@@ -231,6 +244,8 @@ class RunSpec(_Record):
     # another run's samples, its truncated ones asked again (`--retry-truncated`); in the run id when set (its run id
     # and budget, not its directory): the retry's samples are not those of a fresh run at the larger budget
     retry_of: RetryOf | None = None
+    # the limits of a benchmark whose samples are conversations with tools (docs/agents.md); in the run id when set
+    agent: AgentLimits | None = None
     resolved: bool = False  # set by proctor.run.pipeline.resolve: defaults applied, content hash known
 
     @field_validator("cluster")
@@ -269,6 +284,8 @@ class RunSpec(_Record):
             identity["sandbox"] = self.sandbox
         if self.retry_of is not None:  # in the id only when set: every other run keeps its id
             identity["retry_of"] = {"run_id": self.retry_of.run_id, "max_tokens": self.retry_of.max_tokens}
+        if self.agent is not None:  # likewise: a run without tools keeps its id
+            identity["agent"] = self.agent.model_dump(mode="json")
         return identity
 
     def run_id(self) -> str:
@@ -290,5 +307,5 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-__all__ = ["Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RetryOf", "RunSpec",
+__all__ = ["AgentLimits", "Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RetryOf", "RunSpec",
            "ScorerSpec", "ShardSpec", "StopRule", "canonical_json"]

@@ -33,6 +33,7 @@ from pydantic import (
 
 from ..core.results import Results
 from ..core.spec import GenerationSpec, Money, RunSpec
+from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
@@ -361,6 +362,9 @@ class Sample(_Log):
     # attempt's record, as the run it was copied from logged it (also kept, earlier, in samples.jsonl). Absent from
     # every other sample
     first_attempt: FirstAttempt | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a sample that is a conversation with tools (core.trajectory, docs/agents.md): every turn, call and result.
+    # Absent from every other sample
+    trajectory: Trajectory | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _score_agrees(self) -> Sample:

@@ -68,6 +68,8 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
             setting["judge_settings"] = _present(judge.settings.as_dict())
         if options := judge.identity()["options"]:
             setting["judge_options"] = options
+    if spec.agent is not None:  # the limits a trajectory runs under (docs/agents.md)
+        setting["agent"] = spec.agent.model_dump(mode="json")
     return setting
 
 

@@ -33,6 +33,7 @@ from typing import Any, Self, TypeVar
 
 from ..core.model import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..core.results import MetricBlock
+from ..core.tools import ToolCall
 from ..log.runlog import SCORED_OUTCOMES, Manifest, Outcome, RunLog, Sample
 from ..log.sequential import Partial
 from ..log.setting import run_setting, setting_key, setting_label
@@ -135,13 +136,16 @@ def _encode(response: Response) -> tuple[str, str]:
     kind = "generate" if isinstance(response, Generation) else "loglikelihood"
     if not isinstance(response, Generation | Loglikelihood):
         raise TypeError(f"not a model response: {type(response).__name__}")
-    return kind, _canonical({k: v for k, v in dataclasses.asdict(response).items() if k != "cached"})
+    fields = dataclasses.asdict(response).items()  # no calls: the value stored as before tool calling
+    return kind, _canonical({k: v for k, v in fields if k != "cached" and not (k == "tool_calls" and not v)})
 
 
 def _decode(kind: str, value: str) -> Response:
     cls = _KINDS[kind]
     data = json.loads(value)
     names = {f.name for f in dataclasses.fields(cls)}
+    if data.get("tool_calls"):  # a reply's calls come back as the records they were
+        data["tool_calls"] = tuple(ToolCall(**c) for c in data["tool_calls"])
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
