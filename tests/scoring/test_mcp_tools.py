@@ -97,6 +97,14 @@ def test_a_server_that_dies_mid_run_is_the_calls_error_and_every_later_calls() -
     assert "the MCP server is gone" in t.turns[1].results[0].content and t.stop == "answered"
 
 
+def test_a_result_of_50_mb_is_a_timeout_not_a_hang() -> None:
+    """The SDK reads a whole stdio line before proctor sees it, slower as it grows: the call times out."""
+    t0 = time.monotonic()
+    t = run(STDIO, scripted([("t.flood", {"size": 50_000_000})]), AgentLimits(tool_timeout_s=1))
+    assert [r.status for r in t.turns[0].results] == ["timeout"] and t.stop == "answered"
+    assert time.monotonic() - t0 < 40
+
+
 @pytest.mark.parametrize(("command", "says"), [
     (("/no/such/server",), "did not start"),
     ((sys.executable, "-c", "import sys; print('cannot start', file=sys.stderr); sys.exit(1)"), "did not start"),
