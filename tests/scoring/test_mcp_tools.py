@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
+@contextmanager
+def http_server() -> Iterator[str]:
+    """tests/scoring/mcp_server.py over streamable HTTP on 127.0.0.1 (a port of its own); its URL."""
     port = _free_port()
     proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -150,6 +152,12 @@ def http_url() -> Iterator[str]:
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    with http_server() as url:
+        yield url
 
 
 def test_over_http_tools_are_listed_and_called_through_the_stand_in_model(http_url: str) -> None:
@@ -175,6 +183,15 @@ def test_over_http_a_hang_is_stopped(http_url: str) -> None:
     t = run(McpServer(url=http_url), scripted([("hang", {"seconds": 60})], [("echo", {"text": "y"})]),
                AgentLimits(tool_timeout_s=0.5))
     assert [r.status for turn in t.turns[:2] for r in turn.results] == ["timeout", "ok"]
+
+
+def test_over_http_a_server_that_dies_mid_run_is_the_calls_error_not_a_crash() -> None:
+    """The SDK's HTTP transport fails in its own task group when the server goes: that ends the connection's
+    task, never the agent's (the trajectory is played to its end)."""
+    with http_server() as url:
+        t = run(McpServer(url=url), scripted([("die", {})], [("echo", {"text": "x"})]))
+    assert [r.status for turn in t.turns[:2] for r in turn.results] == ["error", "error"]
+    assert "the MCP server is gone" in t.turns[1].results[0].content and t.stop == "answered"
 
 
 def test_a_url_nobody_serves_is_one_line() -> None:

@@ -16,7 +16,7 @@ import asyncio
 import json
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
@@ -152,25 +152,41 @@ def _tool(client: Client, server: McpServer, listed: Any) -> Tool:
             return ToolOutput(f"the MCP server {what}: {e.error.message[:500]}", error=True)
         except ValidationError as e:
             return ToolOutput(f"the MCP server's reply is not a tool result: {_why(e)}", error=True)
-        except (OSError, EOFError) as e:
+        except Exception as e:  # noqa: BLE001 - the connection broke under the call (anyio's closed streams, OSError)
             return ToolOutput(f"the MCP server is gone: {_why(e)}", error=True)
 
     definition = ToolDef(server.prefix + name, listed.description or "", dict(listed.input_schema))
     return Tool(definition, call)
 
 
+async def _hold(server: McpServer, errlog: TextIO, ready: asyncio.Future[tuple[Client, list[Any]]],
+                stop: asyncio.Event) -> None:
+    """Open the connection, hand over the client and its tools, keep it until `stop`, close it: all in this one
+    task, so that a transport that fails mid-run (an HTTP server gone) ends this task and not the agent's."""
+    mcp = _import_mcp()
+    try:
+        async with mcp.Client(_transport(server, errlog), cache=None) as client:
+            ready.set_result((client, await _listed(client)))
+            await stop.wait()
+    except Exception as e:  # noqa: BLE001 - before `ready`: the start's failure; after it: the calls say so
+        if not ready.done():
+            ready.set_exception(e)
+
+
 @asynccontextmanager
 async def mcp_tools(server: McpServer) -> AsyncIterator[list[Tool]]:
-    """Open `server`, yield its tools for an `Agent`, close it (a stdio server's process ended) on exit. Open
-    and close it in the same task; one connection serves any number of trajectories in turn."""
-    mcp = _import_mcp()
+    """Open `server`, yield its tools for an `Agent`, close it (a stdio server's process ended) on exit. One
+    connection serves any number of trajectories in turn."""
+    _import_mcp()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
         errlog = cast(TextIO, log)
-        async with AsyncExitStack() as stack:
+        ready: asyncio.Future[tuple[Client, list[Any]]] = asyncio.get_running_loop().create_future()
+        stop = asyncio.Event()
+        holder = asyncio.create_task(_hold(server, errlog, ready, stop), name="proctor-mcp")
+        try:
             try:
                 async with asyncio.timeout(server.start_timeout_s):
-                    client = await stack.enter_async_context(mcp.Client(_transport(server, errlog), cache=None))
-                    listed = await _listed(client)
+                    client, listed = await asyncio.shield(ready)
             except TimeoutError:
                 raise McpServerError(f"MCP server {server.label}: no tool list within {server.start_timeout_s:g}s"
                                      f"{_tail(errlog)}") from None
@@ -179,6 +195,11 @@ async def mcp_tools(server: McpServer) -> AsyncIterator[list[Tool]]:
             except Exception as e:  # noqa: BLE001 - whatever the SDK raises when a server fails to start
                 raise McpServerError(f"MCP server {server.label}: did not start: {_why(e)}{_tail(errlog)}") from None
             yield [_tool(client, server, t) for t in listed]
+        finally:
+            stop.set()
+            if not ready.done():
+                holder.cancel()
+            await asyncio.gather(holder, return_exceptions=True)
 
 
 __all__ = ["McpServer", "McpServerError", "mcp_tools", "output_of"]
