@@ -4,7 +4,6 @@ onto seed-001 Questions as its `fields` declare; every row that cannot be mapped
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 from typing import Any
 
