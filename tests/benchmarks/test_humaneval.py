@@ -90,8 +90,9 @@ def test_mbpp_rows_give_one_test_per_assert() -> None:
                   "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]}])
     item = question_to_item(mbpp.to_questions(rows)[0], mbpp.NAME)
     assert item.metadata["entry_point"] == "add"
-    assert mbpp.MbppTests().tests(item) == [("test 1", "import math\nassert add(1, 2) == 3"),
-                                            ("test 2", "import math\nassert add(2, 2) == 4")]
+    assert mbpp.MbppTests().tests(item) == [("test 1", "assert add(1, 2) == 3"), ("test 2", "assert add(2, 2) == 4")]
+    assert mbpp.MbppTests(test_imports=True).tests(item) == [("test 1", "import math\nassert add(1, 2) == 3"),
+                                                             ("test 2", "import math\nassert add(2, 2) == 4")]
     assert item.prompt == '"""\nWrite a function to add two numbers.\nassert add(1, 2) == 3\n"""\n'
 
 
