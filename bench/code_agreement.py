@@ -183,7 +183,10 @@ def lcb_jobs(upstream: Path) -> tuple[list[tuple[Item, Case]], Callable[[Item, C
                                               "outputs": [t["output"] for t in tests],
                                               "fn_name": item.metadata["func_name"]})}
         code = lcb.extract_code(case[1]).text  # lcb_runner's extract_code (the same rule)
-        results, _ = check_correctness(sample, code, 6, debug=False)
+        try:  # as its evaluate_generations_by_problem: a process killed at the global timeout leaves no metadata
+            results, _ = check_correctness(sample, code, 6, debug=False)
+        except Exception:  # noqa: BLE001 - lcb_runner counts any as a failure (-5, TestRunnerError)
+            return False
         return all((r is True) or (not isinstance(r, bool) and r > 0) for r in results)
     return jobs, reference
 
