@@ -16,7 +16,8 @@ the authors' limits), then the benchmark's tests run in bubblewrap. Both `--exec
 
     PYTHONPATH=src:../shared/upstream/LiveCodeBench python bench/code_agreement.py [--problems 6] [--upstream DIR]
 
-Prints the counts per harness and case, every disagreement; exit 1 on any under the authors' limits. The hostile
+Prints the counts per harness and case, every disagreement; exit 1 on any under the authors' limits that the
+sample does not mark as the sandbox's containment (`beyond_authors`: a limit the authors' harness does not set). The hostile
 cases are ones the authors' harnesses survive unsandboxed (they run on this machine as they run for their users).
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -74,8 +76,10 @@ def cases(solution: str, fenced: bool = False) -> list[Case]:
     return out
 
 
-def proctor(bench: CodeTests, jobs: list[tuple[Item, Case]], completion: bool, exec_limits: str) -> list[bool]:
-    """The pipeline's verdicts: `code_text` (is a cut-off reply run?), the benchmark's code, the sandbox."""
+def proctor(bench: CodeTests, jobs: list[tuple[Item, Case]], completion: bool,
+            exec_limits: str) -> list[tuple[bool, bool]]:
+    """The pipeline's verdicts: `code_text` (is a cut-off reply run?), the benchmark's code, the sandbox; each with
+    whether a limit of the sandbox's containment stopped it (`beyond_authors`)."""
     bench = configured(bench, exec_limits)  # type: ignore[arg-type]
     scorer = CodeScorer("x", bench, sandbox_for(False))
     runs: list[tuple[int, Item, Code]] = []
@@ -83,9 +87,9 @@ def proctor(bench: CodeTests, jobs: list[tuple[Item, Case]], completion: bool, e
         final = scorer.code_text(Generation(text=text, finish_reason=finish))
         if final is not None:
             runs.append((i, item, bench.code(item, final, completion)))
-    out = [False] * len(jobs)
+    out = [(False, False)] * len(jobs)
     for (i, _, _), v in zip(runs, execute(scorer.runner, bench, [(it, c) for _, it, c in runs])):
-        out[i] = v.outcome.value == "correct"
+        out[i] = (v.outcome.value == "correct", v.details.get("beyond_authors") is True)
     return out
 
 
@@ -194,27 +198,38 @@ def lcb_jobs(upstream: Path) -> tuple[list[tuple[Item, Case]], Callable[[Item, C
 def compare(name: str, bench: CodeTests, jobs: list[tuple[Item, Case]], reference: Callable[[Item, Case], bool],
             completion: bool) -> int:
     start = time.monotonic()
-    with ThreadPoolExecutor(4) as pool:  # each reference check starts a process of its own
-        theirs = list(pool.map(lambda j: reference(*j), jobs))
+    saved = os.dup(1)  # the programs' output (lcb_runner lets functional programs print to its own stdout)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        with ThreadPoolExecutor(4) as pool:  # each reference check starts a process of its own
+            theirs = list(pool.map(lambda j: reference(*j), jobs))
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(devnull)
     ref_s = time.monotonic() - start
     ours = {limits: proctor(bench, jobs, completion, limits) for limits in ("authors", "proctor")}
     print(f"{name}: {len(jobs)} replies; the authors' harness {ref_s:.0f} s")
     counts: dict[str, list[int]] = {}
-    bad = 0
-    for (item, case), ref, authors, strict in zip(jobs, theirs, ours["authors"], ours["proctor"]):
+    bad = contained = 0
+    for (item, case), ref, (authors, beyond), (strict, _) in zip(jobs, theirs, ours["authors"], ours["proctor"]):
         c = counts.setdefault(case[0], [0, 0, 0, 0])
         c[0] += 1
         c[1] += ref
         c[2] += ref == authors
         c[3] += ref == strict
         if ref != authors:
-            bad += 1
-            print(f"  DIFF {item.identifier} {case[0]}: authors' {ref}, proctor {authors}")
+            kind = "CONTAINED (beyond_authors: the sandbox's limit, recorded)" if beyond else "DIFF"
+            contained += beyond
+            bad += not beyond
+            print(f"  {kind} {item.identifier} {case[0]}: authors' {ref}, proctor {authors}")
     for case_name, (n, passed, agree, agree_strict) in counts.items():
         print(f"  {case_name:30s} n={n:3d}  passed={passed:3d}  agree={agree}/{n}  (--exec-limits proctor: "
               f"{agree_strict}/{n})")
     total = sum(c[0] for c in counts.values())
-    print(f"  agreement: {total - bad}/{total}  (--exec-limits proctor: {sum(c[3] for c in counts.values())}/{total})")
+    print(f"  agreement: {total - bad - contained}/{total}, {contained} stopped by the containment and marked so, "
+          f"{bad} unexplained  (--exec-limits proctor: {sum(c[3] for c in counts.values())}/{total})")
     return bad
 
 

