@@ -140,4 +140,4 @@ def test_exec_limits_change_the_verdict_and_the_run_id(bwrap, tmp_path: Path, ca
     capsys.readouterr()
     assert main([*base, "--test-imports", "-o", str(tmp_path / "imports")]) == 2  # HumanEval's tests have none
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "test_imports" in err[0] and "Traceback" not in err[0]
+    assert len(err) == 1 and "--test-imports: humaneval" in err[0] and "Traceback" not in err[0]
