@@ -276,6 +276,9 @@ class ExecutionDetails(_Details):
     wall_s: float | None = None
     sandbox: str | None = None  # "bubblewrap", or "unsafe" (--unsafe-exec: no sandbox)
     code_from: str | None = None  # how the code was taken from the reply: "fenced", "function", "body", "completion"
+    exec_limits: str | None = None  # whose limits it ran under: "authors" (the default) or "proctor" (--exec-limits)
+    # True: under the authors' limits, a limit of the sandbox's containment stopped it, which their harness does not set
+    beyond_authors: bool | None = None
 
 
 def _details_kind(value: Any) -> str:

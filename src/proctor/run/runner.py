@@ -55,7 +55,7 @@ from ..metrics.money import Price, sample_cost
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
 from ..scoring.execute.sandbox import INSTALL_HINT, Runner, Unsafe, sandbox_for
-from ..scoring.execute.scorer import CodeScorer
+from ..scoring.execute.scorer import CodeScorer, configured
 from ..scoring.judge import JUDGE_SETTINGS, JudgeScorer, judge_usages
 from ..scoring.reasoning import unsupported_settings
 from ..scoring.scorers import GenerationScorer
@@ -128,8 +128,8 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return task.scorer
     s = _resolved(spec).scorer
     if task.code is not None and s.mode != "logprob":  # a code benchmark: its answers are run (sandboxed)
-        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], task.code, code_runner(spec), spec.generation,
-                          spec.epochs)
+        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], configured(task.code, s.exec_limits, s.test_imports),
+                          code_runner(spec), spec.generation, spec.epochs)
     if s.mode == "logprob":
         if task.items and all(is_suite_item(it) for it in task.items):
             return SuiteScorer()
