@@ -454,7 +454,18 @@ def _sandbox_named(data: dict[str, Any]) -> dict[str, Any]:
         return data
     if scorer.get("sandbox") not in ("bubblewrap", "unsafe"):
         return data
-    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"]}}
+    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"], "scorer": _limits_named(spec)}}
+
+
+def _limits_named(spec: dict[str, Any]) -> Any:
+    """A code run's scorer from before the authors' limits (#49): it ran under proctor's, MBPP's with its test
+    imports (`run.runner.older_run_ids` keeps its id)."""
+    scorer = spec.get("scorer")
+    if not isinstance(scorer, dict) or "exec_limits" in scorer:
+        return scorer
+    dataset = spec.get("dataset")
+    mbpp = isinstance(dataset, dict) and dataset.get("name") == "mbpp"
+    return {**scorer, "exec_limits": "proctor", **({"test_imports": True} if mbpp else {})}
 
 
 def _v5(data: dict[str, Any]) -> dict[str, Any]:

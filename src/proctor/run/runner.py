@@ -30,7 +30,7 @@ from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
 from ..core.results import Results
-from ..core.spec import DEFAULT_SANDBOX, RunSpec
+from ..core.spec import RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
@@ -365,14 +365,24 @@ def older_run_ids(spec: RunSpec, task: Task) -> dict[str, bool]:
     them."""
     unnamed = unnamed_kind(spec, task)
     out: dict[str, bool] = {}
-    if spec.sandbox not in (None, DEFAULT_SANDBOX):  # unsandboxed, before the sandbox entered the id (ee87dc3)
-        out[spec.model_copy(update={"sandbox": None}).run_id()] = False
+    if (before := before_exec_limits(spec)) is not None:  # a code run before its sandbox and limits entered the id
+        out[before.run_id()] = False
     for base in (spec, unnamed) if unnamed is not None else (spec,):
         if base is not spec:
             out.setdefault(base.run_id(), False)
         if (before_fewshot := base.legacy_run_id()) is not None:
             out.setdefault(before_fewshot, True)
     return out
+
+
+def before_exec_limits(spec: RunSpec) -> RunSpec | None:
+    """This code run as proctor identified it before #47/#49 (main ee87dc3): no sandbox, no execution limits in its
+    id — which it only was under proctor's limits (and MBPP's test imports); None for any other run."""
+    scorer = spec.scorer
+    if spec.sandbox is None or scorer.exec_limits != "proctor" or bool(scorer.test_imports) != (spec.dataset.name == "mbpp"):
+        return None
+    return spec.model_copy(update={"sandbox": None, "scorer": scorer.model_copy(
+        update={"exec_limits": None, "test_imports": None})})
 
 
 def unnamed_kind(spec: RunSpec, task: Task) -> RunSpec | None:
