@@ -1,0 +1,139 @@
+"""Graders under a time and a size budget: a reply no grader can read in time is that sample's named outcome.
+
+Every grader call on a model's reply (MathArena's parser, math-verify, IFEval's checkers, a reference rule's
+reader, a judge's verdict parser) goes through `within_budget`: a reply longer than `GRADER_MAX_CHARS` is not
+handed to the grader at all, and a grader still running after `GRADER_SECONDS` is stopped. Either way, and
+when the grader raises (a RecursionError on a reply nested 100,000 deep), the call raises `GaveUp`, which the
+scorer turns into the sample's verdict: `no_answer`, score 0, `extraction_rule` "grader-gave-up", the reason in
+`details.rejected` (`proctor.scoring.scorers.score_item`). The sample is written like any other, so a resume
+never grades it again.
+
+The time limit is one watchdog thread that raises `GraderTimeout` in the grading thread at its deadline
+(`PyThreadState_SetAsyncExc`): it works in the main thread and in the runner's worker threads alike (a signal
+works only in the main thread), leaves the graders' own `signal.alarm` timeouts (math-verify's) alone, and costs
+a lock and a notify per call (a few microseconds). It derives from
+BaseException, so a grader's `except Exception` cannot swallow it; it is raised again every half second until
+the call returns. It lands between two Python bytecodes: a single C call that never returns to Python (one
+enormous integer power) is not interrupted, which no grader proctor calls was found to do (the reproductions of
+issue 51 are all pure Python: sympy and MathArena's parser).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from ..util.errors import ProctorError
+
+T = TypeVar("T")
+
+GRADER_SECONDS = 30.0  # wall-clock seconds one grader call may take (a normal reply takes milliseconds)
+GRADER_MAX_CHARS = 1_000_000  # characters of reply a grader is given (a 250k-token reply; more is refused unread)
+GAVE_UP = "grader-gave-up"  # the extraction rule of a sample whose grader gave up
+_AGAIN_S = 0.5  # how often a swallowed GraderTimeout is raised again
+
+
+class GaveUp(Exception):
+    """A grader gave up on a reply (too long, too slow, or it raised): `why` says which, in a few words."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+class GraderTimeout(BaseException):
+    """Raised inside a grader that ran past its time (BaseException: `except Exception` cannot keep it)."""
+
+
+def within_budget(grader: str, call: Callable[..., T], *args: object, text: str,
+                  seconds: float | None = None) -> T:
+    """`call(*args)` when `text` (the reply it grades) is within GRADER_MAX_CHARS and it returns within
+    `seconds` (default GRADER_SECONDS); else `GaveUp`, as also when it raises anything but a ProctorError
+    (a grader that is not installed, say, still stops the run in one line)."""
+    if len(text) > GRADER_MAX_CHARS:
+        raise GaveUp(f"{grader}: reply of {len(text):,} characters, over the graders' {GRADER_MAX_CHARS:,}")
+    limit = GRADER_SECONDS if seconds is None else seconds
+    watch = _WATCHDOG.watch(limit)
+    try:
+        try:
+            result = call(*args)
+        finally:
+            _WATCHDOG.release(watch)  # after this nothing more is raised; one raised and not yet landed is withdrawn
+    except GraderTimeout:
+        raise GaveUp(f"{grader}: no verdict within {limit:g} s") from None
+    except (ProctorError, GaveUp):
+        raise
+    except Exception as e:  # noqa: BLE001 - a grader crashing on one reply (RecursionError, MemoryError, its own)
+        first = str(e).splitlines()[0][:120] if str(e) else ""
+        raise GaveUp(f"{grader}: raised {type(e).__name__}" + (f": {first}" if first else "")) from None
+    if watch.fired:  # it swallowed every GraderTimeout and returned anyway: its verdict is not taken
+        raise GaveUp(f"{grader}: no verdict within {limit:g} s")
+    return result
+
+
+class _Watch:
+    """One grader call being timed: its thread, its deadline, whether GraderTimeout was raised in it."""
+
+    __slots__ = ("deadline", "fired", "thread")
+
+    def __init__(self, thread: int, deadline: float) -> None:
+        self.thread, self.deadline, self.fired = thread, deadline, False
+
+
+class _Watchdog:
+    """One daemon thread for the process, raising GraderTimeout in each watched call's thread at its deadline
+    (and every half second after, until released). Watching a call costs a lock and a notify."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._watched: dict[int, _Watch] = {}
+        self._thread: threading.Thread | None = None
+
+    def watch(self, limit: float) -> _Watch:
+        w = _Watch(threading.get_ident(), time.monotonic() + limit)
+        with self._cond:
+            self._watched[id(w)] = w
+            if self._thread is None or not self._thread.is_alive():  # the first call, or a forked child
+                self._thread = threading.Thread(target=self._run, name="proctor-grader-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        return w
+
+    def release(self, w: _Watch) -> None:
+        """No GraderTimeout for `w` after this returns (one landing while it runs is caught and it runs again)."""
+        while True:
+            try:
+                with self._cond:
+                    self._watched.pop(id(w), None)
+                    if w.fired:
+                        _raise_in(w.thread, None)
+                return
+            except GraderTimeout:
+                continue
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for w in self._watched.values():
+                    if w.deadline <= now:
+                        w.fired = True
+                        _raise_in(w.thread, GraderTimeout)
+                        w.deadline = now + _AGAIN_S
+                soonest = min((w.deadline for w in self._watched.values()), default=None)
+                self._cond.wait(None if soonest is None else max(0.0, soonest - now))
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Raise `exc` in thread `thread_id` at its next bytecode (None: withdraw one set and not yet raised)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
+                                               ctypes.py_object(exc) if exc is not None else None)
+
+
+__all__ = ["GAVE_UP", "GRADER_MAX_CHARS", "GRADER_SECONDS", "GaveUp", "GraderTimeout", "within_budget"]
