@@ -21,10 +21,15 @@ issue 51 are all pure Python: sympy and MathArena's parser).
 from __future__ import annotations
 
 import ctypes
+import os
+import pickle
+import select
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import IO, Any, TypeVar
 
 from ..util.errors import ProctorError
 
@@ -49,13 +54,16 @@ class GraderTimeout(BaseException):
 
 
 def within_budget(grader: str, call: Callable[..., T], *args: object, text: str,
-                  seconds: float | None = None) -> T:
+                  seconds: float | None = None, isolate: bool = False) -> T:
     """`call(*args)` when `text` (the reply it grades) is within GRADER_MAX_CHARS and it returns within
     `seconds` (default GRADER_SECONDS); else `GaveUp`, as also when it raises anything but a ProctorError
-    (a grader that is not installed, say, still stops the run in one line)."""
+    (a grader that is not installed, say, still stops the run in one line). `isolate`: in the grader process
+    (`call` and `args` picklable), for graders whose arithmetic can run in C without returning to Python."""
     if len(text) > GRADER_MAX_CHARS:
         raise GaveUp(f"{grader}: reply of {len(text):,} characters, over the graders' {GRADER_MAX_CHARS:,}")
     limit = GRADER_SECONDS if seconds is None else seconds
+    if isolate:
+        return _ISOLATED.call(grader, limit, call, args)
     watch = _WATCHDOG.watch(limit)
     try:
         try:
@@ -128,6 +136,103 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+
+
+class _Isolated:
+    """One grader process (`python -c serve()`, this interpreter, this sys.path), started at its first call,
+    asked one call at a time over its stdin and stdout (length-prefixed pickles), killed and started afresh when a
+    call runs past its time: the computer-algebra graders' big-integer arithmetic (MathArena's parser on
+    `9^{9^{9}}`, a factorial of a million) runs in C, where no exception raised in a thread lands until it ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def call(self, grader: str, limit: float, call: Callable[..., T], args: tuple[object, ...]) -> T:
+        with self._lock:
+            proc = self._started()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                _send(proc.stdin, (call, args))
+                answer = _receive(proc.stdout, time.monotonic() + limit)
+            except (OSError, EOFError):
+                code = self._stop()
+                raise GaveUp(f"{grader}: its process ended (exit status {code})") from None
+            if answer is None:
+                self._stop()
+                raise GaveUp(f"{grader}: no verdict within {limit:g} s")
+        status, value = answer
+        if status == "ok":
+            result: T = value
+            return result
+        if status == "proctor":
+            raise ProctorError(value)
+        raise GaveUp(f"{grader}: raised {value}")
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # this proctor, not another
+        self._proc = subprocess.Popen([sys.executable, "-c", "from proctor.scoring.budget import serve; serve()"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        return self._proc
+
+    def _stop(self) -> int | None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+        return proc.returncode
+
+
+def _send(pipe: IO[bytes], value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    pipe.write(len(data).to_bytes(8, "little") + data)
+    pipe.flush()
+
+
+def _receive(pipe: IO[bytes], deadline: float | None = None) -> Any:
+    """The next value on `pipe`; None when nothing came before `deadline`; EOFError when the pipe closed."""
+    if deadline is not None:
+        ready, _, _ = select.select([pipe], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            return None
+    head = pipe.read(8)
+    if len(head) < 8:
+        raise EOFError
+    data = pipe.read(int.from_bytes(head, "little"))
+    return pickle.loads(data)  # from proctor's own grader process
+
+
+def serve() -> None:
+    """The grader process: run each call it is sent; answer ("ok", result), ("proctor", message) or ("raised",
+    what). What the graders print goes to stderr (stdout carries the answers)."""
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = os.fdopen(0, "rb")
+    while True:
+        try:
+            call, args = _receive(requests)
+        except EOFError:
+            return
+        try:
+            answer: tuple[str, Any] = ("ok", call(*args))
+        except ProctorError as e:
+            answer = ("proctor", str(e))
+        except Exception as e:  # noqa: BLE001 - a grader crashing on one reply: the caller's GaveUp
+            first = str(e).splitlines()[0][:120] if str(e) else ""
+            answer = ("raised", type(e).__name__ + (f": {first}" if first else ""))
+        try:
+            _send(answers, answer)
+        except (pickle.PicklingError, TypeError, AttributeError) as e:  # an answer that does not pickle
+            _send(answers, ("raised", f"an answer that does not pickle ({type(e).__name__})"))
+
+
+_ISOLATED = _Isolated()
 
 
 def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:

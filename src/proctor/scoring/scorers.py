@@ -151,7 +151,8 @@ def _budgeted(rule: AnswerRule, grade: Callable[..., Scored], item: Item, text: 
     """`grade(item, text, *more)`, the reference rule's verdict, within the graders' time and size budget
     (`proctor.scoring.budget`); a grader that gives up is the sample's `gave_up` verdict, never a crash or a hang."""
     try:
-        verdict: Scored = within_budget(rule.name, grade, item, text, *more, text=text)
+        # graders that compute (math-verify, MathArena: sympy's big integers) run in the grader process
+        verdict: Scored = within_budget(rule.name, grade, item, text, *more, text=text, isolate=rule.grade is not None)
     except GaveUp as e:
         return gave_up(rule, item, e.why)
     return verdict
