@@ -13,14 +13,16 @@ The time limit is one watchdog thread that raises `GraderTimeout` in the grading
 works only in the main thread), leaves the graders' own `signal.alarm` timeouts (math-verify's) alone, and costs
 a lock and a notify per call (a few microseconds). It derives from
 BaseException, so a grader's `except Exception` cannot swallow it; it is raised again every half second until
-the call returns. It lands between two Python bytecodes: a single C call that never returns to Python (one
-enormous integer power) is not interrupted, which no grader proctor calls was found to do (the reproductions of
-issue 51 are all pure Python: sympy and MathArena's parser).
+the call returns. It lands between two Python bytecodes, so a grader whose arithmetic runs in C (sympy's big
+integers under MathArena's parser and math-verify: `9^{9^{9}}`, `1000000!`) is run in a grader process instead
+(`isolate`), killed and started afresh when it runs past its time; the process costs its start (seconds: the
+graders' imports) once per run and a few milliseconds a call.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import pickle
 import select
@@ -39,6 +41,8 @@ GRADER_SECONDS = 30.0  # wall-clock seconds one grader call may take (a normal r
 GRADER_MAX_CHARS = 1_000_000  # characters of reply a grader is given (a 250k-token reply; more is refused unread)
 GAVE_UP = "grader-gave-up"  # the extraction rule of a sample whose grader gave up
 _AGAIN_S = 0.5  # how often a swallowed GraderTimeout is raised again
+START_SECONDS = 300.0  # how long the grader process may take to start (its imports), apart from any call's time
+_GRADERS = ("proctor.scoring.scorers", "math_verify", "matharena.parser")  # what the grader process imports first
 
 
 class GaveUp(Exception):
@@ -150,9 +154,9 @@ class _Isolated:
 
     def call(self, grader: str, limit: float, call: Callable[..., T], args: tuple[object, ...]) -> T:
         with self._lock:
-            proc = self._started()
-            assert proc.stdin is not None and proc.stdout is not None
             try:
+                proc = self._started()
+                assert proc.stdin is not None and proc.stdout is not None
                 _send(proc.stdin, (call, args))
                 answer = _receive(proc.stdout, time.monotonic() + limit)
             except (OSError, EOFError):
@@ -175,6 +179,9 @@ class _Isolated:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # this proctor, not another
         self._proc = subprocess.Popen([sys.executable, "-c", "from proctor.scoring.budget import serve; serve()"],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        assert self._proc.stdout is not None
+        if _receive(self._proc.stdout, time.monotonic() + START_SECONDS) != ("ready", None):  # its imports: not timed
+            raise EOFError
         return self._proc
 
     def _stop(self) -> int | None:
@@ -214,6 +221,12 @@ def serve() -> None:
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = os.fdopen(0, "rb")
+    for module in _GRADERS:  # imported before the first call is timed
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    _send(answers, ("ready", None))
     while True:
         try:
             call, args = _receive(requests)
