@@ -19,6 +19,7 @@ from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import score_item
 from proctor.util.errors import ProctorError
 from tests.benchmarks.benchmark_replay import run, script
+from tests.nltk_punkt import punkt_dir
 
 
 def _spin() -> None:
@@ -118,3 +119,45 @@ def test_a_run_over_hanging_replies_finishes_and_its_resume_grades_nothing_again
     monkeypatch.setattr(scorers, "within_budget", lambda *a, **k: calls.append(a))
     again = run(capsys, tmp_path, "aime-2026", data, model, "run")
     assert again.code == 0 and calls == [], again.err  # every sample is done: none graded again
+
+
+# ---------------------------------------------------------------- IFEval: a 100k-deep JSON reply, a 1M-sentence reply
+
+@pytest.fixture
+def punkt(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    import nltk
+
+    root = punkt_dir(tmp_path_factory.mktemp("nltk"))
+    monkeypatch.setattr(nltk.data, "path", [str(root), *nltk.data.path])
+    return root
+
+
+
+def test_ifeval_replies_its_checkers_crashed_on_are_each_a_named_outcome(
+        punkt: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A 100k-deep JSON reply was a RecursionError in lm-eval's json_format checker, a 1M-sentence reply stopped the
+    run through nltk; every resume crashed again on the cached reply. Now: no_answer, each instruction not followed,
+    the reason kept; the resume exits 0."""
+    rows = [{"key": i, "prompt": f"Reply in JSON {i}.", "instruction_id_list": [iid], "kwargs": [kw]}
+            for i, (iid, kw) in enumerate([("detectable_format:json_format", {}),
+                                            ("length_constraints:number_sentences",
+                                             {"relation": "less than", "num_sentences": 3}),
+                                            ("detectable_format:json_format", {})])]
+    data = tmp_path / "ifeval.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    replies = {"ifeval.0": "[" * 100_000 + "]" * 100_000, "ifeval.1": "It is. " * 1_000_000, "ifeval.2": '{"a": 1}'}
+    model = f"scripted:file={script(tmp_path / 'r.jsonl', 'ifeval', data, 'zero_shot', replies)}"
+    ran = run(capsys, tmp_path, "ifeval", data, model, "run")
+    assert ran.code == 0 and "Traceback" not in ran.err, ran.err
+    got = {k: (s["outcome"], s["extraction_rule"], s["details"].get("rejected")) for k, s in ran.samples.items()}
+    assert got["ifeval.0"] == ("no_answer", GAVE_UP, ("lm-eval-ifeval: raised RecursionError: maximum recursion "
+                                                     "depth exceeded while decoding a JSON array from a unicode string"))
+    assert got["ifeval.1"] == ("no_answer", GAVE_UP, ("lm-eval-ifeval: reply of 7,000,000 characters, over the "
+                                                     "graders' 1,000,000"))
+    assert got["ifeval.2"][0] == "correct"
+    assert ran.samples["ifeval.0"]["details"]["instructions"] == [
+        {"id": "detectable_format:json_format", "strict": False, "loose": False}]
+    metrics = json.loads((ran.run_dir / "results.json").read_text())["metrics"]
+    assert metrics["ifeval_prompt_level_strict_acc"]["n"] == 3  # counted, as the accuracy counts them
+    again = run(capsys, tmp_path, "ifeval", data, model, "run")
+    assert again.code == 0 and "Traceback" not in again.err, again.err
