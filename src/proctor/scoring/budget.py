@@ -215,9 +215,18 @@ def _receive(pipe: IO[bytes], deadline: float | None = None) -> Any:
     return pickle.loads(data)  # from proctor's own grader process
 
 
+def _die_with_parent() -> None:
+    """Linux: killed when proctor ends (a killed proctor must not leave a grader computing `9^{9^{9}}` for hours)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        return
+
+
 def serve() -> None:
     """The grader process: run each call it is sent; answer ("ok", result), ("proctor", message) or ("raised",
     what). What the graders print goes to stderr (stdout carries the answers)."""
+    _die_with_parent()
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = os.fdopen(0, "rb")
