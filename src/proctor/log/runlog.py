@@ -37,7 +37,7 @@ from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
-from ..util.textio import open_checked, read_text, write_json_atomic
+from ..util.textio import open_checked, read_record_text, refuse_special, write_json_atomic
 from .prompts import PROMPTS, HeadReader, prompt_text, writer_for
 from .provenance import (
     SCORER_SETTINGS,
@@ -810,6 +810,7 @@ def repair_torn_tail(path: Path) -> int:
 
     Only whole, newline-ended records are ever built upon; what was cut is reported on stderr.
     """
+    refuse_special(path)  # a FIFO or a device: one line, before the open
     try:
         with open(path, "r+b") as f:
             size = f.seek(0, os.SEEK_END)
@@ -965,7 +966,7 @@ def read_results(run_dir: str | Path) -> Results | None:
     path = Path(run_dir) / RESULTS
     if not path.exists():
         return None
-    text = read_text(path)
+    text = read_record_text(path)
     check_json_depth(text, path)  # before the parser recurses
     try:
         data = json.loads(text)
@@ -996,7 +997,7 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     mpath = d / MANIFEST
     if not mpath.exists():
         raise InputError.at(d, f"not a run directory (no {MANIFEST})")
-    text = read_text(mpath)
+    text = read_record_text(mpath)
     check_json_depth(text, mpath)  # before the parser recurses
     try:
         manifest = Manifest.model_validate(json.loads(text))
