@@ -12,14 +12,13 @@ from ..core.spec import RunSpec
 from ..log.runlog import Outcome, RunLog
 from ..util.errors import ProctorError
 from ..util.termsafe import plain
+from .fields import flag_for
 
 RetryTruncated = Annotated[str | None, typer.Option(
     "--retry-truncated", metavar="RUN", show_default=False, help=(
         "Ask RUN's truncated samples again with the larger --max-tokens, as a run of its own that keeps the "
         "first attempts in its log (RUN, a run directory or recorded run id, is not changed; default: none)."),
     rich_help_panel="Generation (--mode generate)")]
-
-_FLAG = {"generation": "a sampling flag (--temperature…)", "format": "--format"}
 
 
 def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[str, Any], backend: dict[str, Any],
@@ -31,11 +30,9 @@ def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[st
 
     if elsewhere is not None:
         raise ProctorError(f"--retry-truncated: not with {elsewhere} (it asks again within one whole run, here)")
-    given = eval_options(**flags)
-    plain_options = eval_options(max_tokens=flags.get("max_tokens"))
-    changed = sorted(k for k in type(given).model_fields if getattr(given, k) != getattr(plain_options, k))
+    changed = [name for name in eval_options(**flags).changed() if name != "max_tokens"]
     if datasets or model is not None or changed:
-        flags_named = [_FLAG.get(k, "--" + k.replace("_", "-")) for k in changed]
+        flags_named = [flag_for(k) for k in changed]
         named = [*(["DATASET"] if datasets else []), *(["--model"] if model is not None else []), *flags_named]
         raise ProctorError(f"--retry-truncated asks {run} again with its own settings: {', '.join(named)} cannot "
                            "be given with it (only --max-tokens, and where requests go: --base-url, --concurrency…)")
