@@ -358,6 +358,9 @@ def test_builtins_table() -> None:
         "bbh",
         "simpleqa-verified",
         "hle",
+        *(f"bfcl-{c}" for c in ("simple", "multiple", "parallel", "parallel-multiple", "simple-java",
+                                "simple-javascript", "live-simple", "live-multiple", "live-parallel",
+                                "live-parallel-multiple", "irrelevance", "live-irrelevance", "live-relevance")),
     ]
     assert BUILTINS["hle"].source.gated and not BUILTINS["simpleqa-verified"].source.gated
     assert BUILTINS["humaneval"].size == 164 and BUILTINS["mbpp"].source.config == "sanitized"

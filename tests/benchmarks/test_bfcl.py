@@ -16,22 +16,13 @@ import pytest
 from proctor.benchmarks import bfcl, load_task
 from proctor.cli import main
 from proctor.models.scripted import prompt_hash
+from tests.benchmarks.bfcl_rows import AREA, WEATHER, fn, write
 
 HAS_ORACLE = all(importlib.util.find_spec(m) for m in ("bfcl_eval", "tree_sitter", "tree_sitter_java",
                                                         "tree_sitter_javascript"))
 needs_oracle = pytest.mark.skipif(not HAS_ORACLE, reason="bfcl-eval (the oracle) is not installed: make setup-dev "
                                   "installs it --no-deps with tree-sitter")
 HAS_TREE_SITTER = all(importlib.util.find_spec(m) for m in ("tree_sitter", "tree_sitter_java"))
-
-
-def fn(name: str, props: dict[str, dict[str, Any]], required: list[str]) -> dict[str, Any]:
-    return {"name": name, "description": f"Does {name}.",
-            "parameters": {"type": "dict", "properties": props, "required": required}}
-
-
-AREA = fn("geo.area", {"base": {"type": "integer", "description": "The base."},
-                       "unit": {"type": "string", "description": "The unit.", "default": "m"}}, ["base"])
-WEATHER = fn("weather", {"city": {"type": "string", "description": "The city, é."}}, ["city"])
 
 
 def simple_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -44,18 +35,6 @@ def simple_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                for i in range(3)]
     answers.append({"id": "simple_python_3", "ground_truth": [{"weather": {"city": ["Oslo"]}}]})
     return questions, answers
-
-
-def write(folder: Path, category: str, questions: list[dict[str, Any]],
-          answers: list[dict[str, Any]] | None) -> Path:
-    """BFCL's layout: the question file, JSON Lines, with possible_answer/ beside it."""
-    path = folder / f"BFCL_v4_{category}.json"
-    folder.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(q) + "\n" for q in questions))
-    if answers is not None:
-        (folder / "possible_answer").mkdir(exist_ok=True)
-        (folder / "possible_answer" / path.name).write_text("".join(json.dumps(a) + "\n" for a in answers))
-    return path
 
 
 def test_items_keep_functions_and_possible_answers(tmp_path: Path) -> None:

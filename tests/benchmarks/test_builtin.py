@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from proctor.benchmarks import load_task
+from proctor.benchmarks.bfcl import CATEGORIES, PROMPTING
 from proctor.benchmarks.registry import BUILTINS
+from proctor.scoring.bfcl_ast import BFCL_RULE
 from proctor.scoring.extract import ANSWER_RULES
+from tests.benchmarks.bfcl_rows import category_file
 from tests.nltk_punkt import punkt_dir
 
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream"
@@ -32,13 +35,14 @@ EXPECTED: dict[str, dict[str, str | None]] = {
     "bbh": {"cot_fewshot": "lm-eval-bbh-cot-fewshot", "cot_zeroshot": "lm-eval-bbh-cot-zeroshot"},
     "simpleqa-verified": {"zero_shot": "simple-evals-simpleqa"},  # graded by the benchmark's own judge
     "hle": {"zero_shot": "hle-judge"},
+    "bfcl": {PROMPTING: BFCL_RULE.name},  # every BFCL category: bfcl-eval's AST checker
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
 
 
 def _family(name: str) -> str:
-    return "gpqa" if name.startswith("gpqa-") else name
+    return "gpqa" if name.startswith("gpqa-") else "bfcl" if name.startswith("bfcl-") else name
 
 
 @pytest.mark.parametrize("name", list(BUILTINS))
@@ -52,6 +56,8 @@ def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: 
             "ifeval": UPSTREAM / "ifeval" / "train.jsonl", "bbh": UPSTREAM / "bbh",
             "simpleqa-verified": UPSTREAM / "simpleqa_verified" / "eval.jsonl", "hle": UPSTREAM / "hle" / "test.jsonl"}.get(
         name, UPSTREAM / "gpqa" / f"{name.replace('-', '_')}.csv")
+    if _family(name) == "bfcl":  # BFCL's layout, built here for the category
+        data = category_file(tmp_path / "bfcl", CATEGORIES[name][0])
     if name == "ifeval":  # lm-eval's checkers need nltk's punkt_tab: the offline stand-in
         import nltk
 
