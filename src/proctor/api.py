@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
+from .core.keywords import BackendKeywords, Keywords
 from .core.model import Model
 from .core.spec import RunSpec
 from .interop.llmwc_config import config_errors, config_run
@@ -30,7 +31,24 @@ from .run.resolve import resolve
 from .util.errors import ProctorError
 
 
-def eval_spec(dataset: str | Path, model: str | Model, *, resolved: bool = True, **options: Any) -> RunSpec:
+class EvalKeywords(Keywords, total=False):
+    """`eval`'s keywords: the run options and the backend's (`proctor.core.keywords`), and where the run goes."""
+
+    out: str | Path | None
+    runs_root: str | Path
+    store: str | Path | None
+    use_cache: bool
+    record_history: bool
+    progress: bool | None
+    outputs: Sequence[RunOutput]
+
+
+# the keywords that say where the run goes, not what it is
+_WHERE = frozenset(EvalKeywords.__annotations__) - frozenset(Keywords.__annotations__)
+
+
+def eval_spec(dataset: str | Path, model: str | Model, *, resolved: bool = True,
+              **options: Unpack[Keywords]) -> RunSpec:
     """The RunSpec `eval` runs: what the command line builds from the same options, resolved (the benchmark's
     defaults applied; its data is loaded for that), so its `run_id()` is the id the run gets. `resolved=False`:
     the spec as given, before the benchmark's defaults (nothing loaded; its `run_id()` is not the run's)."""
@@ -46,29 +64,26 @@ def _backend_options(given: Mapping[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in given.items() if v is not None}
 
 
-def eval(
-    dataset: str | Path,
-    model: str | Model,
-    *,
-    out: str | Path | None = None,
-    runs_root: str | Path = "runs",
-    store: str | Path | None = None,
-    use_cache: bool = True,
-    record_history: bool = True,
-    progress: bool | None = False,
-    outputs: Sequence[RunOutput] = (),
-    **options: Any,
-) -> RunLog:
+def eval(dataset: str | Path, model: str | Model, **options: Unpack[EvalKeywords]) -> RunLog:
     """Evaluate `model` (a spec such as "hf:out/tiny", or a Model) on `dataset` (a built-in benchmark name
-    or a file/directory); the run log, also written to its run directory (resumed when it exists). `outputs`:
-    files written besides it once it is done (`proctor.interop.exporters.Export("inspect", "out/x")`…)."""
-    spec = eval_spec(dataset, model, resolved=False, **options)  # the pipeline resolves it with the data it loads
-    run_options = RunOptions(out=Path(out) if out is not None else None, runs_root=Path(runs_root),
-                             store=Path(store) if store is not None else None, use_cache=use_cache,
-                             record_history=record_history, progress=progress, outputs=tuple(outputs))
-    models = {model.name: model} if isinstance(model, Model) else None
-    (log,) = run([spec], run_options, models=models)
+    or a file/directory); the run log, also written to its run directory (resumed when it exists). The keywords are
+    the run options (`proctor.core.options`), the backend's, and where the run goes: `out`, `runs_root` ("runs"),
+    `store`, `use_cache`, `record_history`, `progress` (False), `outputs` (files written besides it once it is
+    done: `proctor.interop.exporters.Export("inspect", "out/x")`…)."""
+    given: dict[str, Any] = dict(options)
+    where = {k: given.pop(k) for k in _WHERE if k in given}
+    spec = eval_spec(dataset, model, resolved=False, **given)  # the pipeline resolves it with the data it loads
+    (log,) = run([spec], _run_options(where), models={model.name: model} if isinstance(model, Model) else None)
     return log
+
+
+def _run_options(where: dict[str, Any]) -> RunOptions:
+    """Where `eval`'s run goes (its keywords `out`, `runs_root`…) as the pipeline's RunOptions."""
+    out, store = where.get("out"), where.get("store")
+    return RunOptions(out=Path(out) if out is not None else None, runs_root=Path(where.get("runs_root", "runs")),
+                      store=Path(store) if store is not None else None, use_cache=where.get("use_cache", True),
+                      record_history=where.get("record_history", True), progress=where.get("progress", False),
+                      outputs=tuple(where.get("outputs", ())))
 
 
 def _backend_only(given: Mapping[str, Any], spec: str) -> dict[str, Any]:
@@ -94,7 +109,7 @@ def score(
     use_cache: bool = True,
     record_history: bool = True,
     progress: bool | None = False,
-    **backend: Any,
+    **backend: Unpack[BackendKeywords],
 ) -> RunLog:
     """`proctor score`: probsem suites (a directory, or a prompt file and its suite files) scored by
     log-probability; the same spec, run directory and probsem files (CSV + JSONL per suite in `out`, default
@@ -124,7 +139,7 @@ def eval_config(
     max_tokens: int | None = None,
     prices: str | Path | None = None,
     max_cost: str | None = None,
-    **backend: Any,
+    **backend: Unpack[BackendKeywords],
 ) -> list[RunLog]:
     """`proctor run --config`: every model an llm-wc config lists (or the one `model` names), each run log in
     order; llm-wc's results directory (`<out or benchmark.output_dir>_<UTC time>`) written as the command line
@@ -140,7 +155,7 @@ def eval_config(
         return run(door.specs, door.options)
 
 
-async def eval_async(dataset: str | Path, model: str | Model, **kwargs: Any) -> RunLog:
+async def eval_async(dataset: str | Path, model: str | Model, **kwargs: Unpack[EvalKeywords]) -> RunLog:
     """`eval`, awaited: the run goes on in a worker thread with its own event loop; this one stays free."""
     return await asyncio.to_thread(eval, dataset, model, **kwargs)
 

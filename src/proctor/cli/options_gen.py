@@ -107,7 +107,7 @@ def doc_table() -> str:
     for o in OPTIONS:
         default = o.default_from if o.default in (None, (), {}) else f"`{o.default}` ({o.default_from})"
         config = "applied" if o.config == APPLIED else f"refused: set {o.config}" if o.config else "refused"
-        rows.append(f"| `{o.name}` | {f'`{o.cli_flag}`' if o.cli_flag else 'none (Python only)'} | {o.kind} | "
+        rows.append(f"| {o.name} | {f'`{o.cli_flag}`' if o.cli_flag else 'none (Python only)'} | {o.kind} | "
                     f"{default} | {range_text(o) or 'any'} | `{o.field}` | {run_id[o.run_id]} | {_yes(o.label)} | "
                     f"{_yes(o.comparable)} | {o.honoured} | {config} |")
     return "\n".join(rows)
