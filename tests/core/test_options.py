@@ -148,3 +148,18 @@ def test_run_takes_few_parameters_and_no_locals_sweep() -> None:
     (run,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "run"]
     assert len(run.args.args) + len(run.args.kwonlyargs) <= 8
     assert "locals()" not in ast.unparse(tree)
+
+
+@pytest.mark.parametrize("option", [o for o in OPTIONS if o.honoured.startswith("generate mode")],
+                         ids=lambda o: o.name)
+def test_a_generate_only_option_is_refused_by_the_one_check_in_logprob_mode(option: Opt) -> None:
+    from types import SimpleNamespace
+
+    from proctor.run.honoured import check_honoured
+    from proctor.util.errors import InputError
+
+    task = SimpleNamespace(name="t", scorer=None, prompts=SimpleNamespace(logprob_kinds=(), logprob_kind=None))
+    spec = _spec({"mode": "logprob", option.name: option.example})
+    with pytest.raises(InputError) as refused:
+        check_honoured(spec, task)  # type: ignore[arg-type]
+    assert refused.value.problems[0].path == option.name
