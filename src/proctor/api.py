@@ -77,7 +77,7 @@ def eval(dataset: str | Path, model: str | Model, **options: Unpack[EvalKeywords
     return log
 
 
-def _run_options(where: dict[str, Any]) -> RunOptions:
+def _run_options(where: Mapping[str, Any]) -> RunOptions:
     """Where `eval`'s run goes (its keywords `out`, `runs_root`…) as the pipeline's RunOptions."""
     out, store = where.get("out"), where.get("store")
     return RunOptions(out=Path(out) if out is not None else None, runs_root=Path(where.get("runs_root", "runs")),

@@ -211,7 +211,7 @@ def _fields(spec: str) -> set[str]:
     return set(backend.options.model_fields)
 
 
-def expand(func: F, target: str, added: list[inspect.Parameter], collect: Callable[[dict[str, Any]], Any]) -> F:
+def expand(func: F, target: str, added: list[inspect.Parameter], collect: Callable[[dict[str, object]], object]) -> F:
     """`func` as a command whose parameter `target` is replaced by the parameters `added`: `collect` takes their
     values out of the keyword arguments and makes `target`'s value (the backends' options, the run options…)."""
     signature = inspect.signature(func, eval_str=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -71,7 +72,7 @@ def show_prompt(
     dataset: Annotated[str, typer.Argument(metavar="BENCHMARK", help=(
         "A built-in benchmark, a benchmark spec (name or file) or an item file."))],
     item: ItemId,
-    flags: dict[str, Any] | None = None,
+    flags: Mapping[str, Any] | None = None,
     cot_examples: CotExamples = None,
     instruction: Instruction = None,
     tokenizer: Tokenizer = None,

@@ -3,6 +3,7 @@ be given besides), and the two accuracies said when it ends (`proctor.run.retry`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,7 +22,7 @@ RetryTruncated = Annotated[str | None, typer.Option(
     rich_help_panel="Generation (--mode generate)")]
 
 
-def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[str, Any], backend: dict[str, Any],
+def retry_specs(run: str, datasets: list[str], model: str | None, flags: Mapping[str, Any], backend: dict[str, Any],
                 store: Path | None, elsewhere: str | None) -> list[RunSpec]:
     """The retry's spec: RUN's own, at the larger budget. A DATASET, --model or a setting flag besides is refused
     (RUN's settings are the ones asked again), and so is `elsewhere` (the flag that would run it another way)."""

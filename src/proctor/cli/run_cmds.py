@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -83,7 +84,7 @@ def tiny_model(
                 progress=SWITCHES, max_error_rate=SCORING)
 @with_records(output=Output, sharding=Sharding)
 @with_run_options()
-def run(datasets: Datasets = None, model: RunModel = None, flags: dict[str, Any] | None = None,
+def run(datasets: Datasets = None, model: RunModel = None, flags: Mapping[str, Any] | None = None,
         output: Output | None = None, sharding: Sharding | None = None, llmwc_config: LlmwcConfig = None,
         retry_truncated: retry.RetryTruncated = None, model_options: options.ModelOptions | None = None) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
@@ -107,7 +108,7 @@ def run(datasets: Datasets = None, model: RunModel = None, flags: dict[str, Any]
         raise typer.Exit(status)
 
 
-def _config_options(model: str | None, flags: dict[str, Any], output: Output,
+def _config_options(model: str | None, flags: Mapping[str, Any], output: Output,
                     given: options.ModelOptions) -> ConfigRunOptions:
     """What `run --config` applies of the command line (the table's options marked APPLIED, and the output)."""
     return ConfigRunOptions(
@@ -116,7 +117,7 @@ def _config_options(model: str | None, flags: dict[str, Any], output: Output,
         **{name: flags[name] for name in CONFIG_APPLIED})
 
 
-def _run_specs(datasets: list[str], model: str | None, flags: dict[str, Any], output: Output, sharding: Sharding,
+def _run_specs(datasets: list[str], model: str | None, flags: Mapping[str, Any], output: Output, sharding: Sharding,
                retry_truncated: str | None, given: options.ModelOptions) -> int:
     """Build the specs and run them here, on an executor, or not at all (--dry-run); the exit status."""
     from ..run.pipeline import RunOptions  # the library's run entry points load when a run starts
@@ -138,7 +139,7 @@ def _run_specs(datasets: list[str], model: str | None, flags: dict[str, Any], ou
     return run_and_report(specs, run_options, output.max_error_rate)
 
 
-def _specs(datasets: list[str], model: str | None, flags: dict[str, Any], given: options.ModelOptions) -> list[RunSpec]:
+def _specs(datasets: list[str], model: str | None, flags: Mapping[str, Any], given: options.ModelOptions) -> list[RunSpec]:
     """Check the flags (before anything loads) and build a spec per dataset."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..benchmarks.registry import benchmark_names, declared_kinds

@@ -26,7 +26,7 @@ from . import executor_cmds as ex
 from . import options
 
 F = TypeVar("F", bound=Callable[..., Any])
-_CLI_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool, "path": Path, "money": str,
+_CLI_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool, "path": Path, "money": str,
                               "texts": list[str], "json": str}
 
 
@@ -90,7 +90,7 @@ def with_records(**records: type) -> Callable[[F], F]:
     return decorate
 
 
-def _collector(record: type, names: list[str]) -> Callable[[dict[str, Any]], Any]:
+def _collector(record: type, names: list[str]) -> Callable[[dict[str, object]], object]:
     return lambda kwargs: record(**{name: kwargs.pop(name) for name in names})
 
 

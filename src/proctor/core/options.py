@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -73,11 +73,11 @@ class Opt:
         return "--" + self.name.replace("_", "-") if self.flag == "" else self.flag
 
 
-def _generation(name: str, help: str, metavar: str, example: object, *, panel: str = REASONING,
-                field: str | None = None, kind: Kind = "int", config: str = "", default: object = None,
+def _generation(name: str, help: str, metavar: str, example: object, kind: Kind = "int",
                 default_from: str = "none sent (the server's)") -> Opt:
-    return Opt(name, kind, default, default_from, help, f"generation.{field or name}", "yes", True, True,
-               GENERATE_ONLY, example=example, metavar=metavar, panel=panel, config=config)
+    """A generation option: a GenerationSpec field of the same name, in the id, the label and the comparison."""
+    return Opt(name, kind, None, default_from, help, f"generation.{name}", "yes", True, True, GENERATE_ONLY,
+               example=example, metavar=metavar, panel=REASONING)
 
 
 OPTIONS: tuple[Opt, ...] = (
@@ -118,35 +118,33 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("after", "str", None, "every problem", "LiveCodeBench: evaluate only problems dated on or after this day, "
         "after a model's training cutoff.", "dataset.prompt_options", "yes", True, True, "LiveCodeBench",
         example="2025-01-01", metavar="YYYY-MM-DD", panel=DATA),
-    _generation("temperature", "Sampling temperature (0: greedy).", "NUMBER", 0.7, panel=GENERATION, kind="float",
-                config="request_defaults.temperature", default=0.0, default_from="proctor (greedy)"),
-    _generation("top_p", "Nucleus sampling: sample from the most likely tokens that add up to this probability.",
-                "NUMBER", 0.9, panel=GENERATION, kind="float", config="request_defaults.top_p",
-                default_from="off"),
-    _generation("max_tokens", "Longest answer, in tokens.", "N", 64, panel=GENERATION, config=APPLIED,
-                default_from=f"the prompt kind's, else the benchmark's, e.g. aime-2025 32768; else "
-                             f"{DEFAULT_MAX_TOKENS}"),
-    _generation("stop", "Stop sequence; repeat for several.", "TEXT", ("###",), panel=GENERATION, kind="texts",
-                config="request_defaults.stop", default=(), default_from="none; the prompt kind's are added"),
-    _generation("gen_seed", "Sampling seed sent to the model.", "N", 7, panel=GENERATION, field="seed",
-                config="request_defaults.seed", default_from="none"),
+    replace(_generation("temperature", "Sampling temperature (0: greedy).", "NUMBER", 0.7, "float", "proctor"),
+            default=0.0, panel=GENERATION, config="request_defaults.temperature"),
+    replace(_generation("top_p", "Nucleus sampling: sample from the most likely tokens that add up to this "
+                        "probability.", "NUMBER", 0.9, "float", "off"),
+            panel=GENERATION, config="request_defaults.top_p"),
+    replace(_generation("max_tokens", "Longest answer, in tokens.", "N", 64, "int", "the prompt kind's, else the "
+                        f"benchmark's, e.g. aime-2025 32768; else {DEFAULT_MAX_TOKENS}"),
+            panel=GENERATION, config=APPLIED),
+    replace(_generation("stop", "Stop sequence; repeat for several.", "TEXT", ("###",), "texts",
+                        "none; the prompt kind's are added"),
+            default=(), panel=GENERATION, config="request_defaults.stop"),
+    replace(_generation("gen_seed", "Sampling seed sent to the model.", "N", 7, "int", "none"),
+            field="generation.seed", panel=GENERATION, config="request_defaults.seed"),
     _generation("reasoning_effort", "OpenAI / vLLM / SGLang reasoning_effort (e.g. low, medium, high).", "LEVEL",
-                "high", kind="str", default_from="none"),
-    _generation("enable_thinking", "vLLM / SGLang enable_thinking, sent in chat_template_kwargs (Qwen3 and "
-                "alike).", "", True, kind="bool", panel=SWITCHES, default_from="the model's"),
+                "high", "str", "none"),
+    replace(_generation("enable_thinking", "vLLM / SGLang enable_thinking, sent in chat_template_kwargs (Qwen3 and "
+                        "alike).", "", True, "bool", "the model's"), panel=SWITCHES),
     _generation("thinking_budget", "Anthropic extended thinking budget_tokens (at least 1024, below "
-                "--max-tokens).", "N", 2048, default_from="off"),
-    _generation("top_k", "Sample from the N most likely tokens.", "N", 20, default_from="off"),
+                "--max-tokens).", "N", 2048, "int", "off"),
+    _generation("top_k", "Sample from the N most likely tokens.", "N", 20, "int", "off"),
     _generation("min_p", "Drop tokens less likely than this share of the top token's probability.", "NUMBER", 0.05,
-                kind="float", default_from="off"),
-    _generation("presence_penalty", "Presence penalty sent to the model.", "NUMBER", 0.5, kind="float",
-                default_from="none"),
-    _generation("frequency_penalty", "Frequency penalty sent to the model.", "NUMBER", 0.5, kind="float",
-                default_from="none"),
-    _generation("system", "System prompt put before every request's messages.", "TEXT", "Be brief.", kind="str",
-                default_from="none"),
-    _generation("extra_body", "A JSON object merged into every request body (anything the options above do not "
-                "cover).", "JSON", '{"x": 1}', kind="json", default={}, default_from="none"),
+                "float", "off"),
+    _generation("presence_penalty", "Presence penalty sent to the model.", "NUMBER", 0.5, "float", "none"),
+    _generation("frequency_penalty", "Frequency penalty sent to the model.", "NUMBER", 0.5, "float", "none"),
+    _generation("system", "System prompt put before every request's messages.", "TEXT", "Be brief.", "str", "none"),
+    replace(_generation("extra_body", "A JSON object merged into every request body (anything the options above do "
+                        "not cover).", "JSON", '{"x": 1}', "json", "none"), default={}),
     Opt("truncated_as", "str", "wrong", "proctor", "How accuracy counts a truncated answer (token limit, unclosed "
         "thought).", "scorer.truncated_as", "yes", True, True, choices=("wrong", "excluded"), example="excluded",
         metavar="wrong|excluded", panel=SCORING),
