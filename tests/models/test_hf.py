@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ torch = pytest.importorskip("torch")
 
 from proctor.core.model import GenerateRequest, Generation, GenerationSettings, LoglikelihoodRequest, Message
 from proctor.models.hf import HFModel
+from proctor.util.errors import ProctorError
 
 PROMPT = "The quick brown fox jumps over the lazy dog. " * 6
 CONTEXTS = ["True or False?", "", "Large language models"]
@@ -364,3 +366,36 @@ def test_sent_prompt_is_what_is_tokenized(tiny_model_dir: Path, tiny_gpt2_dir: P
     assert llama.sent_prompt(chat) == [{"role": m.role, "content": m.content} for m in turns]
     assert bare.sent_prompt(chat) == "Be brief.\nQuestion: 1 + 1?\nAnswer:"
     assert bare.render(chat) == bare.encode("Be brief.\nQuestion: 1 + 1?\nAnswer:")
+
+
+@pytest.fixture
+def torch_threads() -> Any:
+    import torch
+
+    before = torch.get_num_threads()
+    yield torch
+    torch.set_num_threads(before)
+
+
+def test_threads_are_one_on_a_busy_machine_unless_asked(torch_threads: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from proctor.models.hf import backend
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(backend.os, "getloadavg", lambda: (3.5, 3.0, 3.0))
+    torch_threads.set_num_threads(4)
+    assert backend.cpu_threads(None) == 1  # busy: torch's one-per-core default would crowd the other work
+    torch_threads.set_num_threads(4)
+    assert backend.cpu_threads(2) == 2  # asked: as asked
+    monkeypatch.setattr(backend.os, "getloadavg", lambda: (0.2, 0.1, 0.1))
+    torch_threads.set_num_threads(4)
+    assert backend.cpu_threads(None) == 4  # idle: torch's default
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setattr(backend.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert backend.cpu_threads(None) == 4  # the user's OMP_NUM_THREADS is theirs
+    with pytest.raises(ProctorError, match="threads must be at least 1"):
+        backend.cpu_threads(0)
+
+
+def test_the_threads_chosen_are_described(tiny_model_dir: Path, torch_threads: Any) -> None:
+    assert HFModel(str(tiny_model_dir), threads=1).describe()["threads"] == 1

@@ -27,6 +27,11 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
     if not overall.n_scored and not overall.n_unscored:
         error(f"{log.path}: nothing was scored")
         return 1
+    answered = n - n_errors
+    if answered and overall.n_truncated == answered:
+        error(f"{log.path}: every answer ({count(answered, 'sample')}) was cut at the token limit, so the score "
+              "measures the budget, not the model; raise --max-tokens (or --retry-truncated) and run again")
+        return 1
     if n and n_errors / n > max_error_rate:
         error(f"{log.path}: {n_errors} of {n} samples errored ({n_errors / n:.0%} > --max-error-rate "
               f"{max_error_rate:.0%}); run the same command again to retry them")

@@ -38,7 +38,7 @@ OptionValue = JsonScalar | list[str]
 OPERATIONAL_OPTIONS = frozenset({
     "base_url", "api_key", "concurrency", "timeout", "max_retries", "backoff_base", "seed", "batch",
     "batch_poll_interval", "device", "batch_size", "share_prefixes", "pack_siblings", "max_batch_tokens",
-    "vllm_python", "startup_timeout", "gpu_memory_utilization", "tensor_parallel", "data_parallel",
+    "threads", "vllm_python", "startup_timeout", "gpu_memory_utilization", "tensor_parallel", "data_parallel",
 })
 
 CLUSTER_ATTRIBUTES = ("category", "subcategory", "metadata.KEY")

@@ -95,6 +95,9 @@ class HFOptions(BackendOptions):
         default=None, description="Pack the choices of one prompt into one row (default: on).")
     max_batch_tokens: int | None = Field(
         default=None, ge=1, description="Log-likelihood tokens per forward pass (default: from the device's memory).")
+    threads: int | None = Field(
+        default=None, ge=1, description="CPU threads torch computes with (default: OMP_NUM_THREADS when set, else 1 on "
+                                        "a busy machine, else one per core).")
 
 
 class VLLMOptions(ClientOptions, CompletionsOptions):

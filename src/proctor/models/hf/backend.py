@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -60,6 +61,7 @@ class HFModel(GenerationMixin, ModelBase):
         pack_siblings: bool = True,
         max_batch_tokens: int | None = None,
         prefix_costs: tuple[int, int] | None = None,
+        threads: int | None = None,
     ) -> None:
         self.name, self.path, self.trust_remote_code = f"hf:{path}", path, trust_remote_code
         if batch_size < 1:
@@ -68,6 +70,7 @@ class HFModel(GenerationMixin, ModelBase):
             raise ProctorError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
         self.batch_size = batch_size
         self.device = _device(device)
+        self.threads = cpu_threads(threads) if self.device.type == "cpu" else None
         self.dtype = _dtype(dtype, self.device, path)
         self.tokenizer, self.model = _load(path, self.dtype, self.device, trust_remote_code)
         cfg = self.model.config.get_text_config(decoder=True)
@@ -178,7 +181,29 @@ class HFModel(GenerationMixin, ModelBase):
             "share_prefixes": self.share_prefixes,
             "pack_siblings": self.pack_siblings,
             "prefix_costs": list(self.prefix_costs),
+            "threads": self.threads,
         }  # the torch and transformers versions are in the manifest's provenance (packages)
+
+
+def cpu_threads(requested: int | None) -> int:
+    """The CPU threads torch computes with, set: `requested`; else OMP_NUM_THREADS when set; else 1 on a busy
+    machine (1-minute load at least its cores less one: torch's one-thread-per-core default then runs a small model
+    about 10× slower, docs/hf.md), else torch's default."""
+    if requested is not None:
+        if requested < 1:
+            raise ProctorError(f"threads must be at least 1, got {requested}")
+        torch.set_num_threads(requested)
+    elif not os.environ.get("OMP_NUM_THREADS") and _busy():
+        torch.set_num_threads(1)
+    return torch.get_num_threads()
+
+
+def _busy() -> bool:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        return cores > 1 and os.getloadavg()[0] >= cores - 1
+    except OSError:  # no load average on this platform
+        return False
 
 
 def _device(device: str) -> torch.device:
