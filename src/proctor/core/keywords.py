@@ -72,6 +72,7 @@ class BackendKeywords(TypedDict, total=False):
     share_prefixes: bool | None
     pack_siblings: bool | None
     max_batch_tokens: int | None
+    threads: int | None
     chat: bool | None
     echo_max_tokens: int | None
     concurrency: int | None
