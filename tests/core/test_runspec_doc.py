@@ -15,6 +15,7 @@ from pydantic import BaseModel, SecretStr
 
 from proctor.analysis.comparable import not_comparable
 from proctor.core.spec import (
+    AgentLimits,
     Budget,
     DatasetRef,
     GenerationSpec,
@@ -115,9 +116,11 @@ CHANGED: dict[str, Any] = {
     "judge.model": "scripted:random", "judge.base_url": ("http://127.0.0.1:9/v1",), "judge.api_key_env": "JKEY",
     "judge.api_key": SecretStr("sk-j"), "judge.options": {"dtype": "float32"},
     "judge.settings": GenerationSpec(temperature=0.5), "judge.price": MONEY, "judge.version": "3",
-    "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "unsafe_exec": True, "resolved": False,
+    "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "unsafe_exec": True, "sandbox": "unsafe",
+    "resolved": False,
     "stop_when": StopRule(baseline="runs/base", max_drop=0.05),
     "retry_of": RetryOf(run="runs/first", run_id="0123456789ab", max_tokens=512),
+    "agent": AgentLimits(max_turns=5),
 }
 
 

@@ -107,3 +107,16 @@ def test_a_key_given_as_such_is_never_written() -> None:
     assert "sk-secret" not in repr(spec)
     assert spec.model.api_key is not None and spec.model.api_key.get_secret_value() == "sk-secret-123"
     assert spec.run_id() == _spec(model=ModelSpec(spec="openai:m")).run_id()
+
+
+def test_agent_limits_enter_the_run_id_only_when_set_and_each_limit_changes_it() -> None:
+    from proctor.core.spec import AgentLimits, DatasetRef, ModelSpec, RunSpec
+
+    base = RunSpec(dataset=DatasetRef(name="quiz", content_hash="sha256:x"), model=ModelSpec(spec="scripted:first"))
+    assert "agent" not in base.identity()
+    limited = base.model_copy(update={"agent": AgentLimits()})
+    ids = {base.run_id(), limited.run_id()}
+    for name, value in [("max_turns", 3), ("max_tool_calls", 7), ("max_tokens", 900), ("wall_time_s", 5.0),
+                        ("tool_timeout_s", 1.0), ("max_result_bytes", 10)]:
+        ids.add(base.model_copy(update={"agent": AgentLimits(**{name: value})}).run_id())
+    assert len(ids) == 8

@@ -33,6 +33,7 @@ from pydantic import (
 
 from ..core.results import Results
 from ..core.spec import GenerationSpec, Money, RunSpec
+from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
@@ -50,7 +51,7 @@ from .provenance import (
     migrate_manifest,
 )
 from .sampleindex import SampleIndex
-from .sequential import SequentialRecord
+from .sequential import Partial, SequentialRecord
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
@@ -361,6 +362,9 @@ class Sample(_Log):
     # attempt's record, as the run it was copied from logged it (also kept, earlier, in samples.jsonl). Absent from
     # every other sample
     first_attempt: FirstAttempt | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a sample that is a conversation with tools (core.trajectory, docs/agents.md): every turn, call and result.
+    # Absent from every other sample
+    trajectory: Trajectory | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _score_agrees(self) -> Sample:
@@ -439,6 +443,17 @@ class RunSettings(BaseModel):
 _SHADOWS = tuple(RunSettings.model_fields)
 
 
+def _sandbox_named(data: dict[str, Any]) -> dict[str, Any]:
+    """A spec written before the sandbox entered it (#47, main ee87dc3) given the sandbox its scorer recorded, so an
+    unsandboxed run reads as one (its label, its identity; its directory keeps its id: `run.runner.older_run_ids`)."""
+    spec, scorer = data.get("spec"), data.get("scorer")
+    if not (isinstance(spec, dict) and isinstance(scorer, dict)) or "sandbox" in spec:
+        return data
+    if scorer.get("sandbox") not in ("bubblewrap", "unsafe"):
+        return data
+    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"]}}
+
+
 def _v5(data: dict[str, Any]) -> dict[str, Any]:
     """A v2-v4 manifest in the v5 shape: the settings kept beside the spec (at the top level and in the scorer
     record) dropped where a spec holds them, gathered into `settings` where none does."""
@@ -495,6 +510,7 @@ class Manifest(BaseModel):
             return data
         if int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
             data = migrate_manifest(data)
+        data = _sandbox_named(data)
         return _v5(data) if any(k in data for k in _SHADOWS) or isinstance(data.get("scorer"), dict) and any(
             k in data["scorer"] for k in SCORER_SETTINGS) else data
 
@@ -503,6 +519,11 @@ class Manifest(BaseModel):
         if self.spec is not None and self.settings is not None:
             raise ValueError("settings: a run with a spec keeps its settings in the spec alone")
         return self
+
+    @property
+    def partial(self) -> Partial | None:
+        """How far a run `--stop-when-decided` stopped early got (None: a complete run): not the complete run."""
+        return self.sequential.partial if self.sequential is not None else None
 
     # ---- the run's settings, read from the spec (or `settings`): derived, read-only
 

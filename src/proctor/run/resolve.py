@@ -4,7 +4,8 @@ A spec as a user gives it leaves things to the benchmark: the prompt kind (the d
 budget (the kind's, else the benchmark's — AIME 32768 — else DEFAULT_MAX_TOKENS), the kind's stop sequences
 (tiger-local's `Question:`), the answer rule that reads the kind, the no-answer policy (the rule's own),
 the versions of proctor's reader and judge, the data's content hash, the attribute accuracy intervals are
-clustered by (the benchmark's: MMLU-Pro's `metadata.src`; not in the run id). `resolve` fills them in; the run id
+clustered by (the benchmark's: MMLU-Pro's `metadata.src`; not in the run id), the sandbox a code benchmark's programs
+run in (bubblewrap, or unsafe under --unsafe-exec without it). `resolve` fills them in; the run id
 is the resolved spec's. The dtype policy is the backends': the spec's `dtype` option is passed through.
 """
 
@@ -26,12 +27,14 @@ from ..core.spec import (
     GenerationSpec,
     JudgeSpec,
     RunSpec,
+    Sandbox,
     ScorerSpec,
     canonical_json,
 )
 from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
+from ..scoring.execute.sandbox import sandbox_kind
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
 from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
 from ..scoring.logprob import Norm
@@ -66,8 +69,19 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     if cluster != NO_CLUSTER and task.items and not any(cluster_value(it, cluster) for it in task.items):
         raise ProctorError(f"cannot cluster {task.name} by {cluster!r}: none of its {len(task.items):,} items has "
                            "a value for it (pick an attribute the items carry, or --cluster none)")
+    sandbox = _sandbox(spec, task, scorer)
     return spec.model_copy(update={"dataset": dataset, "scorer": scorer, "generation": generation, "judge": judge,
-                                   "cluster": cluster, "resolved": True})
+                                   "cluster": cluster, "sandbox": sandbox, "resolved": True})
+
+
+def _sandbox(spec: RunSpec, task: Task, scorer: ScorerSpec) -> Sandbox | None:
+    """What runs the programs of a run that executes code (a code benchmark generating): the one given, else
+    bubblewrap where it works, unsafe under --unsafe-exec without it; None for a run that executes nothing."""
+    if task.code is None or task.scorer is not None or scorer.mode == "logprob":
+        return None
+    if spec.sandbox == "unsafe" and not spec.unsafe_exec:
+        raise ProctorError("sandbox unsafe runs model code unsandboxed: say so with unsafe_exec (--unsafe-exec)")
+    return spec.sandbox or sandbox_kind(spec.unsafe_exec)
 
 
 def prompt_hash(task: Task) -> str | None:

@@ -131,6 +131,12 @@ class RunRef(BaseModel):
     accuracy: float | None = None  # the run's own accuracy over all its scored items
     ci_low: float | None = None  # … and its 95% interval, as results.json has it (clustered when the run was)
     ci_high: float | None = None
+    partial: str | None = None  # `partial 150/400`: a run --stop-when-decided stopped early (None: complete)
+
+    @property
+    def shown_setting(self) -> str:
+        """The setting label, with the partial mark of a run stopped early."""
+        return " · ".join(part for part in (self.setting, self.partial) if part)
 
     def accuracy_text(self) -> str:
         """The run's own accuracy and interval in percent ("41.2% [35.0, 47.6]"), as results.json has them."""
