@@ -165,7 +165,9 @@ OPTIONS: tuple[Opt, ...] = (
         "no", False, False, example="category", metavar="category|subcategory|metadata.KEY|none", panel=SCORING),
     Opt("unsafe_exec", "bool", False, "proctor (refused without a sandbox)", "Code benchmarks: execute model code "
         "without a sandbox when bubblewrap is unavailable (recorded in the manifest; by default such a run is "
-        "refused).", "unsafe_exec", "no", False, False, "code benchmarks", example=True),
+        "refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
+        "is unavailable, and `sandbox` is in the run id when not bubblewrap (where bubblewrap works it changes "
+        "nothing)", example=True),
     Opt("judge", "str", None, "none", "Model that grades prose answers (open-ended items need one).",
         "judge.model", "yes", True, True, "generate mode (a log-likelihood run refuses it: run.honoured)",
         example="scripted:first", metavar="SPEC", panel=JUDGE),
