@@ -45,6 +45,8 @@ class RunKeywords(TypedDict, total=False):
     answer_rule: str | None
     cluster: str | None
     unsafe_exec: bool | None
+    exec_limits: Literal["authors", "proctor"] | None
+    test_imports: bool | None
     judge: str | None
     judge_base_url: str | Sequence[str] | None
     judge_api_key_env: str | None

@@ -168,6 +168,12 @@ OPTIONS: tuple[Opt, ...] = (
         "refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
         "is unavailable, and `sandbox` is in the run id when not bubblewrap (where bubblewrap works it changes "
         "nothing)", example=True),
+    Opt("exec_limits", "str", None, "the authors' (resolved for code benchmarks; unset elsewhere)", "Code: the "
+        "authors' harness's limits or proctor's stricter ones.", "scorer.exec_limits", "yes", True, True,
+        "code benchmarks", choices=("authors", "proctor"), example="proctor", metavar="authors|proctor",
+        panel=SCORING),
+    Opt("test_imports", "bool", False, "proctor (bigcode never runs them)", "MBPP: also run its test_imports "
+        "(bigcode does not).", "scorer.test_imports", "yes", True, True, "MBPP", example=True, panel=SCORING),
     Opt("judge", "str", None, "none", "Model that grades prose answers (open-ended items need one).",
         "judge.model", "yes", True, True, "generate mode (a log-likelihood run refuses it: run.honoured)",
         example="scripted:first", metavar="SPEC", panel=JUDGE),
@@ -277,6 +283,8 @@ class EvalOptions(BaseModel):
     answer_rule: str | None = _opt("answer_rule")
     cluster: str | None = _opt("cluster")
     unsafe_exec: bool = _opt("unsafe_exec")
+    exec_limits: Literal["authors", "proctor"] | None = _opt("exec_limits")
+    test_imports: bool = _opt("test_imports")
     judge: str | None = _opt("judge")
     judge_base_url: tuple[str, ...] = _opt("judge_base_url")
     judge_api_key_env: str | None = _opt("judge_api_key_env")

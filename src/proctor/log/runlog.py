@@ -276,6 +276,9 @@ class ExecutionDetails(_Details):
     wall_s: float | None = None
     sandbox: str | None = None  # "bubblewrap", or "unsafe" (--unsafe-exec: no sandbox)
     code_from: str | None = None  # how the code was taken from the reply: "fenced", "function", "body", "completion"
+    exec_limits: str | None = None  # whose limits it ran under: "authors" (the default) or "proctor" (--exec-limits)
+    # True: under the authors' limits, a limit of the sandbox's containment stopped it, which their harness does not set
+    beyond_authors: bool | None = None
 
 
 def _details_kind(value: Any) -> str:
@@ -451,7 +454,18 @@ def _sandbox_named(data: dict[str, Any]) -> dict[str, Any]:
         return data
     if scorer.get("sandbox") not in ("bubblewrap", "unsafe"):
         return data
-    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"]}}
+    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"], "scorer": _limits_named(spec)}}
+
+
+def _limits_named(spec: dict[str, Any]) -> Any:
+    """A code run's scorer from before the authors' limits (#49): it ran under proctor's, MBPP's with its test
+    imports (`run.runner.older_run_ids` keeps its id)."""
+    scorer = spec.get("scorer")
+    if not isinstance(scorer, dict) or "exec_limits" in scorer:
+        return scorer
+    dataset = spec.get("dataset")
+    mbpp = isinstance(dataset, dict) and dataset.get("name") == "mbpp"
+    return {**scorer, "exec_limits": "proctor", **({"test_imports": True} if mbpp else {})}
 
 
 def _v5(data: dict[str, Any]) -> dict[str, Any]:
