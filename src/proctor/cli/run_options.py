@@ -39,6 +39,8 @@ def cli_help(o: Opt) -> str:
     """The table's help, its default named where typer shows none."""
     if cli_default(o) is not None:
         return o.help
+    if o.help.endswith(")."):  # the default inside the help's own parentheses
+        return o.help[:-2] + f"; default: {o.default_from})."
     return o.help.rstrip(".") + f" (default: {o.default_from})."
 
 

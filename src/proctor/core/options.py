@@ -123,8 +123,8 @@ OPTIONS: tuple[Opt, ...] = (
     replace(_generation("top_p", "Nucleus sampling: sample from the most likely tokens that add up to this "
                         "probability.", "NUMBER", 0.9, "float", "off"),
             panel=GENERATION, config="request_defaults.top_p"),
-    replace(_generation("max_tokens", "Longest answer, in tokens.", "N", 64, "int", "the prompt kind's, else the "
-                        f"benchmark's, e.g. aime-2025 32768; else {DEFAULT_MAX_TOKENS}"),
+    replace(_generation("max_tokens", "Longest answer, in tokens.", "N", 64, "int", "the benchmark's, e.g. "
+                        f"aime-2025 32768; else {DEFAULT_MAX_TOKENS}"),
             panel=GENERATION, config=APPLIED),
     replace(_generation("stop", "Stop sequence; repeat for several.", "TEXT", ("###",), "texts",
                         "none; the prompt kind's are added"),
@@ -168,7 +168,7 @@ OPTIONS: tuple[Opt, ...] = (
         "refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
         "is unavailable, and `sandbox` is in the run id when not bubblewrap (where bubblewrap works it changes "
         "nothing)", example=True),
-    Opt("exec_limits", "str", None, "the authors' (resolved for code benchmarks; unset elsewhere)", "Code: the "
+    Opt("exec_limits", "str", None, "authors (code benchmarks)", "Code: the "
         "authors' harness's limits or proctor's stricter ones.", "scorer.exec_limits", "yes", True, True,
         "code benchmarks", choices=("authors", "proctor"), example="proctor", metavar="authors|proctor",
         panel=SCORING),
