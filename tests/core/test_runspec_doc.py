@@ -15,6 +15,7 @@ from pydantic import BaseModel, SecretStr
 
 from proctor.analysis.comparable import not_comparable
 from proctor.core.spec import (
+    AgentLimits,
     Budget,
     DatasetRef,
     GenerationSpec,
@@ -108,6 +109,7 @@ CHANGED: dict[str, Any] = {
     "scorer.truncated_as": "excluded", "scorer.norm": "token", "scorer.softmax_temperature": 2.0,
     "scorer.join": "space", "scorer.extractor_version": "proctor-extract/3", "scorer.judge_agreement": 4,
     "scorer.second_ask": False,
+    "scorer.exec_limits": "proctor", "scorer.test_imports": True,
     "generation.temperature": 0.7, "generation.top_p": 0.9, "generation.max_tokens": 64, "generation.stop": ("##",),
     "generation.seed": 3, "generation.reasoning_effort": "high", "generation.enable_thinking": True,
     "generation.thinking_budget": 256, "generation.top_k": 20, "generation.min_p": 0.05,
@@ -116,9 +118,11 @@ CHANGED: dict[str, Any] = {
     "judge.model": "scripted:random", "judge.base_url": ("http://127.0.0.1:9/v1",), "judge.api_key_env": "JKEY",
     "judge.api_key": SecretStr("sk-j"), "judge.options": {"dtype": "float32"},
     "judge.settings": GenerationSpec(temperature=0.5), "judge.price": MONEY, "judge.version": "3",
-    "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "unsafe_exec": True, "resolved": False,
+    "price": MONEY, "budget.max_cost": Decimal("1.5"), "cluster": "category", "unsafe_exec": True, "sandbox": "unsafe",
+    "resolved": False,
     "stop_when": StopRule(baseline="runs/base", max_drop=0.05),
     "retry_of": RetryOf(run="runs/first", run_id="0123456789ab", max_tokens=512),
+    "agent": AgentLimits(max_turns=5),
 }
 
 

@@ -25,6 +25,8 @@ def test_zero_of_seven_items_over_epochs(cli: Any, tmp_path: Path, epochs: int) 
     assert overall["ci_low"] == 0.0 and overall["ci_high"] == pytest.approx(WILSON_0_OF_7, abs=1e-5)
     assert overall["ci_method"] == ("wilson" if epochs == 1 else "clustered_wilson")
     assert "[0.000, 0.354]" in res.out  # the summary line says the same
+    assert overall["n_items"] == (None if epochs == 1 else 7)
+    assert (f"n={7 * epochs} of 7 items (the interval's unit)" in res.out) == (epochs > 1)  # not n=28 alone
 
     lb = cli("leaderboard", "aime-2025", "--store", store, "--json")
     assert lb.code == 0, lb.err

@@ -124,7 +124,7 @@ def test_a_retry_is_refused_where_it_cannot_help(cli: Any, srv: LocalServer, ite
         ("--retry-truncated", first, "--max-tokens", "40"): "give --max-tokens N above",
         ("--retry-truncated", first): "a larger budget",
         ("--retry-truncated", first, "--max-tokens", "200", "--epochs", "2"): "--epochs cannot be given",
-        ("--retry-truncated", first, "--max-tokens", "200", "--temperature", "0.7"): "a sampling flag",
+        ("--retry-truncated", first, "--max-tokens", "200", "--temperature", "0.7"): "--temperature cannot be given",
         (items, "--retry-truncated", first, "--max-tokens", "200"): "DATASET cannot be given",
         ("--retry-truncated", tmp_path / "nowhere", "--max-tokens", "200"): "not a run directory nor a run id",
         ("--retry-truncated", tmp_path / "whole", "--max-tokens", "900"): "no sample was truncated",

@@ -85,3 +85,31 @@ def test_loglikelihoods_are_cached_too(tmp_path: Path) -> None:
         first = asyncio.run(CachedModel(inner, store).loglikelihood(reqs))
         second = asyncio.run(CachedModel(inner, store).loglikelihood(reqs))
         assert first == second and inner.asked == [" yes", " no"]
+
+
+def test_each_agent_turn_is_cached_by_its_conversation_and_replayed_with_its_calls(tmp_path: Path) -> None:
+    """An agent over the cache (scoring.agent): a second run of the same trajectory asks the model nothing, and
+    its turns come back with their calls, so the tools run as before."""
+
+    from proctor.core.model import Capability, Generation, Message, ModelBase
+    from proctor.core.tools import ToolCall
+    from proctor.scoring.agent import Agent, python_tool
+
+    class Caller(ModelBase):
+        name, capabilities = "caller", frozenset({Capability.GENERATE, Capability.TOOLS})
+        asked = 0
+
+        async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+            self.asked += len(requests)
+            return [Generation(text="done") if any(m.role == "tool" for m in r.messages) else
+                    Generation(tool_calls=(ToolCall("c0", "math.add", '{"a": 2, "b": 3}'),)) for r in requests]
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    inner = Caller()
+    with Store(tmp_path / "s.sqlite") as store:
+        runs = [asyncio.run(Agent(CachedModel(inner, store), [python_tool(add, name="math.add")]).run(
+            [Message("user", "2+3?")])) for _ in range(2)]
+    assert inner.asked == 2 and [t.turns[0].cached for t in runs] == [False, True]
+    assert runs[0].turns[0].tool_calls == runs[1].turns[0].tool_calls and runs[1].turns[0].results[0].content == "5"

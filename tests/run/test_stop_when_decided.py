@@ -113,3 +113,52 @@ def test_what_cannot_be_paired_is_refused_in_one_line(argv: list[str], says: str
                         "--store", str(tmp_path / "store.sqlite"), *argv)
     assert code == 2 and says in err and err.count("\n") == 1, err
     assert not (tmp_path / "cand").exists()
+
+
+def test_a_stopped_run_is_partial_and_never_replaces_the_full_run(data: Path, base: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """#47 case 1: the full run, then the same evaluation stopped early. One run id, two records: the stopped one is
+    partial (n of N), kept beside the full run, marked wherever it is shown, and never ranked."""
+    store = str(tmp_path / "store.sqlite")
+    assert _cli(capsys, "run", str(data), "--model", "scripted:random", "-o", str(tmp_path / "other"),
+                "--store", store)[0] == 0
+    code, out, _ = _cli(capsys, *_stop(data, tmp_path, "scripted:first", "10", "--stop-when-decided"))
+    cand = tmp_path / "cand"
+    full, stopped = read_manifest(base), read_manifest(cand)
+    assert code == 0 and stopped.run_id == full.run_id  # the same evaluation: one id
+    assert stopped.partial is not None and stopped.partial.total == N and stopped.partial.asked < N
+    mark = f"partial {stopped.partial.asked}/{N}"
+
+    code, out, _ = _cli(capsys, "runs", "--store", store, "--json")
+    listed = [r for r in json.loads(out) if r["run_id"] == full.run_id]
+    assert code == 0 and len(listed) == 2  # the stopped run recorded beside the full run, not over it
+    by_path = {Path(r["path"]).name: r for r in listed}
+    assert by_path["base"]["partial"] is None and by_path["base"]["n_scored"] == N
+    assert by_path["cand"]["partial"] == {"asked": stopped.partial.asked, "total": N}
+    assert by_path["cand"]["partial_label"] == mark
+    code, out, _ = _cli(capsys, "history", "--model", "scripted:first", "--dataset", "items", "--store", store)
+    assert code == 0 and mark in out and out.count(full.run_id[:12]) == 2
+
+    code, out, err = _cli(capsys, "leaderboard", "items", "--store", store, "--json")
+    (board,) = json.loads(out)
+    assert code == 0 and board["n_items"] == N  # every model ranked on the full run's items
+    assert {e["model"]: e["run_id"] for e in board["entries"]}["scripted:first"] == full.run_id
+    assert any("partial" in w and mark in w for w in board["warnings"])
+
+    other = read_manifest(tmp_path / "other").run_id
+    code, out, err = _cli(capsys, "compare", full.run_id, other, "--store", store, "--json")  # an id: the full run
+    got = json.loads(out)
+    assert code == 0 and got["overall"]["n"] == N and got["a"]["partial"] is None
+    code, out, err = _cli(capsys, "compare", str(base), str(cand))
+    assert code == 0 and "same run" not in out + err and "one evaluation" in out + err and mark in out + err
+    code, out, err = _cli(capsys, "gate", str(base), "--baseline", str(cand), "--max-drop", "10")
+    assert "the baseline" in err and mark in err  # gated against a partial baseline: said
+
+    code, _, err = _cli(capsys, "report", str(base), str(cand), "-o", str(tmp_path / "report.md"), "--store", store)
+    report = (tmp_path / "report.md").read_text()
+    assert code == 0 and "shown once" not in err and mark in report  # both runs shown, the stopped one marked
+
+    # the same command without the flag asks the rest: the directory is a complete run, its partial record gone
+    assert _cli(capsys, *_stop(data, tmp_path, "scripted:first", "10")[:-4])[0] == 0
+    code, out, _ = _cli(capsys, "runs", "--store", store, "--json")
+    assert [r["partial"] for r in json.loads(out) if r["run_id"] == full.run_id] == [None]

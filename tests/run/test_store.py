@@ -49,6 +49,16 @@ def test_cache_round_trip_both_response_types(tmp_path: Path) -> None:
         assert (again.stats.hits, again.stats.misses) == (2, 1)
 
 
+def test_a_replys_tool_calls_come_back_from_the_cache_as_calls(tmp_path: Path) -> None:
+    from proctor.core.tools import ToolCall
+
+    g = Generation(text="", finish_reason="tool_calls", tool_calls=(ToolCall("c1", "a.b", '{"x": 1}'),))
+    key = request_key(MODEL, _gen("call it"))
+    with Store(tmp_path / "s.sqlite") as store:
+        store.put_many([(key, g)])
+        assert store.get_many([key]) == {key: g}
+
+
 def test_key_depends_on_model_request_and_settings_not_on_volatile_fields() -> None:
     base = request_key(MODEL, _gen("Q?"))
     assert base == request_key(model_identity({"spec": "hf:tiny", "revision": "abc", "device": "cpu"}), _gen("Q?"))

@@ -184,6 +184,7 @@ METRIC_KEYS = {
     "truncated_rate",
     "n",
     "n_scored",
+    "n_items",
     "n_errors",
     "n_unscored",
     "n_no_answer",

@@ -109,3 +109,25 @@ def test_a_scripted_completion_is_whole_unless_truncate_cuts_it(srv: LocalServer
     cut = post(srv, "/completions", {"model": "m", "prompt": "Q", "max_tokens": 2})
     assert cut.json()["choices"][0] == {**cut.json()["choices"][0], "text": "The answer", "finish_reason": "length"}
     srv.configure(responder="first", truncate=False)
+
+
+def test_scripted_tool_calls_turn_by_turn_then_text_or_forever(srv: LocalServer) -> None:
+    script = [[{"name": "f", "arguments": {"x": 1}}], [{"name": "g", "arguments": "not json", "id": "k"}]]
+    srv.configure(tool_replies=script, responder="fixed=done")
+    convo: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    turns = []
+    for _ in range(3):
+        message = post(srv, "/chat/completions", {"model": "m", "messages": convo}).json()["choices"][0]["message"]
+        turns.append(message)
+        convo += [{"role": "assistant", "content": message["content"], "tool_calls": message.get("tool_calls", [])},
+                  {"role": "tool", "content": "r", "tool_call_id": "x"}]
+    assert turns[0]["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"x": 1}'}
+    assert turns[1]["tool_calls"][0]["id"] == "k" and turns[1]["tool_calls"][0]["function"]["arguments"] == "not json"
+    assert turns[2]["content"] == "done" and "tool_calls" not in turns[2]
+    srv.configure(tool_replies=script[:1], tool_repeat=True)
+    many = [{"role": "assistant", "content": None}] * 50
+    again = post(srv, "/chat/completions", {"model": "m", "messages": many}).json()["choices"][0]
+    assert again["finish_reason"] == "tool_calls"
+    with pytest.raises(ValueError, match="tool_replies"):
+        srv.configure(tool_replies=[{"name": "f"}])
+    srv.configure(tool_replies=[], tool_repeat=False, responder="first")

@@ -37,7 +37,24 @@ GroupComparison = PairedDifference  # the name this module's record had before i
 def run_ref(r: RunRecord) -> RunRef:
     """The side of a comparison a recorded run is."""
     return RunRef(run_id=r.run_id, model=r.model, dataset=r.dataset, setting=r.setting_label, path=r.path,
-                  started_at=r.started_at, accuracy=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high)
+                  started_at=r.started_at, accuracy=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high,
+                  partial=r.partial_label)
+
+
+def partial_warnings(runs: Sequence[tuple[str, RunRecord]]) -> list[str]:
+    """One warning per run (named by its side) stopped early by --stop-when-decided: it is not the complete run."""
+    return [f"{side} ({r.model}, {r.run_id[:12]}) is {r.partial_label}: --stop-when-decided stopped it early; its "
+            "accuracy is not the complete run's" for side, r in runs if r.partial is not None]
+
+
+def same_run_warning(a: RunRecord, b: RunRecord) -> str | None:
+    """Two arguments that are one run; or one evaluation (one run id), one complete and one partial."""
+    if a.run_id != b.run_id:
+        return None
+    if a.partial == b.partial:
+        return "both arguments are the same run"
+    return (f"A and B are one evaluation (run id {a.run_id[:12]}): "
+            f"{'A' if a.partial is not None else 'B'} is its partial run, the other its complete one")
 
 
 def provenance_warnings(runs: Sequence[RunRecord]) -> list[str]:
@@ -75,9 +92,8 @@ def compare_scores(a: RunScores, b: RunScores, n_boot: int = 2000, seed: int = 0
         paired_difference(str(c), sa[cats == c], sb[cats == c], n_boot, seed)
         for c in sorted(set(cats.tolist()))
     ]
-    warnings = [w for w in [difference_warning(a.run, b.run)] if w]
-    if a.run.run_id == b.run.run_id:
-        warnings.append("both arguments are the same run")
+    warnings = [w for w in [difference_warning(a.run, b.run), same_run_warning(a.run, b.run)] if w]
+    warnings += partial_warnings([("A", a.run), ("B", b.run)])
     cmp = Comparison(
         a=run_ref(a.run), b=run_ref(b.run), overall=paired_difference("overall", sa, sb, n_boot, seed),
         by_category=by_cat if len(by_cat) > 1 or by_cat[0].group != "(none)" else [],
@@ -105,7 +121,7 @@ def _pairs(runs: Sequence[RunScores], baseline: RunScores | None) -> list[tuple[
     """Every pair in the order given (earlier run as A), or each run (as A) against the baseline (as B)."""
     if baseline is None:
         return list(combinations(runs, 2))
-    return [(r, baseline) for r in runs if r.run.run_id != baseline.run.run_id]
+    return [(r, baseline) for r in runs if r.run.key != baseline.run.key]
 
 
 def compare_family(
@@ -153,4 +169,5 @@ def compare_runs(
 
 
 __all__ = ["CORRECT_THRESHOLD", "Comparison", "ComparisonFamily", "GroupComparison", "compare_family", "compare_runs",
-           "compare_scores", "difference_warning", "provenance_warnings", "run_ref"]
+           "compare_scores", "difference_warning", "partial_warnings", "provenance_warnings", "run_ref",
+           "same_run_warning"]

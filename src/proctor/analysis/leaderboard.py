@@ -2,7 +2,8 @@
 
 Runs are ranked only against runs `proctor.analysis.comparable` finds comparable (the rule `compare` and the report
 follow): the same dataset content, setting (mode, prompt, epochs, generation settings: `proctor.log.setting`) and
-prompt template; one board per setting, unless mixing settings is asked for. On a board, each
+prompt template; one board per setting, unless mixing settings is asked for. A partial run (stopped early by
+`run --stop-when-decided`) is never ranked: a warning names it. On a board, each
 model's latest run of that setting is scored on the items every one of those runs answered, so all
 models face the same questions. The top model's observed score is biased upward
 (it was picked *because* it scored highest); we report a selection-adjusted estimate and the chance
@@ -173,7 +174,7 @@ def leaderboards(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0, 
                  mode: str | None = None, prompt: str | None = None) -> list[Leaderboard]:
     """One board per setting (newest first) of each model's latest run on `dataset`; one board of
     each model's latest run whatever its setting with `mix_settings` (a warning names the settings)."""
-    records = _candidates(store, dataset, mode, prompt)
+    records, left_out = _complete(_candidates(store, dataset, mode, prompt), dataset)
     groups: dict[tuple[str | None, ...], list[RunRecord]] = {}
     for rec in records:
         groups.setdefault(group_key(rec, mix_settings), []).append(rec)
@@ -181,13 +182,26 @@ def leaderboards(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0, 
     for group in groups.values():
         chosen = _latest_per_model(group)
         labels = sorted({r.setting_label for r in chosen})
-        board = leaderboard_from_scores(dataset, [store.run_scores(r.run_id) for r in chosen], n_boot=n_boot,
+        board = leaderboard_from_scores(dataset, [store.run_scores(r.key) for r in chosen], n_boot=n_boot,
                                         seed=seed, setting=labels[0] if len(labels) == 1 else MIXED)
         if len(labels) > 1:
             board.warnings.insert(0, f"ranks runs of {len(labels)} different settings together (--mix-settings): "
                                   + "; ".join(labels))
+        board.warnings.extend(left_out)
         boards.append(board)
     return boards
+
+
+def _complete(records: Sequence[RunRecord], dataset: str) -> tuple[list[RunRecord], list[str]]:
+    """The complete runs among `records`, and a warning naming the partial ones left out: a run stopped early
+    (--stop-when-decided) is never ranked, nor taken for its model's latest run."""
+    complete = [r for r in records if r.partial is None]
+    partial = [f"{r.model} ({r.run_id[:12]}, {r.partial_label})" for r in records if r.partial is not None]
+    note = f"left out, never ranked: {len(partial)} partial run(s) stopped early by --stop-when-decided: "
+    if not complete:
+        raise ProctorError(f"no complete run on {dataset!r} to rank: {note.removeprefix('left out, never ranked: ')}"
+                           + ", ".join(partial))
+    return complete, [note + ", ".join(partial)] if partial else []
 
 
 def leaderboard(store: Store, dataset: str, n_boot: int = 2000, seed: int = 0, *, mix_settings: bool = False,

@@ -7,24 +7,14 @@ from __future__ import annotations
 
 import re
 
+from ..core.options import OPTIONS
 from ..util.errors import InputError, Problem, ProctorError
 
-FLAGS = {
-    "model": "--model", "mode": "--mode", "prompt": "--prompt", "answer_rule": "--answer-rule", "scorer.answer_rule": "--answer-rule",
-    "format": "--format", "shots": "--shots", "fewshot_from": "--fewshot-from", "dataset.fewshot_from": "--fewshot-from",
-    "limit": "--limit", "limit_per_category": "--limit-per-category",
-    "seed": "--seed", "data_file": "--data-file", "epochs": "--epochs", "temperature": "--temperature",
-    "top_p": "--top-p", "max_tokens": "--max-tokens", "stop": "--stop", "gen_seed": "--gen-seed",
-    "reasoning_effort": "--reasoning-effort", "thinking_budget": "--thinking-budget", "top_k": "--top-k",
-    "min_p": "--min-p", "presence_penalty": "--presence-penalty", "frequency_penalty": "--frequency-penalty",
-    "system": "--system", "extra_body": "--extra-body", "truncated_as": "--truncated-as", "extract": "--extract",
-    "no_answer": "--no-answer", "judge": "--judge", "judge_base_url": "--judge-base-url",
-    "judge_api_key_env": "--judge-api-key-env", "judge.api_key_env": "--judge-api-key-env",
-    "judge_agreement": "--judge-agreement", "judge_temperature": "--judge-temperature",
-    "judge_max_tokens": "--judge-max-tokens", "prices": "--prices", "price_in": "--price-in",
-    "price_out": "--price-out", "max_cost": "--max-cost", "shard": "--shard", "cluster": "--cluster",
-    "norm": "--norm", "softmax_temperature": "--softmax-temperature", "join": "--join",
-    "baseline": "--baseline", "max_drop": "--max-drop", "stop_when_decided": "--stop-when-decided",
+# the run options' flags are the table's (proctor.core.options); the rest are spec paths and `score`'s own flags
+FLAGS = {o.name: o.cli_flag for o in OPTIONS if o.cli_flag is not None} | {
+    "model": "--model", "scorer.answer_rule": "--answer-rule", "dataset.fewshot_from": "--fewshot-from",
+    "judge.api_key_env": "--judge-api-key-env", "norm": "--norm", "softmax_temperature": "--softmax-temperature",
+    "join": "--join",
 }
 _LEADING = re.compile(r"^([a-z_][a-z_.]*)(?=[: ])")
 _SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # a field name with an underscore: never a word of prose

@@ -30,7 +30,7 @@ from .tables import show, whole_table
 if TYPE_CHECKING:
     from ..analysis.leaderboard import Leaderboard
     from ..run.store import GroupMetrics, RunRecord
-    from ..stats.comparison import Comparison
+    from ..stats.comparison import Comparison, RunRef
 
 StoreOpt = options.Store
 JsonOpt = options.Json
@@ -131,9 +131,14 @@ def runs_view(recs: list[RunRecord], console: Console) -> RenderableType:
         blocks.append(Text.assemble(
             (r.run_id[:12], "bold"), f"  {_when(r.started_at)}  ", escape_control(r.model),
             f"\n  {escape_control(r.dataset)}{escape_control(revision)} · {escape_control(r.setting_label)}",
-            f"\n  n {r.n_scored or 0} · accuracy {_acc_line(r)}{cost}",
+            f"\n  n {_n(r)} · accuracy {_acc_line(r)}{cost}",
             overflow="fold"))
     return Group(*blocks)
+
+
+def _n(r: RunRecord) -> str:
+    """Items scored, and a partial run's mark: `150 (partial 150/400)`."""
+    return f"{r.n_scored or 0}" + (f" ({r.partial_label})" if r.partial is not None else "")
 
 
 def _acc_line(r: RunRecord) -> str:
@@ -160,7 +165,7 @@ def _runs_table(recs: list[RunRecord]) -> Table:
     for r in recs:
         t.add_row(r.run_id[:12], _when(r.started_at), rich_safe(r.model), rich_safe(r.dataset),
                   *([rich_safe((r.dataset_revision or "–")[:12])] if revisions else []), rich_safe(r.setting_label),
-                  str(r.n_scored or 0), _acc(r.accuracy, r.ci_low, r.ci_high), *([_cost(r)] if costs else []))
+                  _n(r), _acc(r.accuracy, r.ci_low, r.ci_high), *([_cost(r)] if costs else []))
     return t
 
 
@@ -197,21 +202,23 @@ def history(
         t.add_column("n", justify="right")
         t.add_column("cost (per correct)", justify="right", no_wrap=True)
         for r in recs:
-            t.add_row(*_history_cells(r), _ci(r.ci_low, r.ci_high), str(r.n_scored or 0), _cost(r))
+            t.add_row(*_history_cells(r), _ci(r.ci_low, r.ci_high), _n(r), _cost(r))
     else:
         groups = sorted({g for r in recs for g in _breakdown(r, by)})
         for g in groups:
             t.add_column(f"{g} %", justify="right")
         for r in recs:
             table = _breakdown(r, by)
-            t.add_row(*_history_cells(r), *(_pct(table[g].accuracy) if g in table else "–" for g in groups))
+            t.add_row(*_history_cells(r, marked=True),
+                      *(_pct(table[g].accuracy) if g in table else "–" for g in groups))
     show(t, [str(c.header) for c in t.columns if str(c.header) not in ("revision", "setting")], _console())
 
 
-def _history_cells(r: RunRecord) -> list[str]:
-    """started, run id, revision, setting and overall % of one recorded run."""
-    return [_when(r.started_at), r.run_id[:12], rich_safe((r.dataset_revision or "–")[:12]),
-            rich_safe(r.setting_label), _pct(r.accuracy)]
+def _history_cells(r: RunRecord, marked: bool = False) -> list[str]:
+    """started, run id, revision, setting (`marked`: with a partial run's mark) and overall % of one recorded run."""
+    setting = " · ".join(p for p in (r.setting_label, r.partial_label if marked else None) if p)
+    return [_when(r.started_at), r.run_id[:12], rich_safe((r.dataset_revision or "–")[:12]), rich_safe(setting),
+            _pct(r.accuracy)]
 
 
 def _breakdown(r: RunRecord, by: str) -> dict[str, GroupMetrics]:
@@ -285,7 +292,7 @@ def _print_comparison(cmp: Comparison) -> None:
     """Two runs: who each is, the table overall and per category, the verdict, what was left out, warnings."""
     con = _console()
     for name, r in (("A", cmp.a), ("B", cmp.b)):
-        con.print(f"{name}: {rich_safe(r.model)} · {rich_safe(r.setting)}  ({r.run_id[:12]}, {_when(r.started_at)}): "
+        con.print(f"{name}: {rich_safe(r.model)} · {rich_safe(r.shown_setting)}  ({r.run_id[:12]}, {_when(r.started_at)}): "
                   f"{r.accuracy_text()}")
     show(comparison_table(cmp), COMPARISON_WHOLE, con)
     con.print(cmp.verdict, markup=False)
@@ -302,10 +309,15 @@ def family_table(comparisons: list[Comparison], correction: str) -> Table:
         t.add_column(col, justify="left" if col in ("A", "B", "verdict") else "right")
     for c in comparisons:
         g = c.overall
-        t.add_row(rich_safe(c.a.model) + f"\n({c.a.run_id[:8]})", rich_safe(c.b.model) + f"\n({c.b.run_id[:8]})",
+        t.add_row(_side(c.a), _side(c.b),
                   str(g.n), points(g.diff), g.interval_text(), p_cell(g.p_value), p_cell(g.p_decisive),
                   g.mde_text(), verdict_word(g))
     return t
+
+
+def _side(r: RunRef) -> str:
+    """A side of a family row: its model, short run id and a partial run's mark."""
+    return rich_safe(r.model) + f"\n({r.run_id[:8]}{', ' + r.partial if r.partial else ''})"
 
 
 def verdict_word(g: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core.options import APPLIED, OPTIONS
 from ..core.results import MetricBlock
 from ..interop.llmwc_import import read_results_dir, summary_disagreement, write_imported
 from ..log.runlog import RunLog
@@ -22,10 +23,10 @@ from .outcome import error_status
 
 # `run` options that apply to a config run, besides the chat backend's own (--concurrency, --timeout…);
 # the rest are refused by name: the config says those things, or a config run does not do them
+# (the run options' own rule is the table's: `Opt.config`, APPLIED or the config key to set instead)
 APPLIED_WITH_CONFIG = frozenset({
-    "llmwc_config", "model", "data_file", "out", "store", "progress", "no_cache", "no_history", "max_tokens",
-    "prices", "max_cost", "max_error_rate",
-})
+    "llmwc_config", "model", "out", "store", "progress", "no_cache", "no_history", "max_error_rate",
+}) | {o.name for o in OPTIONS if o.config == APPLIED}
 
 
 def backend_options(given: options.ModelOptions) -> dict[str, Any]:
@@ -33,11 +34,9 @@ def backend_options(given: options.ModelOptions) -> dict[str, Any]:
     from ..interop.llmwc_config import NOT_FROM_CALLER
 
     return {k: v for k, v in given.for_spec("openai:model").items() if k not in NOT_FROM_CALLER}
-_INSTEAD = {"datasets": "the config's benchmark.name", "temperature": "request_defaults.temperature",
-            "top_p": "request_defaults.top_p", "stop": "request_defaults.stop", "gen_seed": "request_defaults.seed",
-            "seed": "benchmark.seed", "prompt": "benchmark.prompt_type", "limit_per_category":
-            "benchmark.limit_per_subject", "base_url": "models[].api_base", "api_key": "models[].api_key_env",
-            "price_in": "--prices", "price_out": "--prices", "runs_root": "-o (the runs go inside the results)"}
+_INSTEAD = {"datasets": "the config's benchmark.name", "base_url": "models[].api_base",
+            "api_key": "models[].api_key_env", "runs_root": "-o (the runs go inside the results)",
+            **{o.name: o.config for o in OPTIONS if o.config not in ("", APPLIED)}}
 
 
 def refuse_unapplied(applied: frozenset[str] = APPLIED_WITH_CONFIG) -> None:

@@ -211,24 +211,31 @@ def _fields(spec: str) -> set[str]:
     return set(backend.options.model_fields)
 
 
-def with_model_options(func: F) -> F:
-    """Give the command `func` one option per backend option; it receives them as `model_options`."""
+def expand(func: F, target: str, added: list[inspect.Parameter], collect: Callable[[dict[str, object]], object]) -> F:
+    """`func` as a command whose parameter `target` is replaced by the parameters `added`: `collect` takes their
+    values out of the keyword arguments and makes `target`'s value (the backends' options, the run options…)."""
     signature = inspect.signature(func, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != "model_options"]
-    options = model_cli_options()
-    added = [inspect.Parameter(o.param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=o.annotation)
-             for o in options]
+    own = [p for p in signature.parameters.values() if p.name != target]
 
     @functools.wraps(func)
     def command(**kwargs: Any) -> Any:
-        given = {o.name: kwargs.pop(o.param, None) for o in options}
-        return func(**kwargs, model_options=ModelOptions(given))
+        value = collect(kwargs)
+        return func(**kwargs, **{target: value})
 
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + added
     command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
     del command.__wrapped__
     return typing.cast(F, command)
+
+
+def with_model_options(func: F) -> F:
+    """Give the command `func` one option per backend option; it receives them as `model_options`."""
+    options = model_cli_options()
+    added = [inspect.Parameter(o.param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=o.annotation)
+             for o in options]
+    return expand(func, "model_options", added,
+                  lambda kwargs: ModelOptions({o.name: kwargs.pop(o.param, None) for o in options}))
 
 
 def model_options(spec: str, **options: Any) -> dict[str, Any]:

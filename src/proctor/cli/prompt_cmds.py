@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,9 +20,12 @@ from ..run.build import eval_options
 from ..run.resolve import budget_for
 from ..util.errors import ProctorError
 from ..util.termsafe import json_safe, plain, plain_text
-from . import options
 from .fields import with_flags
-from .run_cmds import FewshotFrom, FormatOpt, MaxTokens, PromptKind, Shots, Stop, Temperature, TopP
+from .run_options import with_run_options
+
+#: the run options `prompt` takes (the table's flags, help and defaults: proctor.core.options)
+PROMPT_OPTIONS = ("prompt", "shots", "format", "fewshot_from", "data_file", "seed", "temperature", "top_p",
+                  "max_tokens", "stop")
 
 ItemId = Annotated[str, typer.Option("--item", metavar="ID", help=(
     "The item: proctor's identifier (e.g. mmlu-pro.70) or the upstream id (question_id, problem_idx, "
@@ -63,20 +67,12 @@ def request_for(task: Task, item: Item, kind: str, settings: GenerationSpec) -> 
     }
 
 
+@with_run_options(PROMPT_OPTIONS)
 def show_prompt(
     dataset: Annotated[str, typer.Argument(metavar="BENCHMARK", help=(
         "A built-in benchmark, a benchmark spec (name or file) or an item file."))],
     item: ItemId,
-    prompt: PromptKind = None,
-    shots: Shots = None,
-    fmt: FormatOpt = None,
-    fewshot_from: FewshotFrom = None,
-    data_file: options.DataFile = None,
-    seed: options.ChoiceSeed = 0,
-    temperature: Temperature = 0.0,
-    top_p: TopP = None,
-    max_tokens: MaxTokens = None,
-    stop: Stop = None,
+    flags: Mapping[str, Any] | None = None,
     cot_examples: CotExamples = None,
     instruction: Instruction = None,
     tokenizer: Tokenizer = None,
@@ -85,16 +81,18 @@ def show_prompt(
     """Print the exact request a run would send for one item: messages with their roles (a completion: its text,
     as sent), stop sequences and generation settings. With --json, machine-readable, to diff against another
     harness."""
+    given = flags or {}
+    prompt: str | None = given.get("prompt")
     if prompt is not None and not prompt.strip():  # '' is no kind, never "the default one"
         raise ProctorError("--prompt: empty; name a prompt kind (or leave the option out for the default)")
     try:  # the spec's own checks, as `run`'s, before the data is read; errors name the flags
-        checked = eval_options(temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=tuple(stop or ()),
-                               shots=shots)
+        checked = eval_options(**{k: given.get(k) for k in ("temperature", "top_p", "max_tokens", "stop", "shots")})
     except ProctorError as e:
         raise with_flags(e) from None
-    task = load_task(dataset, data_file=data_file, seed=seed,
+    task = load_task(dataset, data_file=given.get("data_file"), seed=given.get("seed", 0),
                      prompt_options={"cot_examples": cot_examples, "instruction": instruction},
-                     shots=shots, fmt=fmt, fewshot_from=fewshot_from, prompt_kind=prompt)
+                     shots=checked.shots, fmt=given.get("format"), fewshot_from=given.get("fewshot_from"),
+                     prompt_kind=prompt)
     if tokenizer is not None:
         splitter = TokenSplitter(tokenizer)
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))

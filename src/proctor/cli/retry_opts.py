@@ -3,6 +3,7 @@ be given besides), and the two accuracies said when it ends (`proctor.run.retry`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +13,7 @@ from ..core.spec import RunSpec
 from ..log.runlog import Outcome, RunLog
 from ..util.errors import ProctorError
 from ..util.termsafe import plain
+from .fields import flag_for
 
 RetryTruncated = Annotated[str | None, typer.Option(
     "--retry-truncated", metavar="RUN", show_default=False, help=(
@@ -19,10 +21,8 @@ RetryTruncated = Annotated[str | None, typer.Option(
         "first attempts in its log (RUN, a run directory or recorded run id, is not changed; default: none)."),
     rich_help_panel="Generation (--mode generate)")]
 
-_FLAG = {"generation": "a sampling flag (--temperature…)", "format": "--format"}
 
-
-def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[str, Any], backend: dict[str, Any],
+def retry_specs(run: str, datasets: list[str], model: str | None, flags: Mapping[str, Any], backend: dict[str, Any],
                 store: Path | None, elsewhere: str | None) -> list[RunSpec]:
     """The retry's spec: RUN's own, at the larger budget. A DATASET, --model or a setting flag besides is refused
     (RUN's settings are the ones asked again), and so is `elsewhere` (the flag that would run it another way)."""
@@ -31,11 +31,9 @@ def retry_specs(run: str, datasets: list[str], model: str | None, flags: dict[st
 
     if elsewhere is not None:
         raise ProctorError(f"--retry-truncated: not with {elsewhere} (it asks again within one whole run, here)")
-    given = eval_options(**flags)
-    plain_options = eval_options(max_tokens=flags.get("max_tokens"))
-    changed = sorted(k for k in type(given).model_fields if getattr(given, k) != getattr(plain_options, k))
+    changed = [name for name in eval_options(**flags).changed() if name != "max_tokens"]
     if datasets or model is not None or changed:
-        flags_named = [_FLAG.get(k, "--" + k.replace("_", "-")) for k in changed]
+        flags_named = [flag_for(k) for k in changed]
         named = [*(["DATASET"] if datasets else []), *(["--model"] if model is not None else []), *flags_named]
         raise ProctorError(f"--retry-truncated asks {run} again with its own settings: {', '.join(named)} cannot "
                            "be given with it (only --max-tokens, and where requests go: --base-url, --concurrency…)")

@@ -17,17 +17,30 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..util.errors import CapabilityError
+from .tools import ToolCall, ToolChoice, ToolDef
 
 
 class Capability(StrEnum):
     GENERATE = "generate"
     LOGLIKELIHOOD = "loglikelihood"
+    TOOLS = "tools"  # reads a request's tools and returns the reply's calls (GenerateRequest.tools)
 
 
 @dataclass(frozen=True)
 class Message:
-    role: str  # "system" | "user" | "assistant"
+    role: str  # "system" | "user" | "assistant" | "tool"
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()  # an assistant turn's calls (core.tools)
+    tool_call_id: str | None = None  # a "tool" message: the call it answers
+
+    def as_dict(self) -> dict[str, Any]:
+        """Role and content, and the tool fields only when set (a plain message's key is what it always was)."""
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.as_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        return d
 
 
 class GenerationSpec(BaseModel):
@@ -111,14 +124,20 @@ class GenerateRequest:
     # a plain-text prompt (`--format completion`): the messages' contents sent as they are, no chat template
     # (hf: the text's tokens; openai/vllm: /v1/completions); only backends with `text_completion` take it
     completion: bool = False
+    tools: tuple[ToolDef, ...] = ()  # functions the model may call (core.tools); none: a plain request
+    tool_choice: ToolChoice | None = None  # None: the server's default (auto when tools are offered)
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "messages": [m.as_dict() for m in self.messages],
             "settings": self.settings.as_dict(),
         }
         if self.completion:  # only when set: cache keys of chat requests stay what they were
             d["completion"] = True
+        if self.tools:  # likewise: a request without tools keeps its key
+            d["tools"] = [t.as_dict() for t in self.tools]
+        if self.tool_choice is not None:
+            d["tool_choice"] = self.tool_choice.as_dict()
         return d
 
 
@@ -158,6 +177,7 @@ class Generation:
     latency_s: float | None = None
     error: str | None = None  # set when the request failed after every retry
     cached: bool = field(default=False, compare=False)  # answered by the request cache (run.cache), not the model
+    tool_calls: tuple[ToolCall, ...] = ()  # the calls the reply makes, names mapped back, arguments as sent
 
 
 @dataclass(frozen=True)
@@ -257,6 +277,7 @@ class Model(Protocol):
 _WHAT_IT_TAKES = {
     Capability.GENERATE: "a generation run or a judge asks the model for text",
     Capability.LOGLIKELIHOOD: "a log-likelihood run scores each option's log-probability",
+    Capability.TOOLS: "an agent offers the model tools and runs the calls it makes",
 }
 
 

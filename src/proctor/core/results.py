@@ -39,6 +39,7 @@ class MetricBlock(_Block):
 
     n: int = 0  # samples
     n_scored: int = 0
+    n_items: int | None = None  # distinct items among the scored samples, when items repeat (epochs): the interval's unit
     n_errors: int = 0
     n_unscored: int = 0
     n_no_answer: int = 0

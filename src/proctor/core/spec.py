@@ -8,7 +8,9 @@ resolved spec, so the same evaluation has the same id from every door.
 What is in the run id (`identity()`): everything that can change a score — the data (its content hash),
 the model spec and the backend options that change answers (dtype, context length…), the scorer (mode,
 prompt kind, format, shots, answer rule, extract, no-answer, truncated-as, normalisation), the
-generation settings, the epochs, the judge (its model, settings and version). What is not: where the
+generation settings, the epochs, the judge (its model, settings and version), and the sandbox a code benchmark's
+programs ran in when it is not bubblewrap (`sandbox`: a reply that opens a socket fails in bubblewrap and passes
+unsandboxed). What is not: where the
 data file lies, how requests travel (base URL, concurrency, timeouts, retries, batch API), prices and
 the budget, the shard (it is in the run directory's name), and the attribute accuracy intervals are
 clustered by (`cluster`: a reporting choice, recorded in the manifest and results.json).
@@ -31,6 +33,9 @@ DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benc
 
 NO_CLUSTER = "none"  # RunSpec.cluster: every item its own cluster, whatever the benchmark's default
 Mode = Literal["generate", "logprob"]
+ExecLimits = Literal["authors", "proctor"]  # code benchmarks: the authors' harness's limits, or proctor's stricter ones
+Sandbox = Literal["bubblewrap", "unsafe"]  # what runs a code benchmark's programs (scoring/execute/sandbox.py)
+DEFAULT_SANDBOX: Sandbox = "bubblewrap"  # not in the run id: the ids of runs before the sandbox entered it
 JsonScalar = str | int | float | bool | None
 OptionValue = JsonScalar | list[str]
 
@@ -125,6 +130,10 @@ class ScorerSpec(_Record):
     # ask once more when the authors' runner reads no answer (MathArena's); None: the rule's default (resolved:
     # True where the answer rule has a second ask, else None), False: never
     second_ask: bool | None = None
+    # code benchmarks (resolved to "authors"; None elsewhere, and then left out of the run id): whose limits
+    # executions run under (`proctor.scoring.execute.scorer.ExecProfile`); test_imports: MBPP's, run before its asserts
+    exec_limits: ExecLimits | None = None
+    test_imports: bool | None = None
 
 
 class Money(_Record):
@@ -201,6 +210,19 @@ class RetryOf(_Record):
     max_tokens: int | None = None  # the first run's budget
 
 
+class AgentLimits(_Record):
+    """What stops a sample that is a conversation with tools (`proctor.scoring.agent`; docs/agents.md): each limit
+    a named end of its trajectory (`core.trajectory.AgentStop`). In the run id when set: a limit decides which
+    samples end without an answer, and a tool's time limit or cut decides what the model reads."""
+
+    max_turns: int = Field(default=20, ge=1)  # model turns (requests) in one trajectory
+    max_tool_calls: int = Field(default=100, ge=1)  # calls run over the trajectory; a reply past it runs what fits
+    max_tokens: int | None = Field(default=None, ge=1)  # input + output tokens over every turn (None: no limit)
+    wall_time_s: float | None = Field(default=600.0, gt=0)  # seconds for the trajectory, tools included
+    tool_timeout_s: float = Field(default=30.0, gt=0)  # seconds one call may run before it is stopped
+    max_result_bytes: int = Field(default=65536, ge=1)  # a result longer than this (UTF-8) is cut, and says so
+
+
 class RunSpec(_Record):
     """One evaluation: data, model, scorer, generation, epochs, shard, judge, prices and budget."""
 
@@ -216,15 +238,22 @@ class RunSpec(_Record):
     # the item attribute accuracy intervals are clustered by (category, subcategory, metadata.KEY), "none": items
     # alone; None: the benchmark's own (resolved, e.g. MMLU-Pro's metadata.src). Not in the run id
     cluster: str | None = None
-    # run model code without a sandbox when none is available (--unsafe-exec; code benchmarks). Recorded in the
-    # manifest, not in the run id: where the sandbox works it changes nothing, and a run's scores do not depend on it
+    # run model code without a sandbox when none is available (--unsafe-exec; code benchmarks). Not in the run id
+    # itself: what it changes is `sandbox`, the one the programs ran in
     unsafe_exec: bool = False
+    # what runs the programs of a run that executes code (code benchmarks), resolved: bubblewrap where it works, else
+    # unsafe under --unsafe-exec; None for a run that executes nothing. In the run id when not bubblewrap: verdicts
+    # differ (a program that opens a socket fails in bubblewrap, passes unsandboxed)
+    sandbox: Sandbox | None = None
     # stop once the comparison with a baseline is decided (`--stop-when-decided`); not in the run id: the items asked
-    # are scored as in a full run, and the same command without it asks the rest
+    # are scored as in a full run, and the same command without it asks the rest. A run it stopped is recorded as
+    # partial (its manifest's `sequential`): the history keeps the complete run apart, and never ranks a partial one
     stop_when: StopRule | None = None
     # another run's samples, its truncated ones asked again (`--retry-truncated`); in the run id when set (its run id
     # and budget, not its directory): the retry's samples are not those of a fresh run at the larger budget
     retry_of: RetryOf | None = None
+    # the limits of a benchmark whose samples are conversations with tools (docs/agents.md); in the run id when set
+    agent: AgentLimits | None = None
     resolved: bool = False  # set by proctor.run.pipeline.resolve: defaults applied, content hash known
 
     @field_validator("cluster")
@@ -257,12 +286,19 @@ class RunSpec(_Record):
         scorer = self.scorer.model_dump(mode="json")
         if scorer.get("second_ask") is None:  # in the id only when set: every other run keeps its id
             scorer.pop("second_ask", None)
+        for optional in ("exec_limits", "test_imports"):  # in the id only when set: runs that execute no code keep theirs
+            if scorer[optional] is None:
+                del scorer[optional]
         generation = self.generation.model_dump(mode="json") if self.scorer.mode != "logprob" else None
         identity = {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
                     "scorer": scorer, "generation": generation, "epochs": self.epochs,
                     "judge": self.judge.identity() if self.judge is not None else None}
+        if self.sandbox not in (None, DEFAULT_SANDBOX):  # unsandboxed: other verdicts; every other run keeps its id
+            identity["sandbox"] = self.sandbox
         if self.retry_of is not None:  # in the id only when set: every other run keeps its id
             identity["retry_of"] = {"run_id": self.retry_of.run_id, "max_tokens": self.retry_of.max_tokens}
+        if self.agent is not None:  # likewise: a run without tools keeps its id
+            identity["agent"] = self.agent.model_dump(mode="json")
         return identity
 
     def run_id(self) -> str:
@@ -284,5 +320,5 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-__all__ = ["Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RetryOf", "RunSpec",
+__all__ = ["AgentLimits", "Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RetryOf", "RunSpec",
            "ScorerSpec", "ShardSpec", "StopRule", "canonical_json"]

@@ -33,10 +33,11 @@ from pydantic import (
 
 from ..core.results import Results
 from ..core.spec import GenerationSpec, Money, RunSpec
+from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
-from ..util.textio import open_checked, read_text, write_json_atomic
+from ..util.textio import open_checked, read_record_text, refuse_special, write_json_atomic
 from .prompts import PROMPTS, HeadReader, prompt_text, writer_for
 from .provenance import (
     SCORER_SETTINGS,
@@ -50,7 +51,7 @@ from .provenance import (
     migrate_manifest,
 )
 from .sampleindex import SampleIndex
-from .sequential import SequentialRecord
+from .sequential import Partial, SequentialRecord
 
 MANIFEST, SAMPLES, RESULTS = "manifest.json", "samples.jsonl", "results.json"
 # 1: proctor 0.1 (no results schema_version, suites scored outside the run loop); 2: open-dict manifests (main
@@ -294,6 +295,9 @@ class ExecutionDetails(_Details):
     wall_s: float | None = None
     sandbox: str | None = None  # "bubblewrap", or "unsafe" (--unsafe-exec: no sandbox)
     code_from: str | None = None  # how the code was taken from the reply: "fenced", "function", "body", "completion"
+    exec_limits: str | None = None  # whose limits it ran under: "authors" (the default) or "proctor" (--exec-limits)
+    # True: under the authors' limits, a limit of the sandbox's containment stopped it, which their harness does not set
+    beyond_authors: bool | None = None
 
 
 def _details_kind(value: Any) -> str:
@@ -380,6 +384,9 @@ class Sample(_Log):
     # attempt's record, as the run it was copied from logged it (also kept, earlier, in samples.jsonl). Absent from
     # every other sample
     first_attempt: FirstAttempt | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a sample that is a conversation with tools (core.trajectory, docs/agents.md): every turn, call and result.
+    # Absent from every other sample
+    trajectory: Trajectory | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _score_agrees(self) -> Sample:
@@ -458,6 +465,28 @@ class RunSettings(BaseModel):
 _SHADOWS = tuple(RunSettings.model_fields)
 
 
+def _sandbox_named(data: dict[str, Any]) -> dict[str, Any]:
+    """A spec written before the sandbox entered it (#47, main ee87dc3) given the sandbox its scorer recorded, so an
+    unsandboxed run reads as one (its label, its identity; its directory keeps its id: `run.runner.older_run_ids`)."""
+    spec, scorer = data.get("spec"), data.get("scorer")
+    if not (isinstance(spec, dict) and isinstance(scorer, dict)) or "sandbox" in spec:
+        return data
+    if scorer.get("sandbox") not in ("bubblewrap", "unsafe"):
+        return data
+    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"], "scorer": _limits_named(spec)}}
+
+
+def _limits_named(spec: dict[str, Any]) -> Any:
+    """A code run's scorer from before the authors' limits (#49): it ran under proctor's, MBPP's with its test
+    imports (`run.runner.older_run_ids` keeps its id)."""
+    scorer = spec.get("scorer")
+    if not isinstance(scorer, dict) or "exec_limits" in scorer:
+        return scorer
+    dataset = spec.get("dataset")
+    mbpp = isinstance(dataset, dict) and dataset.get("name") == "mbpp"
+    return {**scorer, "exec_limits": "proctor", **({"test_imports": True} if mbpp else {})}
+
+
 def _v5(data: dict[str, Any]) -> dict[str, Any]:
     """A v2-v4 manifest in the v5 shape: the settings kept beside the spec (at the top level and in the scorer
     record) dropped where a spec holds them, gathered into `settings` where none does."""
@@ -514,6 +543,7 @@ class Manifest(BaseModel):
             return data
         if int(data.get("runlog_version") or 1) < 4 and "provenance" not in data:
             data = migrate_manifest(data)
+        data = _sandbox_named(data)
         return _v5(data) if any(k in data for k in _SHADOWS) or isinstance(data.get("scorer"), dict) and any(
             k in data["scorer"] for k in SCORER_SETTINGS) else data
 
@@ -522,6 +552,11 @@ class Manifest(BaseModel):
         if self.spec is not None and self.settings is not None:
             raise ValueError("settings: a run with a spec keeps its settings in the spec alone")
         return self
+
+    @property
+    def partial(self) -> Partial | None:
+        """How far a run `--stop-when-decided` stopped early got (None: a complete run): not the complete run."""
+        return self.sequential.partial if self.sequential is not None else None
 
     # ---- the run's settings, read from the spec (or `settings`): derived, read-only
 
@@ -794,6 +829,7 @@ def repair_torn_tail(path: Path) -> int:
 
     Only whole, newline-ended records are ever built upon; what was cut is reported on stderr.
     """
+    refuse_special(path)  # a FIFO or a device: one line, before the open
     try:
         with open(path, "r+b") as f:
             size = f.seek(0, os.SEEK_END)
@@ -949,7 +985,7 @@ def read_results(run_dir: str | Path) -> Results | None:
     path = Path(run_dir) / RESULTS
     if not path.exists():
         return None
-    text = read_text(path)
+    text = read_record_text(path)
     check_json_depth(text, path)  # before the parser recurses
     try:
         data = json.loads(text)
@@ -980,7 +1016,7 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     mpath = d / MANIFEST
     if not mpath.exists():
         raise InputError.at(d, f"not a run directory (no {MANIFEST})")
-    text = read_text(mpath)
+    text = read_record_text(mpath)
     check_json_depth(text, mpath)  # before the parser recurses
     try:
         manifest = Manifest.model_validate(json.loads(text))

@@ -8,6 +8,21 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Partial(BaseModel):
+    """A run stopped early (`run --stop-when-decided`): the same evaluation as the complete run of its id, on `asked`
+    of its `total` items. The history keeps it beside the complete run, never over it, and never ranks it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    asked: int = Field(ge=0)
+    total: int = Field(ge=0)
+
+    @property
+    def label(self) -> str:
+        """`partial 150/400`: how every view marks it."""
+        return f"partial {self.asked:,}/{self.total:,}"
+
+
 class SequentialRecord(BaseModel):
     """The sequence's last look: GO or NO-GO when it stopped the run, INCONCLUSIVE when every item was asked first."""
 
@@ -28,6 +43,11 @@ class SequentialRecord(BaseModel):
     order_seed: int
     method: str
 
+    @property
+    def partial(self) -> Partial | None:
+        """The items asked of the items the run has, when the sequence stopped it early; None when it asked all."""
+        return Partial(asked=self.items_asked, total=self.items_total) if self.stopped else None
+
     def text(self) -> str:
         """`stopped at NO-GO after 40 of 100 items: candidate − baseline 95% confidence sequence [-43.9, -12.8] …`."""
         how = (f"stopped at {self.decision} after {self.items_asked:,} of {self.items_total:,} items" if self.stopped
@@ -38,4 +58,4 @@ class SequentialRecord(BaseModel):
                 f"(baseline {self.baseline_run_id[:12]})")
 
 
-__all__ = ["SequentialRecord"]
+__all__ = ["Partial", "SequentialRecord"]

@@ -3,9 +3,11 @@
 A setting is everything a run's spec chose that changes what is asked or how answers count, but is neither the
 dataset nor the model: the mode (generate vs logprob), the prompt kind, the shots, the format, the few-shot pool
 (`--fewshot-from`), a benchmark's prompt options (AIME's instruction, GPQA's examples file), the answer rule,
-the robust reader, the no-answer and truncation policies, the generation settings (temperature, top-p, max tokens,
+the robust reader, the no-answer and truncation policies, a code benchmark's execution limits (`--exec-limits`,
+shown even at its default: runs before it ran under proctor's) and MBPP's `--test-imports`, the generation settings (temperature, top-p, max tokens,
 stop, seed, reasoning…), the epochs, the log-probability normalisation of suites, the judge (its model, options and
-settings). `proctor runs`, `history`, `leaderboard`, `compare` and the report show `setting_label`; runs are
+settings), the sandbox a code benchmark's programs ran in when not bubblewrap. `proctor runs`, `history`,
+`leaderboard`, `compare` and the report show `setting_label`; runs are
 comparable only when their `setting_key`s are equal (unless asked to mix them: `proctor.analysis.comparable`).
 docs/runspec.md says, for every RunSpec field, whether it is in the setting.
 
@@ -20,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.spec import RunSpec
+from ..core.spec import DEFAULT_SANDBOX, RunSpec
 from .runlog import Manifest
 
 # identity fields that are versions or bookkeeping, not settings a user chose
@@ -30,7 +32,7 @@ _SUITE_DEFAULTS = {"temperature": 1.0, "join": "newline"}
 _DEFAULTS = {"extract": "reference", "no_answer": "wrong"}  # defaults a label need not repeat (runs before had none)
 SUITE_PROMPT = "probsem-suite"
 _SPEC_DEFAULTS = {"extract": "reference", "no_answer": "wrong", "truncated_as": "wrong", "softmax_temperature": 1.0,
-                  "join": "newline"}
+                  "join": "newline", "sandbox": DEFAULT_SANDBOX}
 
 
 def run_setting(manifest: Manifest) -> dict[str, Any]:
@@ -58,7 +60,9 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
               "prompt_options": dict(sorted(data.prompt_options.items())), "answer_rule": scorer.answer_rule,
               "extract": scorer.extract, "no_answer": scorer.no_answer, "truncated_as": scorer.truncated_as,
               "norm": scorer.norm, "softmax_temperature": scorer.softmax_temperature, "join": scorer.join,
-              "second_ask": scorer.second_ask}
+              "second_ask": scorer.second_ask,
+
+              "exec_limits": scorer.exec_limits, "test_imports": scorer.test_imports, "sandbox": spec.sandbox}
     setting.update({k: v for k, v in _present(chosen).items() if _SPEC_DEFAULTS.get(k, object()) != v})
     judge = spec.judge
     if judge is not None:  # its model, the options that change its grades, its own sampling when not the default
@@ -67,6 +71,8 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
             setting["judge_settings"] = _present(judge.settings.as_dict())
         if options := judge.identity()["options"]:
             setting["judge_options"] = options
+    if spec.agent is not None:  # the limits a trajectory runs under (docs/agents.md)
+        setting["agent"] = spec.agent.model_dump(mode="json")
     return setting
 
 

@@ -166,8 +166,9 @@ class BlockTally:
         low, high = self.truncation_bounds()
         acc, clustering = _interval(self.scores, self.items, self.clusters if self.cluster is not None else None,
                                     seed)
+        n_items = len(set(self.items))
         return MetricBlock(
-            n=self.n, n_scored=n_scored, n_errors=self.n_errors, n_unscored=self.n_unscored,
+            n=self.n, n_scored=n_scored, n_items=n_items if n_items != n_scored else None, n_errors=self.n_errors, n_unscored=self.n_unscored,
             n_no_answer=self.n_no_answer, accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high,
             ci_method=acc.method, no_answer_rate=self.n_no_answer / n_scored if n_scored else None,
             n_truncated=self.n_truncated, truncated_rate=self.n_truncated / n_answered if n_answered else None,

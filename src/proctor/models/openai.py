@@ -41,6 +41,7 @@ from ..core.model import (
 from ..util.errors import CapabilityError, ProctorError
 from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
 from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, generate_all, get_once, run_all
+from .openai_tools import tools_body, wire_message, wire_names
 from .replies import chat_generation, completion_generation
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -49,7 +50,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 class OpenAIModel(HTTPModel):
     """Chat or text completions over HTTP, with prompt log-probs where the server echoes them."""
 
-    capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
+    capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD, Capability.TOOLS})
     text_completion = True  # a completion request goes to /v1/completions (batch models: chat only)
     prefix = "openai"
     base_url_env = "OPENAI_BASE_URL"
@@ -151,16 +152,23 @@ class OpenAIModel(HTTPModel):
         return openai_prompt(r, self.chat)
 
     def chat_body(self, r: GenerateRequest) -> dict[str, Any]:
-        """The `/v1/chat/completions` request for `r` (also what a Batch API line carries)."""
+        """The `/v1/chat/completions` request for `r` (also what a Batch API line carries): its tools, their
+        names mapped to what OpenAI allows (`openai_tools`), and its tool messages when it has them."""
         body = sampling_body(self.model, r.settings, chat=True)
-        body["messages"] = chat_messages(with_system(r))
+        names = wire_names(r.tools)
+        tooled = r.tools or any(m.tool_calls or m.tool_call_id is not None for m in r.messages)
+        body["messages"] = ([wire_message(m, names) for m in with_system(r)] if tooled
+                            else chat_messages(with_system(r)))
+        body |= tools_body(r.tools, r.tool_choice, names)
         return merge_extra_body(body, r.settings.extra_body)
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
         prompt = self.sent_prompt(r)
         if not isinstance(prompt, str):
             data, latency = await self.http.post("/chat/completions", self.chat_body(r))
-            return chat_generation(data, latency)  # validated: a bad shape is an error record
+            return chat_generation(data, latency, wire_names(r.tools))  # validated: a bad shape is an error record
+        if r.tools:
+            return Generation(error=f"{self.name}: tools are offered through chat completions, not a text prompt")
         body = sampling_body(self.model, r.settings, chat=False) | {"prompt": prompt}
         data, latency = await self.http.post("/completions", merge_extra_body(body, r.settings.extra_body))
         return completion_generation(data, latency)

@@ -10,12 +10,15 @@ which the backends turn into an error record: never cached, retried by the next 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.model import Generation
 from ..util.errors import first_problem
+from .openai_tools import read_calls
 
 _STRICT = ConfigDict(extra="ignore", strict=True, frozen=True)
 TokenCount = Annotated[int, Field(ge=0)]
@@ -36,6 +39,7 @@ class _ChatMessage(BaseModel):
     content: str | list[_Part] | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
+    tool_calls: list[Any] | None = None  # read leniently (openai_tools.read_calls): a bad call is the sample's
 
 
 class _ChatChoice(BaseModel):
@@ -119,14 +123,19 @@ def _joined(parts: list[_Part], field: str) -> str:
     return _text("".join(p.text or "" for p in parts if p.type in ("text", "output_text")), field) or ""
 
 
-def chat_generation(data: Any, latency: float) -> Generation:
-    """A chat completion as a Generation; `InvalidReply` when the body is not one."""
+def chat_generation(data: Any, latency: float, names: Mapping[str, str] | None = None) -> Generation:
+    """A chat completion as a Generation, its tool calls' names mapped back through `names` (offered name → name
+    sent); `InvalidReply` when the body is not one."""
     reply: ChatReply = _validate(ChatReply, data)
     choice = reply.choices[0]
     content = choice.message.content
     text = _joined(content, "content") if isinstance(content, list) else _text(content, "content") or ""
     reasoning = _text(choice.message.reasoning_content or choice.message.reasoning, "reasoning")
-    return _generation(text, choice.finish_reason, reply.usage, reasoning or None, latency)
+    calls = read_calls(choice.message.tool_calls, names or {})
+    for i, call in enumerate(calls):
+        _text(call.id + call.name + call.arguments, f"tool_calls.{i}")
+    generation = _generation(text, choice.finish_reason, reply.usage, reasoning or None, latency)
+    return replace(generation, tool_calls=calls) if calls else generation
 
 
 def completion_generation(data: Any, latency: float) -> Generation:

@@ -24,7 +24,7 @@ from ..log.runlog import Manifest, RunLog, Sample
 from ..metrics import registered
 from ..metrics.accuracy import clustering_text
 from ..metrics.results import open_run, summarize
-from ..run.store import Store, default_store_path
+from ..run.store import Store, default_store_path, record_key
 from ..stats.intervals import calibration as stats_calibration
 from ..util.errors import ProctorError
 from .comparisons import ComparisonSection, comparison_section
@@ -185,11 +185,12 @@ def _get(obj: Any, key: str) -> Any:
 
 
 def history_points(raw: Iterable[Any]) -> list[HistoryPoint]:
-    """Normalise {started_at, accuracy, ci_low, ci_high} dicts or objects; skip points without both."""
+    """Normalise {started_at, accuracy, ci_low, ci_high} dicts or objects; skip points without both, and partial
+    runs (stopped early by --stop-when-decided: not the accuracy of the whole evaluation)."""
     pts = []
     for r in raw:
         t, acc = parse_time(_get(r, "started_at")), _get(r, "accuracy")
-        if t is None or not isinstance(acc, (int, float)):
+        if t is None or not isinstance(acc, (int, float)) or _get(r, "partial"):
             continue
         lo, hi = _get(r, "ci_low"), _get(r, "ci_high")
         pts.append(HistoryPoint(t, float(acc), lo, hi, str(_get(r, "run_id") or "")))
@@ -290,8 +291,15 @@ class RunSummary:
         return self.results.truncated_as or self.log.manifest.truncated_as
 
     @property
+    def partial(self) -> str | None:
+        """`partial 150/400` for a run --stop-when-decided stopped early, else None."""
+        partial = self.log.manifest.partial
+        return partial.label if partial is not None else None
+
+    @property
     def label(self) -> str:
-        return f"{self.model} · {self.dataset}"
+        """`model · dataset`, and a partial run's mark: every name the report gives the run carries it."""
+        return " · ".join(p for p in (self.model, self.dataset, self.partial) if p)
 
     @property
     def dataset_key(self) -> str:
@@ -440,11 +448,12 @@ def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
             first_error = first_error or e
             warnings.append(f"{d}: skipped, not a readable run directory ({e})")
             continue
-        seen = logs.get(log.manifest.run_id)
+        key = record_key(log.manifest.run_id, log.manifest.partial is not None)  # a partial run beside the complete
+        seen = logs.get(key)
         if seen is not None:
             warnings.append(f"{d}: the same run as {seen.path} (run id {log.manifest.run_id[:12]}), shown once")
             continue
-        logs[log.manifest.run_id] = log
+        logs[key] = log
     if not logs and first_error is not None:
         raise first_error
     for w in warnings:
@@ -499,7 +508,7 @@ def load(
             t = parse_time(r.started_at)
             o = r.overall
             if ((r.model, r.dataset_key) == key and t and t not in seen and r.log.manifest.run_id not in seen
-                    and o.accuracy is not None):
+                    and o.accuracy is not None and r.partial is None):
                 pts.append(HistoryPoint(t, o.accuracy, o.ci_low, o.ci_high, r.log.manifest.run_id))
         pts.sort(key=lambda p: p.started_at.timestamp())
         if len(pts) >= 2:

@@ -172,7 +172,8 @@ def run_cards(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
     return [
         {
             "facets": [(f.name, f.value, f.name in diff) for f in run_labels.facets(r)],
-            "distinct": name.removeprefix(r.label).lstrip(" ·"),  # what sets it apart from same model + dataset
+            # what sets it apart from same model + dataset (a partial run's mark first)
+            "distinct": name.removeprefix(f"{r.model} · {r.dataset}").lstrip(" ·"),
         }
         for r, name in zip(runs, names)
     ]

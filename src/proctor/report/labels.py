@@ -60,6 +60,8 @@ def facets(r: RunSummary) -> list[Facet]:
         out.append(Facet("scoring", " · ".join(parts["scoring"])))
     if parts["judge"]:
         out.append(Facet("judge", " · ".join(parts["judge"])))
+    if r.partial is not None:
+        out.append(Facet("partial", f"{r.partial} (stopped early by --stop-when-decided)"))
     out.append(Facet("run", m.run_id))
     return out
 
@@ -82,7 +84,7 @@ def run_labels(runs: Sequence[RunSummary]) -> list[str]:
             out.append(label)
             continue
         peers = [p for p, b in zip(runs, base) if b == label]
-        diff = differing(peers) - {"run", "model", "dataset"}
+        diff = differing(peers) - {"run", "model", "dataset", "partial"}  # a partial run's label carries its mark
         extra = [f.value for f in facets(r) if f.name in diff]
         out.append(" · ".join([label, *extra]))
     counts = Counter(out)

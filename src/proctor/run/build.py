@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from ..core.options import BY_NAME, GENERATION_KEYWORDS, OPTIONS, EvalOptions, no_such_option
 from ..core.spec import (
     Budget,
     DatasetRef,
@@ -33,104 +34,44 @@ from ..util.errors import ProctorError, brief
 from .pricing import parse_money, resolve_price
 from .shard import Shard
 
-
-def _as_in(record: type[BaseModel], name: str) -> Any:
-    """The field `name` of a spec record as declared there (its default and range): an option that is a spec field
-    is checked by the spec's own declaration, under the option's name, before anything is built."""
-    return record.model_fields[name]
-
-
-class EvalOptions(BaseModel):
-    """What an evaluation can be told, by name (the CLI's flags without their dashes). A range is the spec's own
-    (`_as_in`): none is declared here."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    mode: Literal["generate", "logprob"] | None = None  # None: the benchmark's own (resolve), else generate
-    prompt: str | None = None
-    answer_rule: str | None = None
-    format: Literal["chat", "completion"] | None = None
-    shots: int | None = _as_in(ScorerSpec, "shots")
-    fewshot_from: str | None = None  # item data: the file few-shot examples come from
-    limit: int | None = _as_in(DatasetRef, "limit")
-    limit_per_category: int | None = _as_in(DatasetRef, "limit_per_category")
-    seed: int = 0
-    data_file: str | None = None
-    epochs: int = _as_in(RunSpec, "epochs")
-    generation: GenerationSpec = Field(default_factory=GenerationSpec)  # given by its keywords (GENERATION_KEYWORDS)
-    truncated_as: Literal["wrong", "excluded"] = "wrong"
-    extract: Literal["reference", "robust"] = "reference"
-    no_answer: Literal["wrong", "guess"] | None = None  # None: the answer rule's policy
-    second_ask: bool | None = None  # None: on where the answer rule has a second ask (MathArena's)
-    no_second_ask: bool = False  # the command line's --no-second-ask: second_ask False
-    sampler: str | None = None  # GPQA simple-evals: the model family's request (None: chosen from the model's name)
-    judge: str | None = None
-    judge_base_url: tuple[str, ...] = ()
-    judge_api_key_env: str | None = None
-    judge_agreement: int = _as_in(ScorerSpec, "judge_agreement")
-    judge_temperature: float | None = None  # the judge's own sampling (default: the benchmark judge's, else greedy)
-    judge_max_tokens: int | None = None  # the judge's own budget (default: the benchmark judge's, else 1024)
-    prices: str | None = None
-    price_in: str | None = None
-    price_out: str | None = None
-    max_cost: str | None = None
-    shard: str | None = None
-    api_key_env: str | None = None
-    cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
-    after: str | None = None  # LiveCodeBench: only problems dated on or after this day (YYYY-MM-DD)
-    unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
-    baseline: str | None = None  # stop_when_decided: the run to hold this one to (a directory or run id)
-    max_drop: float | None = Field(default=None, ge=0, lt=100)  # stop_when_decided: the largest drop, in points
-    stop_when_decided: bool = False  # stop once the comparison with `baseline` is decided (proctor.run.stopwhen)
-
-
-#: the generation settings' keywords → GenerationSpec's fields (its `seed` is `gen_seed` beside the data's `seed`)
-GENERATION_KEYWORDS = {("gen_seed" if name == "seed" else name): name for name in GenerationSpec.model_fields}
 #: every keyword an evaluation takes (the CLI's flags without their dashes)
-OPTION_NAMES = frozenset(EvalOptions.model_fields) - {"generation"} | frozenset(GENERATION_KEYWORDS)
+OPTION_NAMES = frozenset(BY_NAME)
 
-_CHOICES = {"mode": ("generate", "logprob"), "format": ("chat", "completion"), "truncated_as": ("wrong", "excluded"),
-            "extract": ("reference", "robust"), "no_answer": ("wrong", "guess")}
+_TUPLES = tuple(o.name for o in OPTIONS if o.kind == "texts")
+_PATHS = tuple(o.name for o in OPTIONS if o.kind == "path")
+_MONEY = tuple(o.name for o in OPTIONS if o.kind == "money")
 
 
 def eval_options(**given: Any) -> EvalOptions:
-    """`EvalOptions` from keywords; a bad one is a ProctorError naming it (`max_tokens: …`)."""
-    for name, choices in _CHOICES.items():
-        if isinstance(given.get(name), str):
-            given[name] = given[name].strip().lower()
-            if given[name] not in choices:
-                raise ProctorError(f"{name} must be {' or '.join(choices)}, not {given[name]!r}")
-    for name in ("stop", "judge_base_url"):
+    """`EvalOptions` from keywords (None: not given); a bad one is a ProctorError naming it (`max_tokens: …`)."""
+    unknown = [name for name in given if name not in BY_NAME]
+    if unknown:
+        raise ProctorError(no_such_option(unknown[0], BY_NAME))
+    for o in OPTIONS:
+        value = given.get(o.name)
+        if o.choices and isinstance(value, str):
+            given[o.name] = value.strip().lower()
+            if given[o.name] not in o.choices:
+                raise ProctorError(f"{o.name} must be {' or '.join(o.choices)}, not {given[o.name]!r}")
+    for name in _TUPLES:
         if isinstance(given.get(name), str):
             given[name] = (given[name],)
         elif isinstance(given.get(name), list):
             given[name] = tuple(given[name])
-    for name in ("data_file", "prices", "fewshot_from"):
+    for name in _PATHS:
         if isinstance(given.get(name), Path):
             given[name] = str(given[name])
-    for name in ("price_in", "price_out", "max_cost"):
+    for name in _MONEY:
         if isinstance(given.get(name), int | float | Decimal):
             given[name] = str(given[name])
-    generation = _generation(given)
+    if not given.get("system"):
+        given.pop("system", None)  # "" is no system prompt
+    if isinstance(given.get("extra_body"), str):
+        given["extra_body"] = parse_extra_body(given["extra_body"])
     try:
-        return EvalOptions(generation=generation, **{k: v for k, v in given.items() if v is not None})
+        return EvalOptions(**{k: v for k, v in given.items() if v is not None})
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
-
-
-def _generation(given: dict[str, Any]) -> GenerationSpec:
-    """The GenerationSpec of the generation keywords in `given` (taken out of it); its own checks name the keyword."""
-    taken = {field: given.pop(name, None) for name, field in GENERATION_KEYWORDS.items()}
-    kw = {field: value for field, value in taken.items() if value is not None}
-    if not kw.get("system"):
-        kw.pop("system", None)  # "" is no system prompt
-    if isinstance(kw.get("extra_body"), str):
-        kw["extra_body"] = parse_extra_body(kw["extra_body"])
-    try:
-        return GenerationSpec(**kw)
-    except ValidationError as e:
-        text = brief(e)
-        raise ProctorError("gen_" + text if text.startswith("seed:") else text) from None
 
 
 def build_spec(dataset: str, model: str, options: EvalOptions,
@@ -147,7 +88,9 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
                               no_answer=options.no_answer, truncated_as=options.truncated_as,
-                              judge_agreement=options.judge_agreement, second_ask=False if options.no_second_ask else options.second_ask),
+                              judge_agreement=options.judge_agreement, exec_limits=options.exec_limits,
+                              test_imports=options.test_imports or None,
+                              second_ask=False if options.no_second_ask else None),
             generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
@@ -249,7 +192,8 @@ def split_options(given: Mapping[str, Any], backend_fields: Sequence[str]) -> tu
     backend = {k: v for k, v in given.items() if k not in evaluation and k in backend_fields}
     unknown = sorted(set(given) - set(evaluation) - set(backend))
     if unknown:
-        raise ProctorError(f"{', '.join(unknown)}: no such option (the model's backend takes: "
+        text = no_such_option(unknown[0], [*OPTION_NAMES, *backend_fields])
+        raise ProctorError(text if text.endswith("?)") else f"{text} (the model's backend takes: "
                            f"{', '.join(backend_fields) or 'none'})")
     return evaluation, backend
 

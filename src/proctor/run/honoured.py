@@ -12,13 +12,14 @@ refused here, before the run, with one line naming the flag; it is never recorde
 
 from __future__ import annotations
 
+from ..core.options import GENERATION_KEYWORDS
 from ..core.spec import GenerationSpec, RunSpec
 from ..data.tasks import Task
 from ..util.errors import InputError
 
 GENERATE_HINT = "(it applies to --mode generate)"
 DEFAULT_GENERATION = GenerationSpec()
-_FLAG_NAMES = {"seed": "gen_seed"}  # a GenerationSpec field whose flag (proctor.cli.fields) is named otherwise
+_FLAG_NAMES = {field: name for name, field in GENERATION_KEYWORDS.items()}  # GenerationSpec field → its option
 
 
 def scored_by_loglikelihood(spec: RunSpec, task: Task) -> bool:

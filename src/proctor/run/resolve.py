@@ -4,7 +4,8 @@ A spec as a user gives it leaves things to the benchmark: the prompt kind (the d
 budget (the kind's, else the benchmark's — AIME 32768 — else DEFAULT_MAX_TOKENS), the kind's stop sequences
 (tiger-local's `Question:`), the answer rule that reads the kind, the no-answer policy (the rule's own),
 the versions of proctor's reader and judge, the data's content hash, the attribute accuracy intervals are
-clustered by (the benchmark's: MMLU-Pro's `metadata.src`; not in the run id). `resolve` fills them in; the run id
+clustered by (the benchmark's: MMLU-Pro's `metadata.src`; not in the run id), the sandbox a code benchmark's programs
+run in (bubblewrap, or unsafe under --unsafe-exec without it). `resolve` fills them in; the run id
 is the resolved spec's. The dtype policy is the backends': the spec's `dtype` option is passed through.
 """
 
@@ -26,6 +27,7 @@ from ..core.spec import (
     GenerationSpec,
     JudgeSpec,
     RunSpec,
+    Sandbox,
     ScorerSpec,
     canonical_json,
 )
@@ -33,6 +35,8 @@ from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
 from ..models.registry import BACKENDS
+from ..scoring.execute.sandbox import sandbox_kind
+from ..scoring.execute.scorer import DEFAULT_EXEC_LIMITS
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
 from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
 from ..scoring.logprob import Norm
@@ -71,8 +75,19 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     if cluster != NO_CLUSTER and task.items and not any(cluster_value(it, cluster) for it in task.items):
         raise ProctorError(f"cannot cluster {task.name} by {cluster!r}: none of its {len(task.items):,} items has "
                            "a value for it (pick an attribute the items carry, or --cluster none)")
+    sandbox = _sandbox(spec, task, scorer)
     return spec.model_copy(update={"dataset": dataset, "scorer": scorer, "generation": generation, "judge": judge,
-                                   "cluster": cluster, "resolved": True})
+                                   "cluster": cluster, "sandbox": sandbox, "resolved": True})
+
+
+def _sandbox(spec: RunSpec, task: Task, scorer: ScorerSpec) -> Sandbox | None:
+    """What runs the programs of a run that executes code (a code benchmark generating): the one given, else
+    bubblewrap where it works, unsafe under --unsafe-exec without it; None for a run that executes nothing."""
+    if task.code is None or task.scorer is not None or scorer.mode == "logprob":
+        return None
+    if spec.sandbox == "unsafe" and not spec.unsafe_exec:
+        raise ProctorError("sandbox unsafe runs model code unsandboxed: say so with unsafe_exec (--unsafe-exec)")
+    return spec.sandbox or sandbox_kind(spec.unsafe_exec)
 
 
 def prompt_hash(task: Task) -> str | None:
@@ -128,7 +143,7 @@ def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     kind = scorer.prompt_kind or task.prompts.kinds[0]
     rule = task.answer_rule(kind)
     return scorer.model_copy(update={
-        "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None,
+        "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None, **_execution(scorer, task),
         "no_answer": scorer.no_answer or default_no_answer(task, kind, scorer.extract),  # as the reading that scores
         "extractor_version": EXTRACTOR_VERSION, "second_ask": _second_ask(scorer.second_ask, rule, task.name, kind)})
 
@@ -174,6 +189,20 @@ def _generation(generation: GenerationSpec, task: Task, kind: str, family: str |
         elif defaults.temperature is not None:
             update["temperature"] = defaults.temperature
     return generation.model_copy(update=update)
+
+
+def _execution(scorer: ScorerSpec, task: Task) -> dict[str, object]:
+    """A code benchmark's execution settings: the authors' limits unless told otherwise; refused for a benchmark
+    that executes nothing, `test_imports` for one whose tests have none."""
+    if task.code is None:
+        given = [f for f in ("exec_limits", "test_imports") if getattr(scorer, f) is not None]
+        if given:
+            raise ProctorError(f"{given[0]}: {task.name} executes no code (only code benchmarks: humaneval, mbpp, "
+                               "livecodebench)")
+        return {}
+    if scorer.test_imports and not hasattr(task.code, "test_imports"):
+        raise ProctorError(f"test_imports: {task.name}'s tests come with no imports to run (mbpp's do)")
+    return {"exec_limits": scorer.exec_limits or DEFAULT_EXEC_LIMITS}
 
 
 def budget_for(task: Task, kind: str, generation: GenerationSpec) -> GenerationSpec:

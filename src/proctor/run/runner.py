@@ -54,8 +54,8 @@ from ..log.sampleindex import item_order
 from ..metrics.money import Price, sample_cost
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
-from ..scoring.execute.sandbox import sandbox_for
-from ..scoring.execute.scorer import CodeScorer
+from ..scoring.execute.sandbox import INSTALL_HINT, Runner, Unsafe, sandbox_for
+from ..scoring.execute.scorer import CodeScorer, configured
 from ..scoring.judge import JUDGE_SETTINGS, JudgeScorer, judge_usages
 from ..scoring.reasoning import unsupported_settings
 from ..scoring.scorers import GenerationScorer
@@ -128,8 +128,8 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return task.scorer
     s = _resolved(spec).scorer
     if task.code is not None and s.mode != "logprob":  # a code benchmark: its answers are run (sandboxed)
-        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], task.code, sandbox_for(spec.unsafe_exec),
-                          spec.generation, spec.epochs)
+        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], configured(task.code, s.exec_limits, s.test_imports),
+                          code_runner(spec), spec.generation, spec.epochs)
     if s.mode == "logprob":
         if task.items and all(is_suite_item(it) for it in task.items):
             return SuiteScorer()
@@ -146,6 +146,17 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
     return JudgeScorer(kind, settings, spec.epochs, judge=judge, agreement_ids=frozenset(agreement),
                        extract=s.extract, answer_rule=s.answer_rule, no_answer=no_answer,
                        judge_settings=judge_settings if judge_settings is not None else JUDGE_SETTINGS)
+
+
+def code_runner(spec: RunSpec) -> Runner:
+    """What runs a code benchmark's programs: the resolved spec's sandbox (the one in its run id), never another."""
+    if spec.sandbox == "unsafe":
+        return Unsafe()
+    runner = sandbox_for(spec.unsafe_exec)
+    if runner.name != spec.sandbox:
+        raise ProctorError(f"this run's programs run in {spec.sandbox} (its run id says so) and none works here: "
+                           f"{INSTALL_HINT}")
+    return runner
 
 
 def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> None:
@@ -351,15 +362,29 @@ def locate_run(task: Task, model_name: str, scorer: Scorer, spec: RunSpec,
 def older_run_ids(spec: RunSpec, task: Task) -> dict[str, bool]:
     """The ids this resolved spec had under older resolutions, each with whether it is from before the few-shot
     examples' hash entered the id (#41 item 2, main dc99ff5): without that hash; with a log-likelihood run's default
-    prompt kind unnamed (before #47, main ee87dc3); without both. `locate_run` still finds and resumes them."""
+    prompt kind unnamed (before #47, main ee87dc3); without both; an unsandboxed run's without its sandbox (before
+    #47: its manifest reads with the sandbox its scorer recorded, `log.runlog`). `locate_run` still finds and resumes
+    them."""
     unnamed = unnamed_kind(spec, task)
     out: dict[str, bool] = {}
+    if (before := before_exec_limits(spec)) is not None:  # a code run before its sandbox and limits entered the id
+        out[before.run_id()] = False
     for base in (spec, unnamed) if unnamed is not None else (spec,):
         if base is not spec:
             out.setdefault(base.run_id(), False)
         if (before_fewshot := base.legacy_run_id()) is not None:
             out.setdefault(before_fewshot, True)
     return out
+
+
+def before_exec_limits(spec: RunSpec) -> RunSpec | None:
+    """This code run as proctor identified it before #47/#49 (main ee87dc3): no sandbox, no execution limits in its
+    id — which it only was under proctor's limits (and MBPP's test imports); None for any other run."""
+    scorer = spec.scorer
+    if spec.sandbox is None or scorer.exec_limits != "proctor" or bool(scorer.test_imports) != (spec.dataset.name == "mbpp"):
+        return None
+    return spec.model_copy(update={"sandbox": None, "scorer": scorer.model_copy(
+        update={"exec_limits": None, "test_imports": None})})
 
 
 def unnamed_kind(spec: RunSpec, task: Task) -> RunSpec | None:
@@ -823,7 +848,8 @@ def accuracy_line(results: Results) -> str:
     o = results.overall
     if o.accuracy is None or math.isnan(o.accuracy):
         return "accuracy: n/a (nothing scored)"
-    return f"accuracy {o.accuracy:.3f} [{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}] n={o.n_scored}"
+    items = f" of {o.n_items} items (the interval's unit)" if o.n_items is not None else ""
+    return f"accuracy {o.accuracy:.3f} [{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}] n={o.n_scored}{items}"
 
 
 __all__ = ["RunOptions", "RunState", "accuracy_line", "build_scorer", "default_run_dir", "error_groups", "error_kinds",

@@ -33,7 +33,9 @@ from typing import Any, Self, TypeVar
 
 from ..core.model import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..core.results import MetricBlock
+from ..core.tools import ToolCall
 from ..log.runlog import SCORED_OUTCOMES, Manifest, Outcome, RunLog, Sample
+from ..log.sequential import Partial
 from ..log.setting import run_setting, setting_key, setting_label
 from ..metrics.results import read_run
 from ..stats.intervals import guess_credit
@@ -134,13 +136,16 @@ def _encode(response: Response) -> tuple[str, str]:
     kind = "generate" if isinstance(response, Generation) else "loglikelihood"
     if not isinstance(response, Generation | Loglikelihood):
         raise TypeError(f"not a model response: {type(response).__name__}")
-    return kind, _canonical({k: v for k, v in dataclasses.asdict(response).items() if k != "cached"})
+    fields = dataclasses.asdict(response).items()  # no calls: the value stored as before tool calling
+    return kind, _canonical({k: v for k, v in fields if k != "cached" and not (k == "tool_calls" and not v)})
 
 
 def _decode(kind: str, value: str) -> Response:
     cls = _KINDS[kind]
     data = json.loads(value)
     names = {f.name for f in dataclasses.fields(cls)}
+    if data.get("tool_calls"):  # a reply's calls come back as the records they were
+        data["tool_calls"] = tuple(ToolCall(**c) for c in data["tool_calls"])
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
@@ -192,17 +197,40 @@ class RunRecord:
     by_category: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
     by_modality: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
     setting: dict[str, Any] = dataclasses.field(default_factory=dict)  # proctor.log.setting.run_setting
+    partial: Partial | None = None  # a run --stop-when-decided stopped early: its items asked of its items
+    stored_as: str | None = None  # its row's key in the history (`record_key`), when read from there
 
     @property
     def setting_label(self) -> str:
         return setting_label(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     @property
+    def key(self) -> str:
+        """Its key in the history: the run id, or the run id marked partial (kept beside the complete run)."""
+        return self.stored_as or record_key(self.run_id, self.partial is not None)
+
+    @property
+    def partial_label(self) -> str | None:
+        """`partial 150/400` for a run stopped early, else None."""
+        return self.partial.label if self.partial is not None else None
+
+    @property
     def setting_key(self) -> str:
         return setting_key(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "setting_label": self.setting_label}
+        fields = dataclasses.asdict(dataclasses.replace(self, partial=None))
+        del fields["stored_as"]  # the history's bookkeeping
+        return {**fields, "setting_label": self.setting_label, "partial_label": self.partial_label,
+                "partial": self.partial.model_dump() if self.partial is not None else None}
+
+
+PARTIAL_KEY = "+partial"  # a partial run's key in the history: its run id and this
+
+
+def record_key(run_id: str, partial: bool) -> str:
+    """A run's key in the history: a partial run (stopped early) is kept beside the complete run of its id."""
+    return run_id + PARTIAL_KEY if partial else run_id
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,6 +290,7 @@ def record_from_log(log: RunLog) -> RunRecord:
         by_category={k: _group(v) for k, v in (res.by_category if res else {}).items()},
         by_modality={k: _group(v) for k, v in (res.by_modality if res else {}).items()},
         setting=run_setting(man),
+        partial=man.partial,
     )
 
 
@@ -581,11 +610,12 @@ class Store:
         if log.results is None:
             raise InputError.at(Path(run_dir), "run has no results.json yet (unfinished?); finish it first")
         rec = record_from_log(log)
+        key = rec.key
 
         manifest = _canonical(redact(log.manifest.model_dump(mode="json")))  # never a secret in the history
         results = _canonical(log.results.as_dict())
         groups = [
-            (rec.run_id, axis, name, g.n_scored, g.accuracy, g.ci_low, g.ci_high)
+            (key, axis, name, g.n_scored, g.accuracy, g.ci_low, g.ci_high)
             for axis, table in (("category", rec.by_category), ("modality", rec.by_modality))
             for name, g in table.items()
         ]
@@ -595,20 +625,22 @@ class Store:
         recorded_at = datetime.now(UTC).isoformat(timespec="seconds")
 
         def tx(c: sqlite3.Connection) -> None:
-            for table in ("runs", "run_groups", "run_items"):
-                c.execute(f"DELETE FROM {table} WHERE run_id = ?", (rec.run_id,))
+            for old in _replaced(c, rec):
+                for table in ("runs", "run_groups", "run_items"):
+                    c.execute(f"DELETE FROM {table} WHERE run_id = ?", (old,))
             c.execute(
                 f"INSERT INTO runs ({_RUN_COLS}, recorded_at, manifest, results) "
                 f"VALUES ({','.join('?' * 20)})",
-                (*_record_row(rec), recorded_at, manifest, results),
+                (key, *_record_row(rec)[1:], recorded_at, manifest, results),
             )
             c.executemany("INSERT INTO run_groups VALUES (?, ?, ?, ?, ?, ?, ?)", groups)
-            c.executemany("INSERT INTO run_items VALUES (?, ?, ?, ?, ?, ?, ?)", gathered.rows(rec.run_id))
+            c.executemany("INSERT INTO run_items VALUES (?, ?, ?, ?, ?, ?, ?)", gathered.rows(key))
 
         self._write(tx)
         return rec
 
     def _records(self, where: str = "", params: Sequence[Any] = (), order: str = "started_at DESC") -> list[RunRecord]:
+        """The rows `where` selects as records: each its run id and partial mark, its key kept (`stored_as`)."""
         rows = self._read(f"SELECT {_RUN_COLS}, {_DERIVED_COLS}, manifest FROM runs {where} ORDER BY {order}, run_id",
                           params)
         if not rows:
@@ -621,12 +653,7 @@ class Store:
                 f"SELECT * FROM run_groups WHERE run_id IN ({','.join('?' * len(part))})", part
             ):
                 groups[run_id].setdefault(axis, {})[name] = GroupMetrics(n, a, lo, hi)
-        return [
-            RunRecord(**_readable_cost(dict(zip((*_RUN_FIELDS, *_DERIVED), r[:-1], strict=True))),
-                      by_category=groups[r[0]]["category"], by_modality=groups[r[0]]["modality"],
-                      setting=run_setting(Manifest.model_validate_json(r[-1])))
-            for r in rows
-        ]
+        return [_row_record(r, groups[r[0]]) for r in rows]
 
     def list_runs(self, model: str | None = None, dataset: str | None = None) -> list[RunRecord]:
         """Recorded runs, newest first, optionally only one model's and/or one dataset's."""
@@ -644,15 +671,16 @@ class Store:
         return self._records("WHERE model = ? AND dataset = ?", (model, dataset), order="started_at ASC")
 
     def find_run(self, ref: str) -> RunRecord | None:
-        """The run with this id, or the only one whose id starts with `ref` (at least 4 characters)."""
-        exact = self._records("WHERE run_id = ?", (ref,))
+        """The run with this id, or the only one whose id starts with `ref` (at least 4 characters): its complete
+        record, else its partial one (`ID+partial` names the partial one)."""
+        exact = self._records("WHERE run_id IN (?, ?)", (ref, record_key(ref, True)))
         if exact:
-            return exact[0]
+            return _complete_first(exact)
         if len(ref) < 4:
             return None
         like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         found = self._records("WHERE run_id LIKE ? ESCAPE '\\'", (like,))
-        return found[0] if len(found) == 1 else None
+        return _complete_first(found) if len({r.run_id for r in found}) == 1 else None
 
     def get_run(self, ref: str) -> RunRecord:
         rec = self.find_run(ref)
@@ -665,20 +693,46 @@ class Store:
         rec = self.get_run(ref)
         rows = self._read("SELECT item_id, score, outcome, category, modality FROM run_items WHERE run_id = ? "
                           "AND outcome IN (" + ",".join("?" * len(SCORED_OUTCOMES)) + ") ORDER BY item_id, epoch",
-                          (rec.run_id, *sorted(o.value for o in SCORED_OUTCOMES)))
+                          (rec.key, *sorted(o.value for o in SCORED_OUTCOMES)))
         return RunScores(rec, _items((item, counted_score(score, outcome, modality, rec.setting), category, modality)
                                      for item, score, outcome, category, modality in rows))
 
     def latest_runs(self, dataset: str) -> list[RunRecord]:
-        """The latest recorded run of each model on `dataset`."""
+        """The latest complete run of each model on `dataset` (a partial run is never any model's latest)."""
         latest: dict[str, RunRecord] = {}
         for rec in self._records("WHERE dataset = ?", (dataset,), order="started_at ASC"):
-            latest[rec.model] = rec
+            if rec.partial is None:
+                latest[rec.model] = rec
         return list(latest.values())
 
 
 def _record_row(rec: RunRecord) -> tuple[Any, ...]:
     return tuple(getattr(rec, f) for f in _RUN_FIELDS)
+
+
+def _row_record(row: Sequence[Any], groups: Mapping[str, dict[str, GroupMetrics]]) -> RunRecord:
+    """A `runs` row (its fields, the derived ones, its manifest) as a record; its key read as its run id."""
+    fields = _readable_cost(dict(zip((*_RUN_FIELDS, *_DERIVED), row[:-1], strict=True)))
+    manifest = Manifest.model_validate_json(row[-1])
+    key = fields["run_id"]
+    return RunRecord(**{**fields, "run_id": key.removesuffix(PARTIAL_KEY)}, by_category=groups["category"],
+                     by_modality=groups["modality"], setting=run_setting(manifest), partial=manifest.partial,
+                     stored_as=key)
+
+
+def _replaced(c: sqlite3.Connection, rec: RunRecord) -> list[str]:
+    """The history keys recording `rec` replaces: its own; for a complete run, also the partial record of the same
+    directory (the run finished since it stopped). A complete run is never replaced by a partial one."""
+    if rec.partial is not None:
+        return [rec.key]
+    partial = record_key(rec.run_id, True)
+    same_dir = c.execute("SELECT 1 FROM runs WHERE run_id = ? AND path = ?", (partial, rec.path)).fetchone()
+    return [rec.key, *([partial] if same_dir else [])]
+
+
+def _complete_first(records: Sequence[RunRecord]) -> RunRecord:
+    """Of one run id's records, the complete run's, else the partial one."""
+    return min(records, key=lambda r: r.partial is not None)
 
 
 def load_run_scores(ref: str | Path, store: Store | None = None) -> RunScores:
@@ -708,6 +762,7 @@ __all__ = [
     "load_run_scores",
     "model_identity",
     "record_from_log",
+    "record_key",
     "request_key",
     "scores_from_log",
 ]

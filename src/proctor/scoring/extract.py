@@ -654,6 +654,9 @@ class AnswerRule:
     grades_truncated: bool = False
     # the authors' runner asks once more when it reads no answer (MathArena's last chance); `--no-second-ask` off
     second_ask: SecondAsk | None = None
+    # its verdict (item, why) -> Scored on a reply its grader gave up on (`proctor.scoring.budget`), where it keeps
+    # more than the generic one (no answer, score 0)
+    gave_up: Callable[[Any, str], Any] | None = None
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""

@@ -94,8 +94,9 @@ def tango_interval(b10: float, b01: float, n: float, z: float = Z) -> tuple[floa
 
 
 def wilson_floor(n: int, z: float = Z) -> float:
-    """The least distance of an interval end from its estimate on n items: z²/(n+z²), Wilson's bound for 0 of n."""
-    return z * z / (n + z * z)
+    """The least distance of an interval end from its estimate on n items: the continuity-corrected Wilson bound
+    for 0 of n, the floor of every bootstrap interval in proctor.stats (`intervals.small_sample_floor`)."""
+    return stats.small_sample_floor(n, z)
 
 
 def graded_interval(d: np.ndarray, n_boot: int, seed: int, level: float = LEVEL) -> tuple[float, float]:
@@ -131,6 +132,12 @@ class RunRef(BaseModel):
     accuracy: float | None = None  # the run's own accuracy over all its scored items
     ci_low: float | None = None  # … and its 95% interval, as results.json has it (clustered when the run was)
     ci_high: float | None = None
+    partial: str | None = None  # `partial 150/400`: a run --stop-when-decided stopped early (None: complete)
+
+    @property
+    def shown_setting(self) -> str:
+        """The setting label, with the partial mark of a run stopped early."""
+        return " · ".join(part for part in (self.setting, self.partial) if part)
 
     def accuracy_text(self) -> str:
         """The run's own accuracy and interval in percent ("41.2% [35.0, 47.6]"), as results.json has them."""

@@ -11,7 +11,8 @@ text_offset}), `GET /v1/models`, `POST /v1/messages` (Anthropic), `GET /stats` (
 the most requests ever in flight at once, faults injected), `POST /admin/config` (change settings and
 reset the counters) and `POST /admin/reset`.
 
-Answers come from a scripted rule (`proctor.models.scripted`), or, for completions log-probs, from a
+Answers come from a scripted rule (`proctor.models.scripted`), tool calls from a script (`tool_replies`: the calls
+each turn of a conversation makes, `tool_repeat` to make them forever), or, for completions log-probs, from a
 Hugging Face model directory loaded with transformers in the server process (exact log-probs of one
 forward pass). Latency is an `asyncio.sleep`, so concurrency is real. Faults are drawn per request with
 a seeded generator: 429 with Retry-After, 500, a hang past any client timeout, or a 200 whose body is
@@ -73,6 +74,12 @@ class ServerConfig:
     vllm_offsets: bool = False  # text_offset counts special tokens' text (BOS `<s>`), as vLLM does
     usage: str = "words"  # what chat usage counts as a token: "words" (honest here), "chars" (one per character,
     # more than any estimate from words: an inflating server), or "bytes" (one per UTF-8 byte, more still)
+    # scripted tool calls: a conversation's turn k (k assistant messages before it) answers with tool_replies[k], a
+    # list of calls {"name", "arguments" (text sent as is, or JSON written as text), "id"?}; past the script the
+    # responder answers, unless tool_repeat (the last turn's calls again, forever: a model that never stops)
+    tool_replies: tuple[tuple[dict[str, Any], ...], ...] = ()
+    tool_repeat: bool = False
+    answer_with_result: bool = False  # past the script, after a tool message: answer "result: CONTENT" (its content)
 
     def __post_init__(self) -> None:
         bad = [k for k in self.faults if k not in FAULT_KINDS]
@@ -80,6 +87,9 @@ class ServerConfig:
             raise ValueError(f"usage must be one of {USAGE_COUNTS}, got {self.usage!r}")
         if bad or not 0.0 <= self.fault_rate <= 1.0:
             raise ValueError(f"faults must be among {FAULT_KINDS} and 0 <= fault_rate <= 1 (got {bad}, {self.fault_rate})")
+        for k, turn in enumerate(self.tool_replies):
+            if not all(isinstance(c, dict) and isinstance(c.get("name", ""), str) for c in turn):
+                raise ValueError(f"tool_replies[{k}]: each call is an object whose name is text")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServerConfig:
@@ -89,6 +99,11 @@ class ServerConfig:
             raise ValueError(f"unknown server settings: {sorted(unknown)}")
         if "faults" in d:
             d = {**d, "faults": tuple(d["faults"])}
+        if "tool_replies" in d:
+            replies = d["tool_replies"]
+            if not isinstance(replies, list | tuple) or not all(isinstance(t, list | tuple) for t in replies):
+                raise ValueError("tool_replies: a list of turns, each a list of calls")
+            d = {**d, "tool_replies": tuple(tuple(t) for t in replies)}
         return cls(**d)
 
 
@@ -280,10 +295,34 @@ def build_app(config: ServerConfig) -> Any:
             return text, None
         return " ".join(text.split()[:max_tokens]), reason
 
+    def scripted_calls(sent: list[Any]) -> list[dict[str, Any]] | None:
+        """The tool calls scripted for this turn of the conversation (None: past the script, answer in text)."""
+        script = state.config.tool_replies
+        turn = sum(1 for m in sent if isinstance(m, dict) and m.get("role") == "assistant")
+        if turn >= len(script) and not (state.config.tool_repeat and script):
+            return None
+        calls = script[min(turn, len(script) - 1)]
+        return [{"id": c.get("id", f"call_{state.requests}_{i}"), "type": "function",
+                 "function": {"name": c.get("name", ""), "arguments": c["arguments"] if isinstance(
+                     c.get("arguments"), str) else json.dumps(c.get("arguments", {}))}} for i, c in enumerate(calls)]
+
     async def chat(body: dict[str, Any]) -> Response:
-        msgs = [Message(m["role"], m["content"]) for m in body.get("messages", [])]
+        sent = body.get("messages", [])
+        msgs = [Message(m["role"], m.get("content") or "") for m in sent]
+        calls = scripted_calls(sent)
+        if calls is not None:
+            n_in, n_out = bill(msgs, json.dumps(calls))
+            return JSONResponse({
+                "id": f"chatcmpl-{state.requests}", "object": "chat.completion", "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "tool_calls",
+                             "message": {"role": "assistant", "content": None, "tool_calls": calls}}],
+                "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
+            })
         try:
-            text = responder().respond(msgs)
+            if state.config.answer_with_result and msgs and msgs[-1].role == "tool":
+                text = f"result: {msgs[-1].content}"
+            else:
+                text = responder().respond(msgs)
         except KeyError as e:
             return JSONResponse({"error": {"message": str(e.args[0])}}, 400)
         text, _ = stop_at(text, body.get("stop"))

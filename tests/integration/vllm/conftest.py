@@ -87,7 +87,13 @@ def _start(name: str, model_dir: Path, log: Path) -> VLLMServer:
     port = _free_port()
     argv = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
             "--served-model-name", name, "--dtype", "float32", "--max-model-len", "2048",
-            "--gpu-memory-utilization", "0.05", "--max-num-seqs", "16", "--host", "127.0.0.1", "--port", str(port)]
+            "--gpu-memory-utilization", "0.05", "--max-num-seqs", "16", "--host", "127.0.0.1", "--port", str(port),
+            # a named or required tool_choice needs an active tool parser (test_tools.py), which vLLM 0.32 turns on only
+            # with auto tool choice; pythonic needs no special token, and a request without tools (tool_choice none)
+            # is never parsed. Structured outputs without free whitespace: a random model forced into a JSON object
+            # otherwise writes newlines until its token limit
+            "--enable-auto-tool-choice", "--tool-call-parser", "pythonic",
+            "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}']
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING",
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     with log.open("wb") as out:

@@ -107,7 +107,8 @@ def test_chat_generation_end_to_end(cli: Any, tmp_path: Path, vllm_servers: dict
     r = cli("run", "mmlu-pro", "--data-file", MMLU_PRO, "--model", f"openai:{server.name}", "--base-url",
             server.base_url, "--prompt", "zero_shot", "--max-tokens", "8", "--limit", "6", "-o", tmp_path / "run",
             "--store", tmp_path / "s.sqlite", "--no-progress")
-    assert r.code == 0, r.err
+    # a random model often runs to the 8-token limit on every item: then the run exits 1 saying so (cli/outcome.py)
+    assert r.code == 0 or (r.code == 1 and "was cut at the token limit" in r.err), r.err
     log = read_run(tmp_path / "run")
     assert log.results is not None and len(log.samples) == 6
     for s in log.samples:

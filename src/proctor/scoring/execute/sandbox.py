@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Protocol
 
+from ...core.spec import Sandbox
 from ...log.runlog import ExecLimit
 from ...util.errors import ProctorError
 
@@ -316,6 +317,12 @@ def find_bubblewrap() -> Bubblewrap | None:
     box = Bubblewrap(path)
     result = box.run(Program({"probe.py": "print('ok')"}, ("python3", "/input/probe.py")), Limits(wall_s=20))
     return box if result.ok and result.stdout.strip() == "ok" else None
+
+
+def sandbox_kind(unsafe_exec: bool) -> Sandbox:
+    """The sandbox a run that executes code will use, by `sandbox_for`'s rule, for its run id (RunSpec.sandbox):
+    bubblewrap where it works (or where the run is refused without it), unsafe under --unsafe-exec without it."""
+    return "unsafe" if unsafe_exec and find_bubblewrap() is None else "bubblewrap"
 
 
 def sandbox_for(unsafe_exec: bool) -> Runner:
