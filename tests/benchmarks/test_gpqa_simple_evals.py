@@ -152,6 +152,6 @@ def test_the_sampler_is_refused_where_it_means_nothing(tmp_path: Path) -> None:
     assert plain.dataset.prompt_options == {} and plain.generation.system is None  # other kinds: one request
     with pytest.raises(ProctorError, match="sampler"):
         resolve(eval_spec("gpqa-diamond", "scripted:first", data_file=str(DIAMOND), sampler="chat"))
-    with pytest.raises(ProctorError, match="sampler: expected one of o-series, chat"):
+    with pytest.raises(ProctorError, match="sampler"):
         resolve(eval_spec("gpqa-diamond", "scripted:first", data_file=str(DIAMOND), prompt="simple-evals",
                           sampler="gpt"))
