@@ -174,10 +174,9 @@ OPTIONS: tuple[Opt, ...] = (
         panel=SCORING),
     Opt("test_imports", "bool", False, "proctor (bigcode never runs them)", "MBPP: also run its test_imports "
         "(bigcode does not).", "scorer.test_imports", "yes", True, True, "MBPP", example=True, panel=SCORING),
-    Opt("no_second_ask", "bool", False, "MathArena's second ask (AIME 2026, HMMT)", "AIME 2026, HMMT: never "
-        "ask again as MathArena does.", "scorer.second_ask", "yes", True, True, "aime-2026, hmmt-feb-*",
+    Opt("no_second_ask", "bool", False, "off", "No MathArena re-ask.", "scorer.second_ask", "yes", True, True, "aime-2026, hmmt-feb-*",
         example=True, panel=SCORING),
-    Opt("sampler", "str", None, "by the model's name", "GPQA simple-evals: its sampler's request.",
+    Opt("sampler", "str", None, "by model", "GPQA sampler.",
         "dataset.prompt_options", "yes", True, True, "gpqa-* --prompt simple-evals", choices=("o-series", "chat"),
         example="chat", metavar="o-series|chat", panel=SCORING),
     Opt("judge", "str", None, "none", "Model that grades prose answers (open-ended items need one).",
