@@ -162,3 +162,23 @@ def test_a_stopped_run_is_partial_and_never_replaces_the_full_run(data: Path, ba
     assert _cli(capsys, *_stop(data, tmp_path, "scripted:first", "10")[:-4])[0] == 0
     code, out, _ = _cli(capsys, "runs", "--store", store, "--json")
     assert [r["partial"] for r in json.loads(out) if r["run_id"] == full.run_id] == [None]
+
+
+@pytest.mark.parametrize("other", ["answers", "items"])
+def test_a_baseline_over_other_data_is_refused_before_the_first_look(other: str, data: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(a): a baseline run on other data (the same ids with other answers, or other items) is refused in
+    one line, exit 2, before anything is asked (it was NO-GO at −100 points after 10 items, without a word)."""
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    if other == "answers":
+        rows = [{**r, "response": "B"} for r in rows]
+    else:
+        rows = [{**r, "identifier": f"x{i}"} for i, r in enumerate(rows)] + rows[:20]
+    elsewhere = tmp_path / "other" / "items.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert _cli(capsys, "run", str(elsewhere), "--model", "scripted:first", "-o", str(tmp_path / "base"),
+                "--store", str(tmp_path / "store.sqlite"))[0] == 0
+    code, _, err = _cli(capsys, *_stop(data, tmp_path, "scripted:first", "5", "--stop-when-decided"))
+    assert code == 2 and ("evaluated other data" in err or "does not hold" in err) and err.count("\n") == 1, err
+    assert not (tmp_path / "cand").exists()

@@ -48,11 +48,26 @@ def load_baseline(spec: RunSpec, task: Task, store: Path | None = None) -> RunSc
         raise ProctorError(f"baseline: {rule.baseline}: {e}") from None
     if not {it.identifier for it in task.items} & base.items.keys():
         raise ProctorError(f"baseline: {rule.baseline} scored none of {task.name}'s items")
+    _same_data(rule.baseline, task, base)
     mine = spec_setting(spec)
     if base.run.setting and base.run.setting_key != setting_key(mine):
         raise ProctorError(f"baseline: {rule.baseline} ran another setting ({base.run.setting_label} vs "
                            f"{setting_label(mine)}): the sequence pairs runs of one setting")
     return base
+
+
+def _same_data(given: str, task: Task, base: RunScores) -> None:
+    """Refuse a baseline over other data: another content hash, or items this data does not hold (a difference
+    between runs of other items measures the items, not the models)."""
+    have = base.run.dataset_hash
+    if have is not None and have != task.content_hash:
+        raise ProctorError(f"baseline: {given} evaluated other data ({base.run.dataset} content hash {have[:23]}, "
+                           f"{task.name} now {task.content_hash[:23]}): the sequence pairs runs of the same items")
+    mine = {it.identifier for it in task.items}
+    other = sorted(base.items.keys() - mine)
+    if other:
+        raise ProctorError(f"baseline: {given} scored {len(other):,} item(s) {task.name} does not hold (e.g. "
+                           f"{other[0]}): the sequence pairs runs of the same items")
 
 
 def _rule(spec: RunSpec) -> StopRule:
