@@ -182,3 +182,38 @@ def test_a_baseline_over_other_data_is_refused_before_the_first_look(other: str,
     code, _, err = _cli(capsys, *_stop(data, tmp_path, "scripted:first", "5", "--stop-when-decided"))
     assert code == 2 and ("evaluated other data" in err or "does not hold" in err) and err.count("\n") == 1, err
     assert not (tmp_path / "cand").exists()
+
+
+def _answers(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], every: int) -> Path:
+    """A `scripted:file=` answer file right on every item but those with i % every == 1 (those prompts error)."""
+    assert _cli(capsys, "run", str(data), "--model", "scripted:echo", "-o", str(tmp_path / "echo"),
+                "--store", str(tmp_path / "store.sqlite"))[0] == 0
+    prompts = {s.item_id: s.raw_output for s in iter_samples(tmp_path / "echo" / "samples.jsonl")}
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps({"prompt": p, "answer": "The answer is (A)"}) + "\n"
+                            for i, p in prompts.items() if not every or int(i[1:]) % every != 1))
+    return path
+
+
+@pytest.mark.parametrize("every", [2, 10])
+def test_errors_never_count_toward_a_decision_and_the_same_command_retries_them(
+        every: int, data: Path, base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(b): half the samples errored is never GO (it was GO, the errors left out); a tenth errored is GO
+    only as a bound (each counted wrong). Either way the same command again asks the errored samples again (a
+    stopped run repeated its errors forever: the resume said "stopped" and asked nothing)."""
+    answers = _answers(data, tmp_path, capsys, every)
+    argv = _stop(data, tmp_path, f"scripted:file={answers}", "30", "--stop-when-decided", "--max-error-rate", "1")
+    code, out, err = _cli(capsys, *argv)
+    record = read_manifest(tmp_path / "cand").sequential
+    assert record is not None and record.samples_errored > 0, out + err
+    if every == 2:
+        assert record.decision == "INCONCLUSIVE" and record.ci_low < -0.3 and not record.stopped
+    else:
+        assert code == 0 and record.decision == "GO" and record.ci_low > -0.3 and "counted wrong for GO" in out
+    _answers(data, tmp_path, capsys, 0)  # now every prompt is answered
+    code, out, err = _cli(capsys, *argv)
+    samples = list(iter_samples(tmp_path / "cand" / "samples.jsonl"))
+    latest = {s.sample_id: s for s in samples}
+    record = read_manifest(tmp_path / "cand").sequential
+    assert code == 0 and record is not None and record.decision == "GO" and record.samples_errored == 0, out + err
+    assert not [s for s in latest.values() if s.outcome.value == "error"]

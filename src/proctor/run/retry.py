@@ -107,6 +107,7 @@ class Resumed:
     spent: Decimal = Decimal(0)
     firsts: dict[str, Sample] = field(default_factory=dict)
     samples: dict[str, Sample] = field(default_factory=dict)
+    errored: list[str] = field(default_factory=list)  # --stop-when-decided: the errored ids, asked again first
 
 
 def resumed(run_dir: Path, spec: RunSpec) -> Resumed:
@@ -117,6 +118,8 @@ def resumed(run_dir: Path, spec: RunSpec) -> Resumed:
     out = Resumed()
     for s in iter_run_samples(run_dir):
         if s.outcome is Outcome.ERROR:
+            if spec.stop_when is not None:
+                out.errored.append(s.sample_id)
             continue
         if pending(s, spec):
             out.firsts[s.sample_id] = s

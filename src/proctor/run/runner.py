@@ -249,7 +249,7 @@ def plan_run(task: Task, spec: RunSpec, options: RunOptions = RunOptions()) -> R
     if (source / MANIFEST).exists():  # each id's latest record, one at a time (a count each, no id held)
         counts.update("error" if s.outcome is Outcome.ERROR else "again" if pending(s, spec) else "done"
                       for s in iter_run_samples(source) if _planned(s.sample_id, items, spec.epochs))
-    if (run_dir / MANIFEST).exists():
+    if (run_dir / MANIFEST).exists() and not counts["error"]:  # errored samples: asked again, then looked at
         stop = recorded_stop(read_manifest(run_dir), spec)
     return RunState(run_dir, len(items) * spec.epochs, counts["done"], counts["error"] + counts["again"],
                     stopped_line(run_dir, stop) if stop is not None else None,
@@ -796,7 +796,8 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
         else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
             _, manifest.sequential = await ask_until_decided(
                 spec, items, done.samples, load_baseline(spec, task, options.store),
-                lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n))
+                lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n),
+                done.errored)
     del done
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
         raise CostLimitReached(guard)
