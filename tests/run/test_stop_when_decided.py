@@ -217,3 +217,43 @@ def test_errors_never_count_toward_a_decision_and_the_same_command_retries_them(
     record = read_manifest(tmp_path / "cand").sequential
     assert code == 0 and record is not None and record.decision == "GO" and record.samples_errored == 0, out + err
     assert not [s for s in latest.values() if s.outcome.value == "error"]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_hand_edited_decision_is_refused_by_gate_the_run_command_and_resume(
+        data: Path, base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(c): NO-GO edited to GO in the run directory's manifest was printed as GO by `gate` and the run
+    command; the decision is held to the run's checksums: one line, exit 2."""
+    argv = _stop(data, tmp_path, "scripted:random", "5", "--stop-when-decided")
+    assert _cli(capsys, *argv)[0] == 1
+    _edit(tmp_path / "cand" / "manifest.json", '"decision": "NO-GO"', '"decision": "GO"')
+    for command in (argv, ["gate", str(tmp_path / "cand"), "--baseline", str(base), "--max-drop", "5"]):
+        code, out, err = _cli(capsys, *command)
+        assert code == 2 and "does not verify" in err and "manifest.json" in err and err.count("\n") == 1, out + err
+        assert "GO" not in out
+
+
+@pytest.mark.parametrize("checksums", ["stale", "rewritten"])
+def test_a_baseline_edited_between_looks_is_refused(checksums: str, data: Path, base: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(c): a baseline edited after the candidate's sequence looked at it (its checksums stale, or
+    written anew to match) is refused by the run command (a resume) and by `gate`, not used silently."""
+    from proctor.log.checksums import write_checksums
+
+    argv = _stop(data, tmp_path, "scripted:random", "5", "--stop-when-decided")
+    assert _cli(capsys, *argv)[0] == 1
+    lines = (base / "samples.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps({**first, "score": 0.0, "outcome": "wrong"})
+    (base / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    if checksums == "rewritten":
+        write_checksums(base)
+    for command in (argv, ["gate", str(tmp_path / "cand"), "--baseline", str(base), "--max-drop", "5"]):
+        code, out, err = _cli(capsys, *command)
+        says = "does not verify" if checksums == "stale" and command is argv else "changed since"
+        assert code == 2 and says in err and err.count("\n") == 1, out + err

@@ -41,6 +41,7 @@ class SequentialRecord(BaseModel):
     max_drop: float  # a proportion
     baseline: str  # as given (a directory or a run id)
     baseline_run_id: str
+    baseline_scores: str | None = None  # sha256 of the baseline's per-item scores the looks read (`scores_digest`)
     order_seed: int
     method: str
 

@@ -14,6 +14,8 @@ sequence's bounds are recorded in the manifest (`proctor.log.sequential.Sequenti
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -30,6 +32,7 @@ from ..log.setting import setting_key, setting_label, spec_setting
 from ..stats.sequential import METHOD, Look, SequenceDecision, look
 from ..util.errors import ProctorError
 from .store import RunScores, Store, default_store_path, item_scores, load_run_scores
+from .verify import unchanged
 
 T = TypeVar("T")
 Ask = Callable[[list[tuple[Item, int]], int], Awaitable[dict[str, Sample]]]  # a part of the plan → its samples
@@ -42,6 +45,8 @@ def load_baseline(spec: RunSpec, task: Task, store: Path | None = None) -> RunSc
         raise ProctorError("stop_when_decided: a stopped run is one directory: not with --shard or --shards")
     try:
         if Path(rule.baseline).is_dir():
+            if (problem := unchanged(rule.baseline)) is not None:
+                raise ProctorError(f"does not verify ({problem}): a baseline is held to its checksums")
             base = load_run_scores(rule.baseline)
         else:
             with Store(store or default_store_path()) as st:
@@ -70,6 +75,26 @@ def _same_data(given: str, task: Task, base: RunScores) -> None:
     if other:
         raise ProctorError(f"baseline: {given} scored {len(other):,} item(s) {task.name} does not hold (e.g. "
                            f"{other[0]}): the sequence pairs runs of the same items")
+
+
+def scores_digest(base: RunScores) -> str:
+    """sha256 of a baseline's per-item scores: what the looks read, recorded so that a later look or `gate` finds
+    a baseline changed since."""
+    rows = sorted((i, s.score) for i, s in base.items.items())
+    return "sha256:" + hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+
+
+def check_record(run_dir: Path, record: SequentialRecord, base: RunScores) -> None:
+    """Refuse a recorded decision that does not verify: the run directory's files changed since its checksums
+    (a hand-edited manifest: NO-GO → GO), or a baseline whose scores changed since the looks read them."""
+    problem = unchanged(run_dir)
+    if problem is not None:
+        raise ProctorError(f"{run_dir}: its --stop-when-decided decision does not verify ({problem}); run "
+                           "`proctor verify` on it, or ask it afresh in a new directory")
+    if record.baseline_scores is not None and record.baseline_scores != scores_digest(base):
+        raise ProctorError(f"baseline: {record.baseline}: its scores changed since {run_dir}'s sequence looked at "
+                           f"them ({record.baseline_scores[:23]}, now {scores_digest(base)[:23]}): the decision "
+                           "does not hold; ask it afresh in a new directory")
 
 
 def _rule(spec: RunSpec) -> StopRule:
@@ -154,7 +179,7 @@ class _Sequence:
             decision=got.decision, stopped=decided and n < len(self.order), items_asked=n, items_paired=got.n,
             items_total=len(self.order), samples_errored=self.errored, looks=self.looks, ci_low=got.ci_low, ci_high=got.ci_high,
             alpha=self.rule.alpha, max_drop=self.rule.max_drop, baseline=self.rule.baseline,
-            baseline_run_id=self.base.run.run_id, order_seed=self.rule.order_seed, method=METHOD)
+            baseline_run_id=self.base.run.run_id, baseline_scores=scores_digest(self.base), order_seed=self.rule.order_seed, method=METHOD)
 
 
 async def ask_until_decided(spec: RunSpec, items: Sequence[Item], done: Mapping[str, Sample], base: RunScores,
@@ -183,4 +208,4 @@ async def ask_until_decided(spec: RunSpec, items: Sequence[Item], done: Mapping[
     return asked, seq.record(got, n)
 
 
-__all__ = ["ask_until_decided", "asking_order", "load_baseline", "recorded_stop", "stopped_line"]
+__all__ = ["ask_until_decided", "asking_order", "check_record", "load_baseline", "recorded_stop", "scores_digest", "stopped_line"]

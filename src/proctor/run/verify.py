@@ -143,6 +143,23 @@ def _check_data(log: RunLog, record: dict[str, Any], out: Verification) -> None:
         out.checked.append(f"data: {spec.dataset.name} content hash {recorded[:23]}…")
 
 
+def unchanged(run_dir: str | Path) -> str | None:
+    """The first way `run_dir`'s files differ from its checksums.json, None when they agree: the files alone, no
+    results recomputed (what a decision read back from a run directory is held to)."""
+    d = Path(run_dir)
+    try:
+        record = json.loads((d / CHECKSUMS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"{d / CHECKSUMS}: missing: nothing to hold its files to"
+    except (OSError, ValueError) as e:
+        return f"{d / CHECKSUMS}: unreadable ({str(e)[:120]})"
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        return f"{d / CHECKSUMS}: not a {FORMAT} record"
+    out = Verification(run_dir=str(d), ok=False, checked=[], problems=[], notes=[])
+    _check_files(d, record, out)
+    return out.problems[0] if out.problems else None
+
+
 def verify_run(run_dir: str | Path, public_key: str | Path | None = None, check_data: bool = True) -> Verification:
     """Recompute a run's file hashes, results and data hash and check its signature (see the module doc)."""
     d = Path(run_dir)
@@ -297,6 +314,7 @@ __all__ = [
     "first_difference",
     "generate_key",
     "sign_run",
+    "unchanged",
     "verify_run",
     "write_checksums",
 ]
