@@ -347,3 +347,33 @@ def test_a_plugin_may_not_replace_a_shipped_benchmark(caplog: pytest.LogCaptureF
     assert "not registered" in caplog.text and "arc_challenge.yaml" in caplog.text
     with pytest.raises(ProctorError, match="both proctor's shipped spec arc_challenge.yaml and a plugin's"):
         registry.load_task("arc-challenge")
+
+
+def test_different_row_problems_are_each_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows that fail for different reasons are not folded into one "+N more rows": one line per kind of problem,
+    its first row and how many more rows have it (#51 item 6)."""
+    (tmp_path / "quiz").mkdir()
+    for f in (FIXTURES / "quiz").iterdir():
+        (tmp_path / "quiz" / f.name).write_bytes(f.read_bytes())
+    data = tmp_path / "quiz" / "test.csv"
+    lines = data.read_text().splitlines()
+    lines[1] = lines[1].replace(",A,", ",Z,")  # row 2: an answer that is no option
+    lines[2] = lines[2].replace(",B,", ",Y,")  # row 3: the same kind
+    lines[4] = "103,   ,fact a3,fact b3,fact c3,fact d3,D,geometry,easy"  # row 5: an empty question
+    data.write_text("\n".join(lines) + "\n")
+    (spec := tmp_path / "quiz.yaml").write_text(QUIZ.read_text())
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"test\.csv:2: .*answer .Z. .* \(\+1 more rows\)", err), err
+    assert re.search(r"test\.csv:5: .*the question is empty", err), err
+    assert "Traceback" not in err
+
+
+def test_fold_problems_keeps_at_most_five_kinds() -> None:
+    from proctor.benchmarks.spec_data import fold_problems
+    from proctor.util.errors import Problem
+
+    problems = [Problem("d.csv", i + 2, f"problem kind {chr(97 + i)}") for i in range(8)]
+    folded = fold_problems(problems)
+    assert [p.line for p in folded] == [2, 3, 4, 5, 6]
+    assert folded[-1].message == "problem kind e; and 3 more rows with 3 other kinds of problem"

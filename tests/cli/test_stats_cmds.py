@@ -110,3 +110,11 @@ def test_plan_with_items_says_it_once(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["plan", "--delta", "2", "--accuracy", "70", "--items", "30"]) == 0
     out = capsys.readouterr().out
     assert "\n30 items: not enough (they detect" in out and "has 30 items" not in out
+
+
+def test_gate_of_a_run_against_itself_warns(runs: dict[str, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    got, out, err = _cli(capsys, "gate", str(runs["base"]), "--baseline", str(runs["base"]), "--max-drop", "2",
+                         "--store", str(tmp_path / "none.sqlite"))
+    assert got == 0 and out.startswith("GO")
+    assert "both arguments are the same run: a gate of a run against itself decides nothing" in err

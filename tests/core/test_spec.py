@@ -52,6 +52,9 @@ def test_round_trips_through_json() -> None:
     {"dataset": DatasetRef(name="aime-2025", content_hash="sha256:other")},
     {"model": ModelSpec(spec="scripted:first", options={"dtype": "float32"})},
     {"judge": JudgeSpec(model="openai:j")},
+    {"scorer": ScorerSpec(exec_limits="authors")},
+    {"scorer": ScorerSpec(exec_limits="proctor")},
+    {"scorer": ScorerSpec(test_imports=True)},
 ])
 def test_what_changes_a_score_changes_the_run_id(change: dict[str, object]) -> None:
     assert _spec(**change).run_id() != _spec().run_id()
@@ -107,6 +110,15 @@ def test_a_key_given_as_such_is_never_written() -> None:
     assert "sk-secret" not in repr(spec)
     assert spec.model.api_key is not None and spec.model.api_key.get_secret_value() == "sk-secret-123"
     assert spec.run_id() == _spec(model=ModelSpec(spec="openai:m")).run_id()
+
+
+def test_the_execution_settings_leave_other_runs_ids_as_they_were() -> None:
+    """#49 item 1: a run that executes no code has no `exec_limits`, and its id is the one it had before (its
+    identity holds no key for them); a code run's id differs between the authors' limits and proctor's."""
+    assert "exec_limits" not in _spec().identity()["scorer"] and "test_imports" not in _spec().identity()["scorer"]
+    assert _spec().run_id() == "63a58ae2a580"  # main before #49
+    authors, strict = _spec(scorer=ScorerSpec(exec_limits="authors")), _spec(scorer=ScorerSpec(exec_limits="proctor"))
+    assert authors.run_id() != strict.run_id()
 
 
 def test_agent_limits_enter_the_run_id_only_when_set_and_each_limit_changes_it() -> None:

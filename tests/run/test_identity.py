@@ -192,11 +192,12 @@ LEGACY = ROOT / "tests" / "fixtures" / "sandbox_legacy"
 LEGACY_ID = "256d8c9665c1"  # an unsandboxed HumanEval run at 3d0495e, under the id a bubblewrap run had too
 
 
-def _legacy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Path]:
+def _legacy(tmp_path: Path, capsys: pytest.CaptureFixture[str], limits: str = "proctor") -> tuple[int, str, Path]:
+    """The legacy run's command again: under proctor's limits (what 3d0495e ran) it is the same evaluation."""
     shutil.copytree(LEGACY / "runs", tmp_path / "runs")
     code = main(["run", "humaneval", "--data-file", str(LEGACY / "data" / "humaneval.jsonl"), "--model",
                  "scripted:first", "--prompt", "chat", "--runs-root", str(tmp_path / "runs"), "--no-history",
-                 *QUIET, *(["--unsafe-exec"] if sandbox.find_bubblewrap() is None else [])])
+                 "--exec-limits", limits, *QUIET, *(["--unsafe-exec"] if sandbox.find_bubblewrap() is None else [])])
     return code, capsys.readouterr().err, tmp_path / "runs" / f"humaneval__scripted-first__{LEGACY_ID}"
 
 
@@ -209,6 +210,15 @@ def test_an_unsandboxed_run_written_before_keeps_its_id_and_resumes(no_sandbox: 
     code, err, run = _legacy(tmp_path, capsys)
     assert code in (0, 1) and "0 to ask" in err and len(list((tmp_path / "runs").iterdir())) == 1
     assert read_run(run).manifest.run_id == LEGACY_ID
+    assert read_run(run).manifest.spec.scorer.exec_limits == "proctor"  # read as the limits it ran under
+
+
+def test_under_the_authors_limits_the_same_command_is_another_evaluation(no_sandbox: None, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, err, _ = _legacy(tmp_path, capsys, limits="authors")  # other limits, other verdicts: a run of its own
+    assert code in (0, 1), err
+    ids = sorted(read_run(d).manifest.run_id for d in (tmp_path / "runs").iterdir())
+    assert len(ids) == 2 and LEGACY_ID in ids
 
 
 @pytest.mark.needs("bubblewrap")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from proctor.cli import main
 from proctor.data.formats.commoneval import read_commoneval
+from proctor.util.errors import InputError
 from proctor.util.textio import atomic_directory
 
 ITEM = {"modality": "boolean", "prompt": "p", "response": "True"}
@@ -138,3 +140,26 @@ def test_a_json_list_written_row_by_row_is_json_dumps_byte_for_byte(tmp_path: Pa
     assert write_json_list_atomic(tmp_path / "rows.json", iter(rows)) == len(rows)
     assert (tmp_path / "rows.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
     assert json.loads((tmp_path / "rows.json").read_text()) == rows
+
+
+def test_read_json_record_bounds_every_way_a_record_can_be_hostile(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 51 item 4: the one reader of run-directory records refuses a FIFO, a device, a file over its limit
+    and deep JSON, each as one `path: what is wrong` InputError; a plain record reads."""
+    from proctor.util.textio import read_json_record
+
+    ok = tmp_path / "ok.json"
+    ok.write_text('{"a": [1, 2]}', encoding="utf-8")
+    assert read_json_record(ok) == {"a": [1, 2]}
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.json"
+    big.write_text('{"a": "' + "x" * 30_000 + '"}', encoding="utf-8")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
+    monkeypatch.setenv("PROCTOR_MAX_RECORD_BYTES", "20000")
+    for path, why in [(fifo, "not a regular file"), (Path("/dev/zero"), "not a regular file"),
+                      (big, "over the 20,000-byte limit (raise PROCTOR_MAX_RECORD_BYTES"), (deep, "nested deeper")]:
+        with pytest.raises(InputError) as caught:
+            read_json_record(path)
+        assert str(caught.value).startswith(f"{path}: ") and why in str(caught.value)

@@ -29,6 +29,7 @@ from ..log.runlog import MANIFEST, Outcome, RunLog, Sample
 from ..metrics.results import read_run
 from ..run.store import item_scores
 from ..stats.comparison import PairedDifference, paired_difference
+from ..util.textio import read_json_record
 
 # manifest fields that say when, where and by whom, not what was evaluated
 _VOLATILE = ("run_id", "started_at", "finished_at", "provenance.git_sha", "provenance.host", "provenance.proctor_version",
@@ -199,8 +200,7 @@ def flip_cause(a: Sample, b: Sample, same_prompt: bool) -> str | None:
 
 def explain_logs(a: RunLog, b: RunLog, n_boot: int = 2000, seed: int = 0) -> Explanation:
     """Explain how run `a` differs from run `b` (see the module doc)."""
-    ma = json.loads((a.path / MANIFEST).read_text(encoding="utf-8"))
-    mb = json.loads((b.path / MANIFEST).read_text(encoding="utf-8"))
+    ma, mb = read_json_record(a.path / MANIFEST), read_json_record(b.path / MANIFEST)
     differences = manifest_differences(ma, mb)
     sa_by = {s.sample_id: s for s in a.samples}
     sb_by = {s.sample_id: s for s in b.samples}

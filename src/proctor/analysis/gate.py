@@ -31,7 +31,7 @@ from ..stats.comparison import LEVEL, RunRef, graded_interval, tango_interval
 from ..stats.intervals import normal_quantile
 from ..util.errors import ProctorError
 from .comparable import first_reason
-from .compare import partial_warnings, provenance_warnings, run_ref
+from .compare import partial_warnings, provenance_warnings, run_ref, same_run_warning
 
 
 class Decision(StrEnum):
@@ -153,6 +153,8 @@ def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_categor
     if why is not None:
         raise ProctorError(f"not comparable: {why}")
     warnings = provenance_warnings([candidate.run, baseline.run])
+    if (same := same_run_warning(candidate.run, baseline.run)) is not None:
+        warnings.append(f"{same}: a gate of a run against itself decides nothing")
     warnings += partial_warnings([("the baseline", baseline.run)]
                                  + ([("the candidate", candidate.run)] if sequential is None else []))
     if sequential is not None and sequential.baseline_run_id == baseline.run.run_id:

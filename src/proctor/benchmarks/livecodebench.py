@@ -12,7 +12,8 @@ have their `if __name__ == '__main__':` block unwrapped and their statements wra
 per test with standard input mocked, the output compared line by line after stripping, as Decimals when the
 lines differ as text; functional problems call `Solution().<func_name>` (or the module's function) on the JSON
 arguments, a tuple read as a list; 6 s per test (SIGALRM); the first failing test ends the grading. Its
-`reliability_guard` (which removes os.system, os.kill, subprocess.Popen, quit and others) is applied too.
+`reliability_guard` (which removes os.system, os.kill, subprocess.Popen, quit and others) is applied too, and by
+default (`--exec-limits authors`) lcb_runner's limits: 6 s on the module's own code, 50,000-digit integers.
 
 `after` (`--after DATE`) keeps the problems whose contest date is on or after DATE: a model is evaluated only
 on problems published after its training cutoff. Every item records its `contest_date`.
@@ -25,18 +26,19 @@ import io
 import json
 import pickle
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from ..core.model import Message
+from ..core.spec import ExecLimits
 from ..data.prompts import KindDefaults
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
 from ..scoring.execute.extract import Code
 from ..scoring.execute.sandbox import Limits, Program
-from ..scoring.execute.scorer import Launch, launch
+from ..scoring.execute.scorer import DEFAULT_EXEC_LIMITS, Launch, containment, launch
 from ..util.errors import InputError
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch
@@ -48,6 +50,7 @@ SIZE = 1055
 COLUMNS = ("question_title", "question_content", "platform", "question_id", "contest_date", "starter_code",
            "difficulty", "public_test_cases", "private_test_cases", "metadata")
 TEST_TIMEOUT = 6  # seconds per test, LiveCodeBench's default
+INT_DIGITS = 50000  # the integer-string digit limit lcb_runner sets (Python's default: 4,300)
 
 SYSTEM = ("You are an expert Python programmer. You will be given a question (problem specification) and will "
           "generate a correct Python program that matches the specification and passes all tests.")
@@ -216,10 +219,19 @@ def extract_code(reply: str) -> Code:
 
 @dataclass(frozen=True)
 class LcbTests:
-    """Each problem's tests run as LiveCodeBench's `run_test` runs them (see the module docstring)."""
+    """Each problem's tests run as LiveCodeBench's `run_test` runs them (see the module docstring). Under
+    `exec_limits` "authors" (the default) with lcb_runner's limits: integers printed and read up to 50,000 digits
+    (`sys.set_int_max_str_digits(50000)`, set by its `compute_code_generation_metrics`), 6 s for the module's own
+    code (`compile_code`'s alarm) and per test, the global (6 + 1) s per test + 5 s, output written to nothing,
+    and only the host's containment beyond; "proctor": Python's 4,300 digits, no alarm on the module's code,
+    1 GB and 16 MB of output."""
 
-    limits: Limits = field(default_factory=lambda: Limits(cpu_s=60, wall_s=60))
+    exec_limits: ExecLimits = DEFAULT_EXEC_LIMITS
     test_timeout: int = TEST_TIMEOUT
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(cpu_s=60, wall_s=60)
 
     def code(self, item: Item, reply: str, completion: bool) -> Code:
         return extract_code(reply)
@@ -232,14 +244,19 @@ class LcbTests:
     def launch(self, item: Item, code: Code) -> tuple[Program, str]:
         program = (f"_MODULES = {MODULES!r}\n_OS_REMOVED = {OS_REMOVED!r}\n{HARNESS}\n_guard()\n"
                    f"_prepare({code.text!r}, {item.metadata.get('func_name')!r})\n")
-        return launch(program, self.tests(item), Launch(stop_on_failure=True, test_timeout=self.test_timeout))
+        if self.exec_limits == "proctor":
+            return launch(program, self.tests(item), Launch(stop_on_failure=True, test_timeout=self.test_timeout))
+        return launch(program, self.tests(item), Launch(
+            stop_on_failure=True, test_timeout=self.test_timeout, program_timeout=self.test_timeout,
+            prelude=f"import sys\nsys.set_int_max_str_digits({INT_DIGITS})\n", swallow="output"))
 
     def limits_for(self, item: Item) -> Limits:
         """LiveCodeBench's global timeout: (6 + 1) s per test + 5 s."""
         n = len(item.metadata["tests"])
         wall = (self.test_timeout + 1) * n + 5
-        return Limits(cpu_s=wall, wall_s=wall, memory_mb=self.limits.memory_mb, processes=self.limits.processes,
-                      file_size_mb=self.limits.file_size_mb, disk_mb=self.limits.disk_mb)
+        if self.exec_limits == "authors":
+            return containment(wall)
+        return Limits(cpu_s=wall, wall_s=wall)
 
 
 @dataclass

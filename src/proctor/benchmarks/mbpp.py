@@ -1,21 +1,21 @@
 """MBPP, sanitized (google-research-datasets/mbpp, config `sanitized`): 257 test problems, each with asserts.
 
-Upstream columns (test split): source_file, task_id, prompt, code, test_imports, test_list. The reference
-program is the code, then `test_imports`, then each assert of `test_list` (as EvalPlus and bigcode-evaluation-
-harness run it); proctor runs each assert as its own test, so the record says which passed. The prompt is
+Upstream columns (test split): source_file, task_id, prompt, code, test_imports, test_list. The program is the
+code, then each assert of `test_list`, as bigcode-evaluation-harness runs it (its reference is the asserts joined:
+it never runs `test_imports`; `--test-imports` runs them before each assert, as EvalPlus does); proctor runs each
+assert as its own test, so the record says which passed, under bigcode's limits by default (`--exec-limits`). The prompt is
 bigcode-evaluation-harness's MBPP prompt: the description and the first test in a docstring.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..data.records import Item, Question
 from ..scoring.execute.extract import Code, from_chat, from_completion
-from ..scoring.execute.sandbox import Limits
 from ..scoring.execute.scorer import RunsTests
 from .builtin import Builtin
 from .code_prompts import code_loaded, code_questions
@@ -31,9 +31,11 @@ STOPS = ("\nclass", "\nassert", '\n"""', "\nprint", "\nif", "\n<|/", "\n```")  #
 
 @dataclass(frozen=True)
 class MbppTests(RunsTests):
-    """The item's imports and asserts, one test each (`scoring.execute.scorer.CodeTests`)."""
+    """The item's asserts, one test each (`scoring.execute.scorer.CodeTests`), run as bigcode-evaluation-harness's
+    `compute_code_eval` runs them (human-eval's execution, 3 s for the program and every assert: `RunsTests`);
+    `test_imports` (`--test-imports`): the split's imports run before each assert, which bigcode never does."""
 
-    limits: Limits = field(default_factory=lambda: Limits(cpu_s=10, wall_s=10))
+    test_imports: bool = False
 
     def code(self, item: Item, reply: str, completion: bool) -> Code:
         entry = item.metadata.get("entry_point")
@@ -42,7 +44,7 @@ class MbppTests(RunsTests):
         return from_chat(reply, "", entry if isinstance(entry, str) else None)
 
     def tests(self, item: Item) -> list[tuple[str, str]]:
-        imports = "\n".join(item.metadata.get("test_imports") or [])
+        imports = "\n".join(item.metadata.get("test_imports") or []) if self.test_imports else ""
         return [(f"test {i + 1}", f"{imports}\n{t}" if imports else t)
                 for i, t in enumerate(item.metadata["test_list"])]
 

@@ -3,6 +3,7 @@ onto seed-001 Questions as its `fields` declare; every row that cannot be mapped
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -109,10 +110,31 @@ def to_questions(spec: BenchmarkSpec, rows: Rows, where: Path | None = None,
             field = e.args[0] if isinstance(e, KeyError) else None
             why = f"no column {field!r}" if field is not None else str(e).splitlines()[0]
             problems.append(rows.error(i, why))
-    if problems:  # one line: the first row that does not map, and how many more do not
-        first = problems[0]
-        more = f" (+{len(problems) - 1} more rows)" if len(problems) > 1 else ""
-        raise InputError([Problem(first.path, first.line, first.message + more, first.field)])
+    if problems:
+        raise InputError(fold_problems(problems))
+    return out
+
+
+MAX_PROBLEM_KINDS = 5
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|\bid \S+|-?\d+(?:\.\d+)?")
+
+
+def fold_problems(problems: list[Problem]) -> list[Problem]:
+    """One line per kind of problem (the same message but for its values): its first row, and how many more rows
+    have it; at most MAX_PROBLEM_KINDS kinds, the rest counted on the last line."""
+    kinds: dict[str, list[Problem]] = {}
+    for p in problems:
+        kinds.setdefault(_VARYING.sub("…", p.message), []).append(p)
+    out = []
+    for same in list(kinds.values())[:MAX_PROBLEM_KINDS]:
+        first, more = same[0], len(same) - 1
+        out.append(Problem(first.path, first.line, first.message + (f" (+{more} more rows)" if more else ""),
+                           first.field))
+    if len(kinds) > MAX_PROBLEM_KINDS:
+        rest = sum(len(v) for v in list(kinds.values())[MAX_PROBLEM_KINDS:])
+        last = out[-1]
+        out[-1] = Problem(last.path, last.line, f"{last.message}; and {rest} more rows with "
+                                                f"{len(kinds) - MAX_PROBLEM_KINDS} other kinds of problem", last.field)
     return out
 
 

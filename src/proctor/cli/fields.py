@@ -25,6 +25,7 @@ FLAGS = {
     "price_out": "--price-out", "max_cost": "--max-cost", "shard": "--shard", "cluster": "--cluster",
     "norm": "--norm", "softmax_temperature": "--softmax-temperature", "join": "--join",
     "baseline": "--baseline", "max_drop": "--max-drop", "stop_when_decided": "--stop-when-decided",
+    "exec_limits": "--exec-limits", "test_imports": "--test-imports",
 }
 _LEADING = re.compile(r"^([a-z_][a-z_.]*)(?=[: ])")
 _SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # a field name with an underscore: never a word of prose

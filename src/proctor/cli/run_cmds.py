@@ -74,6 +74,11 @@ After = Annotated[str | None, typer.Option("--after", metavar="YYYY-MM-DD", help
 UnsafeExec = Annotated[bool, typer.Option("--unsafe-exec", help=(
     "Code benchmarks: execute model code without a sandbox when bubblewrap is unavailable (recorded in the "
     "manifest; by default such a run is refused)"))]
+ExecLimitsOpt = Annotated[str | None, typer.Option("--exec-limits", metavar="authors|proctor", help=(
+    "Code: the authors' harness's limits or proctor's stricter ones (default: authors)"),
+    show_default=False, rich_help_panel=SCORING)]
+TestImports = Annotated[bool, typer.Option("--test-imports", help=(
+    "MBPP: also run its test_imports (bigcode does not)"), rich_help_panel=SCORING)]
 LlmwcConfig = Annotated[Path | None, typer.Option(
     "--config", metavar="LLMWC.yaml",
     help="An llm-wc config: run every model it lists, write llm-wc's results layout (default: none).")]
@@ -224,7 +229,8 @@ def run(
     no_history: options.NoHistory = False, progress: options.ShowProgress = None,
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE, shard: ShardOpt = None,
     cluster: options.Cluster = None, dry_run: options.DryRun = False,
-    llmwc_config: LlmwcConfig = None, unsafe_exec: UnsafeExec = False, after: After = None, export: ExportTo = None,
+    llmwc_config: LlmwcConfig = None, unsafe_exec: UnsafeExec = False, exec_limits: ExecLimitsOpt = None,
+    test_imports: TestImports = False, after: After = None, export: ExportTo = None,
     shards: ex.Shards = None, executor: ex.Executor = None,
     retries: ex.Retries = 1, no_wait: ex.NoWait = False, partition: ex.Partition = None, time_min: ex.TimeMin = 60,
     gpus_per_task: ex.GpusPerTask = 0, account: ex.Account = None, sbatch: ex.Sbatch = None,

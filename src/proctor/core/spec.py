@@ -33,6 +33,7 @@ DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benc
 
 NO_CLUSTER = "none"  # RunSpec.cluster: every item its own cluster, whatever the benchmark's default
 Mode = Literal["generate", "logprob"]
+ExecLimits = Literal["authors", "proctor"]  # code benchmarks: the authors' harness's limits, or proctor's stricter ones
 Sandbox = Literal["bubblewrap", "unsafe"]  # what runs a code benchmark's programs (scoring/execute/sandbox.py)
 DEFAULT_SANDBOX: Sandbox = "bubblewrap"  # not in the run id: the ids of runs before the sandbox entered it
 JsonScalar = str | int | float | bool | None
@@ -126,6 +127,10 @@ class ScorerSpec(_Record):
     join: Literal["newline", "space"] | None = None  # suites: how a context and its query are joined
     extractor_version: str | None = None  # proctor's reader version (resolved)
     judge_agreement: int = Field(default=0, ge=0)  # also judge the first N exact-answer items
+    # code benchmarks (resolved to "authors"; None elsewhere, and then left out of the run id): whose limits
+    # executions run under (`proctor.scoring.execute.scorer.ExecProfile`); test_imports: MBPP's, run before its asserts
+    exec_limits: ExecLimits | None = None
+    test_imports: bool | None = None
 
 
 class Money(_Record):
@@ -276,6 +281,9 @@ class RunSpec(_Record):
                 dataset[optional] = value
         dataset["prompt_options"] = dict(sorted(data.prompt_options.items()))
         scorer = self.scorer.model_dump(mode="json")
+        for optional in ("exec_limits", "test_imports"):  # in the id only when set: runs that execute no code keep theirs
+            if scorer[optional] is None:
+                del scorer[optional]
         generation = self.generation.model_dump(mode="json") if self.scorer.mode != "logprob" else None
         identity = {"spec_version": SPEC_VERSION, "dataset": dataset, "model": self.model.identity(),
                     "scorer": scorer, "generation": generation, "epochs": self.epochs,

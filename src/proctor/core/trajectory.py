@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from .model import Message
 from .tools import ToolCall, ToolDef
@@ -35,6 +35,9 @@ class ToolResult(_Record):
     size_bytes: int = Field(default=0, ge=0)  # the output's UTF-8 size before any cut
     truncated: bool = False
     wall_s: float = Field(default=0.0, ge=0)
+    # a JSON value the tool returned beside its text (an MCP tool's structured content): recorded, not sent;
+    # dropped (and `truncated` set) when its JSON runs past `max_result_bytes`
+    structured: JsonValue = None
 
 
 class Turn(_Record):

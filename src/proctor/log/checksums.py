@@ -10,12 +10,11 @@ from the items). Written by `proctor.run.finalize.finalize_run` after results.js
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..util.textio import write_json_atomic
+from ..util.textio import open_checked, read_json_record, write_json_atomic
 from .prompts import PROMPTS
 from .runlog import MANIFEST, RESULTS, SAMPLES, Manifest, read_manifest
 
@@ -27,7 +26,7 @@ LINE_HEX = 16  # a line's hash, in hex digits: enough to find the line; the file
 
 
 def _lines(path: Path) -> Iterator[bytes]:
-    with path.open("rb") as f:
+    with open_checked(path) as f:  # a regular file: a FIFO or a device is refused, never waited on
         yield from f
 
 
@@ -64,13 +63,16 @@ def edited_sample_line(run_dir: Path) -> int | None:
     """The first line of `run_dir`'s samples.jsonl that differs from what checksums.json recorded when the run last
     finished, or None (not finished yet, or every recorded line as it was: lines appended since are a later
     attempt's, and a torn last line, killed mid-append, is cut by the next run, not edited)."""
-    if not (run_dir / CHECKSUMS).is_file() or not (run_dir / SAMPLES).is_file():
+    if not (run_dir / CHECKSUMS).exists() or not (run_dir / SAMPLES).exists():  # a FIFO is there: refused below
         return None
+    record = read_json_record(run_dir / CHECKSUMS)  # bounded: a FIFO, /dev/zero or deep JSON is one line, exit 2
     try:
-        recorded = json.loads((run_dir / CHECKSUMS).read_text(encoding="utf-8"))["files"][SAMPLES]["lines"]
-    except (OSError, ValueError, KeyError, TypeError):
+        recorded = record["files"][SAMPLES]["lines"]
+    except (KeyError, TypeError):
         return None  # no usable record: nothing to hold the samples to (`proctor verify` says so)
-    with (run_dir / SAMPLES).open("rb") as f:
+    if not isinstance(recorded, list):
+        return None
+    with open_checked(run_dir / SAMPLES) as f:
         return next((i for i, (line, old) in enumerate(zip(f, recorded), start=1)
                      if line.endswith(b"\n") and line_hash(line) != old), None)
 

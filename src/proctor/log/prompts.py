@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..util.errors import InputError, ProctorError
+from ..util.textio import open_checked, refuse_special
 
 PROMPTS = "prompts.jsonl"
 MIN_PREFIX = 256  # characters: a shorter shared head is not worth a reference
@@ -97,13 +98,9 @@ def read_heads(run_dir: Path) -> dict[str, Head]:
     skipped, and a head whose text does not hash to its key (an edit) is refused, naming the line."""
     path = run_dir / PROMPTS
     heads: dict[str, Head] = {}
-    try:
-        f = open(path, "rb")  # noqa: SIM115 (closed below)
-    except FileNotFoundError:
+    if not path.exists():
         return heads
-    except OSError as e:
-        raise InputError.at(path, f"cannot read: {e.strerror or e}") from None
-    with f:
+    with open_checked(path) as f:  # a regular file within the size limit: a FIFO or /dev/zero is refused
         for lineno, raw in enumerate(f, start=1):
             if not raw.endswith(b"\n"):
                 break  # torn by a kill: no sample refers to it (the head is written before the samples)
@@ -236,6 +233,7 @@ def _size(path: Path) -> int:
 
 def _cut_torn_tail(path: Path) -> None:
     """Cut a last line with no newline (a kill mid-append) before appending after it."""
+    refuse_special(path)  # a FIFO would block the read below, /dev/zero never end it
     try:
         with open(path, "r+b") as f:
             data = f.read()

@@ -213,6 +213,7 @@ class ScorerInfo(Record):
     metric: str | None = None
     sandbox: str | None = None  # executed code: "bubblewrap", or "unsafe" (--unsafe-exec, no sandbox)
     limits: dict[str, float] | None = None  # executed code: the limits of each execution (scoring/execute)
+    exec_limits: str | None = None  # executed code: whose limits, "authors" or "proctor" (the spec's --exec-limits)
 
     @classmethod
     def of(cls, identity: Mapping[str, Any]) -> ScorerInfo:

@@ -37,7 +37,7 @@ from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
-from ..util.textio import open_checked, read_text, write_json_atomic
+from ..util.textio import open_checked, read_record_text, refuse_special, write_json_atomic
 from .prompts import PROMPTS, HeadReader, prompt_text, writer_for
 from .provenance import (
     SCORER_SETTINGS,
@@ -276,6 +276,9 @@ class ExecutionDetails(_Details):
     wall_s: float | None = None
     sandbox: str | None = None  # "bubblewrap", or "unsafe" (--unsafe-exec: no sandbox)
     code_from: str | None = None  # how the code was taken from the reply: "fenced", "function", "body", "completion"
+    exec_limits: str | None = None  # whose limits it ran under: "authors" (the default) or "proctor" (--exec-limits)
+    # True: under the authors' limits, a limit of the sandbox's containment stopped it, which their harness does not set
+    beyond_authors: bool | None = None
 
 
 def _details_kind(value: Any) -> str:
@@ -451,7 +454,18 @@ def _sandbox_named(data: dict[str, Any]) -> dict[str, Any]:
         return data
     if scorer.get("sandbox") not in ("bubblewrap", "unsafe"):
         return data
-    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"]}}
+    return {**data, "spec": {**spec, "sandbox": scorer["sandbox"], "scorer": _limits_named(spec)}}
+
+
+def _limits_named(spec: dict[str, Any]) -> Any:
+    """A code run's scorer from before the authors' limits (#49): it ran under proctor's, MBPP's with its test
+    imports (`run.runner.older_run_ids` keeps its id)."""
+    scorer = spec.get("scorer")
+    if not isinstance(scorer, dict) or "exec_limits" in scorer:
+        return scorer
+    dataset = spec.get("dataset")
+    mbpp = isinstance(dataset, dict) and dataset.get("name") == "mbpp"
+    return {**scorer, "exec_limits": "proctor", **({"test_imports": True} if mbpp else {})}
 
 
 def _v5(data: dict[str, Any]) -> dict[str, Any]:
@@ -796,6 +810,7 @@ def repair_torn_tail(path: Path) -> int:
 
     Only whole, newline-ended records are ever built upon; what was cut is reported on stderr.
     """
+    refuse_special(path)  # a FIFO or a device: one line, before the open
     try:
         with open(path, "r+b") as f:
             size = f.seek(0, os.SEEK_END)
@@ -951,7 +966,7 @@ def read_results(run_dir: str | Path) -> Results | None:
     path = Path(run_dir) / RESULTS
     if not path.exists():
         return None
-    text = read_text(path)
+    text = read_record_text(path)
     check_json_depth(text, path)  # before the parser recurses
     try:
         data = json.loads(text)
@@ -982,7 +997,7 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     mpath = d / MANIFEST
     if not mpath.exists():
         raise InputError.at(d, f"not a run directory (no {MANIFEST})")
-    text = read_text(mpath)
+    text = read_record_text(mpath)
     check_json_depth(text, mpath)  # before the parser recurses
     try:
         manifest = Manifest.model_validate(json.loads(text))

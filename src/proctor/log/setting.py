@@ -3,7 +3,8 @@
 A setting is everything a run's spec chose that changes what is asked or how answers count, but is neither the
 dataset nor the model: the mode (generate vs logprob), the prompt kind, the shots, the format, the few-shot pool
 (`--fewshot-from`), a benchmark's prompt options (AIME's instruction, GPQA's examples file), the answer rule,
-the robust reader, the no-answer and truncation policies, the generation settings (temperature, top-p, max tokens,
+the robust reader, the no-answer and truncation policies, a code benchmark's execution limits (`--exec-limits`,
+shown even at its default: runs before it ran under proctor's) and MBPP's `--test-imports`, the generation settings (temperature, top-p, max tokens,
 stop, seed, reasoning…), the epochs, the log-probability normalisation of suites, the judge (its model, options and
 settings), the sandbox a code benchmark's programs ran in when not bubblewrap. `proctor runs`, `history`,
 `leaderboard`, `compare` and the report show `setting_label`; runs are
@@ -59,7 +60,7 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
               "prompt_options": dict(sorted(data.prompt_options.items())), "answer_rule": scorer.answer_rule,
               "extract": scorer.extract, "no_answer": scorer.no_answer, "truncated_as": scorer.truncated_as,
               "norm": scorer.norm, "softmax_temperature": scorer.softmax_temperature, "join": scorer.join,
-              "sandbox": spec.sandbox}
+              "exec_limits": scorer.exec_limits, "test_imports": scorer.test_imports, "sandbox": spec.sandbox}
     setting.update({k: v for k, v in _present(chosen).items() if _SPEC_DEFAULTS.get(k, object()) != v})
     judge = spec.judge
     if judge is not None:  # its model, the options that change its grades, its own sampling when not the default

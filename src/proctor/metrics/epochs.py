@@ -17,13 +17,15 @@ from .base import RunContext, Tallied
 
 def pass_at_every_k(per_item: Sequence[Sequence[float]], k: int, seed: int = 0) -> dict[str, MetricValue]:
     """pass@j for j = 1..k: the unbiased estimator on each item answered at least j times (n samples, c fully
-    correct), averaged over those items, with a percentile bootstrap interval over them."""
+    correct), averaged over those items, with a percentile bootstrap interval over them, never narrower than the
+    small-sample floor at their number (`stats.intervals.floored`: 2 items all failing give [0, 0.802], not
+    [0, 0])."""
     out: dict[str, MetricValue] = {}
     for j in range(1, k + 1):
         values = [pass_at_k(len(v), sum(x >= 1.0 for x in v), j) for v in per_item if len(v) >= j]
         if not values:
             continue
-        lo, hi = bootstrap_ci(values, seed=seed) if len(values) > 1 else (None, None)
+        lo, hi = bootstrap_ci(values, seed=seed)
         out[str(j)] = MetricValue(value=float(np.mean(values)), n=len(values), ci_low=lo, ci_high=hi,
                                   method="chen2021_unbiased+bootstrap")
     return out

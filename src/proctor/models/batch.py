@@ -32,6 +32,7 @@ from ..core.model import GenerateRequest, Generation
 from ..core.rundir import PAID_STATE
 from ..util.errors import InputError, ProctorError
 from ..util.redact import redact_text
+from ..util.textio import read_json_record
 from ._http import CREDENTIAL_HEADERS, HTTPBackend, redacted
 from .batch_http import BatchHTTP, jsonl_lines
 
@@ -94,10 +95,11 @@ class BatchState:
         if not path.exists():
             return cls(path, [])
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json_record(path)  # bounded: a FIFO, a huge or deep file is refused, never waited on
             jobs = [BatchJob.from_dict(j) for j in data["jobs"]]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise InputError.at(path, f"unreadable batch state ({type(e).__name__}: {e}); it lists batches "
+        except (OSError, ValueError, KeyError, TypeError, InputError) as e:
+            why = e.problems[0].message if isinstance(e, InputError) else f"{type(e).__name__}: {e}"
+            raise InputError.at(path, f"unreadable batch state ({why}); it lists batches "
                                       "already paid for: repair it rather than deleting it") from None
         return cls(path, jobs)
 

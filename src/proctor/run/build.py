@@ -76,6 +76,8 @@ class EvalOptions(BaseModel):
     cluster: str | None = None  # the attribute intervals are clustered by ("none": items alone; default: the benchmark's)
     after: str | None = None  # LiveCodeBench: only problems dated on or after this day (YYYY-MM-DD)
     unsafe_exec: bool = False  # code benchmarks: run model code unsandboxed when no sandbox is available
+    exec_limits: Literal["authors", "proctor"] | None = None  # code benchmarks: whose limits (None: the authors')
+    test_imports: bool = False  # MBPP: also run the split's test_imports before each assert (bigcode never does)
     baseline: str | None = None  # stop_when_decided: the run to hold this one to (a directory or run id)
     max_drop: float | None = Field(default=None, ge=0, lt=100)  # stop_when_decided: the largest drop, in points
     stop_when_decided: bool = False  # stop once the comparison with `baseline` is decided (proctor.run.stopwhen)
@@ -87,7 +89,7 @@ GENERATION_KEYWORDS = {("gen_seed" if name == "seed" else name): name for name i
 OPTION_NAMES = frozenset(EvalOptions.model_fields) - {"generation"} | frozenset(GENERATION_KEYWORDS)
 
 _CHOICES = {"mode": ("generate", "logprob"), "format": ("chat", "completion"), "truncated_as": ("wrong", "excluded"),
-            "extract": ("reference", "robust"), "no_answer": ("wrong", "guess")}
+            "extract": ("reference", "robust"), "no_answer": ("wrong", "guess"), "exec_limits": ("authors", "proctor")}
 
 
 def eval_options(**given: Any) -> EvalOptions:
@@ -144,7 +146,8 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
                               no_answer=options.no_answer, truncated_as=options.truncated_as,
-                              judge_agreement=options.judge_agreement),
+                              judge_agreement=options.judge_agreement, exec_limits=options.exec_limits,
+                              test_imports=options.test_imports or None),
             generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,

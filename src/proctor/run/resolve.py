@@ -35,6 +35,7 @@ from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
 from ..scoring.execute.sandbox import sandbox_kind
+from ..scoring.execute.scorer import DEFAULT_EXEC_LIMITS
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
 from ..scoring.judge import JUDGE_SETTINGS, JUDGE_VERSION, benchmark_judge
 from ..scoring.logprob import Norm
@@ -137,9 +138,23 @@ def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     kind = scorer.prompt_kind or task.prompts.kinds[0]
     rule = task.answer_rule(kind)
     return scorer.model_copy(update={
-        "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None,
+        "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None, **_execution(scorer, task),
         "no_answer": scorer.no_answer or default_no_answer(task, kind, scorer.extract),  # as the reading that scores
         "extractor_version": EXTRACTOR_VERSION})
+
+
+def _execution(scorer: ScorerSpec, task: Task) -> dict[str, object]:
+    """A code benchmark's execution settings: the authors' limits unless told otherwise; refused for a benchmark
+    that executes nothing, `test_imports` for one whose tests have none."""
+    if task.code is None:
+        given = [f for f in ("exec_limits", "test_imports") if getattr(scorer, f) is not None]
+        if given:
+            raise ProctorError(f"{given[0]}: {task.name} executes no code (only code benchmarks: humaneval, mbpp, "
+                               "livecodebench)")
+        return {}
+    if scorer.test_imports and not hasattr(task.code, "test_imports"):
+        raise ProctorError(f"test_imports: {task.name}'s tests come with no imports to run (mbpp's do)")
+    return {"exec_limits": scorer.exec_limits or DEFAULT_EXEC_LIMITS}
 
 
 def _generation(generation: GenerationSpec, task: Task, kind: str) -> GenerationSpec:

@@ -30,7 +30,7 @@ from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
 from ..core.results import Results
-from ..core.spec import DEFAULT_SANDBOX, RunSpec
+from ..core.spec import RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
@@ -55,7 +55,7 @@ from ..metrics.money import Price, sample_cost
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
 from ..scoring.execute.sandbox import INSTALL_HINT, Runner, Unsafe, sandbox_for
-from ..scoring.execute.scorer import CodeScorer
+from ..scoring.execute.scorer import CodeScorer, configured
 from ..scoring.judge import JUDGE_SETTINGS, JudgeScorer, judge_usages
 from ..scoring.reasoning import unsupported_settings
 from ..scoring.scorers import GenerationScorer
@@ -128,8 +128,8 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return task.scorer
     s = _resolved(spec).scorer
     if task.code is not None and s.mode != "logprob":  # a code benchmark: its answers are run (sandboxed)
-        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], task.code, code_runner(spec), spec.generation,
-                          spec.epochs)
+        return CodeScorer(s.prompt_kind or task.prompts.kinds[0], configured(task.code, s.exec_limits, s.test_imports),
+                          code_runner(spec), spec.generation, spec.epochs)
     if s.mode == "logprob":
         if task.items and all(is_suite_item(it) for it in task.items):
             return SuiteScorer()
@@ -368,14 +368,24 @@ def older_run_ids(spec: RunSpec, task: Task) -> dict[str, bool]:
     them."""
     unnamed = unnamed_kind(spec, task)
     out: dict[str, bool] = {}
-    if spec.sandbox not in (None, DEFAULT_SANDBOX):  # unsandboxed, before the sandbox entered the id (ee87dc3)
-        out[spec.model_copy(update={"sandbox": None}).run_id()] = False
+    if (before := before_exec_limits(spec)) is not None:  # a code run before its sandbox and limits entered the id
+        out[before.run_id()] = False
     for base in (spec, unnamed) if unnamed is not None else (spec,):
         if base is not spec:
             out.setdefault(base.run_id(), False)
         if (before_fewshot := base.legacy_run_id()) is not None:
             out.setdefault(before_fewshot, True)
     return out
+
+
+def before_exec_limits(spec: RunSpec) -> RunSpec | None:
+    """This code run as proctor identified it before #47/#49 (main ee87dc3): no sandbox, no execution limits in its
+    id — which it only was under proctor's limits (and MBPP's test imports); None for any other run."""
+    scorer = spec.scorer
+    if spec.sandbox is None or scorer.exec_limits != "proctor" or bool(scorer.test_imports) != (spec.dataset.name == "mbpp"):
+        return None
+    return spec.model_copy(update={"sandbox": None, "scorer": scorer.model_copy(
+        update={"exec_limits": None, "test_imports": None})})
 
 
 def unnamed_kind(spec: RunSpec, task: Task) -> RunSpec | None:

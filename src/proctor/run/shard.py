@@ -34,7 +34,7 @@ from ..log.runlog import (
 )
 from ..log.sampleindex import item_order
 from ..util.errors import InputError, ProctorError
-from ..util.textio import atomic_directory, parse_json
+from ..util.textio import atomic_directory, read_json_record
 from .finalize import finalize_run, on_disk
 
 SHARD_FILE = "shard.json"
@@ -93,7 +93,7 @@ def write_shard_file(run_dir: Path, shard: Shard, run_id: str, order: Sequence[s
 def manifest_shard(run_dir: Path) -> str | None:
     """The shard a run directory's shard.json names (None: none yet)."""
     try:
-        return str(parse_json((run_dir / SHARD_FILE).read_text(encoding="utf-8"), run_dir / SHARD_FILE)["shard"])
+        return str(read_json_record(run_dir / SHARD_FILE)["shard"])
     except (OSError, ValueError, KeyError, TypeError, ProctorError):
         return None
 
@@ -119,9 +119,9 @@ def compact_order(ids: list[str]) -> Sequence[str]:
 
 def _read_shard(path: Path) -> ShardDir:
     file = path / SHARD_FILE
-    if not file.is_file():
+    if not file.exists():  # a FIFO or a device there is refused by the read below, never waited on
         raise ProctorError(f"{path}: not a shard (no {SHARD_FILE}; was it run with --shard K/N?)")
-    data = parse_json(file.read_text(encoding="utf-8"), file)  # the depth guard first: one line, never a traceback
+    data = read_json_record(file)  # bounded (a FIFO, a huge or deep file): one line, never a hang or a traceback
     try:
         shard, order = Shard.parse(str(data["shard"])), [str(x) for x in data["order"]]
         del data

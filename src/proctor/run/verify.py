@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from ..log.checksums import CHECKSUMS, FORMAT, HASHED, OPTIONAL, digest, write_checksums
 from ..log.runlog import MANIFEST, RESULTS, SAMPLES, RunLog
 from ..util.errors import InputError, ProctorError
-from ..util.textio import read_bytes, write_json_atomic, write_text_atomic
+from ..util.textio import read_bytes, read_json_record, write_json_atomic, write_text_atomic
 from .finalize import on_disk, results_of
 from .resolve import load_spec_task
 
@@ -107,9 +107,13 @@ def _check_files(run_dir: Path, record: dict[str, Any], out: Verification) -> No
 
 
 def _check_results(run_dir: Path, out: Verification) -> RunLog | None:
+    # a results.json that is a FIFO, a device, huge or deep is bad input (exit 2), not a difference
+    written = read_json_record(run_dir / RESULTS) if (run_dir / RESULTS).exists() else None
     try:
         log = on_disk(run_dir)  # its samples streamed, never held
-        written = json.loads((run_dir / RESULTS).read_text(encoding="utf-8"))
+        if not isinstance(written, dict):
+            raise ValueError(  # noqa: TRY004 - reported as a difference, as a bad file is
+                "missing" if written is None else "not a JSON object")
         truth = results_of(log).as_dict()
     except (ProctorError, OSError, ValueError) as e:
         out.problems.append(f"{run_dir / RESULTS}: cannot be read back ({str(e).splitlines()[0][:200]})")
@@ -166,17 +170,15 @@ def verify_run(run_dir: str | Path, public_key: str | Path | None = None, check_
     if not (d / MANIFEST).is_file():
         raise InputError.at(d, "not a run directory (no manifest.json)")
     out = Verification(run_dir=str(d), ok=False, checked=[], problems=[], notes=[])
-    record: dict[str, Any] = {}
-    try:
-        record = json.loads((d / CHECKSUMS).read_text(encoding="utf-8"))
-        if not isinstance(record, dict) or record.get("format") != FORMAT:
-            raise ValueError(f"not a {FORMAT} record")
-    except FileNotFoundError:
+    record: Any = {}
+    if not (d / CHECKSUMS).exists():
         out.problems.append(f"{d / CHECKSUMS}: missing (the run is unfinished, or was written before proctor "
                             "recorded checksums): nothing to hold its files to")
-    except ValueError as e:
-        out.problems.append(f"{d / CHECKSUMS}: unreadable ({str(e)[:120]})")
-        record = {}
+    else:
+        record = read_json_record(d / CHECKSUMS)  # a FIFO, /dev/zero, a sparse or deep file: one line, exit 2
+        if not isinstance(record, dict) or record.get("format") != FORMAT:
+            out.problems.append(f"{d / CHECKSUMS}: unreadable (not a {FORMAT} record)")
+            record = {}
     if record:
         _check_files(d, record, out)
     log = _check_results(d, out)
@@ -261,7 +263,7 @@ def sign_run(run_dir: str | Path, key_path: str | Path) -> Path:
         raise InputError.at(checksums, "missing: only a finished run (with its checksums) can be signed")
     key = _load_key(Path(key_path), private=True)
     raw = _raw_public(key.public_key())
-    signature = key.sign(checksums.read_bytes())
+    signature = key.sign(read_bytes(checksums))
     path = d / SIGNATURE
     write_json_atomic(path, {"algorithm": "ed25519", "signed": CHECKSUMS, "key": fingerprint(raw),
                              "public_key": base64.b64encode(raw).decode("ascii"),
@@ -271,12 +273,12 @@ def sign_run(run_dir: str | Path, key_path: str | Path) -> Path:
 
 def _check_signature(d: Path, public_key: str | Path | None, out: Verification) -> None:
     path = d / SIGNATURE
-    if not path.is_file():
+    if not path.exists():  # a FIFO or a device there is refused by the read, never taken for "unsigned"
         if public_key is not None:
             out.problems.append(f"{SIGNATURE}: missing, and --public-key asks for a signed run")
         return
+    record = read_json_record(path)  # bounded: one line, exit 2
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
         raw = base64.b64decode(record["public_key"], validate=True)
         signature = base64.b64decode(record["signature"], validate=True)
         if record.get("algorithm") != "ed25519" or record.get("signed") != CHECKSUMS:
@@ -288,7 +290,7 @@ def _check_signature(d: Path, public_key: str | Path | None, out: Verification) 
     from cryptography.exceptions import InvalidSignature
 
     try:
-        ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(signature, (d / CHECKSUMS).read_bytes())
+        ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(signature, read_bytes(d / CHECKSUMS))
     except (InvalidSignature, ValueError, OSError):
         out.problems.append(f"{SIGNATURE}: does not match {CHECKSUMS} (it changed after signing, or the signature "
                             "was edited)")

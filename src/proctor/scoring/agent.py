@@ -30,6 +30,16 @@ from ..log.runlog import Outcome
 
 
 @dataclass(frozen=True)
+class ToolOutput:
+    """What a tool source (an MCP server) returns for one call: the text the model reads, a JSON value beside it
+    (recorded in the result, not sent) and whether the call failed (status `error`)."""
+
+    text: str
+    structured: Any = None
+    error: bool = False
+
+
+@dataclass(frozen=True)
 class Tool:
     """A function offered to the model: its definition and the Python callable (plain or async) that runs it."""
 
@@ -129,13 +139,17 @@ async def run_call(tool: Tool, call: ToolCall, limits: AgentLimits, timeout: flo
     except TypeError as e:
         return ToolResult(call_id=call.id, name=call.name, status="bad_arguments", content=f"bad arguments: {e}")
     status: Any = "ok"
+    structured: Any = None
     try:
         async with asyncio.timeout(timeout):
             if inspect.iscoroutinefunction(tool.fn):
                 value = await tool.fn(**kwargs)
             else:
                 value = await _in_thread(tool.fn, kwargs)
-        text = _as_text(value)
+        if isinstance(value, ToolOutput):
+            text, structured, status = value.text, value.structured, "error" if value.error else "ok"
+        else:
+            text = _as_text(value)
     except TimeoutError:
         status, text = "timeout", f"the call was stopped after {timeout:g}s"
     except Exception as e:  # noqa: BLE001 - a tool's failure is what the model reads
@@ -145,8 +159,20 @@ async def run_call(tool: Tool, call: ToolCall, limits: AgentLimits, timeout: flo
             raise
         status, text = "error", f"{type(e).__name__}: {e}"
     content, size, truncated = cut(text, limits.max_result_bytes)
+    structured, dropped = _kept(structured, limits.max_result_bytes)
     return ToolResult(call_id=call.id, name=call.name, status=status, content=content, size_bytes=size,
-                      truncated=truncated, wall_s=time.monotonic() - t0)
+                      truncated=truncated or dropped, wall_s=time.monotonic() - t0, structured=structured)
+
+
+def _kept(value: Any, limit: int) -> tuple[Any, bool]:
+    """(a structured result as recorded, whether it was dropped): kept when it is JSON within `limit` bytes."""
+    if value is None:
+        return None, False
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8", "replace"))
+    except (TypeError, ValueError, RecursionError):
+        return None, True
+    return (value, False) if size <= limit else (None, True)
 
 
 def _refused(call: ToolCall, problem: str) -> ToolResult:
@@ -264,4 +290,4 @@ def _turn_of(g: Generation, index: int, began: float) -> Turn:
                 latency_s=g.latency_s, started_s=max(0.0, began), error=g.error, cached=g.cached)
 
 
-__all__ = ["Agent", "OnTurn", "Tool", "cut", "python_tool", "run_call", "stop_outcome"]
+__all__ = ["Agent", "OnTurn", "Tool", "ToolOutput", "cut", "python_tool", "run_call", "stop_outcome"]

@@ -648,6 +648,9 @@ class AnswerRule:
     # a "grader" rule's verdict on one reply (item, text) -> `proctor.scoring.base.Scored`: the reference's own
     # scoring of the whole reply (IFEval's instruction checkers, BBH's filter and exact match); no robust reading
     score_whole: Callable[[Any, str], Any] | None = None
+    # its verdict (item, why) -> Scored on a reply its grader gave up on (`proctor.scoring.budget`), where it keeps
+    # more than the generic one (no answer, score 0)
+    gave_up: Callable[[Any, str], Any] | None = None
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""

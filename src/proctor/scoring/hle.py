@@ -105,8 +105,8 @@ def parse(judge_reply: str) -> JudgeReading | None:
 def _json_fields(text: str) -> dict[str, Any]:
     """The fields of the JSON object the reply is (or holds in a fence, or spans from its first `{` to its last)."""
     stripped = text.strip()
-    fenced = _FENCE.search(stripped)
-    candidates = [stripped, *([fenced.group(1)] if fenced else []), stripped[stripped.find("{"): stripped.rfind("}") + 1]]
+    fenced = _FENCE.findall(stripped)  # the last fence: the judge's verdict comes after whatever it quotes
+    candidates = [stripped, *fenced[-1:], stripped[stripped.find("{"): stripped.rfind("}") + 1]]
     for candidate in candidates:
         try:
             value = json.loads(candidate)
@@ -118,12 +118,13 @@ def _json_fields(text: str) -> dict[str, Any]:
 
 
 def _line_fields(text: str) -> dict[str, Any]:
-    """`field: value` sections as the prompt lays them out (a value runs to the next field's label)."""
+    """`field: value` sections as the prompt lays them out (a value runs to the next field's label); a field
+    labelled twice is read from its last label (the judge's own, after any it quotes from the reply)."""
     marks = list(_LABEL.finditer(text))
     out: dict[str, Any] = {}
     for mark, following in zip(marks, [*marks[1:], None]):
         value = text[mark.end(): following.start() if following is not None else len(text)]
-        out.setdefault(mark.group(1).lower(), value.strip())
+        out[mark.group(1).lower()] = value.strip()
     return out
 
 

@@ -19,6 +19,7 @@ from ..data.records import Item
 from ..log.runlog import GenerationDetails, InstructionCheck, Outcome
 from ..util.errors import ProctorError
 from .base import Scored
+from .budget import GAVE_UP
 from .extract import NONE, AnswerRule, Extraction
 
 RULE_NAME = "lm-eval-ifeval"
@@ -107,9 +108,17 @@ def grade(item: Item, text: str) -> Scored:
                   score=1.0 if followed else 0.0, extracted=None, extraction_rule=RULE_NAME)
 
 
+def gave_up(item: Item, why: str) -> Scored:
+    """A reply lm-eval's checkers gave up on (`proctor.scoring.budget`): no instruction followed, strict or loose,
+    so that the four IFEval means count it as the accuracy does; `why` kept in `details.rejected`."""
+    checks = [InstructionCheck(id=i, strict=False, loose=False) for i in item.metadata["instruction_id_list"]]
+    return Scored(Outcome.NO_ANSWER, GenerationDetails(instructions=checks, rejected=why), score=0.0,
+                  extracted=None, extraction_rule=GAVE_UP)
+
+
 def no_answer_read(text: str) -> Extraction:
     """A grader rule extracts no answer: it scores the whole reply (`grade`)."""
     return Extraction(None, NONE)
 
 
-IFEVAL_RULE = AnswerRule(RULE_NAME, "grader", SOURCE, read=no_answer_read, score_whole=grade)
+IFEVAL_RULE = AnswerRule(RULE_NAME, "grader", SOURCE, read=no_answer_read, score_whole=grade, gave_up=gave_up)

@@ -27,6 +27,7 @@ from ..log.runlog import SCORED_OUTCOMES as SCORED
 from ..log.runlog import JudgeCheck, JudgeDetails, JudgeUsage, Outcome
 from ..util.errors import CostLimitReached
 from .base import JUDGE_PENDING, Answered, Scored
+from .budget import GaveUp, within_budget
 from .extract import NONE, AnswerRule, Extraction, split_reasoning
 from .scorers import GenerationScorer
 
@@ -74,6 +75,20 @@ GRADE: INCORRECT
 _GRADE_RE = re.compile(
     r"^[ \t>*_#`]*GRADE[ \t*_`]*:[ \t*_`]*([A-Za-z_ ]+?)[ \t*_`.]*$", re.MULTILINE | re.IGNORECASE
 )
+# a candidate's line that reads like a verdict (`GRADE: CORRECT`, `correct: yes`, `"correct": "yes"`): the judge's
+# reply may quote it, and the verdict is the judge's, never the candidate's
+_VERDICT_LIKE = re.compile(r"\b(grade|correct)\W{0,8}[:=]", re.IGNORECASE)
+
+
+def judge_own_text(judge_text: str, candidate: str) -> str:
+    """The judge's reply with every verbatim quote of a verdict-like line of the candidate's answer blanked, so
+    that a parser reads the verdict from the judge's own words only (an answer ending `correct: yes`, quoted by a
+    judge that says `correct: no`, is read as no). A judge line identical to the candidate's is blanked too: the
+    reply then holds no verdict, a judge error (asked again), never the candidate's verdict."""
+    quoted = {line.strip() for line in candidate.splitlines() if _VERDICT_LIKE.search(line)}
+    for line in sorted((q for q in quoted if q), key=len, reverse=True):
+        judge_text = judge_text.replace(line, " ")
+    return judge_text
 
 
 
@@ -210,11 +225,15 @@ def grade_to_score(
     if error is not None:  # judge_error becomes the sample's error: say that it was the judge that failed
         return _judge_failed(extracted, details, f"judge {judge_name} could not grade the answer: {error}")
     details["judge_raw"] = judge_text or ""
-    grade = parse_grade(judge_text or "")
+    own = judge_own_text(judge_text or "", answer)
+    try:
+        grade = within_budget("judge GRADE parser", parse_grade, own, text=own)
+    except GaveUp as e:
+        return _judge_failed(extracted, details, f"judge {judge_name}'s reply could not be read ({e.why})")
     if grade is None:
         return _judge_failed(extracted, details, f"judge {judge_name} replied without a parseable GRADE line")
     credit = GRADES[grade]
-    details |= {"judge_grade": grade, "judge_reasoning": _reasoning(judge_text or "")}
+    details |= {"judge_grade": grade, "judge_reasoning": _reasoning(own)}
     outcome = Outcome.CORRECT if credit == 1.0 else Outcome.PARTIAL if credit > 0 else Outcome.WRONG
     return _judge_verdict(outcome, credit, extracted, "judge", details)
 
@@ -226,7 +245,11 @@ def _bench_verdict(bench: BenchmarkJudge, extracted: str | None, judge_text: str
     if error is not None:
         return _judge_failed(shown, details, f"judge {judge_name} could not grade the answer: {error}")
     details["judge_raw"] = judge_text or ""
-    reading = bench.parse(judge_text or "")
+    own = judge_own_text(judge_text or "", shown)
+    try:
+        reading = within_budget(bench.name, bench.parse, own, text=own)
+    except GaveUp as e:
+        return _judge_failed(shown, details, f"judge {judge_name}'s reply could not be read ({e.why})")
     if reading is None:
         return _judge_failed(shown, details, f"judge {judge_name} replied without a verdict {bench.name} can read")
     details |= {"judge_grade": reading.grade, "judge_reasoning": reading.reasoning, "judge_answer": reading.answer,

@@ -20,6 +20,7 @@ from ..data.records import GradedAnswer, Item, Modality
 from ..log.runlog import GenerationDetails, Outcome, Reading, Readings
 from ..util.errors import ProctorError
 from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
+from .budget import GAVE_UP, GaveUp, within_budget
 from .extract import (
     EXTRACTOR_VERSION,
     REFERENCE,
@@ -129,12 +130,11 @@ def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: s
     where they disagree (another answer, or the same one scored otherwise), and is the reference rule's
     verdict unless `extract` is "robust"."""
     if rule is not None and rule.score_whole is not None:  # the reference scores the whole reply itself
-        verdict: Scored = rule.score_whole(item, text)
-        return verdict
+        return _budgeted(rule, rule.score_whole, item, text)
     robust = score_robust(item, text)
     if rule is None or not _applies(rule, item):
         return robust
-    reference = _score_reference(item, text, rule)
+    reference = _budgeted(rule, _score_reference, item, text, rule)
     readings = Readings(
         reference=Reading(reader=rule.name, rule=reference.extraction_rule or "none", answer=reference.extracted,
                           score=reference.score, level=rule.level(reference.extraction_rule)),
@@ -145,6 +145,27 @@ def score_item(item: Item, text: str, rule: AnswerRule | None = None, extract: s
     chosen = robust if extract == ROBUST else reference
     disagree = reference.score != robust.score or not _same_reading(reference.extracted, robust.extracted)
     return replace(chosen, details=chosen.details.model_copy(update={"readings": readings}), ambiguous=disagree)
+
+
+def _budgeted(rule: AnswerRule, grade: Callable[..., Scored], item: Item, text: str, *more: Any) -> Scored:
+    """`grade(item, text, *more)`, the reference rule's verdict, within the graders' time and size budget
+    (`proctor.scoring.budget`); a grader that gives up is the sample's `gave_up` verdict, never a crash or a hang."""
+    try:
+        # graders that compute (math-verify, MathArena: sympy's big integers) run in the grader process
+        verdict: Scored = within_budget(rule.name, grade, item, text, *more, text=text, isolate=rule.grade is not None)
+    except GaveUp as e:
+        return gave_up(rule, item, e.why)
+    return verdict
+
+
+def gave_up(rule: AnswerRule, item: Item, why: str) -> Scored:
+    """The verdict on a reply the grader gave up on: no answer, score 0, rule "grader-gave-up", `why` kept in
+    `details.rejected` (the rule's own `gave_up` where it keeps more: IFEval's instructions, each not followed)."""
+    if rule.gave_up is not None:
+        own: Scored = rule.gave_up(item, why)
+        return own
+    return _rule_verdict(Outcome.NO_ANSWER, 0.0, None, GAVE_UP,
+                         {"accepted": [g.answer for g in item.accepted], "rejected": why})
 
 
 def _applies(rule: AnswerRule, item: Item) -> bool:

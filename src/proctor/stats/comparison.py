@@ -94,8 +94,9 @@ def tango_interval(b10: float, b01: float, n: float, z: float = Z) -> tuple[floa
 
 
 def wilson_floor(n: int, z: float = Z) -> float:
-    """The least distance of an interval end from its estimate on n items: z²/(n+z²), Wilson's bound for 0 of n."""
-    return z * z / (n + z * z)
+    """The least distance of an interval end from its estimate on n items: the continuity-corrected Wilson bound
+    for 0 of n, the floor of every bootstrap interval in proctor.stats (`intervals.small_sample_floor`)."""
+    return stats.small_sample_floor(n, z)
 
 
 def graded_interval(d: np.ndarray, n_boot: int, seed: int, level: float = LEVEL) -> tuple[float, float]:

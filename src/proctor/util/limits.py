@@ -35,6 +35,12 @@ def max_file_bytes() -> int:
     return _env_int("PROCTOR_MAX_FILE_BYTES", 4 << 30)
 
 
+def max_record_bytes() -> int:
+    """Largest run-directory JSON record read (checksums, signature, manifest, shard and plan files, batch state:
+    PROCTOR_MAX_RECORD_BYTES, default 512 MiB): each is parsed whole, so a sparse or endless file must stop first."""
+    return _env_int("PROCTOR_MAX_RECORD_BYTES", 512 << 20)
+
+
 def max_member_bytes() -> int:
     """Largest member of a zip archive (an Inspect `.eval`) once inflated (PROCTOR_MAX_MEMBER_BYTES, default 256 MiB)."""
     return _env_int("PROCTOR_MAX_MEMBER_BYTES", 256 << 20)
@@ -190,5 +196,5 @@ def _check_yaml_graph(root: Any, path: str | Path) -> None:
     size(root, 0)
 
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "check_json_depth", "max_file_bytes", "max_line_bytes",
+__all__ = ["MAX_JSON_DEPTH", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "check_json_depth", "max_file_bytes", "max_line_bytes", "max_record_bytes",
            "yaml_compose", "yaml_load", "yaml_load_located"]

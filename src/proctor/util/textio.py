@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import InputError, Problem
-from .limits import check_json_depth, max_file_bytes, max_line_bytes
+from .limits import check_json_depth, max_file_bytes, max_line_bytes, max_record_bytes
+
+_FILE_LIMIT = "PROCTOR_MAX_FILE_BYTES"
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """A regular file's bytes, within the size limit; devices, pipes and unreadable paths are `InputError`s."""
+def read_bytes(path: str | Path, limit: int | None = None, limit_env: str = _FILE_LIMIT) -> bytes:
+    """A regular file's bytes, within `limit` (default: the file limit); devices, pipes and unreadable paths are
+    `InputError`s."""
     p = Path(path)
-    limit = max_file_bytes()
-    with open_checked(p) as f:
+    limit = max_file_bytes() if limit is None else limit
+    with open_checked(p, limit, limit_env) as f:
         try:
             raw = _read_up_to(f, os.fstat(f.fileno()).st_size, limit)
         except OSError as e:
@@ -31,7 +34,7 @@ def read_bytes(path: str | Path) -> bytes:
     return raw
 
 
-def _checked_size(p: Path, limit: int) -> int:
+def _checked_size(p: Path, limit: int, limit_env: str = _FILE_LIMIT) -> int:
     """The size of `p`, a regular file within `limit` bytes; anything else is an `InputError` (OSErrors pass)."""
     info = p.stat()
     if stat.S_ISDIR(info.st_mode):
@@ -40,17 +43,17 @@ def _checked_size(p: Path, limit: int) -> int:
         raise InputError.at(p, "not a regular file (a device, pipe or socket): refusing to read it")
     if info.st_size > limit:
         raise InputError.at(p, f"file is {info.st_size:,} bytes, over the {limit:,}-byte limit "
-                               "(raise PROCTOR_MAX_FILE_BYTES to read it)")
+                               f"(raise {limit_env} to read it)")
     return info.st_size
 
 
 @contextmanager
-def open_checked(path: str | Path) -> Iterator[IO[bytes]]:
+def open_checked(path: str | Path, limit: int | None = None, limit_env: str = _FILE_LIMIT) -> Iterator[IO[bytes]]:
     """A regular file opened for binary reading, after `read_bytes`' checks (a file, not a device; within the
     size limit), to be read in a stream rather than whole."""
     p = Path(path)
     try:
-        _checked_size(p, max_file_bytes())
+        _checked_size(p, max_file_bytes() if limit is None else limit, limit_env)
         f = open(p, "rb")  # noqa: SIM115 (closed below, after the caller's reads)
     except FileNotFoundError:
         raise InputError.at(p, "no such file") from None
@@ -60,6 +63,20 @@ def open_checked(path: str | Path) -> Iterator[IO[bytes]]:
         raise InputError.at(p, f"cannot read: {e.strerror or e}") from None
     with f:
         yield f
+
+
+def refuse_special(path: str | Path) -> None:
+    """Refuse a path that exists and is not a regular file (a FIFO, a device, a socket, a directory) before it is
+    opened for update: opening or reading one would wait forever or never end. A missing path passes."""
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise InputError.at(p, "is a directory, expected a file")
+    if not stat.S_ISREG(mode):
+        raise InputError.at(p, "not a regular file (a device, pipe or socket): refusing to read it")
 
 
 def _read_up_to(f: IO[bytes], size: int, limit: int) -> bytes:
@@ -76,10 +93,10 @@ def _read_up_to(f: IO[bytes], size: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_text(path: str | Path) -> str:
+def read_text(path: str | Path, limit: int | None = None, limit_env: str = _FILE_LIMIT) -> str:
     """Read a UTF-8 text file; accept a BOM and CRLF; reject binary and undecodable files clearly."""
     p = Path(path)
-    raw = read_bytes(p)
+    raw = read_bytes(p, limit, limit_env)
     if b"\x00" in raw[:8192]:
         raise InputError.at(p, "looks like a binary file, expected UTF-8 text")
     try:
@@ -158,6 +175,21 @@ def iter_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int,
 def load_json(path: str | Path) -> Any:
     """Parse a whole-file JSON document; errors carry the line."""
     text = read_text(path)
+    if not text.strip():
+        raise InputError.at(path, "empty file")
+    return parse_json(text, path)
+
+
+def read_record_text(path: str | Path) -> str:
+    """A run-directory record's text (checksums, signature, manifest, results, shard, plan, status, batch state):
+    a regular file (a FIFO or a device is refused, never waited on) within `max_record_bytes`."""
+    return read_text(path, max_record_bytes(), "PROCTOR_MAX_RECORD_BYTES")
+
+
+def read_json_record(path: str | Path) -> Any:
+    """A run-directory JSON record, read with every bound: `read_record_text`, then `parse_json` (nesting past
+    MAX_JSON_DEPTH refused before the parser recurses). Every refusal is an `InputError` `path: what is wrong`."""
+    text = read_record_text(path)
     if not text.strip():
         raise InputError.at(path, "empty file")
     return parse_json(text, path)

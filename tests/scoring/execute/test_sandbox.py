@@ -7,11 +7,13 @@ import os
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from proctor.benchmarks.humaneval import HumanEvalTests
+from proctor.core.spec import ExecLimits
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
 from proctor.scoring.execute.extract import Code
@@ -19,6 +21,17 @@ from proctor.scoring.execute.sandbox import _UID_BASE, Bubblewrap, Limits, Progr
 from proctor.scoring.execute.scorer import execute
 
 SHORT = Limits(cpu_s=1, wall_s=2.5, memory_mb=256, processes=16, file_size_mb=1, disk_mb=8)
+
+
+@dataclass(frozen=True)
+class ShortTests(HumanEvalTests):
+    """HumanEval's tests under `SHORT` limits (proctor's kind: no timer of the authors' inside)."""
+
+    exec_limits: ExecLimits = "proctor"
+
+    @property
+    def limits(self) -> Limits:
+        return SHORT
 PROMPT = "def add(a, b):\n"
 ITEM = Item(identifier="synthetic.0", modality="single-value", prompt=PROMPT, response="    return a + b\n",
             metadata={"entry_point": "add", "test": "def check(f):\n    assert f(1, 2) == 3\n"})
@@ -93,7 +106,7 @@ def test_hostile_completions_fail_contained_and_leave_nothing(bwrap: Bubblewrap,
     port, accepted = listener
     target = tmp_path / "escaped"
     codes = hostile(target, port)
-    bench = HumanEvalTests(limits=SHORT)
+    bench = ShortTests()
     items = [(ITEM, Code(PROMPT + body, "completion")) for body in codes.values()]
     items.append((ITEM, Code(PROMPT + "    return a + b\n", "completion")))  # the control: a right answer passes
     start = time.monotonic()

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ...core.spec import RunSpec
 from ...log.runlog import SAMPLES, RunLog
 from ...util.errors import ProctorError
+from ...util.textio import open_checked
 from ..shard import merge_runs
 from ..store import Store
 from .local import LocalEngine
@@ -81,9 +82,9 @@ def shard_states(plan: Plan, alive: dict[int, bool] | None = None) -> list[Shard
 
 def _lines(run_dir: Path) -> int:
     try:
-        with open(run_dir / SAMPLES, "rb") as f:
+        with open_checked(run_dir / SAMPLES) as f:  # a FIFO there is refused, never waited on
             return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    except OSError:
+    except (OSError, ProctorError):
         return 0
 
 

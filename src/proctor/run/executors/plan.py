@@ -28,7 +28,7 @@ from typing import Any
 from ...core.spec import RunSpec, ShardSpec
 from ...util.errors import ProctorError
 from ...util.redact import MASK, redact, redact_url
-from ...util.textio import parse_json, write_json_atomic
+from ...util.textio import read_json_record, write_json_atomic
 from ..shard import Shard
 
 PLAN = "plan.json"
@@ -152,7 +152,7 @@ def read_plan(path: Path) -> Plan:
     file = path / PLAN
     if not file.is_file():
         raise ProctorError(f"{path}: no {PLAN} (not the shards of a `proctor run --executor …` run)")
-    data = parse_json(file.read_text(encoding="utf-8"), file)
+    data = read_json_record(file)
     try:
         return Plan(path=path, out=Path(data["out"]), spec=dict(data["spec"]), settings=Settings(**data["settings"]),
                     store=data["store"], use_cache=bool(data["use_cache"]), command=list(data["command"]), cwd=str(data["cwd"]),
@@ -171,8 +171,8 @@ def write_status(plan: Plan, index: int, attempt: int, rc: int | None) -> None:
 def read_status(plan: Plan, index: int) -> dict[str, Any] | None:
     """Shard `index`'s status for its current attempt (None: that attempt has not started)."""
     try:
-        data = json.loads(plan.status_path(index).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_record(plan.status_path(index))
+    except (OSError, ValueError, ProctorError):
         return None
     if not isinstance(data, dict) or data.get("attempt") != plan.attempt(index):
         return None
