@@ -151,12 +151,9 @@ def unchanged(run_dir: str | Path) -> str | None:
     """The first way `run_dir`'s files differ from its checksums.json, None when they agree: the files alone, no
     results recomputed (what a decision read back from a run directory is held to)."""
     d = Path(run_dir)
-    try:
-        record = json.loads((d / CHECKSUMS).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not (d / CHECKSUMS).exists():
         return f"{d / CHECKSUMS}: missing: nothing to hold its files to"
-    except (OSError, ValueError) as e:
-        return f"{d / CHECKSUMS}: unreadable ({str(e)[:120]})"
+    record = read_json_record(d / CHECKSUMS)  # bounded: a FIFO, a huge or deep file is one line, exit 2
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         return f"{d / CHECKSUMS}: not a {FORMAT} record"
     out = Verification(run_dir=str(d), ok=False, checked=[], problems=[], notes=[])
