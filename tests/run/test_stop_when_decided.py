@@ -162,3 +162,98 @@ def test_a_stopped_run_is_partial_and_never_replaces_the_full_run(data: Path, ba
     assert _cli(capsys, *_stop(data, tmp_path, "scripted:first", "10")[:-4])[0] == 0
     code, out, _ = _cli(capsys, "runs", "--store", store, "--json")
     assert [r["partial"] for r in json.loads(out) if r["run_id"] == full.run_id] == [None]
+
+
+@pytest.mark.parametrize("other", ["answers", "items"])
+def test_a_baseline_over_other_data_is_refused_before_the_first_look(other: str, data: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(a): a baseline run on other data (the same ids with other answers, or other items) is refused in
+    one line, exit 2, before anything is asked (it was NO-GO at −100 points after 10 items, without a word)."""
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    if other == "answers":
+        rows = [{**r, "response": "B"} for r in rows]
+    else:
+        rows = [{**r, "identifier": f"x{i}"} for i, r in enumerate(rows)] + rows[:20]
+    elsewhere = tmp_path / "other" / "items.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert _cli(capsys, "run", str(elsewhere), "--model", "scripted:first", "-o", str(tmp_path / "base"),
+                "--store", str(tmp_path / "store.sqlite"))[0] == 0
+    code, _, err = _cli(capsys, *_stop(data, tmp_path, "scripted:first", "5", "--stop-when-decided"))
+    assert code == 2 and ("evaluated other data" in err or "does not hold" in err) and err.count("\n") == 1, err
+    assert not (tmp_path / "cand").exists()
+
+
+def _answers(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], every: int) -> Path:
+    """A `scripted:file=` answer file right on every item but those with i % every == 1 (those prompts error)."""
+    assert _cli(capsys, "run", str(data), "--model", "scripted:echo", "-o", str(tmp_path / "echo"),
+                "--store", str(tmp_path / "store.sqlite"))[0] == 0
+    prompts = {s.item_id: s.raw_output for s in iter_samples(tmp_path / "echo" / "samples.jsonl")}
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps({"prompt": p, "answer": "The answer is (A)"}) + "\n"
+                            for i, p in prompts.items() if not every or int(i[1:]) % every != 1))
+    return path
+
+
+@pytest.mark.parametrize("every", [2, 10])
+def test_errors_never_count_toward_a_decision_and_the_same_command_retries_them(
+        every: int, data: Path, base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(b): half the samples errored is never GO (it was GO, the errors left out); a tenth errored is GO
+    only as a bound (each counted wrong). Either way the same command again asks the errored samples again (a
+    stopped run repeated its errors forever: the resume said "stopped" and asked nothing)."""
+    answers = _answers(data, tmp_path, capsys, every)
+    argv = _stop(data, tmp_path, f"scripted:file={answers}", "30", "--stop-when-decided", "--max-error-rate", "1")
+    code, out, err = _cli(capsys, *argv)
+    record = read_manifest(tmp_path / "cand").sequential
+    assert record is not None and record.samples_errored > 0, out + err
+    if every == 2:
+        assert record.decision == "INCONCLUSIVE" and record.ci_low < -0.3 and not record.stopped
+    else:
+        assert code == 0 and record.decision == "GO" and record.ci_low > -0.3 and "counted wrong for GO" in out
+    _answers(data, tmp_path, capsys, 0)  # now every prompt is answered
+    code, out, err = _cli(capsys, *argv)
+    samples = list(iter_samples(tmp_path / "cand" / "samples.jsonl"))
+    latest = {s.sample_id: s for s in samples}
+    record = read_manifest(tmp_path / "cand").sequential
+    assert code == 0 and record is not None and record.decision == "GO" and record.samples_errored == 0, out + err
+    assert not [s for s in latest.values() if s.outcome.value == "error"]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_hand_edited_decision_is_refused_by_gate_the_run_command_and_resume(
+        data: Path, base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(c): NO-GO edited to GO in the run directory's manifest was printed as GO by `gate` and the run
+    command; the decision is held to the run's checksums: one line, exit 2."""
+    argv = _stop(data, tmp_path, "scripted:random", "5", "--stop-when-decided")
+    assert _cli(capsys, *argv)[0] == 1
+    _edit(tmp_path / "cand" / "manifest.json", '"decision": "NO-GO"', '"decision": "GO"')
+    for command in (argv, ["gate", str(tmp_path / "cand"), "--baseline", str(base), "--max-drop", "5"]):
+        code, out, err = _cli(capsys, *command)
+        assert code == 2 and "does not verify" in err and "manifest.json" in err and err.count("\n") == 1, out + err
+        assert "GO" not in out
+
+
+@pytest.mark.parametrize("checksums", ["stale", "rewritten"])
+def test_a_baseline_edited_between_looks_is_refused(checksums: str, data: Path, base: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """#51 item 2(c): a baseline edited after the candidate's sequence looked at it (its checksums stale, or
+    written anew to match) is refused by the run command (a resume) and by `gate`, not used silently."""
+    from proctor.log.checksums import write_checksums
+
+    argv = _stop(data, tmp_path, "scripted:random", "5", "--stop-when-decided")
+    assert _cli(capsys, *argv)[0] == 1
+    lines = (base / "samples.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps({**first, "score": 0.0, "outcome": "wrong"})
+    (base / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    if checksums == "rewritten":
+        write_checksums(base)
+    for command in (argv, ["gate", str(tmp_path / "cand"), "--baseline", str(base), "--max-drop", "5"]):
+        code, out, err = _cli(capsys, *command)
+        says = "does not verify" if checksums == "stale" and command is argv else "changed since"
+        assert code == 2 and says in err and err.count("\n") == 1, out + err

@@ -14,6 +14,7 @@ from ..analysis.compare import compare_scores
 from ..analysis.gate import gate as run_gate
 from ..benchmarks.registry import BUILTINS, load_task
 from ..log.runlog import MANIFEST, read_manifest
+from ..run.stopwhen import check_record
 from ..run.store import load_run_scores
 from ..stats.power import plan as make_plan
 from ..util.errors import InputError
@@ -140,7 +141,7 @@ def gate(
     with maybe_store(store) as st:
         cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
     result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed,
-                      sequential=_sequential(cand.run.path))
+                      sequential=_sequential(cand.run.path, base))
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
@@ -148,9 +149,13 @@ def gate(
     raise typer.Exit(result.exit_code)
 
 
-def _sequential(path: str) -> Any:
-    """The `run --stop-when-decided` record of the run directory at `path` (None: none, or no directory)."""
-    return read_manifest(Path(path)).sequential if (Path(path) / MANIFEST).is_file() else None
+def _sequential(path: str, base: Any) -> Any:
+    """The `run --stop-when-decided` record of the run directory at `path` (None: none, or no directory), refused
+    when it does not verify (`proctor.run.stopwhen.check_record`)."""
+    record = read_manifest(Path(path)).sequential if (Path(path) / MANIFEST).is_file() else None
+    if record is not None and record.baseline_run_id == base.run.run_id:
+        check_record(Path(path), record, base)
+    return record
 
 
 def _print_gate(result: Any) -> None:

@@ -33,6 +33,7 @@ class SequentialRecord(BaseModel):
     items_asked: int = Field(ge=0)  # items of the order asked (every epoch of each), errored ones included
     items_paired: int = Field(ge=0)  # of those, scored here and in the baseline: the sequence's length
     items_total: int = Field(ge=0)  # the run's items
+    samples_errored: int = Field(default=0, ge=0)  # of the asked, errored: counted wrong for GO, right for NO-GO
     looks: int = Field(ge=0)
     ci_low: float  # candidate − baseline (a proportion), the sequence's bounds at its last look
     ci_high: float
@@ -40,6 +41,7 @@ class SequentialRecord(BaseModel):
     max_drop: float  # a proportion
     baseline: str  # as given (a directory or a run id)
     baseline_run_id: str
+    baseline_scores: str | None = None  # sha256 of the baseline's per-item scores the looks read (`scores_digest`)
     order_seed: int
     method: str
 
@@ -55,7 +57,11 @@ class SequentialRecord(BaseModel):
         return (f"{how}: candidate − baseline {100 * (1 - self.alpha):.4g}% confidence sequence "
                 f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] points vs the allowed drop "
                 f"−{100 * self.max_drop:.1f} on {self.items_paired:,} paired item(s), anytime-valid "
-                f"(baseline {self.baseline_run_id[:12]})")
+                f"(baseline {self.baseline_run_id[:12]}){self._errored()}")
+
+    def _errored(self) -> str:
+        return (f"; {self.samples_errored:,} errored sample(s) counted wrong for GO and right for NO-GO (the same "
+                "command again asks them again)" if self.samples_errored else "")
 
 
 __all__ = ["Partial", "SequentialRecord"]

@@ -31,6 +31,7 @@ from ..log.runlog import (
     sample_index,
 )
 from ..util.errors import InputError, ProctorError
+from .verify import unchanged
 
 
 def retry_spec(run: str | Path, max_tokens: int | None, backend: Mapping[str, OptionValue] | None = None) -> RunSpec:
@@ -55,6 +56,10 @@ def retry_spec(run: str | Path, max_tokens: int | None, backend: Mapping[str, Op
     if not (path / RESULTS).is_file():
         raise InputError.at(str(run), "--retry-truncated: the run has not finished (no results.json): finish it "
                                       "first with the same command, then retry its truncated samples")
+    problem = unchanged(path)
+    if problem is not None:
+        raise InputError.at(str(run), f"--retry-truncated: the run does not verify ({problem}): a retry copies "
+                                      "its first attempts, so they must be the run's own")
     first = spec.generation.max_tokens
     if max_tokens is None or (first is not None and max_tokens <= first):
         raise ProctorError(f"max_tokens: --retry-truncated asks again with a larger budget: give --max-tokens N above "
@@ -107,6 +112,7 @@ class Resumed:
     spent: Decimal = Decimal(0)
     firsts: dict[str, Sample] = field(default_factory=dict)
     samples: dict[str, Sample] = field(default_factory=dict)
+    errored: list[str] = field(default_factory=list)  # --stop-when-decided: the errored ids, asked again first
 
 
 def resumed(run_dir: Path, spec: RunSpec) -> Resumed:
@@ -117,6 +123,10 @@ def resumed(run_dir: Path, spec: RunSpec) -> Resumed:
     out = Resumed()
     for s in iter_run_samples(run_dir):
         if s.outcome is Outcome.ERROR:
+            if spec.stop_when is not None:
+                out.errored.append(s.sample_id)
+            if s.first_attempt is not None:  # a second attempt that errored: asked again, its first kept
+                out.firsts[s.sample_id] = s
             continue
         if pending(s, spec):
             out.firsts[s.sample_id] = s
@@ -144,12 +154,13 @@ def _copy_first_run(run_dir: Path, first: Path, batch: int = 1024) -> None:
 
 
 def marked(samples: Sequence[Sample], firsts: Mapping[str, Sample], spec: RunSpec) -> list[Sample]:
-    """Second attempts with their first attempt's record (`Sample.first_attempt`)."""
+    """Second attempts with their first attempt's record (`Sample.first_attempt`); a second attempt that errored
+    and is asked again hands on the first attempt it carried."""
     if not firsts or spec.retry_of is None:
         return list(samples)
     budget = spec.retry_of.max_tokens
-    return [s.model_copy(update={"first_attempt": FirstAttempt(outcome=f.outcome, score=f.score,
-                                                               output_tokens=f.output_tokens, max_tokens=budget)})
+    return [s.model_copy(update={"first_attempt": f.first_attempt or FirstAttempt(
+                outcome=f.outcome, score=f.score, output_tokens=f.output_tokens, max_tokens=budget)})
             if (f := firsts.get(s.sample_id)) is not None else s for s in samples]
 
 

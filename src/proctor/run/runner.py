@@ -72,7 +72,7 @@ from .pricing import CostGuard, GuardedModel, token_counter
 from .resumecheck import check_resumable
 from .retry import check_retry, marked, pending, resumed, retry_line, samples_dir
 from .shard import Shard, manifest_shard, write_shard_file
-from .stopwhen import ask_until_decided, load_baseline, recorded_stop, stopped_line
+from .stopwhen import ask_until_decided, check_record, load_baseline, recorded_stop, stopped_line
 from .store import ItemRows, Store, default_store_path
 
 Mode = Literal["generate", "logprob"]
@@ -244,15 +244,18 @@ def plan_run(task: Task, spec: RunSpec, options: RunOptions = RunOptions()) -> R
     run_dir, _ = locate_run(task, spec.model.spec, scorer, spec, options)
     items = {item.identifier for item in _items_of(task, spec)}
     counts: Counter[str] = Counter()  # "done", "error", or "again" (a retry's truncated first attempt)
-    if spec.stop_when is not None:  # a baseline that cannot be paired is refused before any model loads
-        load_baseline(spec, task, options.store)
+    base = load_baseline(spec, task, options.store) if spec.stop_when is not None else None  # before any model
     stop = None
     source = samples_dir(run_dir, spec)  # a retry not yet begun: the first run's samples
     if (source / MANIFEST).exists():  # each id's latest record, one at a time (a count each, no id held)
         counts.update("error" if s.outcome is Outcome.ERROR else "again" if pending(s, spec) else "done"
                       for s in iter_run_samples(source) if _planned(s.sample_id, items, spec.epochs))
     if (run_dir / MANIFEST).exists():
-        stop = recorded_stop(read_manifest(run_dir), spec)
+        manifest = read_manifest(run_dir)
+        if base is not None and manifest.sequential is not None:  # a decision or a baseline edited: refused
+            check_record(run_dir, manifest.sequential, base)
+        if not counts["error"]:  # errored samples: asked again, then looked at
+            stop = recorded_stop(manifest, spec)
     return RunState(run_dir, len(items) * spec.epochs, counts["done"], counts["error"] + counts["again"],
                     stopped_line(run_dir, stop) if stop is not None else None,
                     retry_line(spec, run_dir, counts["again"], counts["error"]))
@@ -808,7 +811,8 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
         else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
             _, manifest.sequential = await ask_until_decided(
                 spec, items, done.samples, load_baseline(spec, task, options.store),
-                lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n))
+                lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n),
+                done.errored)
     del done
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
         raise CostLimitReached(guard)

@@ -147,6 +147,20 @@ def _check_data(log: RunLog, record: dict[str, Any], out: Verification) -> None:
         out.checked.append(f"data: {spec.dataset.name} content hash {recorded[:23]}…")
 
 
+def unchanged(run_dir: str | Path) -> str | None:
+    """The first way `run_dir`'s files differ from its checksums.json, None when they agree: the files alone, no
+    results recomputed (what a decision read back from a run directory is held to)."""
+    d = Path(run_dir)
+    if not (d / CHECKSUMS).exists():
+        return f"{d / CHECKSUMS}: missing: nothing to hold its files to"
+    record = read_json_record(d / CHECKSUMS)  # bounded: a FIFO, a huge or deep file is one line, exit 2
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        return f"{d / CHECKSUMS}: not a {FORMAT} record"
+    out = Verification(run_dir=str(d), ok=False, checked=[], problems=[], notes=[])
+    _check_files(d, record, out)
+    return out.problems[0] if out.problems else None
+
+
 def verify_run(run_dir: str | Path, public_key: str | Path | None = None, check_data: bool = True) -> Verification:
     """Recompute a run's file hashes, results and data hash and check its signature (see the module doc)."""
     d = Path(run_dir)
@@ -299,6 +313,7 @@ __all__ = [
     "first_difference",
     "generate_key",
     "sign_run",
+    "unchanged",
     "verify_run",
     "write_checksums",
 ]
