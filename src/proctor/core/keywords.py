@@ -47,6 +47,8 @@ class RunKeywords(TypedDict, total=False):
     unsafe_exec: bool | None
     exec_limits: Literal["authors", "proctor"] | None
     test_imports: bool | None
+    no_second_ask: bool | None
+    sampler: Literal["o-series", "chat"] | None
     judge: str | None
     judge_base_url: str | Sequence[str] | None
     judge_api_key_env: str | None
