@@ -34,6 +34,27 @@ def test_plan_sizes_a_comparison(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "mmlu-pro has 12,032 items: enough" in out
 
 
+def test_plan_offline_uses_the_size_a_spec_declares(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A spec benchmark whose data cannot be fetched counts its declared `metadata.size`; without one, refused
+    (#51 item 6)."""
+    from proctor.benchmarks.spec import read_spec
+    from proctor.benchmarks.spec_task import find_spec
+
+    monkeypatch.setenv("PROCTOR_OFFLINE", "1")
+    args = ("plan", "--delta", "5", "--accuracy", "70", "--discordance", "20", "--json", "--dataset")
+    code, out, err = _cli(capsys, *args, "arc-challenge")
+    assert code == 0 and json.loads(out)["dataset_items"] == 1172, err
+    assert "cannot be fetched" in err and "declares, 1,172" in err
+    shipped = find_spec("arc-challenge")
+    assert shipped is not None and read_spec(shipped).metadata["size"] == 1172
+    undeclared = tmp_path / "arc_nosize.yaml"
+    undeclared.write_text(shipped.read_text().replace("  size: 1172\n", "").replace("name: arc-challenge",
+                                                                                   "name: arc-nosize"))
+    code, out, err = _cli(capsys, *args, str(undeclared))
+    assert code == 2 and "hub access is disabled" in err and "Traceback" not in err
+
+
 def test_plan_takes_the_discordance_from_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = write_run(tmp_path, "run-a", "hf:a", binary(N, range(200)))
     b = write_run(tmp_path, "run-b", "hf:b", binary(N, range(40, 220)))  # 40 + 20 items differ: 15%

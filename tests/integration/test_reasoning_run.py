@@ -232,3 +232,24 @@ def test_epochs_give_mean_pass_and_the_per_item_spread(cli: Any, srv: LocalServe
     assert "3 epochs: mean@3 0.500, pass@3 0.500, per-item spread (sd) 0.000" in r.out
     assert cli("report", tmp_path / "run", "--format", "md", "-o", tmp_path / "r.md").code == 0
     assert "items right in 0…3 epochs: 1 / 0 / 0 / 1" in (tmp_path / "r.md").read_text()
+
+
+def test_an_unlabelled_suite_context_is_not_in_the_truncated_rate(cli: Any, srv: LocalServer, tmp_path: Path) -> None:
+    """A probsem context with expected -1 (not scored) counts in neither the overall row's truncated rate nor the
+    every-answer-truncated check: 2 of 2 scorable answers cut is 100%, not 66.7% (#51 item 6)."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "demo.txt").write_text("A short made-up passage about a red kite.\n")
+    (suite / "demo_A.json").write_text(json.dumps({
+        "pretext": "Answer True or False.", "posttext": "The answer is:", "queries": ["True", "False"],
+        "context": [{"text": "The kite is red.", "expected": 0}, {"text": "The kite is blue.", "expected": 1},
+                    {"text": "The kite is pretty.", "expected": -1}]}))
+    srv.configure(responder="fixed=one two three four five", truncate=True)
+    r = cli("run", suite, "--model", "openai:proctor-test", "--base-url", srv.base_url, "--max-tokens", "2",
+            "--store", tmp_path / "s.sqlite", "--no-progress", "-o", tmp_path / "run")
+    overall = next(line for line in r.out.splitlines() if "overall" in line)
+    assert "100.0%" in overall and "66.7%" not in overall, r.out
+    assert "truncated: 2 answers (100.0%)" in " ".join(r.out.split())
+    assert r.code == 1 and "every answer (2 samples) was cut at the token limit" in r.err
+    samples = read_run(tmp_path / "run").samples
+    assert sorted(s.outcome.value for s in samples) == sorted(["truncated", "truncated", "unscored"])

@@ -32,6 +32,14 @@ def test_group_block_counts_errors_apart() -> None:
     assert group_block([]).accuracy is None and mean_score([]) is None
 
 
+def test_the_truncated_rate_leaves_unscored_samples_out() -> None:
+    """Unscored samples (a probsem context with expected -1) are no answers that could be cut (#51 item 6)."""
+    m = group_block([_s(0, Outcome.TRUNCATED, 0.0), _s(1, Outcome.TRUNCATED, 0.0), _s(2, Outcome.UNSCORED, None),
+                     _s(3, Outcome.ERROR, None)])
+    assert (m.n_truncated, m.truncated_rate) == (2, 1.0)
+    assert group_block([_s(0, Outcome.UNSCORED, None)]).truncated_rate is None
+
+
 def test_breakdowns_and_macro() -> None:
     by_cat = breakdown(SAMPLES, "category")
     assert list(by_cat) == ["a", "b"] and by_cat["a"].accuracy == pytest.approx(2 / 3) and by_cat["b"].accuracy == 0.0

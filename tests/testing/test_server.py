@@ -131,3 +131,22 @@ def test_scripted_tool_calls_turn_by_turn_then_text_or_forever(srv: LocalServer)
     with pytest.raises(ValueError, match="tool_replies"):
         srv.configure(tool_replies=[{"name": "f"}])
     srv.configure(tool_replies=[], tool_repeat=False, responder="first")
+
+
+def test_help_lists_every_responder_option_and_setting() -> None:
+    """`python -m proctor.testing --help` names each scripted rule, option and ServerConfig setting (#51 item 6)."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    from proctor.models.scripted import _RULES, RULE_OPTIONS, RULES
+    from proctor.testing.server import SETTINGS, ServerConfig
+
+    out = subprocess.run([sys.executable, "-m", "proctor.testing", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    assert {form.partition("=")[0] for form in RULES} == set(_RULES)
+    for form in [*RULES, *RULE_OPTIONS, "fixed=TEXT", "echo", "tool_replies", "tool_repeat", "answer_with_result"]:
+        assert f"  {form} " in out, form
+    names = [f.name for f in dataclasses.fields(ServerConfig)]
+    assert set(SETTINGS) == set(names)
+    assert all(SETTINGS[n] and f"  {n} " in out for n in names)

@@ -13,11 +13,13 @@ from ..analysis.agree import RUN_LABELS, SHOWN_FLIPS, agreement, read_for_agreem
 from ..analysis.compare import compare_scores
 from ..analysis.gate import gate as run_gate
 from ..benchmarks.registry import BUILTINS, load_task
+from ..benchmarks.spec import read_spec
+from ..benchmarks.spec_task import find_spec
 from ..log.runlog import MANIFEST, read_manifest
 from ..run.stopwhen import check_record
 from ..run.store import load_run_scores
 from ..stats.power import plan as make_plan
-from ..util.errors import InputError
+from ..util.errors import DatasetAccessError, InputError
 from ..util.termsafe import escape_control
 from ..util.textio import write_json_atomic
 from . import options
@@ -50,9 +52,26 @@ def _percent(value: float, flag: str, low: float = 0.0, high: float = 100.0) -> 
 
 
 def _dataset_items(name: str) -> int:
-    """How many items a built-in benchmark (its published size) or a dataset file holds."""
+    """How many items a built-in benchmark (its published size) or a dataset file holds; a spec benchmark whose
+    data cannot be fetched (offline) counts the size its spec declares (`metadata.size`), warned."""
     builtin = BUILTINS.get(name.strip().lower())
-    return builtin.size if builtin is not None else len(load_task(name).items)
+    if builtin is not None:
+        return builtin.size
+    try:
+        return len(load_task(name).items)
+    except DatasetAccessError as e:
+        size = _declared_size(name)
+        if size is None:
+            raise
+        warning(f"{name}: its data cannot be fetched ({str(e).split(';')[0]}); using the size its spec declares, {size:,}")
+        return size
+
+
+def _declared_size(name: str) -> int | None:
+    """A spec benchmark's declared item count (`metadata.size`), or None."""
+    path = find_spec(name)
+    size = read_spec(path).metadata.get("size") if path is not None else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
 
 
 def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float, str]:

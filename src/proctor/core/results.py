@@ -49,7 +49,7 @@ class MetricBlock(_Block):
     ci_method: str | None = None
     no_answer_rate: float | None = None
     n_truncated: int = 0
-    truncated_rate: float | None = None  # of the samples the model answered (not errors)
+    truncated_rate: float | None = None  # of the samples answered and scorable (not errors, not unscored)
     # the accuracy's bounds over the truncated samples: every one wrong … every one right (None: none truncated)
     truncated_low: float | None = None
     truncated_high: float | None = None

@@ -162,7 +162,7 @@ class BlockTally:
         return self.block(self.seed)
 
     def block(self, seed: int = 0) -> MetricBlock:
-        n_scored, n_answered = len(self.scores), self.n - self.n_errors
+        n_scored, n_answered = len(self.scores), self.n - self.n_errors - self.n_unscored  # unscored: no key
         low, high = self.truncation_bounds()
         acc, clustering = _interval(self.scores, self.items, self.clusters if self.cluster is not None else None,
                                     seed)

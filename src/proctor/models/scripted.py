@@ -42,7 +42,20 @@ from ._echo import TokenLogprob, continuation_score
 
 _OPTION = re.compile(r"^\s*\(?([A-Z])[).:]\s", re.MULTILINE)
 _TOKEN = re.compile(r"\s*\S+|\s+$")
-_RULES = ("first", "random", "echo", "fixed", "file")
+# the rule registry: each rule as written, and what it answers (`python -m proctor.testing --help` prints it)
+RULES: dict[str, str] = {
+    "first": 'always the first option: "The answer is (A)" (or \\boxed{0} for boxed-answer prompts)',
+    "random": "a pseudo-random option chosen from a hash of the prompt (and seed=N)",
+    "echo": "the last user message, verbatim",
+    "fixed=TEXT": "always TEXT",
+    "file=PATH.jsonl": 'lines {"prompt_hash": H, "answer": A} or {"prompt": P, "answer": A}; a prompt not in it is an error',
+}
+# options that combine with a rule, after a comma (`random,seed=3`)
+RULE_OPTIONS: dict[str, str] = {
+    "seed=N": "the seed of the random rule (default 0)",
+    "delay=SECONDS": "answer one request at a time, each after that many seconds (a slow model)",
+}
+_RULES = tuple(form.partition("=")[0] for form in RULES)
 
 
 def _digest(*parts: str) -> int:

@@ -42,7 +42,7 @@ import httpx
 
 from ..core.model import Message
 from ..models._echo import TokenLogprob
-from ..models.scripted import ScriptedModel, pseudo_logprobs
+from ..models.scripted import RULE_OPTIONS, RULES, ScriptedModel, pseudo_logprobs
 from .batches import BatchStore, batch_routes
 
 FAULT_KINDS = ("429", "500", "hang", "garbage")
@@ -446,6 +446,48 @@ def build_app(config: ServerConfig) -> Any:
     ])
 
 
+# what each ServerConfig setting does, for `--help` (tests/testing/test_server.py checks every field has a line)
+SETTINGS: dict[str, str] = {
+    "responder": "the scripted rule that answers (below)",
+    "model_dir": "Hugging Face model directory for completions log-probs (and greedy completions)",
+    "latency": "seconds added to every answered request",
+    "fault_rate": "probability that a request fails",
+    "faults": f"the fault kinds drawn from, uniformly: {', '.join(FAULT_KINDS)}",
+    "max_faults": "inject at most this many faults (then answer normally)",
+    "retry_after": "seconds, sent in 429 responses",
+    "hang_s": "how long a hanging request sleeps",
+    "seed": "seed of the fault draws",
+    "chat_only": "/v1/completions answers 404, like a chat-only deployment",
+    "reasoning": "text sent as reasoning_content (OpenAI) / a thinking block (Anthropic)",
+    "api_key": "when set, requests must carry it (Bearer or x-api-key), else 401",
+    "poison": "requests whose body contains this text always fail with 500",
+    "capacity": "more requests than this in flight: 429 with Retry-After (a rate limit)",
+    "truncate": "honour max_tokens (a word is a token): cut answers, finish_reason length/max_tokens",
+    "batch_polls": "a batch (OpenAI or Anthropic) ends after this many status requests",
+    "batch_expire": "batches end expired: only their first half answered",
+    "max_model_len": "reported by GET /v1/models, as vLLM does",
+    "vllm_offsets": "text_offset counts special tokens' text (BOS `<s>`), as vLLM does",
+    "usage": f"what chat usage counts as a token: {', '.join(USAGE_COUNTS)}",
+    "tool_replies": 'tool calls per turn: turn k answers with tool_replies[k], calls {"name", "arguments", "id"?}',
+    "tool_repeat": "past the script, the last turn's tool calls again, forever (a model that never stops)",
+    "answer_with_result": 'past the script, after a tool message: answer "result: CONTENT"',
+}
+
+
+def help_epilog() -> str:
+    """The responders (from the scripted-rule registry) and the settings (from ServerConfig), one line each."""
+    def rows(items: dict[str, str]) -> list[str]:
+        width = max(len(k) for k in items)
+        return [f"  {k:<{width}}  {v}" for k, v in items.items()]
+
+    defaults = asdict(ServerConfig())
+    settings = {f"{f.name} (default {defaults[f.name]!r})" if f.name not in ("faults", "tool_replies") else f.name:
+                SETTINGS.get(f.name, "") for f in fields(ServerConfig)}
+    return "\n".join(["responders (--config '{\"responder\": \"RULE\"}'):", *rows(RULES),
+                      "options after a comma (e.g. random,seed=3):", *rows(RULE_OPTIONS),
+                      "settings (--config JSON keys):", *rows(settings)])
+
+
 def _merge(config: ServerConfig, changes: dict[str, Any]) -> ServerConfig:
     return ServerConfig.from_dict({**asdict(config), **changes})
 
@@ -454,7 +496,8 @@ def main(argv: list[str] | None = None) -> None:
     """Server-process entry point: serve on an inherited, already-listening socket."""
     import uvicorn
 
-    ap = argparse.ArgumentParser(description="proctor's local OpenAI/Anthropic-compatible test server")
+    ap = argparse.ArgumentParser(prog="python -m proctor.testing", description="proctor's local OpenAI/Anthropic-compatible test server",
+                                 epilog=help_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fd", type=int, help="inherited listening socket")
     ap.add_argument("--port", type=int, default=8000, help="port to bind on 127.0.0.1 when no --fd")
     ap.add_argument("--config", default="{}", help="ServerConfig fields as JSON")
