@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from proctor.api import eval_spec
 from proctor.benchmarks import bbh
@@ -56,3 +58,13 @@ def test_offline_hub_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     assert main(["run", "bbh", "--model", "scripted:first", "--no-history"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "SaylorTwift/bbh" in err and "--data-file" in err
+
+
+@given(st.lists(st.one_of(st.sampled_from(["{{target}}", "{{ input }}", "{{…}}", "{x}", "%s", "{{", "}}"]),
+                          st.text(max_size=10)), max_size=8).map("".join),
+       st.sampled_from(["(A)", "True", "{{input}}", "%s"]))
+def test_a_row_is_sent_as_it_is(text: str, target: str) -> None:
+    """Only the template's own `{{input}}`/`{{target}}` are filled; a row holding `{{target}}` is not rewritten."""
+    row = {"input": text, "target": target}
+    assert bbh.render("Q: {{input}}\nA: Let's think step by step.", row) == f"Q: {text}\nA: Let's think step by step."
+    assert bbh.render("{{ target }}", row) == target

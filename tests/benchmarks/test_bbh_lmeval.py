@@ -17,8 +17,10 @@ TARGETS = ("(A)", "(C)", "True", "False", "valid", "Yes", "no", "17", "-3", "app
 
 
 def rows(task: str) -> list[dict[str, Any]]:
-    """Synthetic rows: braces, quotes and a trailing newline in the input, targets of every BBH shape."""
-    return [{"input": f"Synthetic {task} #{i}: is \"{{x}}\" (A) or (B)?\nOptions:\n(A) yes\n(B) no\nList: pear apple" + ("\n" if i % 2 else ""),
+    """Synthetic rows: braces (`{{target}}`, `{{…}}`, `{x}`, `%s`: sent as they are), quotes and a trailing newline
+    in the input, targets of every BBH shape."""
+    return [{"input": f"Synthetic {task} #{i}: is \"{{x}}\" {{{{target}}}} {{{{ input }}}} {{{{…}}}} %s (A) or (B)?"
+                      "\nOptions:\n(A) yes\n(B) no\nList: pear apple" + ("\n" if i % 2 else ""),
              "target": TARGETS[(i + len(task)) % len(TARGETS)]} for i in range(3)]
 
 

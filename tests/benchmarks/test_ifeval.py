@@ -168,3 +168,90 @@ def test_language_checks_are_reproducible(punkt: Path, tmp_path: Path) -> None:
     assert rule is not None and rule.score_whole is not None
     verdicts = {rule.score_whole(item, "ALL CAPS REPLY, WITH A COMMA.").score for _ in range(30)}
     assert len(verdicts) == 1
+
+
+LETTER_ROWS = [  # google/IFEval's schema; the first two ask for a non-letter, as rows 1122 and 1129 upstream
+    {"key": 1122, "prompt": "Use the character # at least 4 times.", "instruction_id_list": ["keywords:letter_frequency"],
+     "kwargs": [{"letter": "#", "let_frequency": 4, "let_relation": "at least"}]},
+    {"key": 1129, "prompt": "Use ! less than 2 times. Answer in lower case.",
+     "instruction_id_list": ["keywords:letter_frequency", "change_case:english_lowercase"],
+     "kwargs": [{"letter": "!", "let_frequency": 2, "let_relation": "less than"}, {}]},
+    {"key": 7, "prompt": "Use the letter q at least 2 times.", "instruction_id_list": ["keywords:letter_frequency"],
+     "kwargs": [{"letter": "q", "let_frequency": 2, "let_relation": "at least"}]},
+]
+LETTER_REPLIES = ["#### done", "wow! great!", "quite a quiz", "abcdefghijklm " * 3, "NOPQRSTUVWXYZ " * 2]
+
+
+def _four(rule: Any, items: list[Any]) -> tuple[float, ...]:
+    """The four IFEval metrics of every item answered with every reply (lm-eval's aggregation)."""
+    checks = [rule.score_whole(it, reply).details.get("instructions") for it in items for reply in LETTER_REPLIES]
+    return (sum(all(c.strict for c in cs) for cs in checks) / len(checks),
+            sum(all(c.loose for c in cs) for cs in checks) / len(checks),
+            sum(c.strict for cs in checks for c in cs) / sum(map(len, checks)),
+            sum(c.loose for cs in checks for c in cs) / sum(map(len, checks)))
+
+
+def test_letter_draws_are_seeded_so_the_four_metrics_repeat(punkt: Path, tmp_path: Path) -> None:
+    """lm-eval checks a random letter for `#` (unseeded `random.choice`); proctor seeds the draw per instruction:
+    the four metrics are identical across 10 runs whatever the global random state, and rows without a draw
+    equal lm-eval's own checker."""
+    from lm_eval.tasks.ifeval import utils as lm
+
+    task = load_task("ifeval", data_file=_write(tmp_path / "rows.jsonl", LETTER_ROWS))
+    rule = task.answer_rule("zero_shot")
+    runs = set()
+    for i in range(10):
+        random.seed(i)
+        runs.add(_four(rule, task.items))
+    assert len(runs) == 1
+    upstream = set()
+    for i in range(40):  # lm-eval's own verdict on the `#` row moves with the global random state
+        random.seed(i)
+        inp = lm.InputExample(key=1122, instruction_id_list=["keywords:letter_frequency"], prompt="p",
+                              kwargs=LETTER_ROWS[0]["kwargs"])
+        upstream.add(lm.test_instruction_following_strict(inp, "aaaa bbbb cccc dddd eeee").follow_all_instructions)
+    assert upstream == {True, False}
+    deterministic = task.items[2]
+    for reply in LETTER_REPLIES:
+        expected = lm.process_results(LETTER_ROWS[2], [reply])
+        checks = rule.score_whole(deterministic, reply).details.get("instructions")
+        assert [c.strict for c in checks] == expected["inst_level_strict_acc"]
+        assert [c.loose for c in checks] == expected["inst_level_loose_acc"]
+        assert checks[0].counted_strict is None  # a letter asked for: one reading
+
+
+def test_the_character_asked_for_is_counted_beside(punkt: Path, tmp_path: Path) -> None:
+    task = load_task("ifeval", data_file=_write(tmp_path / "rows.jsonl", LETTER_ROWS))
+    rule = task.answer_rule("zero_shot")
+    hashes, bangs = task.items[0], task.items[1]
+    (check,) = rule.score_whole(hashes, "#### done").details.get("instructions")
+    assert (check.counted_strict, check.counted_loose) == (True, True)
+    (check,) = rule.score_whole(hashes, "## only two").details.get("instructions")
+    assert check.counted_strict is False
+    first, second = rule.score_whole(bangs, "wow! great!").details.get("instructions")
+    assert first.counted_strict is False and second.counted_strict is None
+
+
+def test_a_truncated_reply_is_graded_on_its_text_unless_excluded(punkt: Path, tmp_path: Path) -> None:
+    """lm-eval grades the text it received; `--truncated-as excluded` keeps proctor's exclusion (in the run id)."""
+    import asyncio
+
+    from proctor.api import eval_spec
+    from proctor.core.model import GenerateRequest, Generation
+    from proctor.log.runlog import Outcome
+    from proctor.run.resolve import resolve
+    from proctor.run.runner import build_scorer
+    from proctor.scoring.base import Answered
+
+    data = str(_write(tmp_path / "rows.jsonl", LETTER_ROWS))
+    task = load_task("ifeval", data_file=data)
+    item = task.items[2]
+    answered = Answered(item, 0, [GenerateRequest(task.prompts.messages(item, "zero_shot"))],
+                        [Generation(text="quite a quiz, cut off", finish_reason="length")])
+    graded, excluded = (resolve(eval_spec("ifeval", "scripted:first", data_file=data, truncated_as=t))
+                        for t in ("wrong", "excluded"))
+    assert graded.run_id() != excluded.run_id()
+    (verdict,) = asyncio.run(build_scorer(task, graded).score(task, [answered]))
+    assert verdict.outcome is Outcome.CORRECT and verdict.usage.finish_reason == "length"
+    (verdict,) = asyncio.run(build_scorer(task, excluded).score(task, [answered]))
+    assert verdict.outcome is Outcome.TRUNCATED and verdict.details.get("instructions") is None

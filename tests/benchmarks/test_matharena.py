@@ -69,7 +69,7 @@ AIME_REPLIES = {"aime-2026.1": "so \\boxed{007}", "aime-2026.2": "The answer is 
 def test_aime_2026_end_to_end_by_matharenas_parser(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                    aime: Path) -> None:
     model = f"scripted:file={script(tmp_path / 'r.jsonl', 'aime-2026', aime, 'matharena', AIME_REPLIES)}"
-    ran = run(capsys, tmp_path, "aime-2026", aime, model, "run")
+    ran = run(capsys, tmp_path, "aime-2026", aime, model, "run", "--no-second-ask")  # the parser alone
     assert ran.code == 0, ran.err
     assert {k: s["outcome"] for k, s in ran.samples.items()} == {  # MathArena reads \boxed{+999} as 999
         "aime-2026.1": "correct", "aime-2026.2": "correct", "aime-2026.3": "correct"}
@@ -115,7 +115,7 @@ def test_hmmt_end_to_end_verdicts_are_matharenas(capsys: pytest.CaptureFixture[s
 
     replies = {f"hmmt-feb-2025.{i + 1}": r for i, (_, r) in enumerate(HMMT_ROWS)}
     model = f"scripted:file={script(tmp_path / 'r.jsonl', 'hmmt-feb-2025', hmmt, 'matharena', replies)}"
-    ran = run(capsys, tmp_path, "hmmt-feb-2025", hmmt, model, "run")
+    ran = run(capsys, tmp_path, "hmmt-feb-2025", hmmt, model, "run", "--no-second-ask")
     assert ran.code == 0, ran.err
     expected = {f"hmmt-feb-2025.{i + 1}": oracle(r, a) for i, (a, r) in enumerate(HMMT_ROWS)}
     assert {k: s["outcome"] == "correct" for k, s in ran.samples.items()} == expected

@@ -108,6 +108,7 @@ CHANGED: dict[str, Any] = {
     "scorer.answer_rule": "tiger-lab-mmlu-pro", "scorer.extract": "robust", "scorer.no_answer": "guess",
     "scorer.truncated_as": "excluded", "scorer.norm": "token", "scorer.softmax_temperature": 2.0,
     "scorer.join": "space", "scorer.extractor_version": "proctor-extract/3", "scorer.judge_agreement": 4,
+    "scorer.second_ask": False,
     "scorer.exec_limits": "proctor", "scorer.test_imports": True,
     "generation.temperature": 0.7, "generation.top_p": 0.9, "generation.max_tokens": 64, "generation.stop": ("##",),
     "generation.seed": 3, "generation.reasoning_effort": "high", "generation.enable_thinking": True,

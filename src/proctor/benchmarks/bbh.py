@@ -20,6 +20,7 @@ The context is sent as one user message (lm-eval's default is a plain completion
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache, partial
@@ -149,14 +150,15 @@ def _metric(cfg: dict[str, Any], path: Path) -> ExactMatch:
                       bool(m.get("ignore_punctuation", False)), bool(m.get("ignore_numbers", False)))
 
 
+_FIELD = re.compile(r"\{\{ ?(input|target) ?\}\}")
+
+
 def render(template: str, row: dict[str, str]) -> str:
-    """lm-eval's Jinja `doc_to_text`/`doc_to_target` for BBH's templates (`{{input}}`, `{{target}}` only)."""
-    out = template
-    for key in ("input", "target"):
-        out = out.replace("{{" + key + "}}", row.get(key, "")).replace("{{ " + key + " }}", row.get(key, ""))
-    if "{{" in out and "{{" not in "".join(row.values()):
+    """lm-eval's Jinja `doc_to_text`/`doc_to_target` for BBH's templates (`{{input}}`, `{{target}}` only): the
+    template's own fields filled in one pass, so a row's text is sent as it is, even one holding `{{target}}`."""
+    if "{{" in _FIELD.sub("", template):
         raise ProctorError(f"a BBH template field proctor does not render: {template!r}")
-    return out
+    return _FIELD.sub(lambda m: row.get(m.group(1), ""), template)
 
 
 def context(kind: str, task: str, row: dict[str, str]) -> str:

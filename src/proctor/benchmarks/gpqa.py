@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,6 +31,7 @@ from ..data.prompts import (
     CHAIN_OF_THOUGHT,
     FIVE_SHOT,
     ZERO_SHOT,
+    KindDefaults,
     PoolShotPrompts,
     check_kind,
     choice_lines,
@@ -38,7 +40,7 @@ from ..data.prompts import (
 )
 from ..data.records import LETTERS, Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..util.errors import InputError, Problem
+from ..util.errors import InputError, Problem, ProctorError
 from ..util.textio import read_text
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, fetch, file_sha256, reason, require_columns
@@ -73,6 +75,14 @@ ZERO_SHOT_COT, FIVE_SHOT_POOL = "zero_shot_cot", "five_shot_pool"  # proctor's o
 # the template model cards report GPQA-Diamond with; read by its ANSWER_PATTERN_MULTICHOICE (`simple-evals-mcq`)
 SIMPLE_EVALS = "simple-evals"
 SIMPLE_EVALS_COMMIT = "ee3b0318d8d1d9d72755a4120879be65f7c07e9e"
+# simple-evals' samplers (sampler/o_chat_completion_sampler.py, sampler/chat_completion_sampler.py; their model
+# table in simple_evals.py): the o-series sends the messages alone (no system message, no temperature, no token
+# limit); every other chat model is a ChatCompletionSampler with OPENAI_SYSTEM_MESSAGE_API, temperature 0.5 (its
+# default) and max_tokens=2048
+O_SERIES, CHAT = "o-series", "chat"
+SAMPLERS = (O_SERIES, CHAT)
+SIMPLE_EVALS_CHAT = KindDefaults(max_tokens=2048, system="You are a helpful assistant.", temperature=0.5)
+SIMPLE_EVALS_O_SERIES = KindDefaults(sends_temperature=False)  # the budget stays proctor's (the kind's 32,768)
 SIMPLE_EVALS_TEMPLATE = (
     "Answer the following multiple choice question. The last line of your response should be of the following "
     "format: 'Answer: $LETTER' (without quotes) where LETTER is one of ABCD. Think step by step before answering."
@@ -197,6 +207,26 @@ class GpqaPrompts(PoolShotPrompts):
                     for ex in pick_shots(self.pool, item.identifier, self.seed)]
         return []
 
+    def model_family(self, kind: str, given: str | None, model: str, sends_system: bool = True) -> str | None:
+        """simple-evals' sampler for `kind` (None for the other kinds): `given`, else `o-series` for OpenAI's
+        o-models (o1, o3-mini, o4-mini…: the model name starts with `o` and a digit) and for a backend that cannot
+        send a system message (`scripted:`), else `chat`."""
+        if kind != SIMPLE_EVALS:
+            return None
+        if given is not None:
+            if given not in SAMPLERS:
+                raise ProctorError(f"sampler: expected one of {', '.join(SAMPLERS)}, got {given!r}")
+            return given
+        name = model.partition(":")[2].rsplit("/", 1)[-1].lower()
+        return O_SERIES if re.match(r"o\d", name) or not sends_system else CHAT
+
+    def request_defaults(self, kind: str, family: str | None = None) -> KindDefaults:
+        """simple-evals' samplers: the chat sampler's system message, temperature and budget for `chat`; no
+        temperature for `o-series`; nothing for the other kinds (or without a family: proctor's defaults)."""
+        if kind != SIMPLE_EVALS or family is None:
+            return KindDefaults()
+        return SIMPLE_EVALS_CHAT if family == CHAT else SIMPLE_EVALS_O_SERIES
+
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, self.benchmark)
         parts = [kind, self.TEMPLATES[kind]]
@@ -212,9 +242,12 @@ class GpqaPrompts(PoolShotPrompts):
 
 
 def load(name: str, data_file: str | Path | None = None, seed: int = 0,
-         cot_examples: str | Path | None = None) -> Loaded:
+         cot_examples: str | Path | None = None, sampler: str | None = None) -> Loaded:
     """One GPQA config as a seed-001 Dataset with choices shuffled from `seed`; the authors' examples file
-    from `cot_examples`, else a chain_of_thought_examples.json beside the data file (or in its prompts/)."""
+    from `cot_examples`, else a chain_of_thought_examples.json beside the data file (or in its prompts/);
+    `sampler` (simple-evals' model family) changes no prompt: resolve reads it (`GpqaPrompts.model_family`)."""
+    if sampler is not None and sampler not in SAMPLERS:
+        raise ProctorError(f"sampler: expected one of {', '.join(SAMPLERS)}, got {sampler!r}")
     rows = fetch(source(name), data_file)
     questions = to_questions(rows, name, seed)
     pool = [question_to_item(q, name) for q in questions]  # five-shot examples: other questions of the set

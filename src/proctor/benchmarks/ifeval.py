@@ -18,7 +18,7 @@ from ..data.formats.convert import question_to_item
 from ..data.prompts import ZERO_SHOT, RenderedPrompts, check_kind
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..scoring.ifeval import IFEVAL_RULE, kwargs_problem, require_checkers
+from ..scoring.ifeval import IFEVAL_RULE, POLICY, kwargs_problem, require_checkers
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, fetch, parse_list_cell
 
@@ -42,7 +42,7 @@ class IFEvalPrompts(RenderedPrompts):
 
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, NAME)
-        return text_hash(NAME, kind, TEMPLATE, IFEVAL_RULE.source)
+        return text_hash(NAME, kind, TEMPLATE, IFEVAL_RULE.source, POLICY)
 
     def logprob_context(self, item: Item) -> str:
         return str(item.metadata["prompt"])

@@ -12,6 +12,7 @@ with the generic CommonEval builder.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Iterable, Mapping
 from importlib import metadata
@@ -152,7 +153,13 @@ def load_builtin(name: str, *, data_file: str | Path | None = None, seed: int = 
     if key not in BUILTINS:
         raise ProctorError(f"unknown benchmark {name!r}; built-ins: {', '.join(BUILTINS)}")
     options = {k: v for k, v in (prompt_options or {}).items() if v is not None}
-    return BUILTINS[key].loader(data_file=data_file, seed=seed, **options)
+    loader = BUILTINS[key].loader
+    taken = inspect.signature(loader).parameters
+    unknown = [k for k in options if k not in taken]
+    if unknown:
+        raise ProctorError(f"{unknown[0]}: {key} takes no such option (its options: "
+                           f"{', '.join(k for k in taken if k not in ('data_file', 'seed', 'name')) or 'none'})")
+    return loader(data_file=data_file, seed=seed, **options)
 
 
 def reference_rules(builtin: Builtin) -> dict[str, AnswerRule]:

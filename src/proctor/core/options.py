@@ -174,6 +174,11 @@ OPTIONS: tuple[Opt, ...] = (
         panel=SCORING),
     Opt("test_imports", "bool", False, "proctor (bigcode never runs them)", "MBPP: also run its test_imports "
         "(bigcode does not).", "scorer.test_imports", "yes", True, True, "MBPP", example=True, panel=SCORING),
+    Opt("no_second_ask", "bool", False, "off", "No MathArena re-ask.", "scorer.second_ask", "yes", True, True, "aime-2026, hmmt-feb-*",
+        example=True, panel=SCORING),
+    Opt("sampler", "str", None, "by model", "GPQA sampler.",
+        "dataset.prompt_options", "yes", True, True, "gpqa-* --prompt simple-evals", choices=("o-series", "chat"),
+        example="chat", metavar="o-series|chat", panel=SCORING),
     Opt("judge", "str", None, "none", "Model that grades prose answers (open-ended items need one).",
         "judge.model", "yes", True, True, "generate mode (a log-likelihood run refuses it: run.honoured)",
         example="scripted:first", metavar="SPEC", panel=JUDGE),
@@ -285,6 +290,8 @@ class EvalOptions(BaseModel):
     unsafe_exec: bool = _opt("unsafe_exec")
     exec_limits: Literal["authors", "proctor"] | None = _opt("exec_limits")
     test_imports: bool = _opt("test_imports")
+    no_second_ask: bool = _opt("no_second_ask")
+    sampler: Literal["o-series", "chat"] | None = _opt("sampler")
     judge: str | None = _opt("judge")
     judge_base_url: tuple[str, ...] = _opt("judge_base_url")
     judge_api_key_env: str | None = _opt("judge_api_key_env")

@@ -127,6 +127,9 @@ class ScorerSpec(_Record):
     join: Literal["newline", "space"] | None = None  # suites: how a context and its query are joined
     extractor_version: str | None = None  # proctor's reader version (resolved)
     judge_agreement: int = Field(default=0, ge=0)  # also judge the first N exact-answer items
+    # ask once more when the authors' runner reads no answer (MathArena's); None: the rule's default (resolved:
+    # True where the answer rule has a second ask, else None), False: never
+    second_ask: bool | None = None
     # code benchmarks (resolved to "authors"; None elsewhere, and then left out of the run id): whose limits
     # executions run under (`proctor.scoring.execute.scorer.ExecProfile`); test_imports: MBPP's, run before its asserts
     exec_limits: ExecLimits | None = None
@@ -281,6 +284,8 @@ class RunSpec(_Record):
                 dataset[optional] = value
         dataset["prompt_options"] = dict(sorted(data.prompt_options.items()))
         scorer = self.scorer.model_dump(mode="json")
+        if scorer.get("second_ask") is None:  # in the id only when set: every other run keeps its id
+            scorer.pop("second_ask", None)
         for optional in ("exec_limits", "test_imports"):  # in the id only when set: runs that execute no code keep theirs
             if scorer[optional] is None:
                 del scorer[optional]

@@ -178,13 +178,22 @@ class KindDefaults:
 
     stop: tuple[str, ...] = ()
     max_tokens: int | None = None
+    system: str | None = None  # a system message (simple-evals' chat sampler)
+    # the temperature upstream sends in place of proctor's default 0 (a temperature given otherwise wins);
+    # `sends_temperature` False: upstream sends none (simple-evals' o-series sampler)
+    temperature: float | None = None
+    sends_temperature: bool = True
 
 
-def kind_defaults(builder: object, kind: str) -> KindDefaults:
-    """The builder's `request_defaults(kind)` when it declares one (and knows the kind), else none."""
+def kind_defaults(builder: object, kind: str, family: str | None = None) -> KindDefaults:
+    """The builder's `request_defaults(kind)` when it declares one (and knows the kind), else none; `family`: the
+    model family the builder's upstream sends per (`model_family`: GPQA's simple-evals samplers)."""
     declared = getattr(builder, "request_defaults", None)
     kinds = getattr(builder, "kinds", ())
-    return declared(kind) if callable(declared) and kind in kinds else KindDefaults()
+    if not callable(declared) or kind not in kinds:
+        return KindDefaults()
+    found = declared(kind, family) if family is not None else declared(kind)
+    return found if isinstance(found, KindDefaults) else KindDefaults()
 
 
 def kind_settings(builder: object, kind: str, settings: GenerationSpec) -> GenerationSpec:

@@ -145,6 +145,24 @@ class InstructionCheck(_Log):
     id: str
     strict: bool
     loose: bool
+    # proctor's reading beside lm-eval's (`proctor.scoring.ifeval.COUNTED_READING`), only where they read the
+    # instruction differently: a letter-frequency check asking for a non-letter (`#`), which lm-eval swaps for a
+    # drawn letter, counted as the character asked for
+    counted_strict: bool | None = None
+    counted_loose: bool | None = None
+
+
+class SecondAskRecord(_Log):
+    """The second ask of a sample (`proctor.scoring.second_ask`): the request as sent and the reply it got; the
+    sample's verdict is this reply's, its prompt and raw output the first exchange's."""
+
+    rule: str  # the second ask's name (`matharena-last-chance`)
+    prompt: list[dict[str, str]]  # the whole conversation sent: the first prompt, the reply, the message
+    raw_output: str | None = None
+    finish_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
 
 
 class GenerationDetails(Overlap):
@@ -160,6 +178,7 @@ class GenerationDetails(Overlap):
     judge_check: JudgeCheck | None = None  # the judge's verdict on an exact-answer item (agreement)
     p_correct: float | None = None  # a stated probability that the answer is correct (binary calibration)
     instructions: list[InstructionCheck] | None = None  # IFEval: each instruction followed, strict and loose
+    second_ask: SecondAskRecord | None = None  # the second request and reply, where the runner asked once more
 
 
 class JudgeDetails(Overlap):

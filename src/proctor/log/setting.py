@@ -60,6 +60,8 @@ def spec_setting(spec: RunSpec) -> dict[str, Any]:
               "prompt_options": dict(sorted(data.prompt_options.items())), "answer_rule": scorer.answer_rule,
               "extract": scorer.extract, "no_answer": scorer.no_answer, "truncated_as": scorer.truncated_as,
               "norm": scorer.norm, "softmax_temperature": scorer.softmax_temperature, "join": scorer.join,
+              "second_ask": scorer.second_ask,
+
               "exec_limits": scorer.exec_limits, "test_imports": scorer.test_imports, "sandbox": spec.sandbox}
     setting.update({k: v for k, v in _present(chosen).items() if _SPEC_DEFAULTS.get(k, object()) != v})
     judge = spec.judge

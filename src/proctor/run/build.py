@@ -83,19 +83,25 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
         return RunSpec(
             dataset=DatasetRef(name=dataset, data_file=options.data_file, seed=options.seed, limit=options.limit,
                                limit_per_category=options.limit_per_category, fewshot_from=options.fewshot_from,
-                               prompt_options={"after": options.after} if options.after else {}),
+                               prompt_options=_prompt_options(options)),
             model=ModelSpec(spec=model, options=backend, api_key_env=options.api_key_env),
             scorer=ScorerSpec(mode=options.mode, prompt_kind=options.prompt, format=options.format,
                               shots=options.shots, answer_rule=options.answer_rule, extract=options.extract,
                               no_answer=options.no_answer, truncated_as=options.truncated_as,
                               judge_agreement=options.judge_agreement, exec_limits=options.exec_limits,
-                              test_imports=options.test_imports or None),
+                              test_imports=options.test_imports or None,
+                              second_ask=False if options.no_second_ask else None),
             generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
             cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options))
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
+
+
+def _prompt_options(options: EvalOptions) -> dict[str, str]:
+    """The options a benchmark's loader takes besides the data: LiveCodeBench's `after`, GPQA's `sampler`."""
+    return {k: v for k, v in (("after", options.after), ("sampler", options.sampler)) if v}
 
 
 def stop_rule(options: EvalOptions) -> StopRule | None:

@@ -48,11 +48,28 @@ async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[t
     for (item, epoch), reqs in zip(plan, per_item, strict=True):
         batch.append(Answered(item, epoch, reqs, answers[offset : offset + len(reqs)]))
         offset += len(reqs)
+    batch = await _second_asks(task, model, scorer, batch)
     verdicts = await scorer.score(task, batch)
     counted = isinstance(model, CachedModel)  # without the cache: not counted (None)
     return [sample_of(task, a.item, a.epoch, scorer, as_sent(model, a, v),
                       sum(r.cached for r in a.answers) if counted else None)
             for a, v in zip(batch, verdicts, strict=True)]
+
+
+async def _second_asks(task: Task, model: Model, scorer: Scorer, batch: list[Answered]) -> list[Answered]:
+    """Each answered item with the second ask its scorer wants (MathArena's: no boxed answer read) asked, in one
+    call, and added to its requests and answers."""
+    wants = getattr(scorer, "second_request", None)
+    if wants is None:
+        return batch
+    wanted: list[GenerateRequest | None] = [wants(task, a) for a in batch]
+    todo = [r for r in wanted if r is not None]
+    if not todo:
+        return batch
+    expect(requests=len(todo))
+    replies = iter(await _ask(model, scorer.capability, todo))
+    return [a if r is None else Answered(a.item, a.epoch, [*a.requests, r], [*a.answers, next(replies)])
+            for a, r in zip(batch, wanted, strict=True)]
 
 
 def as_sent(model: Model, answered: Answered, verdict: Scored) -> Scored:

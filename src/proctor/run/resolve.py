@@ -34,6 +34,7 @@ from ..core.spec import (
 from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
+from ..models.registry import BACKENDS
 from ..scoring.execute.sandbox import sandbox_kind
 from ..scoring.execute.scorer import DEFAULT_EXEC_LIMITS
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
@@ -56,11 +57,15 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
     mode = spec.scorer.mode or own or task.default_mode or "generate"
     scorer = _scorer(spec.scorer.model_copy(update={"mode": mode}), task)
     check_honoured(spec.model_copy(update={"scorer": scorer}), task)  # sent, or refused before the run
-    generation = spec.generation
+    generation, options = spec.generation, spec.dataset.prompt_options
     if scorer.mode == "generate" and task.scorer is None:
-        generation = _generation(spec.generation, task, scorer.prompt_kind or task.prompts.kinds[0])
+        kind = scorer.prompt_kind or task.prompts.kinds[0]
+        family = _family(task, kind, options.get(FAMILY_OPTION), spec.model.spec)
+        options = options | {FAMILY_OPTION: family} if family is not None else options
+        generation = _generation(spec.generation, task, kind, family)
     revision = spec.dataset.revision or task.source.get("revision")
-    dataset = spec.dataset.model_copy(update={"content_hash": task.content_hash, "prompt_hash": prompt_hash(task),
+    dataset = spec.dataset.model_copy(update={"prompt_options": options, "content_hash": task.content_hash,
+                                              "prompt_hash": prompt_hash(task),
                                               "fewshot_hash": fewshot_hash(task.prompts, task.items,
                                                                            _shown_kind(scorer, task)),
                                               "revision": str(revision) if revision is not None else None})
@@ -129,7 +134,7 @@ def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     """The prompt kind, answer rule, no-answer policy and reader version the run uses."""
     if scorer.mode == "logprob" or task.scorer is not None:
         suites = bool(task.items) and all(is_suite_item(it) for it in task.items)
-        update: dict[str, object] = {"no_answer": scorer.no_answer or "wrong",
+        update: dict[str, object] = {"no_answer": scorer.no_answer or "wrong", "second_ask": None,
                                      "prompt_kind": scorer.prompt_kind or logprob_kind(task)}
         if suites:
             update |= {"norm": scorer.norm or SUITE_DEFAULTS.norm.value, "join": scorer.join or SUITE_DEFAULTS.join,
@@ -140,7 +145,50 @@ def _scorer(scorer: ScorerSpec, task: Task) -> ScorerSpec:
     return scorer.model_copy(update={
         "prompt_kind": kind, "answer_rule": rule.name if rule is not None else None, **_execution(scorer, task),
         "no_answer": scorer.no_answer or default_no_answer(task, kind, scorer.extract),  # as the reading that scores
-        "extractor_version": EXTRACTOR_VERSION})
+        "extractor_version": EXTRACTOR_VERSION, "second_ask": _second_ask(scorer.second_ask, rule, task.name, kind)})
+
+
+def _second_ask(given: bool | None, rule: AnswerRule | None, name: str, kind: str) -> bool | None:
+    """On where the kind's rule has a second ask (MathArena's), unless turned off; None where it has none."""
+    if rule is not None and rule.second_ask is not None:
+        return True if given is None else given
+    if given:
+        raise ProctorError(f"second_ask: {name} ({kind}) has no second ask; only MathArena's rule (aime-2026, "
+                           "hmmt-feb-*) asks once more")
+    return None
+
+
+FAMILY_OPTION = "sampler"  # the prompt option naming the model family a builder's upstream sends per
+
+
+def _family(task: Task, kind: str, given: str | None, model: str) -> str | None:
+    """The model family the kind's upstream request follows (GPQA simple-evals' sampler: `o-series` or `chat`),
+    given or chosen from the model's name; None where the builder has no families for the kind."""
+    choose = getattr(task.prompts, "model_family", None)
+    backend = model.partition(":")[0]
+    sends_system = backend not in BACKENDS or "system" in BACKENDS[backend].settings
+    family = choose(kind, given, model, sends_system) if callable(choose) else None
+    if given is not None and family is None:
+        raise ProctorError(f"{FAMILY_OPTION}: {task.name} ({kind}) sends one request whatever the model; "
+                           f"--{FAMILY_OPTION} applies to gpqa-* --prompt simple-evals")
+    return family if isinstance(family, str) else None
+
+
+def _generation(generation: GenerationSpec, task: Task, kind: str, family: str | None = None) -> GenerationSpec:
+    """The kind's stop sequences added; the token budget: given, else the kind's, the benchmark's, the default;
+    the kind's system message and temperature (the model family's) where none is given."""
+    defaults = kind_defaults(task.prompts, kind, family)
+    stop = generation.stop + tuple(s for s in defaults.stop if s not in generation.stop)
+    budget = generation.max_tokens or defaults.max_tokens or task.default_max_tokens or DEFAULT_MAX_TOKENS
+    update: dict[str, object] = {"stop": stop, "max_tokens": budget}
+    if defaults.system is not None and generation.system is None:
+        update["system"] = defaults.system
+    if generation.temperature == GenerationSpec().temperature:  # proctor's default: the kind's upstream value
+        if not defaults.sends_temperature:
+            update["temperature"] = None
+        elif defaults.temperature is not None:
+            update["temperature"] = defaults.temperature
+    return generation.model_copy(update=update)
 
 
 def _execution(scorer: ScorerSpec, task: Task) -> dict[str, object]:
@@ -155,14 +203,6 @@ def _execution(scorer: ScorerSpec, task: Task) -> dict[str, object]:
     if scorer.test_imports and not hasattr(task.code, "test_imports"):
         raise ProctorError(f"test_imports: {task.name}'s tests come with no imports to run (mbpp's do)")
     return {"exec_limits": scorer.exec_limits or DEFAULT_EXEC_LIMITS}
-
-
-def _generation(generation: GenerationSpec, task: Task, kind: str) -> GenerationSpec:
-    """The kind's stop sequences added; the token budget: given, else the kind's, the benchmark's, the default."""
-    defaults = kind_defaults(task.prompts, kind)
-    stop = generation.stop + tuple(s for s in defaults.stop if s not in generation.stop)
-    budget = generation.max_tokens or defaults.max_tokens or task.default_max_tokens or DEFAULT_MAX_TOKENS
-    return generation.model_copy(update={"stop": stop, "max_tokens": budget})
 
 
 def budget_for(task: Task, kind: str, generation: GenerationSpec) -> GenerationSpec:

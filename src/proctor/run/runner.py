@@ -136,9 +136,11 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return ChoiceScorer()
     kind = s.prompt_kind or task.prompts.kinds[0]
     settings, no_answer = spec.generation, s.no_answer or "wrong"
+    rule = task.answer_rule(kind)
+    graded = rule is not None and rule.grades_truncated and s.truncated_as != "excluded"  # else proctor's exclusion
     if judge is None:
         return GenerationScorer(kind, settings, spec.epochs, extract=s.extract, answer_rule=s.answer_rule,
-                                no_answer=no_answer)
+                                no_answer=no_answer, grade_truncated=graded, second_ask=bool(s.second_ask))
     agreement = [it.identifier for it in task.items if not it.modality.needs_judge][: s.judge_agreement]
     judge_settings = spec.judge.settings if spec.judge is not None else None
     return JudgeScorer(kind, settings, spec.epochs, judge=judge, agreement_ids=frozenset(agreement),

@@ -31,6 +31,7 @@ from .math_graders import (
     require_math_verify,
     require_matharena,
 )
+from .second_ask import MATHARENA_SECOND_ASK, SecondAsk
 
 # 2: built-in benchmarks score by their reference answer rule (ANSWER_RULES), proctor's reader beside it
 EXTRACTOR_VERSION = "proctor-extract/2"
@@ -648,6 +649,11 @@ class AnswerRule:
     # a "grader" rule's verdict on one reply (item, text) -> `proctor.scoring.base.Scored`: the reference's own
     # scoring of the whole reply (IFEval's instruction checkers, BBH's filter and exact match); no robust reading
     score_whole: Callable[[Any, str], Any] | None = None
+    # the authors grade a reply stopped at the token limit on the text received (lm-eval's IFEval); proctor's
+    # exclusion of such replies is then `--truncated-as excluded`
+    grades_truncated: bool = False
+    # the authors' runner asks once more when it reads no answer (MathArena's last chance); `--no-second-ask` off
+    second_ask: SecondAsk | None = None
     # its verdict (item, why) -> Scored on a reply its grader gave up on (`proctor.scoring.budget`), where it keeps
     # more than the generic one (no answer, score 0)
     gave_up: Callable[[Any, str], Any] | None = None
@@ -685,7 +691,7 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         AnswerRule("matharena", "expression", f"eth-sri/matharena@{MATHARENA_COMMIT[:12]} src/matharena/parser.py "
                    "extract_answer (strict_parsing false), parse_answer, check_answers (MathArena's own code, "
                    "installed)", partial(_filtered, matharena_extracted, "matharena"), grade=matharena_correct,
-                   require=require_matharena),
+                   require=require_matharena, second_ask=MATHARENA_SECOND_ASK),
     )
 }
 LLMWC_MCQA = "llm-wc-mcqa"

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..core.model import Capability, GenerateRequest, Generation, GenerationSpec
+from ..core.model import Capability, GenerateRequest, Generation, GenerationSpec, Message, request_prompt
 from ..data.records import GradedAnswer, Item, Modality
-from ..log.runlog import GenerationDetails, Outcome, Reading, Readings
+from ..log.runlog import GenerationDetails, Outcome, Reading, Readings, SecondAskRecord
 from ..util.errors import ProctorError
-from .base import JUDGE_PENDING, Answered, Request, Scored, usage_of
+from .base import JUDGE_PENDING, Answered, Request, Scored, Usage, usage_of
 from .budget import GAVE_UP, GaveUp, within_budget
 from .extract import (
     EXTRACTOR_VERSION,
@@ -247,9 +247,11 @@ def settings_for_epoch(settings: GenerationSpec, epoch: int, epochs: int) -> Gen
 
 
 def generation_verdict(
-    item: Item, answered: Answered, rule: AnswerRule | None = None, extract: str = REFERENCE
+    item: Item, answered: Answered, rule: AnswerRule | None = None, extract: str = REFERENCE,
+    grade_truncated: bool = False,
 ) -> Scored:
-    """Rule-based verdict on one generated answer (prose items are left UNSCORED for a judge)."""
+    """Rule-based verdict on one generated answer (prose items are left UNSCORED for a judge); `grade_truncated`:
+    a reply stopped at the token limit is graded on the text received (its answer part), as lm-eval's IFEval."""
     request, answer = answered.requests[0], answered.answers[0]
     assert isinstance(request, GenerateRequest) and isinstance(answer, Generation)
     common: dict[str, Any] = {
@@ -264,6 +266,8 @@ def generation_verdict(
     if not item.is_scored:
         return Scored(Outcome.UNSCORED, GenerationDetails(), extraction_rule="unscored", **common)
     final = answer_text(answer)
+    if final is None and grade_truncated:
+        final = split_reasoning(answer.text).answer
     if final is None:  # cut off: nothing is extracted from the middle of a thought
         return Scored(Outcome.TRUNCATED, GenerationDetails(), score=0.0, extraction_rule="truncated", **common)
     return replace(score_item(item, final, rule, extract), **common)
@@ -282,6 +286,10 @@ class GenerationScorer:
     extract: str = REFERENCE  # which reading scores where the benchmark declares a reference rule (--extract)
     answer_rule: str | None = None  # the name of the prompt kind's reference rule (None: proctor's reader alone)
     no_answer: str = "wrong"  # how results count a reply no rule read (--no-answer, else the rule's default)
+    # a truncated reply graded on its text (the rule's `grades_truncated`, unless --truncated-as excluded: both in
+    # the spec, so not repeated in the identity)
+    grade_truncated: bool = False
+    second_ask: bool = False  # ask once more where the rule's runner would (the resolved spec's `second_ask`)
 
     def check(self, task: Task) -> None:
         if self.prompt_kind not in task.prompts.kinds:
@@ -309,6 +317,49 @@ class GenerationScorer:
         return [GenerateRequest(task.prompts.messages(item, self.prompt_kind), settings,
                                 completion=task.sends_text(self.prompt_kind))]
 
+    def second_request(self, task: Task, answered: Answered) -> GenerateRequest | None:
+        """The second ask `answered` needs (the rule's, when on: MathArena's when its strict parser reads no
+        boxed answer in the reply as returned), or None. `run.chunk` sends it; `score` grades its reply."""
+        ask = getattr(task.answer_rule(self.prompt_kind), "second_ask", None)
+        if not self.second_ask or ask is None or answered.error is not None or not answered.item.is_scored:
+            return None
+        request, answer = answered.requests[0], answered.answers[0]
+        if not isinstance(request, GenerateRequest) or not isinstance(answer, Generation) or request.completion:
+            return None
+        if not ask.needed(answer.text):
+            return None
+        messages = (*request.messages, Message("assistant", answer.text), Message("user", ask.message))
+        return GenerateRequest(messages, request.settings)
+
     async def score(self, task: Task, batch: Sequence[Answered]) -> list[Scored]:
         rule = task.answer_rule(self.prompt_kind)
-        return [generation_verdict(a.item, a, rule, self.extract) for a in batch]
+        return [self._verdict(a, rule) for a in batch]
+
+    def _verdict(self, a: Answered, rule: AnswerRule | None) -> Scored:
+        """The verdict on the last reply; with a second ask, the first exchange kept as the sample's prompt and
+        output, the second in `details.second_ask`, the tokens of both counted."""
+        first = generation_verdict(a.item, Answered(a.item, a.epoch, a.requests[:1], a.answers[:1]), rule,
+                                   self.extract, self.grade_truncated)
+        if len(a.answers) < 2:
+            return first
+        request, answer = a.requests[1], a.answers[1]
+        assert isinstance(request, GenerateRequest) and isinstance(answer, Generation)
+        last = generation_verdict(a.item, Answered(a.item, a.epoch, [request], [answer]), rule, self.extract,
+                                  self.grade_truncated)
+        ask = getattr(rule, "second_ask", None)
+        prompt = request_prompt(request)
+        record = SecondAskRecord(rule=ask.name if ask is not None else "second-ask",
+                                 prompt=prompt if isinstance(prompt, list) else [], raw_output=answer.text,
+                                 finish_reason=answer.finish_reason, input_tokens=answer.input_tokens,
+                                 output_tokens=answer.output_tokens, error=answer.error)
+        u, v = first.usage, last.usage
+        usage = Usage(input_tokens=_total(u.input_tokens, v.input_tokens),
+                      output_tokens=_total(u.output_tokens, v.output_tokens),
+                      latency_s=_total(u.latency_s, v.latency_s), finish_reason=v.finish_reason, reasoning=u.reasoning)
+        return replace(last, details=last.details.model_copy(update={"second_ask": record}), prompt=first.prompt,
+                       raw_output=first.raw_output, usage=usage)
+
+
+def _total(a: float | None, b: float | None) -> Any:
+    """Two counts added (None when either is unknown)."""
+    return None if a is None or b is None else a + b
