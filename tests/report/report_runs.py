@@ -12,6 +12,7 @@ import pytest
 from proctor.core.results import Results
 from proctor.log.runlog import SAMPLES, Manifest, Outcome, Sample, write_manifest, write_results
 
+ITEMS = str(Path(__file__).resolve().parents[2] / "examples" / "items" / "multiple-choice.jsonl")
 PAYLOAD = '<script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=2">'
 WORDS = [f"{a}{b}" for a in ("re", "con", "pro", "ex", "in", "sub", "trans", "de", "per", "ob") for b in (
     "sider", "tain", "duce", "pect", "form", "vert", "ject", "tend", "mit", "fer", "pose", "port", "struct", "clude")]
@@ -162,6 +163,18 @@ def runs(tmp_path: Path) -> list[Path]:
     p = write_run(tmp_path, "run-p", model="hf:tiny", samples=prob_samples(50, seed=3), mode="logprob",
                   dataset="synthetic-suite")
     return [ra, rb, p]
+
+
+@pytest.fixture
+def logprob_run(tmp_path: Path) -> Path:
+    """A real log-likelihood run (the scripted model's exact pseudo-random log-probabilities) with two few-shot
+    examples before each question."""
+    from proctor.cli import main
+
+    out = tmp_path / "lp"
+    assert main(["run", ITEMS, "--mode", "logprob", "--model", "scripted:first", "--shots", "2", "--fewshot-from",
+                 ITEMS, "-o", str(out), "--no-history", "--store", str(tmp_path / "s.db")]) == 0
+    return out
 
 
 @pytest.fixture

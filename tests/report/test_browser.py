@@ -163,6 +163,21 @@ def test_judge_verdicts_and_agreement_in_the_browser(browser: Any, judged_run: P
     assert pg.console == [] and pg.requests == [out.resolve().as_uri()]
 
 
+def test_a_log_likelihood_sample_shows_the_chosen_option_and_each_option_s_probability(
+        browser: Any, logprob_run: Path, tmp_path: Path) -> None:
+    out = write_report([logprob_run], tmp_path / "lp.html", history=[])
+    pg = Page(browser)
+    pg.open(out)
+    page = pg.page
+    snip = page.inner_text(".row >> nth=0 >> .snip")
+    assert snip.upper().startswith("CHOSE") and "(logp \u2212" in snip and "Answer:" not in snip
+    page.click(".row >> nth=0")
+    rows = page.locator(".detail table.lp tr")
+    assert rows.count() == 5 and page.locator(".detail table.lp tr.chosen").count() == 1  # a header, 4 options
+    assert page.locator(".detail table.lp tr.expected").count() == 1 and "%" in page.inner_text(".detail table.lp")
+    assert pg.console == [] and pg.requests == [out.resolve().as_uri()]
+
+
 # ---------------------------------------------------------------- layout at phone, laptop and desktop widths
 
 WIDTHS = (390, 1200, 1600)

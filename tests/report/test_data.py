@@ -11,7 +11,9 @@ from proctor.core.results import EpochSpread
 from proctor.data.coverage import difficulty_band
 from proctor.log.runlog import Outcome
 from proctor.metrics.accuracy import group_block
+from proctor.metrics.results import open_run
 from proctor.report import data
+from proctor.scoring.logprob import softmax as stats_softmax
 from proctor.stats import intervals as stats
 
 
@@ -177,3 +179,18 @@ def test_a_report_among_the_runs_is_passed_over_quietly(runs: list[Path], tmp_pa
     stray = folder / "notes.html"
     stray.write_text("<p>mine</p>")
     assert data.load([*runs, stray], history=[]).warnings[0].startswith(f"{stray}: skipped")
+
+
+def test_a_log_likelihood_sample_gives_each_option_its_logprob_and_probability(logprob_run: Path) -> None:
+    """The run's own log-probabilities and softmax (over the options, as it scored them), the chosen and the
+    expected option marked; a sample without log-probabilities has none."""
+    s = next(open_run(logprob_run).iter_samples())
+    opts = data.option_scores(s)
+    assert [o.label for o in opts] == ["A", "B", "C", "D"]
+    assert [o.logprob for o in opts] == [s.details["logprobs"][k] for k in "ABCD"]
+    assert [o.prob for o in opts] == pytest.approx(list(stats_softmax([o.logprob for o in opts])))
+    assert sum(o.prob for o in opts) == pytest.approx(1)
+    assert [o.label for o in opts if o.chosen] == [s.extracted]
+    assert [o.label for o in opts if o.expected] == [s.reference]
+    assert data.option_scores(gen_samples(1, seed=1, skill=1)[0]) == []
+    assert data.option_scores(prob_samples(2, seed=1)[1]) == []  # a suite's distribution has no log-probabilities

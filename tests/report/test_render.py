@@ -294,3 +294,30 @@ def test_the_sample_browser_holds_at_most_max_samples_a_seeded_draw_with_a_note(
     assert "random sample of 100 of the 320 samples" in html and len(_blob(html)["samples"]) == 100
     whole = write_report([big, small], tmp_path / "all.html", history=[], max_samples=0).read_text(encoding="utf-8")
     assert 'id="sb-sampled"' not in whole and len(_blob(whole)["samples"]) == 320
+
+
+def test_a_log_likelihood_sample_shows_its_options_and_the_chosen_one_not_the_few_shot_text(logprob_run: Path) -> None:
+    """The "model output" column is the option the run chose with its log-probability (never the prompt's
+    few-shot start); the sample view gets each option's log-probability and probability, chosen and expected
+    flagged (1, 2)."""
+    html = render_html(data.load([logprob_run], history=[]))
+    rows = _blob(html)["samples"]
+    first = json.loads((logprob_run / "samples.jsonl").read_text().splitlines()[0])
+    row = next(r for r in rows if r["id"] == first["sample_id"])
+    lp = first["details"]["logprobs"][first["extracted"]]
+    assert row["ch"] == f"{first['extracted']} (logp {lp:.2f})".replace("-", "\u2212") and "q" not in row
+    assert [o[0] for o in row["lp"]] == list(first["details"]["logprobs"])
+    assert [o[2] for o in row["lp"]] == pytest.approx(list(first["details"]["distribution"].values()))
+    flags = {o[0]: o[3] for o in row["lp"]}
+    assert flags[first["extracted"]] & 1 and flags[first["reference"]] & 2 and sum(f & 1 for f in flags.values()) == 1
+    assert all("q" not in r and r["ch"] and "\n" not in r["ch"] and len(r["ch"]) < 40 for r in rows)
+
+
+def test_option_labels_reach_the_page_as_data(tmp_path: Path) -> None:
+    s = type(base := gen_samples(1, seed=1, skill=1)[0]).model_validate({
+        **base.model_dump(), "raw_output": None, "mode": "logprob", "extracted": PAYLOAD,
+        "details": {"kind": "choice", "logprobs": {PAYLOAD: -0.5, "B": -40.5}}})
+    html = render_html(data.load([write_run(tmp_path, "x", model="m", samples=[s], mode="logprob")], history=[]))
+    assert PAYLOAD not in html and "<img" not in html
+    row = _blob(html)["samples"][0]
+    assert [o[0] for o in row["lp"]] == [PAYLOAD, "B"] and row["lp"][0][3] == 1 and row["ch"].startswith(PAYLOAD)

@@ -9,7 +9,7 @@ import typer
 
 from ..core.spec import RunSpec
 from ..log.runlog import RunLog
-from ..run.executors import EXECUTORS, Settings, launch, print_line, progress_line
+from ..run.executors import EXECUTORS, Settings, attempt_logs, launch, print_line, progress_line
 from ..run.executors import status as shard_status
 from ..run.executors.k8s import write_job
 from ..run.runner import accuracy_line
@@ -108,7 +108,7 @@ def status(out: Annotated[Path, typer.Argument(metavar="OUT", show_default=False
     typer.echo(plain(progress_line(plan, states)))
     for s in states:
         typer.echo(plain(f"  shard {s.index}/{plan.count}: {s.state:<7} attempt {s.attempt}  job {s.job or '-'}  "
-                         f"{s.samples} samples  log {plan.log_path(s.index)}"))
+                         f"{s.samples} samples  {attempt_logs(plan, s.index)}"))
     if all(s.state == "done" for s in states) and not (out / "manifest.json").exists():
         typer.echo(plain(f"all done: `proctor merge {out}` merges them"))
 

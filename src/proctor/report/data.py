@@ -25,6 +25,7 @@ from ..metrics import registered
 from ..metrics.accuracy import clustering_text
 from ..metrics.results import open_run, summarize
 from ..run.store import Store, default_store_path, record_key
+from ..scoring.logprob import softmax
 from ..stats.intervals import calibration as stats_calibration
 from ..util.errors import ProctorError
 from .comparisons import ComparisonSection, comparison_section
@@ -103,6 +104,43 @@ def distribution(s: Sample) -> ContextDist | None:
         text = s.prompt if isinstance(s.prompt, str) else s.item_id
     predicted = max(range(len(probs)), key=probs.__getitem__)
     return ContextDist(s.item_id, text, labels, probs, _expected_index(s, labels), predicted)
+
+
+@dataclass(frozen=True)
+class OptionScore:
+    """One option of a log-likelihood sample: its log-probability and its probability (the softmax over the
+    options the run recorded), and whether the run chose it or expected it."""
+
+    label: str
+    logprob: float
+    prob: float
+    chosen: bool
+    expected: bool
+
+
+def _floats(raw: Any) -> dict[str, float] | None:
+    """{label: number} from a mapping of finite-or-not numbers; None when it is not one."""
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    try:
+        return {str(k): float(v) for k, v in raw.items()}
+    except (TypeError, ValueError):
+        return None
+
+
+def option_scores(s: Sample) -> list[OptionScore]:
+    """Each option's log-probability and probability, for a log-likelihood sample (details["logprobs"], with the
+    run's own distribution when it wrote one, else the softmax of the log-probabilities); [] for any other."""
+    logps = _floats(s.details.get("logprobs"))
+    if logps is None:
+        return []
+    labels = list(logps)
+    probs = _floats(s.details.get("distribution"))
+    if probs is None or set(probs) != set(labels):
+        probs = dict(zip(labels, softmax([logps[k] for k in labels]), strict=True))
+    chosen = s.extracted if s.extracted in logps else max(labels, key=probs.__getitem__)
+    gold = s.details.get("gold", s.reference)
+    return [OptionScore(k, logps[k], probs[k], k == chosen, isinstance(gold, str) and k == gold) for k in labels]
 
 
 def calibration_view(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibration | None:

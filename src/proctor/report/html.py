@@ -12,6 +12,7 @@ import base64
 import gzip
 import hashlib
 import json
+import math
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -27,7 +28,7 @@ from ..metrics.money import format_amount
 from ..stats.comparison import p_cell, points
 from . import labels as run_labels
 from . import plots
-from .data import BANDS, ReportData, RunSummary, confusion_matrix
+from .data import BANDS, OptionScore, ReportData, RunSummary, confusion_matrix, option_scores
 
 PLAIN_LIMIT = 1_500_000  # bytes of sample JSON above which the blob is gzipped (+ base64)
 MAX_DIST_ROWS = 60
@@ -97,6 +98,22 @@ def _snippet(s: Sample, prompt: Sequence[Mapping[str, Any]]) -> str:
     return " ".join(text[: SNIPPET * 4].split())[:SNIPPET]
 
 
+def _finite(value: float) -> float | None:
+    """A number JSON can carry (None for -inf or NaN: the browser shows —)."""
+    return value if math.isfinite(value) else None
+
+
+def logp_text(value: float) -> str:
+    """A log-probability as the report writes it: two decimals, a true minus sign."""
+    return f"{value:.2f}".replace("-", "\u2212")
+
+
+def chosen_text(options: Sequence[OptionScore]) -> str:
+    """The "model output" of a log-likelihood sample: the option the run chose, `B (logp −1.23)`."""
+    chosen = next((o for o in options if o.chosen), None)
+    return f"{chosen.label} (logp {logp_text(chosen.logprob)})" if chosen else ""
+
+
 MAX_SAMPLES = 10_000  # rows of the sample browser, over every run (report --max-samples)
 
 
@@ -151,7 +168,12 @@ def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> dict[st
                 "lat": s.latency_s,
                 "reason": s.reasoning,
             }
-            if not s.raw_output:
+            options = option_scores(s)
+            if options:
+                row["lp"] = [[o.label, _finite(o.logprob), _finite(o.prob), int(o.chosen) + 2 * int(o.expected)]
+                              for o in options]
+                row["ch"] = chosen_text(options)
+            elif not s.raw_output:
                 row["q"] = _snippet(s, msgs)
             row.update(_judge_fields(s.details))
             rows.append(row)

@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from proctor.core.spec import RunSpec
+from proctor.run.executors import Settings, _watch, attempt_logs, new_plan
+from proctor.run.executors.slurm import job_folder
+from proctor.util.errors import ProctorError
+
 from .conftest import DATA, assert_same_run, env, proctor_cmd, run_proctor, wait_for
 
-pytestmark = [pytest.mark.usefixtures("slurm"), pytest.mark.xdist_group("engines")]
+pytestmark = pytest.mark.xdist_group("engines")
+real = pytest.mark.usefixtures("slurm")  # the tests that submit to the machine's Slurm
 SLOW = "scripted:random,delay=0.4"  # one answer each 0.4 s, each kept as it comes: a shard takes seconds
 
 
@@ -39,6 +45,7 @@ def start_and_cancel(tmp_path: Path, retries: int) -> tuple[subprocess.Popen[str
     return run, job, out
 
 
+@real
 def test_three_shards_through_slurm_with_a_cancelled_shard_retried_equal_the_unsharded_run(tmp_path: Path) -> None:
     run, cancelled, out = start_and_cancel(tmp_path, retries=1)
     plain = run_proctor("run", DATA, "--model", SLOW, "-o", str(tmp_path / "plain"), "--no-history",
@@ -55,17 +62,24 @@ def test_three_shards_through_slurm_with_a_cancelled_shard_retried_equal_the_uns
     assert_same_run(out, tmp_path / "plain")
     log = (tmp_path / "out.shards" / "logs" / "shard-1-of-3.log").read_text()
     assert "attempt 1, pid" in log and "attempt 2: exit 0" in log  # both attempts' output kept
+    first = tmp_path / "out.shards" / "slurm" / cancelled / f"{cancelled}_0_log.err"
+    assert "CANCELLED" in first.read_text()  # and Slurm's own word on attempt 1, in its job's folder
+    shown = run_proctor("status", str(out), cwd=tmp_path).stdout
+    assert f"attempt 1 {first.parent}" in shown and f"attempt 2 {first.parent.parent / attempts['1'][1]}" in shown
     assert "multiple-choice: accuracy" in stdout
 
 
+@real
 def test_a_cancelled_shard_with_no_retries_left_stops_the_run_and_nothing_is_merged(tmp_path: Path) -> None:
     run, cancelled, out = start_and_cancel(tmp_path, retries=0)
     _, stderr = run.communicate(timeout=300)
     assert run.returncode == 2
     assert f"shard(s) 1/3 (job {cancelled}" in stderr and "nothing merged" in stderr
+    assert f"attempt 1 {tmp_path / 'out.shards' / 'slurm' / cancelled}" in " ".join(stderr.split())
     assert not out.exists()
 
 
+@real
 def test_no_wait_returns_the_job_ids_and_status_then_merge_finish(tmp_path: Path) -> None:
     out = tmp_path / "out"
     sub = run_proctor("run", DATA, "--model", "scripted:random", "--shards", "3", "--executor", "slurm",
@@ -86,3 +100,32 @@ def test_no_wait_returns_the_job_ids_and_status_then_merge_finish(tmp_path: Path
                         "--store", str(tmp_path / "s.db"), cwd=tmp_path)
     assert plain.returncode == 0, plain.stderr
     assert_same_run(out, tmp_path / "plain")
+
+
+def test_each_attempt_s_log_is_named_the_shard_log_and_every_slurm_job_folder(tmp_path: Path) -> None:
+    """A retried shard's attempts each keep their output: the shard's log holds them all (a header each), and on
+    Slurm each attempt is a job with its own folder (submitit's and Slurm's messages), every one named; the
+    run that is out of retries names them too."""
+    spec = RunSpec.model_validate({"dataset": {"name": DATA}, "model": {"spec": "scripted:first"}})
+    plan = new_plan(spec, Settings(shards=2, executor="slurm", retries=1), tmp_path / "out", None, True, [])
+    plan.attempts = {"1": ["33_0", "36"], "2": ["33_1"]}
+    shards = tmp_path / "out.shards"
+    assert attempt_logs(plan, 1) == (f"log {shards / 'logs' / 'shard-1-of-2.log'}; Slurm's own: attempt 1 "
+                                     f"{shards / 'slurm' / '33_0'}, attempt 2 {shards / 'slurm' / '36'}")
+    assert attempt_logs(plan, 2).endswith(f"attempt 1 {shards / 'slurm' / '33_1'}")
+    assert job_folder(plan, "36") == shards / "slurm" / "36"
+    local = new_plan(spec, Settings(shards=2), tmp_path / "loc", None, True, [])
+    local.attempts = {"1": ["pid:1", "pid:2"]}
+    assert attempt_logs(local, 1) == f"log {tmp_path / 'loc.shards' / 'logs' / 'shard-1-of-2.log'}"
+
+    class Spent:  # an engine whose every attempt failed: the run stops, naming where each attempt's log is
+        name = "slurm"
+
+        def alive(self, jobs: dict[int, str]) -> dict[int, bool]:
+            return dict.fromkeys(jobs, False)
+
+        def cancel(self, job: str) -> None: ...
+
+    with pytest.raises(ProctorError) as err:
+        _watch(plan, Spent(), lambda line: None)  # type: ignore[arg-type]
+    assert f"1/2 (job 36, {attempt_logs(plan, 1)})" in str(err.value)

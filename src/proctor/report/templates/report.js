@@ -106,11 +106,32 @@
     });
     d.appendChild(pre);
     if (s.reason) { d.appendChild(el("h5", null, "Reasoning")); d.appendChild(el("pre", null, s.reason)); }
+    if (s.lp) d.appendChild(options(s.lp));
     d.appendChild(el("h5", null, "Raw output"));
     d.appendChild(el("pre", "raw", s.out || "(none)"));
     if (s.j) d.appendChild(verdict("Judge verdict", s.j, null));
     if (s.jc) d.appendChild(verdict("Judge check (for agreement only; exact match scored this sample)", s.jc, s.jc.o));
     return d;
+  }
+
+  function options(lp) {
+    // Each option's log-probability and probability (the softmax over the options the run scored); flags: 1 chosen, 2 expected.
+    var box = el("div", "options");
+    box.appendChild(el("h5", null, "Options (log-probability, probability)"));
+    var table = el("table", "lp");
+    var head = el("tr");
+    ["option", "logp", "p", ""].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    table.appendChild(head);
+    lp.forEach(function (o) {
+      var tr = el("tr", (o[3] & 1 ? "chosen" : "") + (o[3] & 2 ? " expected" : ""));
+      tr.appendChild(el("td", null, o[0]));
+      tr.appendChild(el("td", "num", o[1] === null ? "—" : o[1].toFixed(2).replace("-", "\u2212")));
+      tr.appendChild(el("td", "num", o[2] === null ? "—" : (100 * o[2]).toFixed(1) + "%"));
+      tr.appendChild(el("td", null, [o[3] & 1 ? "chosen" : "", o[3] & 2 ? "expected" : ""].filter(Boolean).join(", ")));
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+    return box;
   }
 
   function verdict(title, v, outcome) {
@@ -131,12 +152,14 @@
   }
 
   function snippet(s) {
-    // What the row shows: the error, else the model's output, else (log-probability runs) the prompt, labelled.
-    var kind = s.e ? "err" : s.out ? "out" : "q";
+    // What the row shows: the error, else the model's output, else (log-likelihood runs) the option it chose,
+    // else (other probability runs) the prompt, labelled.
+    var kind = s.e ? "err" : s.out ? "out" : s.ch ? "ch" : "q";
     var span = el("span", "snip " + kind);
     if (kind === "q") span.appendChild(el("b", "tag", "prompt"));
+    if (kind === "ch") span.appendChild(el("b", "tag", "chose"));
     if (kind === "err") span.appendChild(el("b", "tag", "error"));
-    span.appendChild(document.createTextNode((s.e || s.out || s.q || "").replace(/\s+/g, " ").slice(0, 220)));
+    span.appendChild(document.createTextNode((s.e || s.out || s.ch || s.q || "").replace(/\s+/g, " ").slice(0, 220)));
     return span;
   }
 

@@ -28,9 +28,9 @@ from ..store import Store
 from .local import LocalEngine
 from .plan import EXECUTORS, Plan, Settings, new_plan, plan_dir_of, read_plan, read_status
 from .ray import RayEngine
-from .slurm import SlurmEngine, active_jobs
+from .slurm import SlurmEngine, active_jobs, job_folder
 
-__all__ = ["EXECUTORS", "Settings", "ShardState", "engine_for", "finish", "launch", "new_plan", "plan_dir_of", "shard_states"]
+__all__ = ["EXECUTORS", "Settings", "ShardState", "attempt_logs", "engine_for", "finish", "launch", "new_plan", "plan_dir_of", "shard_states"]
 
 
 class Engine(Protocol):
@@ -78,6 +78,16 @@ def shard_states(plan: Plan, alive: dict[int, bool] | None = None) -> list[Shard
             state = "running" if status is not None else "queued"
         states.append(ShardState(k, state, len(jobs), jobs[-1] if jobs else None, _lines(plan.shard_dir(k))))
     return states
+
+
+def attempt_logs(plan: Plan, index: int) -> str:
+    """Where shard `index`'s attempts left their output: its log (every attempt appended, each under a `== shard
+    K/N, attempt A` header) and, on Slurm, each attempt's job folder (`slurm.job_folder`)."""
+    text = f"log {plan.log_path(index)}"
+    jobs = plan.attempts.get(str(index), [])
+    if plan.settings.executor == "slurm" and jobs:
+        text += "; Slurm's own: " + ", ".join(f"attempt {a} {job_folder(plan, job)}" for a, job in enumerate(jobs, 1))
+    return text
 
 
 def _lines(run_dir: Path) -> int:
@@ -154,7 +164,7 @@ def _watch(plan: Plan, engine: Engine, say: Callable[[str], None]) -> None:
             for s in states:
                 if s.state in ("queued", "running") and s.job:
                     engine.cancel(s.job)
-            names = ", ".join(f"{s.index}/{plan.count} (job {s.job}, log {plan.log_path(s.index)})" for s in spent)
+            names = ", ".join(f"{s.index}/{plan.count} (job {s.job}, {attempt_logs(plan, s.index)})" for s in spent)
             raise ProctorError(f"shard(s) {names} failed after {plan.settings.retries + 1} attempt(s); nothing "
                                f"merged. Fix the cause, then run the same command again: finished shards are kept")
         if failed:

@@ -1,7 +1,7 @@
 """`--executor slurm`: the shards as one Slurm job array, submitted through submitit (no job script to write).
 
 Each array task runs the shard's worker command (`python -m proctor.run.executors.worker`) with this proctor's code first on PYTHONPATH; submitit
-keeps its own logs in `OUT.shards/slurm/`. Whether a job is alive comes from `squeue` (a cluster without
+keeps each job's own logs in `OUT.shards/slurm/JOB/` (`job_folder`), every attempt's kept. Whether a job is alive comes from `squeue` (a cluster without
 accounting has no `sacct`); whether it succeeded, from the shard's own status file.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import shlex
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from ...util.errors import ProctorError
@@ -33,7 +34,7 @@ class SlurmEngine:
         except ImportError:
             raise ProctorError("--executor slurm needs submitit: pip install 'proctor-eval[slurm]'") from None
         s = self.settings
-        ex = submitit.SlurmExecutor(folder=plan.path / "slurm" / "%j")
+        ex = submitit.SlurmExecutor(folder=plan.path / "slurm" / "%j")  # one folder per job: job_folder
         params: dict[str, Any] = {
             "job_name": f"proctor-{plan.out.name}"[:60], "time": s.time_min, "cpus_per_task": s.cpus_per_task,
             "ntasks_per_node": 1, "array_parallelism": s.shards, "additional_parameters": dict(s.sbatch),
@@ -73,6 +74,13 @@ class SlurmEngine:
 
     def close(self) -> None:
         pass
+
+
+def job_folder(plan: Plan, job: str) -> Path:
+    """Where Slurm job `job` (an array task `42_1` or a job `45`) left its own output: submitit's
+    `JOB_0_log.out` and `JOB_0_log.err`, with Slurm's messages (a cancel, a time limit, a lost node). Each
+    attempt is a job of its own, so an attempt's folder is never reused by the next."""
+    return plan.path / "slurm" / job
 
 
 def active_jobs() -> dict[str, str]:
