@@ -89,9 +89,9 @@ def run(datasets: Datasets = None, model: RunModel = None, flags: Mapping[str, A
         retry_truncated: retry.RetryTruncated = None, model_options: options.ModelOptions | None = None) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
-    Exit status: 0 done; 1 finished but nothing was scored or more than --max-error-rate of the samples
-    errored, or --stop-when-decided decided NO-GO; 2 refused before or stopped early (bad input, or the first
-    answers all failed); 3 stopped by --max-cost."""
+    Exit status: 0 done; 1 finished but nothing was scored, every answer was cut at the token limit, more \
+than --max-error-rate of the samples errored, or --stop-when-decided decided NO-GO; 2 refused before or \
+stopped early (bad input, or the first answers all failed); 3 stopped by --max-cost."""
     flags, output, sharding = flags or {}, output or Output(), sharding or Sharding()
     given = model_options or options.ModelOptions({})
     try:

@@ -161,22 +161,22 @@ OPTIONS: tuple[Opt, ...] = (
         "e.g. llm-wc-mcqa (llm-wc's) or matharena-aime.", "scorer.answer_rule", "yes", True, True,
         example="llm-wc-mcqa", metavar="NAME", panel=SCORING),
     Opt("cluster", "str", None, "the benchmark's own, e.g. MMLU-Pro's src; none: items alone", "Cluster accuracy "
-        "intervals by this item attribute: items sharing a value share errors. docs/statistics.md", "cluster",
-        "no", False, False, example="category", metavar="category|subcategory|metadata.KEY|none", panel=SCORING),
+        "intervals by this item attribute (category, subcategory, metadata.KEY or none): items sharing a value "
+        "share errors. docs/statistics.md", "cluster",
+        "no", False, False, example="category", metavar="ATTR", panel=SCORING),
     Opt("unsafe_exec", "bool", False, "proctor (refused without a sandbox)", "Code benchmarks: execute model code "
         "without a sandbox when bubblewrap is unavailable (recorded in the manifest; by default such a run is "
         "refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
         "is unavailable, and `sandbox` is in the run id when not bubblewrap (where bubblewrap works it changes "
         "nothing)", example=True),
-    Opt("exec_limits", "str", None, "authors (code benchmarks)", "Code: the "
-        "authors' harness's limits or proctor's stricter ones.", "scorer.exec_limits", "yes", True, True,
+    Opt("exec_limits", "str", None, "authors", "Code: the authors' limits or proctor's stricter ones.", "scorer.exec_limits", "yes", True, True,
         "code benchmarks", choices=("authors", "proctor"), example="proctor", metavar="authors|proctor",
         panel=SCORING),
     Opt("test_imports", "bool", False, "proctor (bigcode never runs them)", "MBPP: also run its test_imports "
         "(bigcode does not).", "scorer.test_imports", "yes", True, True, "MBPP", example=True, panel=SCORING),
-    Opt("no_second_ask", "bool", False, "off", "No MathArena re-ask.", "scorer.second_ask", "yes", True, True, "aime-2026, hmmt-feb-*",
+    Opt("no_second_ask", "bool", False, "off", "MathArena: never ask again for a boxed answer.", "scorer.second_ask", "yes", True, True, "aime-2026, hmmt-feb-*",
         example=True, panel=SCORING),
-    Opt("sampler", "str", None, "by model", "GPQA sampler.",
+    Opt("sampler", "str", None, "by model", "simple-evals: the request of this model family.",
         "dataset.prompt_options", "yes", True, True, "gpqa-* --prompt simple-evals", choices=("o-series", "chat"),
         example="chat", metavar="o-series|chat", panel=SCORING),
     Opt("judge", "str", None, "none", "Model that grades prose answers (open-ended items need one).",
