@@ -110,15 +110,27 @@ def test_a_run_over_hanging_replies_finishes_and_its_resume_grades_nothing_again
     replies = {f"aime-2026.{i + 1}": r for i, r in enumerate([*HANGS.values(), "\\boxed{42}"])}
     model = f"scripted:file={script(tmp_path / 'r.jsonl', 'aime-2026', data, 'matharena', replies)}"
     monkeypatch.setattr(budget, "GRADER_SECONDS", 3.0)
-    ran = run(capsys, tmp_path, "aime-2026", data, model, "run")
+    ran = run(capsys, tmp_path, "aime-2026", data, model, "run", "--no-second-ask")  # the grading alone
     assert ran.code == 0, ran.err
     outcomes = {k: (s["outcome"], s["extraction_rule"]) for k, s in ran.samples.items()}
     assert outcomes == {"aime-2026.1": ("no_answer", GAVE_UP), "aime-2026.2": ("no_answer", GAVE_UP),
                         "aime-2026.3": ("no_answer", GAVE_UP), "aime-2026.4": ("correct", "matharena")}
     calls: list[object] = []
     monkeypatch.setattr(scorers, "within_budget", lambda *a, **k: calls.append(a))
-    again = run(capsys, tmp_path, "aime-2026", data, model, "run")
+    again = run(capsys, tmp_path, "aime-2026", data, model, "run", "--no-second-ask")
     assert again.code == 0 and calls == [], again.err  # every sample is done: none graded again
+
+
+@needs_matharena
+def test_the_second_ask_check_gives_up_within_the_budget_and_asks_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from proctor.scoring.second_ask import matharena_no_answer
+
+    within_budget("warm", len, "", text="", isolate=True)  # the grader process started (its imports: seconds)
+    monkeypatch.setattr(budget, "GRADER_SECONDS", 3.0)
+    start = time.monotonic()
+    assert matharena_no_answer(next(iter(HANGS.values())))  # its parser read no answer in time: ask again
+    assert time.monotonic() - start < 20
+    assert not matharena_no_answer("\\boxed{42}")
 
 
 # ---------------------------------------------------------------- IFEval: a 100k-deep JSON reply, a 1M-sentence reply

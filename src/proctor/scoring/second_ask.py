@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .budget import GaveUp, within_budget
 from .math_graders import MATHARENA_COMMIT, matharena_parser
 
 # MathArena's `_build_last_chance_prompt(options=None)`: its triple-quoted text, each line's spaces stripped
@@ -37,11 +38,17 @@ class SecondAsk:
 
 
 def matharena_no_answer(content: str) -> bool:
-    """MathArena's runner check: its strict parser finds no boxed answer in the reply's final message."""
+    """MathArena's runner check: its strict parser finds no boxed answer in the reply's final message. The
+    parser runs under the graders' budget (`scoring.budget`, in the grader process): one that raises or gives up
+    on a reply (`9^{9^{9}}`, a power tower) has read no answer."""
     try:
-        answer, _warning = matharena_parser().extract_answer(content, True)
-    except Exception:  # noqa: BLE001 - its parser raises on pathological nesting: no answer read
+        return within_budget("matharena last-chance check", _no_strict_answer, content, text=content, isolate=True)
+    except GaveUp:
         return True
+
+
+def _no_strict_answer(content: str) -> bool:
+    answer, _warning = matharena_parser().extract_answer(content, True)
     return answer is None
 
 
