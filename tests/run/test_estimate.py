@@ -33,7 +33,7 @@ def test_dry_run_counts_the_real_runs_prompt_tokens_with_hf(tiny_model_dir: Path
     assert not (tmp_path / "run").exists() and not (tmp_path / "s.sqlite").exists()  # nothing written
     assert "4 item(s) × 1 epoch(s) → 4 request(s)" in out and "(exact)" in out and "at most 16" in out
     dry = _tokens(out)
-    assert main(_argv(tmp_path, hf, "--device", "cpu", "--no-cache")) == 0
+    assert main(_argv(tmp_path, hf, "--device", "cpu", "--no-cache")) in (0, 1)  # 1: a random model cut at its budget on every item (cli/outcome.py)
     real = sum(s.input_tokens or 0 for s in read_run(tmp_path / "run").samples)
     assert dry == real > 0
     assert "cost: $0.00 to $0.00 at 1 in / 2 out per million tokens" in out  # a tiny run at $1 / $2 per million

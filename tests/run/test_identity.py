@@ -192,12 +192,13 @@ LEGACY = ROOT / "tests" / "fixtures" / "sandbox_legacy"
 LEGACY_ID = "256d8c9665c1"  # an unsandboxed HumanEval run at 3d0495e, under the id a bubblewrap run had too
 
 
-def _legacy(tmp_path: Path, capsys: pytest.CaptureFixture[str], limits: str = "proctor") -> tuple[int, str, Path]:
+def _legacy(tmp_path: Path, capsys: pytest.CaptureFixture[str], limits: str = "proctor",
+            unsafe: bool = True) -> tuple[int, str, Path]:
     """The legacy run's command again: under proctor's limits (what 3d0495e ran) it is the same evaluation."""
     shutil.copytree(LEGACY / "runs", tmp_path / "runs")
     code = main(["run", "humaneval", "--data-file", str(LEGACY / "data" / "humaneval.jsonl"), "--model",
                  "scripted:first", "--prompt", "chat", "--runs-root", str(tmp_path / "runs"), "--no-history",
-                 "--exec-limits", limits, *QUIET, *(["--unsafe-exec"] if sandbox.find_bubblewrap() is None else [])])
+                 "--exec-limits", limits, *QUIET, *(["--unsafe-exec"] if unsafe else [])])
     return code, capsys.readouterr().err, tmp_path / "runs" / f"humaneval__scripted-first__{LEGACY_ID}"
 
 
@@ -224,6 +225,6 @@ def test_under_the_authors_limits_the_same_command_is_another_evaluation(no_sand
 @pytest.mark.needs("bubblewrap")
 def test_a_run_in_bubblewrap_never_resumes_an_unsandboxed_one(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    code, err, run = _legacy(tmp_path, capsys)  # its default directory: the unsandboxed run's, under one id then
+    code, err, run = _legacy(tmp_path, capsys, unsafe=False)  # its default directory: the unsandboxed run's, under one id then
     assert code == 2 and "sandbox" in err and "resume refused" in err and err.count("\n") == 1, err
     assert (LEGACY / "runs" / run.name / "samples.jsonl").read_bytes() == (run / "samples.jsonl").read_bytes()

@@ -168,7 +168,8 @@ def test_ifeval_replies_its_checkers_crashed_on_are_each_a_named_outcome(
                                                      "graders' 1,000,000"))
     assert got["ifeval.2"][0] == "correct"
     assert ran.samples["ifeval.0"]["details"]["instructions"] == [
-        {"id": "detectable_format:json_format", "strict": False, "loose": False}]
+        {"id": "detectable_format:json_format", "strict": False, "loose": False, "counted_strict": None,
+         "counted_loose": None}]
     metrics = json.loads((ran.run_dir / "results.json").read_text())["metrics"]
     assert metrics["ifeval_prompt_level_strict_acc"]["n"] == 3  # counted, as the accuracy counts them
     again = run(capsys, tmp_path, "ifeval", data, model, "run")

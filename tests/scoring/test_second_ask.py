@@ -5,7 +5,6 @@ taken from its source as they are) and compared with what a scripted stand-in se
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import textwrap
 from collections import UserDict, namedtuple
@@ -42,9 +41,9 @@ def _source_of(text: str, name: str) -> str:
 
 def _matharena_functions() -> dict[str, Any]:
     """MathArena's own functions (runner, solver, API client), compiled from its installed source files."""
-    spec = importlib.util.find_spec("matharena")
-    assert spec is not None and spec.submodule_search_locations
-    root = Path(next(iter(spec.submodule_search_locations)))
+    import matharena
+
+    root = Path(matharena.__file__).parent
     wanted = {"runner.py": ("_build_last_chance_prompt",), "api_client.py": ("_drop_cot",),
               "solvers/pure_model_solver.py": ("_PromptFields", "build_query", "last_chance")}
     namespace: dict[str, Any] = {"UserDict": UserDict, "Any": Any, "SolverResponse": SolverResponse}

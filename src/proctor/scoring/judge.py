@@ -84,11 +84,14 @@ def judge_own_text(judge_text: str, candidate: str) -> str:
     """The judge's reply with every verbatim quote of a verdict-like line of the candidate's answer blanked, so
     that a parser reads the verdict from the judge's own words only (an answer ending `correct: yes`, quoted by a
     judge that says `correct: no`, is read as no). A judge line identical to the candidate's is blanked too: the
-    reply then holds no verdict, a judge error (asked again), never the candidate's verdict."""
+    reply is then left whole when blanking would leave it no verdict-like line at all: a judge whose only verdict
+    is word for word the candidate's line is read (the same verdict either way, unless the judge wrote none of its
+    own and only quoted — the one case this cannot tell apart)."""
     quoted = {line.strip() for line in candidate.splitlines() if _VERDICT_LIKE.search(line)}
+    own = judge_text
     for line in sorted((q for q in quoted if q), key=len, reverse=True):
-        judge_text = judge_text.replace(line, " ")
-    return judge_text
+        own = own.replace(line, " ")
+    return own if _VERDICT_LIKE.search(own) or not quoted else judge_text
 
 
 

@@ -78,7 +78,7 @@ def managed(vllm_servers: dict[str, VLLMServer], tmp_path_factory: pytest.TempPa
 def test_managed_generation_with_data_parallel_2_equals_openai_on_the_same_weights(
     managed: dict[str, Any], vllm_servers: dict[str, VLLMServer], tmp_path: Path
 ) -> None:
-    assert managed["gen"] == 0
+    assert managed["gen"] in (0, 1)  # 1: a random model cut at its budget on every item (cli/outcome.py)
     server = vllm_servers["tiny-llama"]
     assert main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), "--model", f"openai:{server.name}", "--base-url",
                  server.base_url, *GENERATE, "-o", str(tmp_path / "openai"), "--no-cache", "--no-history"]) == 0
@@ -149,7 +149,7 @@ def test_agree_holds_vllm_to_hf(managed: dict[str, Any], vllm_servers: dict[str,
     scored = json.loads(capsys.readouterr().out)
     assert scored["logprob"]["n"] >= 2 and scored["logprob"]["max"] <= TOLERANCE and scored["n_flips"] == 0
     assert main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), "--model", f"hf:{model_dir}", "--dtype", "float32",
-                 *GENERATE, "-o", str(tmp_path / "hf-gen"), "--no-cache", "--no-history"]) == 0
+                 *GENERATE, "-o", str(tmp_path / "hf-gen"), "--no-cache", "--no-history"]) in (0, 1)  # 1: a random model cut at its budget on every item (cli/outcome.py)
     capsys.readouterr()
     assert main(["agree", str(managed["base"] / "gen"), str(tmp_path / "hf-gen"), "--json"]) == 0
     gen = json.loads(capsys.readouterr().out)
