@@ -81,7 +81,7 @@ def test_managed_generation_with_data_parallel_2_equals_openai_on_the_same_weigh
     assert managed["gen"] in (0, 1)  # 1: a random model cut at its budget on every item (cli/outcome.py)
     server = vllm_servers["tiny-llama"]
     assert main(["run", "mmlu-pro", "--data-file", str(MMLU_PRO), "--model", f"openai:{server.name}", "--base-url",
-                 server.base_url, *GENERATE, "-o", str(tmp_path / "openai"), "--no-cache", "--no-history"]) == 0
+                 server.base_url, *GENERATE, "-o", str(tmp_path / "openai"), "--no-cache", "--no-history"]) in (0, 1)  # 1: every answer cut
     ours = {s.sample_id: s for s in read_run(managed["base"] / "gen").samples}
     theirs = {s.sample_id: s for s in read_run(tmp_path / "openai").samples}
     assert ours.keys() == theirs.keys() and len(ours) == 6
