@@ -27,9 +27,8 @@ def error_status(log: RunLog, max_error_rate: float) -> int:
     if not overall.n_scored and not overall.n_unscored:
         error(f"{log.path}: nothing was scored")
         return 1
-    answered = n - n_errors - overall.n_unscored  # the answers that could be scored
-    if answered and overall.n_truncated == answered:
-        error(f"{log.path}: every answer ({count(answered, 'sample')}) was cut at the token limit, so the score "
+    if overall.truncated_rate == 1.0:  # of the answers that could be scored (metrics.accuracy)
+        error(f"{log.path}: every answer ({count(overall.n_truncated, 'sample')}) was cut at the token limit, so the score "
               "measures the budget, not the model; raise --max-tokens (or --retry-truncated) and run again")
         return 1
     if n and n_errors / n > max_error_rate:
