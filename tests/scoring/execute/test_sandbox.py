@@ -17,7 +17,7 @@ from proctor.core.spec import ExecLimits
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
 from proctor.scoring.execute.extract import Code
-from proctor.scoring.execute.sandbox import _UID_BASE, Bubblewrap, Limits, Program, Unsafe, classify
+from proctor.scoring.execute.sandbox import Bubblewrap, Limits, Program, Unsafe, classify, execution_uids
 from proctor.scoring.execute.scorer import execute
 
 SHORT = Limits(cpu_s=1, wall_s=2.5, memory_mb=256, processes=16, file_size_mb=1, disk_mb=8)
@@ -61,7 +61,9 @@ def hostile(target: Path, port: int) -> dict[str, str]:
 
 
 def sandbox_processes() -> list[int]:
-    """Processes running as one of the sandbox's user ids (as root every execution has its own)."""
+    """Processes running as one of this process's sandbox user ids (as root every execution has its own; another
+    test worker's executions, running meanwhile, have ids of their own)."""
+    own = execution_uids()
     found = []
     for entry in Path("/proc").iterdir():
         try:
@@ -69,7 +71,7 @@ def sandbox_processes() -> list[int]:
         except OSError:
             continue
         uid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:")), 0)
-        if uid >= _UID_BASE:
+        if uid in own:
             found.append(int(entry.name))
     return found
 

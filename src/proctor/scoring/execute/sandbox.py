@@ -134,11 +134,17 @@ def _prlimit(limits: Limits, own_uid: bool = True) -> list[str]:
             f"--fsize={limits.file_size_mb * mb}", "--core=0", "--"]
 
 
+def execution_uids() -> range:
+    """The user ids this process's executions run as (as root): its own thousand, apart from other processes'."""
+    start = _UID_BASE + (os.getpid() % 100_000) * 1000
+    return range(start, start + 1000)
+
+
 def _next_uid() -> int:
     global _uid_next
     with _uid_lock:
         _uid_next += 1
-        return _UID_BASE + (os.getpid() % 100_000) * 1000 + _uid_next % 1000
+        return execution_uids()[_uid_next % 1000]
 
 
 def _argv(program: Program, python: str, inputs: str) -> list[str]:
