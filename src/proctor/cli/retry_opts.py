@@ -4,6 +4,8 @@ be given besides), and the two accuracies said when it ends (`proctor.run.retry`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +22,41 @@ RetryTruncated = Annotated[str | None, typer.Option(
         "Ask RUN's truncated samples again with the larger --max-tokens, as a run of its own that keeps the "
         "first attempts in its log (RUN, a run directory or recorded run id, is not changed; default: none)."),
     rich_help_panel="Generation (--mode generate)")]
+
+
+Budgets = Annotated[str | None, typer.Option(
+    "--budgets", metavar="N,N,...", show_default=False, help=(
+        "A budget ladder: run at the first --max-tokens, then ask the samples still truncated again at each larger "
+        "one (each step a --retry-truncated run of the step before, in OUT/max-tokens-N with -o OUT); results.json "
+        "of the last step holds accuracy at every budget and the budget past which it settles (default: none)."),
+    rich_help_panel="Generation (--mode generate)")]
+
+
+@dataclass(frozen=True)
+class Again:
+    """Asking a run's truncated samples again: once (`--retry-truncated RUN`), or up a ladder of budgets."""
+
+    retry_truncated: RetryTruncated = None
+    budgets: Budgets = None
+
+
+def ladder_budgets(text: str, flags: Mapping[str, Any], datasets: list[str]) -> list[int]:
+    """`--budgets N,N,...`: two or more increasing token budgets, for one generation run of one dataset."""
+    try:
+        budgets = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ProctorError(f"--budgets {plain(text)!r}: give increasing token budgets, e.g. 1024,4096,16384") from None
+    if len(budgets) < 2 or budgets[0] < 1 or any(b <= a for a, b in pairwise(budgets)):
+        raise ProctorError(f"--budgets {plain(text)!r}: give two or more increasing token budgets, e.g. 1024,4096,16384")
+    clash = next((f for f, v in (("--max-tokens", flags.get("max_tokens")), ("--mode logprob",
+                  flags.get("mode") == "logprob" or None), ("--stop-when-decided", flags.get("stop_when_decided")
+                                                            or None)) if v is not None), None)
+    if clash is not None:
+        raise ProctorError(f"--budgets: not with {clash} (the ladder's first budget is the first run's --max-tokens; "
+                           "each step asks again the generations still cut)")
+    if len(datasets) != 1:
+        raise ProctorError("--budgets: one DATASET at a time (each step retries the run before it)")
+    return budgets
 
 
 def retry_specs(run: str, datasets: list[str], model: str | None, flags: Mapping[str, Any], backend: dict[str, Any],
