@@ -88,7 +88,7 @@ def test_a_ladder_asks_only_the_still_truncated_and_records_the_curve(cli: Any, 
     report = tmp_path / "report.html"
     assert cli("report", steps[-1], "-o", report).code == 0
     html = report.read_text()
-    assert 'class="budget-curve"' in html and "<svg" in html and "settles at 300" in html
+    assert 'class="budget-curve"' in html and "<svg" in html and "settles at 300 tokens" in html
 
 
 def test_a_ladder_stops_where_nothing_is_cut_and_refuses_what_it_cannot_do(cli: Any, srv: LocalServer, items: Path,

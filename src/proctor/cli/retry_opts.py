@@ -19,16 +19,15 @@ from .fields import flag_for
 
 RetryTruncated = Annotated[str | None, typer.Option(
     "--retry-truncated", metavar="RUN", show_default=False, help=(
-        "Ask RUN's truncated samples again with the larger --max-tokens, as a run of its own that keeps the "
-        "first attempts in its log (RUN, a run directory or recorded run id, is not changed; default: none)."),
+        "Ask RUN's truncated samples again at the larger --max-tokens, in a new run that keeps the first attempts "
+        "(RUN is not changed; default: none)."),
     rich_help_panel="Generation (--mode generate)")]
 
 
 Budgets = Annotated[str | None, typer.Option(
     "--budgets", metavar="N,N,...", show_default=False, help=(
-        "A budget ladder: run at the first --max-tokens, then ask the samples still truncated again at each larger "
-        "one (each step a --retry-truncated run of the step before, in OUT/max-tokens-N with -o OUT); results.json "
-        "of the last step holds accuracy at every budget and the budget past which it settles (default: none)."),
+        "A ladder: run at the first budget, ask the still truncated again at each next (OUT/max-tokens-N; "
+        "default: none)."),
     rich_help_panel="Generation (--mode generate)")]
 
 
@@ -85,17 +84,27 @@ def print_accuracies(log: RunLog) -> None:
     results = log.results
     if spec is None or spec.retry_of is None or results is None:
         return
+    from ..metrics.budget import asked_with
+
     first = results.metrics.get("first_attempt_accuracy")
     retried = still = 0  # counted in one pass: the samples may be read from disk, never held for this
+    budget = spec.generation.max_tokens
     for s in log.iter_samples():
-        if s.first_attempt is not None:
+        if s.first_attempt is not None and asked_with(s, spec) == budget:  # asked again by this run
             retried += 1
             still += s.outcome is Outcome.TRUNCATED
     o = results.overall
     if first is None or first.value is None or o.accuracy is None:
         return
     typer.echo(plain(
-        f"{log.manifest.dataset.name or 'run'}: first attempt (--max-tokens {spec.retry_of.max_tokens}) accuracy "
+        f"{log.manifest.dataset.name or 'run'}: first attempt (--max-tokens {spec.retry_of.first_budget}) accuracy "
         f"{first.value:.3f} [{first.ci_low or 0:.3f}, {first.ci_high or 0:.3f}]; {retried} truncated asked "
         f"again at --max-tokens {spec.generation.max_tokens} ({still} truncated again): accuracy {o.accuracy:.3f} "
         f"[{o.ci_low or 0:.3f}, {o.ci_high or 0:.3f}], the second attempts scored"))
+    curve = results.budget_curve
+    if curve is not None:
+        steps = ", ".join(f"{st.max_tokens:,} → {st.block.accuracy:.3f}" if st.block.accuracy is not None else
+                          f"{st.max_tokens:,} → –" for st in curve.steps)
+        settled = (f"settles at {curve.settled_at:,}" if curve.settled_at is not None else "does not settle")
+        cut = f"; {curve.still_truncated} still truncated" if curve.still_truncated else ""
+        typer.echo(plain(f"accuracy by --max-tokens: {steps} ({settled}{cut})"))

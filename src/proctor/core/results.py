@@ -153,9 +153,9 @@ class BudgetStep(_Block):
 
 class BudgetCurve(_Block):
     """Accuracy by token budget over a ladder of retries, the first run's budget first (`proctor.metrics.budget`).
-    `settled_at`: the smallest budget whose interval holds the accuracy of every larger budget asked (beyond it,
-    the estimate stays within its interval); `still_truncated`: samples cut even at the largest budget (the curve
-    may still rise past it)."""
+    `settled_at`: the smallest budget whose interval holds the accuracy of every larger budget asked and, while
+    samples are still cut at the largest, their every-one-right bound (beyond it, the estimate stays within its
+    interval; None: no budget does); `still_truncated`: samples cut even at the largest budget."""
 
     steps: list[BudgetStep] = Field(default_factory=list)
     settled_at: int | None = None

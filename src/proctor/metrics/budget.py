@@ -79,12 +79,15 @@ class BudgetTally:
 
 
 def settled_at(steps: list[BudgetStep]) -> int | None:
-    """The smallest budget whose interval holds the accuracy of every larger budget (None: no accuracy)."""
+    """The smallest budget whose interval holds the accuracy of every larger budget and, where samples are still
+    cut at the largest, the accuracy they would give if every one were right (None: no budget does)."""
+    last = steps[-1].block if steps else None
+    beyond = [last.truncated_high] if last is not None and last.n_truncated else []
     for i, step in enumerate(steps):
         low, high = step.block.ci_low, step.block.ci_high
         if low is None or high is None:
             continue
-        later = [s.block.accuracy for s in steps[i + 1:]]
+        later = [s.block.accuracy for s in steps[i + 1:]] + beyond
         if all(a is not None and low <= a <= high for a in later):
             return step.max_tokens
     return None
