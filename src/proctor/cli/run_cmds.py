@@ -30,7 +30,7 @@ from .summary import finished_line, print_results
 if TYPE_CHECKING:
     from ..data.tasks import Task
     from ..run.outputs import RunOutput
-    from ..run.pipeline import RunOptions
+    from ..run.pipeline import Planned, RunOptions
     from ..run.runner import RunState
 
 RUN_EXAMPLES = """Examples (on the bundled examples, offline):
@@ -131,6 +131,12 @@ def _run_specs(datasets: list[str], model: str | None, flags: Mapping[str, Any],
         retry_truncated, datasets, model, flags, given.set(), output.store,
         _elsewhere(sharding.shards, sharding.executor, output.dry_run)))
     settings = sharding.settings()
+    if output.claim is not None:  # refused unless the resolved spec and its data are the claim's
+        if settings is not None or retry_truncated is not None:
+            raise ProctorError("--claim: not with --shards, --executor or --retry-truncated (run the claimed spec whole)")
+        from .claim_cmds import run_under_claim
+
+        return run_under_claim(specs, run_options, output)
     if settings is not None and not output.dry_run:  # the shards on an engine (proctor.run.executors), then a merge
         return ex.run_sharded(specs, run_options, settings, wait=not sharding.no_wait, image=sharding.image,
                               max_error_rate=output.max_error_rate)
@@ -197,7 +203,13 @@ def _exported(output: RunOutput, paths: list[Path]) -> None:
 
 def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:
     """Run `specs` through the pipeline, printing each run's results as it ends; the worst exit status."""
-    # the library's run entry points load when a run starts, not when any command starts (start-up time)
+    from ..run import pipeline  # the library's run entry points load when a run starts (start-up time)
+
+    return report_planned(pipeline.plan(specs, run_options), run_options, max_error_rate)
+
+
+def report_planned(planned: list[Planned], run_options: RunOptions, max_error_rate: float) -> int:
+    """Run planned specs, printing each run's results as it ends; the worst exit status."""
     from ..run import pipeline
     from ..run.pipeline import Events
 
@@ -213,8 +225,8 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
             typer.echo(plain(log.manifest.sequential.text()))
             statuses.append(1 if log.manifest.sequential.decision == "NO-GO" else 0)
 
-    pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites,
-                                            finished=finished, wrote=_exported))
+    pipeline.execute(planned, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites, finished=finished,
+                                     wrote=_exported), outputs=run_options.outputs)
     return max(statuses, default=0)
 
 

@@ -102,6 +102,12 @@ ExportTo = Annotated[list[str] | None, typer.Option(
          " would (llmwc, probsem, inspect, eee; repeatable; default: none).")]
 
 
+ClaimFile = Annotated[Path | None, typer.Option(
+    "--claim", metavar="CLAIM.json", show_default=False,
+    help="Run under a claim registered before it (`proctor claim`): refused unless the run's id and data are the "
+         "claim's; the claim's hash is kept in the manifest for `proctor verify --claim` (default: none).")]
+
+
 @dataclass(frozen=True)
 class Output:
     """Where a run is written and what it prints: the run directory, the store, the exit rule, the exports."""
@@ -115,6 +121,7 @@ class Output:
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE
     dry_run: options.DryRun = False
     export: ExportTo = None
+    claim: ClaimFile = None
 
 
 @dataclass(frozen=True)
