@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..core.spec import RunSpec
-from ..log.runlog import MANIFEST, read_manifest
-from ..util.errors import InputError, ProctorError
+from ..util.errors import ProctorError
 from ..util.termsafe import escape_control, plain
 from . import options
 from .fields import with_flags
@@ -20,20 +18,16 @@ from .options import with_model_options
 from .run_options import with_records, with_run_options
 
 if TYPE_CHECKING:
-    from ..run.claim import Loaded, Verdict
-    from ..run.pipeline import Planned, RunOptions
-    from .run_options import Output
+    from ..run.claim import Verdict
 
 CLAIMS = "The claim"
 CLAIM_EXAMPLES = """Examples (offline):
 
   proctor keygen me.pem
-  proctor claim examples/items/demo.jsonl --model scripted:first --at-least 40 --key me.pem -o CLAIM.json
-  proctor run examples/items/demo.jsonl --model scripted:first --claim CLAIM.json -o runs/claimed
+  proctor claim examples/items/multiple-choice.jsonl --model scripted:first --at-least 5 --key me.pem -o CLAIM.json
+  proctor run examples/items/multiple-choice.jsonl --model scripted:first --claim CLAIM.json -o runs/claimed
   proctor verify runs/claimed --claim CLAIM.json --claim-key me.pem.pub
-
-  proctor claim examples/items/demo.jsonl --model scripted:random --no-worse-than runs/claimed --allowed-drop 5 \
-      -o NEW.json
+  proctor claim examples/items/multiple-choice.jsonl --model scripted:random --no-worse-than runs/claimed --allowed-drop 5 -o NEW.json
 
 Exit status: 0 written, 2 bad input (the same options as `proctor run`). `proctor verify --claim` answers PASS (0),
 FAIL (1), INCONCLUSIVE (3) or TAMPERED (4); see docs/claims.md.
@@ -46,15 +40,15 @@ class ClaimTerms:
 
     at_least: Annotated[float | None, typer.Option(
         "--at-least", metavar="PERCENT", show_default=False, rich_help_panel=CLAIMS,
-        help="Claim the metric is at least PERCENT: PASS when its whole 95% interval is at or above it.")] = None
+        help="Claim the metric is at least PERCENT: PASS when its whole 95% interval is at or above it (default: none).")] = None
     no_worse_than: Annotated[Path | None, typer.Option(
         "--no-worse-than", metavar="RUN", show_default=False, rich_help_panel=CLAIMS,
         help="Claim the run is no worse than this finished run (the baseline, on the same data) by more than "
-             "--allowed-drop points.")] = None
+             "--allowed-drop points (default: none).")] = None
     allowed_drop: Annotated[float | None, typer.Option(
         "--allowed-drop", metavar="POINTS", show_default=False, rich_help_panel=CLAIMS,
         help="With --baseline: the largest drop in accuracy allowed, in points (PASS when the paired interval of "
-             "run − baseline is at or above −POINTS).")] = None
+             "run − baseline is at or above −POINTS; default: none).")] = None
     metric: Annotated[str, typer.Option(
         "--metric", metavar="NAME", rich_help_panel=CLAIMS,
         help="The metric claimed: accuracy, acc_norm or a registered metric of results.json.")] = "accuracy"
@@ -115,41 +109,6 @@ def claim(datasets: Datasets, model: Model, flags: Mapping[str, Any] | None = No
     typer.echo(plain(f"claim: {body.text()} of run {body.run_id} ({body.model} on {body.dataset}, data "
                      f"{body.content_hash[:23]}…), written {body.written_at}, {signed}"))
     typer.echo(plain(f"wrote {path}: run it with `proctor run … --claim {path}`"))
-
-
-# ---------------------------------------------------------------- run --claim
-
-
-def run_under_claim(specs: list[RunSpec], run_options: RunOptions, output: Output) -> int:
-    """`run --claim`: refused (exit 2, one line) unless the one resolved spec and its data are the claim's; the
-    claim's hash goes into the manifest."""
-    from ..run import pipeline
-    from ..run.claim import check_before_run, read_claim
-    from .run_cmds import report_planned, show_estimates
-
-    assert output.claim is not None
-    if len(specs) != 1:
-        raise ProctorError("--claim: a claim is about one run: give one DATASET")
-    loaded = read_claim(output.claim)
-    own = replace(run_options, claim=loaded.record())
-    planned = pipeline.plan(specs, own)
-    check_before_run(loaded, planned[0].spec, planned[0].task, output.claim)
-    _began_under(loaded, planned[0], output.claim)
-    if output.dry_run:
-        return show_estimates(specs, own)
-    return report_planned(planned, own, output.max_error_rate)
-
-
-def _began_under(loaded: Loaded, planned: Planned, where: Path) -> None:
-    """A run already begun is resumed under a claim only when it began under it."""
-    run_dir = planned.state.run_dir
-    if not (run_dir / MANIFEST).exists():
-        return
-    began = read_manifest(run_dir).claim
-    if began is None or began.sha256 != loaded.sha256:
-        what = "under another claim" if began is not None else "without a claim"
-        raise InputError.at(where, f"{run_dir} began {what}: a claim is registered before its run begins "
-                                   "(choose another -o directory)")
 
 
 # ---------------------------------------------------------------- verify --claim

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +13,7 @@ import typer
 
 from ..core.options import APPLIED, OPTIONS, SCORING, SWITCHES
 from ..core.spec import RunSpec
-from ..log.runlog import RunLog
+from ..log.runlog import MANIFEST, RunLog, read_manifest
 from ..util.errors import InputError, ProctorError
 from ..util.termsafe import plain
 from . import executor_cmds as ex
@@ -29,6 +30,7 @@ from .summary import finished_line, print_results
 
 if TYPE_CHECKING:
     from ..data.tasks import Task
+    from ..run.claim import Loaded
     from ..run.outputs import RunOutput
     from ..run.pipeline import Planned, RunOptions
     from ..run.runner import RunState
@@ -134,8 +136,6 @@ def _run_specs(datasets: list[str], model: str | None, flags: Mapping[str, Any],
     if output.claim is not None:  # refused unless the resolved spec and its data are the claim's
         if settings is not None or retry_truncated is not None:
             raise ProctorError("--claim: not with --shards, --executor or --retry-truncated (run the claimed spec whole)")
-        from .claim_cmds import run_under_claim
-
         return run_under_claim(specs, run_options, output)
     if settings is not None and not output.dry_run:  # the shards on an engine (proctor.run.executors), then a merge
         return ex.run_sharded(specs, run_options, settings, wait=not sharding.no_wait, image=sharding.image,
@@ -238,6 +238,37 @@ def show_estimates(specs: list[RunSpec], run_options: RunOptions) -> int:
         for line in estimate.lines():
             typer.echo(plain(line))
     return 0
+
+
+def run_under_claim(specs: list[RunSpec], run_options: RunOptions, output: Output) -> int:
+    """`run --claim`: refused (exit 2, one line) unless the one resolved spec and its data are the claim's; the
+    claim's hash goes into the manifest."""
+    from ..run import pipeline
+    from ..run.claim import check_before_run, read_claim
+
+    assert output.claim is not None
+    if len(specs) != 1:
+        raise ProctorError("--claim: a claim is about one run: give one DATASET")
+    loaded = read_claim(output.claim)
+    own = replace(run_options, claim=loaded.record())
+    planned = pipeline.plan(specs, own)
+    check_before_run(loaded, planned[0].spec, planned[0].task, output.claim)
+    _began_under(loaded, planned[0], output.claim)
+    if output.dry_run:
+        return show_estimates(specs, own)
+    return report_planned(planned, own, output.max_error_rate)
+
+
+def _began_under(loaded: Loaded, planned: Planned, where: Path) -> None:
+    """A run already begun is resumed under a claim only when it began under it."""
+    run_dir = planned.state.run_dir
+    if not (run_dir / MANIFEST).exists():
+        return
+    began = read_manifest(run_dir).claim
+    if began is None or began.sha256 != loaded.sha256:
+        what = "under another claim" if began is not None else "without a claim"
+        raise InputError.at(where, f"{run_dir} began {what}: a claim is registered before its run begins "
+                                   "(choose another -o directory)")
 
 
 def say_resume(state: RunState) -> None:

@@ -104,8 +104,7 @@ ExportTo = Annotated[list[str] | None, typer.Option(
 
 ClaimFile = Annotated[Path | None, typer.Option(
     "--claim", metavar="CLAIM.json", show_default=False,
-    help="Run under a claim registered before it (`proctor claim`): refused unless the run's id and data are the "
-         "claim's; the claim's hash is kept in the manifest for `proctor verify --claim` (default: none).")]
+    help="Run under a `proctor claim` claim (default: none).")]
 
 
 @dataclass(frozen=True)

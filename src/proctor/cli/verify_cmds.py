@@ -21,7 +21,6 @@ VERIFY_EXAMPLES = """Examples:
   proctor sign runs/mmlu-first --key signing.pem
   proctor verify runs/mmlu-first --public-key signing.pem.pub
 
-  proctor verify runs/claimed --claim CLAIM.json --claim-key signing.pem.pub
 
 Exit status: 0 when everything agrees, 1 when something differs (the first file and line that do), 2 bad input.
 With --claim: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 4 TAMPERED, 2 bad input (docs/claims.md).
@@ -38,10 +37,10 @@ def verify(
     as_json: options.Json = False,
     claim: Annotated[Path | None, typer.Option(
         "--claim", metavar="CLAIM.json", show_default=False,
-        help="Answer the claim registered before the run (`proctor claim`): PASS, FAIL, INCONCLUSIVE or TAMPERED.")] = None,
+        help="Answer the claim registered before the run (`proctor claim`): PASS, FAIL, INCONCLUSIVE or TAMPERED (default: none).")] = None,
     claim_key: Annotated[Path | None, typer.Option(
         "--claim-key", metavar="PEM", show_default=False,
-        help="With --claim: the claim must be signed with this Ed25519 public key's private key.")] = None,
+        help="With --claim: the claim must be signed with this Ed25519 public key's private key (default: any signer, named).")] = None,
     baseline: Annotated[Path | None, typer.Option(
         "--baseline", metavar="RUN", show_default=False,
         help="With --claim: where the claim's baseline run is now (default: where the claim recorded it).")] = None,

@@ -43,7 +43,7 @@ from ..util.textio import read_bytes, read_json_record, write_json_atomic
 from .store import RunScores, scores_from_log
 from .verify import sign_bytes, signed_by, unchanged, verify_run
 
-FORMAT = "proctor-claim/1"
+FORMAT: Literal["proctor-claim/1"] = "proctor-claim/1"
 RESULTS_ALPHA = 0.05  # results.json's intervals are 95%: a threshold claim is decided on them
 Comparison = Literal["at_least", "no_worse_than"]
 
@@ -292,10 +292,10 @@ def _order(manifest: Manifest, loaded: Loaded, notes: list[str]) -> str | None:
                     f"{recorded.written_at}), not this one ({loaded.sha256[:16]}…)")
         return None
     written = datetime.fromisoformat(loaded.body.written_at)
-    started = datetime.fromisoformat(manifest.started_at)
+    started = datetime.fromisoformat(manifest.started_at)  # to the second: a claim in that second is not before it
     if written.tzinfo is None or started.tzinfo is None or written >= started:
-        return (f"claim: written {loaded.body.written_at}, after the run began ({manifest.started_at}); a claim is "
-                "registered before the run")
+        return (f"claim: written {loaded.body.written_at}, after the run began ({manifest.started_at}, to the "
+                "second); a claim is registered before the run (`run --claim` records it)")
     notes.append("the run was not started under --claim: that the claim came first rests on its own time "
                  f"({loaded.body.written_at}, the run began {manifest.started_at})")
     return None

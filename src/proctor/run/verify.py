@@ -277,11 +277,9 @@ def sign_bytes(data: bytes, key_path: str | Path) -> dict[str, str]:
             "signature": base64.b64encode(key.sign(data)).decode("ascii")}
 
 
-def signed_by(record: object, data: bytes, public_key: str | Path | None = None) -> str:
+def signed_by(record: dict[str, str], data: bytes, public_key: str | Path | None = None) -> str:
     """The fingerprint of the key whose signature of `data` `record` holds (`sign_bytes`'s shape); a ValueError
     saying what is wrong: unreadable, not matching `data`, or (with `public_key`) another key's."""
-    if not isinstance(record, dict):
-        raise ValueError("not a signature record")
     try:
         raw = base64.b64decode(record["public_key"], validate=True)
         signature = base64.b64decode(record["signature"], validate=True)
