@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.results import MetricBlock, MetricValue, Results
 from ..core.spec import RunSpec, canonical_json
 from ..data.tasks import Task
 from ..log.checksums import CHECKSUMS
 from ..log.provenance import ClaimRecord
-from ..log.runlog import RESULTS, Manifest, read_manifest
+from ..log.runlog import RESULTS, IsoTime, Manifest, read_manifest
 from ..metrics.results import read_run
 from ..stats.comparison import graded_interval, tango_interval
 from ..stats.intervals import normal_quantile
@@ -81,10 +81,16 @@ class ClaimBody(_Strict):
     model: str
     metric: str = "accuracy"
     comparison: Comparison
-    threshold: float  # at_least: the metric's least value (a proportion); no_worse_than: the largest drop allowed
-    alpha: float
+    threshold: float = Field(ge=0, le=1)  # at_least: the metric's least value (a proportion); no_worse_than: the drop
+    alpha: float = Field(gt=0, lt=0.5)
     baseline: BaselineRef | None = None
-    written_at: str  # UTC, microseconds
+    written_at: IsoTime  # UTC, microseconds
+
+    @model_validator(mode="after")
+    def _baseline_iff_compared(self) -> ClaimBody:
+        if (self.comparison == "no_worse_than") != (self.baseline is not None):
+            raise ValueError("baseline: a no_worse_than claim has one, an at_least claim none")
+        return self
 
     def sha256(self) -> str:
         """The hash of the claim's canonical JSON: what `run --claim` records and the claim file carries."""
