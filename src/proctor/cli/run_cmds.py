@@ -249,6 +249,8 @@ def run_under_claim(specs: list[RunSpec], run_options: RunOptions, output: Outpu
     assert output.claim is not None
     if len(specs) != 1:
         raise ProctorError("--claim: a claim is about one run: give one DATASET")
+    if specs[0].stop_when is not None:
+        raise ProctorError("--claim: not with --stop-when-decided (a claim is decided on the whole run's interval)")
     loaded = read_claim(output.claim)
     own = replace(run_options, claim=loaded.record())
     planned = pipeline.plan(specs, own)

@@ -362,6 +362,10 @@ def _judged(run_dir: Path, loaded: Loaded, baseline: Path | None) -> Verdict:
     claim = loaded.body
     out = Verdict(answer=Answer.INCONCLUSIVE, reason="", claim=claim, claim_sha256=loaded.sha256, signer=loaded.signer)
     log = read_run(run_dir)
+    if log.manifest.partial is not None:
+        out.reason = ("the run stopped early (--stop-when-decided): a fixed-sample interval does not hold on the "
+                      "items it asked; verify the complete run")
+        return out
     if claim.comparison == "no_worse_than" and baseline is not None:
         got = _paired(scores_from_log(log), scores_from_log(read_run(baseline)), claim.alpha)
         out.bound = -claim.threshold
