@@ -101,6 +101,17 @@ def test_a_run_begun_without_the_claim_is_not_resumed_under_it(tmp_path: Path,
                    "(choose another -o directory)"
 
 
+def test_a_run_under_its_claim_is_resumed_under_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    claimed: tuple[Path, Path]) -> None:
+    run, claim = claimed
+    items = tmp_path / "items.jsonl"
+    assert main(_run(items, run, "--claim", str(claim))) == 0  # the same run again: nothing left to ask
+    assert main(_run(items, run)) == 0  # without the claim: the manifest keeps it
+    capsys.readouterr()
+    assert main(["verify", str(run), "--claim", str(claim)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("PASS: ")
+
+
 def test_bad_claim_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items, claim = _items(tmp_path), tmp_path / "CLAIM.json"
     for terms, said in [([], "give the claim"), (["--at-least", "50", "--no-worse-than", str(tmp_path)],

@@ -180,3 +180,23 @@ def test_the_baseline_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert _tampered(run, claim, Check(baseline=other)).startswith(f"baseline: {other} holds run ")
     (base / "results.json").write_text("{}", encoding="utf-8")
     assert _tampered(run, claim).startswith("baseline: ")
+
+
+def test_the_runner_resumes_a_run_under_the_claim_it_began_under(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from proctor.log.provenance import ClaimRecord
+    from proctor.run import pipeline
+    from proctor.run.runner import RunOptions
+    from proctor.util.errors import ProctorError
+
+    items = _items(tmp_path, 6, 3)
+    run = _run(items, FIRST, tmp_path / "run")  # begun without a claim
+    samples = run / "samples.jsonl"
+    samples.write_text("".join(samples.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    spec = pipeline.spec_for(items, FIRST)
+    record = ClaimRecord(sha256="0" * 64, written_at="2026-01-01T00:00:00+00:00")
+    quiet = {"out": run, "use_cache": False, "record_history": False, "progress": False}
+    with pytest.raises(ProctorError, match="this run began without a claim"):
+        pipeline.run([spec], RunOptions(**quiet, claim=record))
+    log = pipeline.run([spec], RunOptions(**quiet))[0]  # resumed without one: none recorded
+    assert log.manifest.claim is None
