@@ -164,9 +164,8 @@ OPTIONS: tuple[Opt, ...] = (
         "intervals by this item attribute (category, subcategory, metadata.KEY or none): items sharing a value "
         "share errors. docs/statistics.md", "cluster",
         "no", False, False, example="category", metavar="ATTR", panel=SCORING),
-    Opt("unsafe_exec", "bool", False, "proctor (refused without a sandbox)", "Code benchmarks: execute model code "
-        "without a sandbox when bubblewrap is unavailable (recorded in the manifest; by default such a run is "
-        "refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
+    Opt("unsafe_exec", "bool", False, "proctor (refused without a sandbox)", "Code benchmarks: run model code unsandboxed "
+        "where bubblewrap is missing (recorded; else such a run is refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
         "is unavailable, and `sandbox` is in the run id when not bubblewrap (where bubblewrap works it changes "
         "nothing)", example=True),
     Opt("exec_limits", "str", None, "authors", "Code: the authors' limits or proctor's stricter ones.", "scorer.exec_limits", "yes", True, True,

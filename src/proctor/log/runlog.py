@@ -43,6 +43,7 @@ from .provenance import (
     SCORER_SETTINGS,
     BackendIdentity,
     BackendInfo,
+    ClaimRecord,
     DatasetInfo,
     ImportOrigin,
     PriceRecord,
@@ -540,6 +541,7 @@ class Manifest(BaseModel):
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
     imported_from: ImportOrigin | None = None  # `proctor import`: the other harness, its files, task and metric
     sequential: SequentialRecord | None = None  # `run --stop-when-decided`: how its confidence sequence ended
+    claim: ClaimRecord | None = None  # `run --claim`: the claim registered before the run began (proctor.run.claim)
 
     @model_validator(mode="before")
     @classmethod

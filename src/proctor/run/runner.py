@@ -34,7 +34,7 @@ from ..core.spec import RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
-from ..log.provenance import BackendInfo, DatasetInfo, ScorerInfo, collect_provenance, utc_now
+from ..log.provenance import BackendInfo, ClaimRecord, DatasetInfo, ScorerInfo, collect_provenance, utc_now
 from ..log.runlog import (
     MANIFEST,
     SAMPLES,
@@ -100,6 +100,7 @@ class RunOptions:
     chunk_size: int | None = None  # items per model call (default: the model's preferred_chunk_size)
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
     outputs: tuple[RunOutput, ...] = ()  # files written besides the run directories (proctor.run.outputs)
+    claim: ClaimRecord | None = None  # `run --claim`: the claim registered before the run, kept in its manifest
 
     def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
         object.__setattr__(self, "runs_root", Path(self.runs_root))
@@ -473,6 +474,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
         cluster=task.cluster,
         started_at=utc_now(),
         shard=str(shard_of(spec)) if spec.shard is not None else None,
+        claim=options.claim,
     )
 
 
@@ -514,10 +516,21 @@ def _open_run_dir(run_dir: Path, manifest: Manifest) -> None:
             raise ProctorError(
                 f"{run_dir} holds a different run (dataset, model or settings differ): choose another -o directory"
             )
+        _same_claim(run_dir, old, manifest)
         manifest.started_at = old.started_at
         manifest.elapsed_s = old.elapsed_s  # this session's time is added when it finishes
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
+
+
+def _same_claim(run_dir: Path, old: Manifest, manifest: Manifest) -> None:
+    """A run resumed under a claim began under it (`run --claim`); resumed without one, it keeps its own."""
+    if manifest.claim is None:
+        manifest.claim = old.claim
+    elif old.claim is None or old.claim.sha256 != manifest.claim.sha256:
+        began = "under another claim" if old.claim is not None else "without a claim"
+        raise ProctorError(f"{run_dir}: --claim: this run began {began} ({old.started_at}); a claim is registered "
+                           "before its run begins: choose another -o directory for a run under this claim")
 
 
 def _open_store(options: RunOptions) -> Store | None:
