@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from proctor.cli import main
 from proctor.core.spec import RunSpec
 from proctor.run.executors import Settings, _watch, attempt_logs, new_plan
 from proctor.run.executors.slurm import job_folder
@@ -129,3 +131,24 @@ def test_each_attempt_s_log_is_named_the_shard_log_and_every_slurm_job_folder(tm
     with pytest.raises(ProctorError) as err:
         _watch(plan, Spent(), lambda line: None)  # type: ignore[arg-type]
     assert f"1/2 (job 36, {attempt_logs(plan, 1)})" in str(err.value)
+
+
+@pytest.mark.parametrize("executor, module, message", [
+    ("slurm", "submitit", "--executor slurm needs submitit: pip install"),
+    ("ray", "ray", "--executor ray needs ray: pip install"),
+])
+def test_a_missing_engine_library_is_one_line_before_anything_is_written(
+        executor: str, module: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without submitit (or ray) the run is refused in one line, exit 2, and leaves no OUT.shards behind."""
+    for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)  # `import submitit` raises ImportError
+    monkeypatch.setitem(sys.modules, module + ".helpers", None)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", DATA, "--model", "scripted:first", "--no-history", "--shards", "2", "--executor", executor,
+                 "-o", str(tmp_path / "out"), "--store", str(tmp_path / "s.db")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out.shards").exists() and not (tmp_path / "out").exists()

@@ -26,16 +26,18 @@ class RayEngine:
     name = "ray"
 
     def __init__(self, settings: Settings) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ProctorError("--executor ray needs ray: pip install 'proctor-eval[ray]'") from None
         self.settings = settings
         self.refs: dict[str, Any] = {}
-        self.ray: Any = None
+        self.module: Any = ray
+        self.ray: Any = None  # once connected
 
     def _connect(self) -> Any:
         if self.ray is None:
-            try:
-                import ray
-            except ImportError:
-                raise ProctorError("--executor ray needs ray: pip install 'proctor-eval[ray]'") from None
+            ray = self.module
             pythonpath = os.pathsep.join(p for p in (source_root(), os.environ.get("PYTHONPATH", "")) if p)
             ray.init(address=os.environ.get("RAY_ADDRESS") or None, log_to_driver=False, logging_level=logging.WARNING,
                      runtime_env={"env_vars": {"PYTHONPATH": pythonpath, **_secrets()}}, ignore_reinit_error=True)

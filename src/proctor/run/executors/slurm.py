@@ -26,15 +26,17 @@ class SlurmEngine:
     name = "slurm"
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def executor(self, plan: Plan) -> Any:
         try:
             import submitit
+            import submitit.helpers
         except ImportError:
             raise ProctorError("--executor slurm needs submitit: pip install 'proctor-eval[slurm]'") from None
+        self.settings = settings
+        self.submitit: Any = submitit
+
+    def executor(self, plan: Plan) -> Any:
         s = self.settings
-        ex = submitit.SlurmExecutor(folder=plan.path / "slurm" / "%j")  # one folder per job: job_folder
+        ex = self.submitit.SlurmExecutor(folder=plan.path / "slurm" / "%j")  # one folder per job: job_folder
         params: dict[str, Any] = {
             "job_name": f"proctor-{plan.out.name}"[:60], "time": s.time_min, "cpus_per_task": s.cpus_per_task,
             "ntasks_per_node": 1, "array_parallelism": s.shards, "additional_parameters": dict(s.sbatch),
@@ -50,12 +52,10 @@ class SlurmEngine:
         return ex
 
     def submit(self, plan: Plan, indices: list[int]) -> dict[int, str]:
-        import submitit.helpers
-
         ex = self.executor(plan)
         try:
             with ex.batch():
-                jobs = [ex.submit(submitit.helpers.CommandFunction(worker_command(plan, k), verbose=False))
+                jobs = [ex.submit(self.submitit.helpers.CommandFunction(worker_command(plan, k), verbose=False))
                         for k in indices]
         except subprocess.CalledProcessError as e:
             out = (e.stderr or e.output or b"")
