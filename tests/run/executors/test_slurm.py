@@ -152,3 +152,46 @@ def test_a_missing_engine_library_is_one_line_before_anything_is_written(
     assert code == 2, err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out.shards").exists() and not (tmp_path / "out").exists()
+
+
+def job_field(job: str, name: str) -> str:
+    out = subprocess.run(["scontrol", "show", "job", job], capture_output=True, text=True, check=True).stdout
+    return out.split(f"{name}=", 1)[1].split()[0]
+
+
+@real
+@pytest.mark.long
+def test_a_node_going_down_reruns_each_shard_once_and_leaves_the_finished_status_alone(tmp_path: Path) -> None:
+    """The node goes down while both shards run: Slurm requeues nothing (`--no-requeue`), proctor resubmits each
+    shard once, the run merges, and no late job changes a status afterwards."""
+    out = tmp_path / "out"
+    run = subprocess.Popen(proctor_cmd("run", DATA, "--model", SLOW, "--shards", "2", "--executor", "slurm",
+                                       "--retries", "1", "-o", str(out), "--store", str(tmp_path / "s.db")),
+                           cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shards = tmp_path / "out.shards"
+    answered = [shards / f"shard-{k}-of-2" / "samples.jsonl" for k in (1, 2)]
+    wait_for(lambda: all(p.is_file() and p.read_text().count("\n") >= 1 for p in answered), 120, "both shards")
+    node = subprocess.run(["sinfo", "-h", "-o", "%N"], capture_output=True, text=True, check=True).stdout.strip()
+    first = [a[0] for a in plan_of(out)["attempts"].values()]
+    try:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=down", "reason=proctor-test"], check=True)
+        wait_for(lambda: all(job_state(j) == "NODE_FAIL" for j in first), 60, "the jobs to fail with the node")
+    except BaseException:
+        run.kill()
+        subprocess.run(["scancel", *(j.split("_")[0] for j in first)], check=False)
+        raise
+    finally:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"], check=False, capture_output=True)
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 0, stderr
+    assert [job_field(j, "Restarts") for j in first] == ["0", "0"]  # never requeued by Slurm
+    attempts = plan_of(out)["attempts"]
+    assert [len(a) for a in attempts.values()] == [2, 2]
+    statuses = {p.name: p.read_bytes() for p in (shards / "status").glob("*.json")}
+    wait_for(lambda: not set(a for jobs in attempts.values() for a in jobs) & set(
+        subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()), 60,
+        "every job of the run to leave the queue")
+    assert {p.name: p.read_bytes() for p in (shards / "status").glob("*.json")} == statuses
+    assert "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout
+    for k in (1, 2):  # each shard started twice at most: the lost attempt and its resubmission
+        assert (shards / "logs" / f"shard-{k}-of-2.log").read_text().count(", pid ") <= 2

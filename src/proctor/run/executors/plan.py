@@ -10,7 +10,7 @@ plan.json never holds a secret: a base URL with one (user info, a query value, a
 URLs as given travel to the shards in the environment (`PROCTOR_PLAN_SECRETS`, set by the submitting proctor, which
 local processes, sbatch and Ray tasks inherit; a k8s Job reads it from a Secret). The command line is written redacted.
 
-A shard is done when its status file says its current attempt ended with 0. The status files are written by the
+A shard is done when its status file says an attempt ended with 0: final (a late job leaves it be, see worker). The status files are written by the
 shard itself, whichever engine ran it, so the submitting side needs from the engine only whether a job is alive.
 """
 
@@ -169,12 +169,15 @@ def write_status(plan: Plan, index: int, attempt: int, rc: int | None) -> None:
 
 
 def read_status(plan: Plan, index: int) -> dict[str, Any] | None:
-    """Shard `index`'s status for its current attempt (None: that attempt has not started)."""
+    """Shard `index`'s status for its current attempt (None: that attempt has not started), or its finished one: a
+    shard that ended with 0 is done for good, whichever attempt finished it (the worker never runs it again)."""
     try:
         data = read_json_record(plan.status_path(index))
     except (OSError, ValueError, ProctorError):
         return None
-    if not isinstance(data, dict) or data.get("attempt") != plan.attempt(index):
+    if not isinstance(data, dict):
+        return None
+    if data.get("rc") != 0 and data.get("attempt") != plan.attempt(index):
         return None
     return data
 

@@ -3,6 +3,12 @@
 Each array task runs the shard's worker command (`python -m proctor.run.executors.worker`) with this proctor's code first on PYTHONPATH; submitit
 keeps each job's own logs in `OUT.shards/slurm/JOB/` (`job_folder`), every attempt's kept. Whether a job is alive comes from `squeue` (a cluster without
 accounting has no `sacct`); whether it succeeded, from the shard's own status file.
+
+A lost attempt (a node down, a preemption, a cancel) is resubmitted by proctor, as on every engine, never requeued by
+Slurm: the jobs are submitted with `--no-requeue`, which stops both Slurm's requeue of a failed node's jobs and
+submitit's requeue of a preempted job (its `scontrol requeue` is refused), so a shard's job never runs beside
+its resubmission. Should a job run late all the same, the worker finds its shard finished or superseded and
+exits without touching it (proctor.run.executors.worker).
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ class SlurmEngine:
         ex = self.submitit.SlurmExecutor(folder=plan.path / "slurm" / "%j")  # one folder per job: job_folder
         params: dict[str, Any] = {
             "job_name": f"proctor-{plan.out.name}"[:60], "time": s.time_min, "cpus_per_task": s.cpus_per_task,
-            "ntasks_per_node": 1, "array_parallelism": s.shards, "additional_parameters": dict(s.sbatch),
+            "ntasks_per_node": 1, "array_parallelism": s.shards,
+            "additional_parameters": {"no_requeue": True, **s.sbatch},  # proctor resubmits: see the module docstring
             "setup": [f"export PYTHONPATH={shlex.quote(source_root())}${{PYTHONPATH:+:$PYTHONPATH}}",
                       f"cd {shlex.quote(plan.cwd)}"]}
         if s.partition:
