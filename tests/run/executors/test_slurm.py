@@ -188,9 +188,9 @@ def test_a_node_going_down_reruns_each_shard_once_and_leaves_the_finished_status
     attempts = plan_of(out)["attempts"]
     assert [len(a) for a in attempts.values()] == [2, 2]
     statuses = {p.name: p.read_bytes() for p in (shards / "status").glob("*.json")}
-    wait_for(lambda: not set(a for jobs in attempts.values() for a in jobs) & set(
-        subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()), 60,
-        "every job of the run to leave the queue")
+    jobs = {a for tried in attempts.values() for a in tried}
+    wait_for(lambda: not jobs & set(subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
+                                                   check=True).stdout.split()), 60, "the run's jobs to leave the queue")
     assert {p.name: p.read_bytes() for p in (shards / "status").glob("*.json")} == statuses
     assert "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout
     for k in (1, 2):  # each shard started twice at most: the lost attempt and its resubmission

@@ -57,5 +57,5 @@ def test_a_superseded_attempt_exits_without_touching_the_shard(tmp_path: Path,
     assert run_shard(str(plan.path), 1, 1) == 0
     assert _shard_files(plan, 1) == {} and not plan.shard_dir(1).exists()
     assert run_shard(str(plan.path), 1, 2) == 0  # the current attempt runs the shard, once
-    assert [s.state for s in shard_states(read_plan(plan.path))][0] == "done"
+    assert shard_states(read_plan(plan.path))[0].state == "done"
     assert read_plan(plan.path).attempts["1"] == ["40_0", "41"]

@@ -23,8 +23,8 @@ from ...core.spec import RunSpec
 from ...log.runlog import SAMPLES, RunLog
 from ...util.errors import ProctorError
 from ...util.textio import open_checked
-from ..shard import merge_runs
 from ..lock import hold_submitter
+from ..shard import merge_runs
 from ..store import Store
 from .local import LocalEngine
 from .plan import EXECUTORS, PLAN, Plan, Settings, new_plan, plan_dir_of, read_plan, read_status
