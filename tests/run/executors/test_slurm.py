@@ -18,7 +18,7 @@ from proctor.run.executors import Settings, _watch, attempt_logs, new_plan
 from proctor.run.executors.slurm import job_folder
 from proctor.util.errors import ProctorError
 
-from .conftest import DATA, assert_same_run, env, proctor_cmd, run_proctor, wait_for
+from .conftest import DATA, assert_same_run, env, proctor_cmd, read_run, run_proctor, wait_for
 
 pytestmark = pytest.mark.xdist_group("engines")
 real = pytest.mark.usefixtures("slurm")  # the tests that submit to the machine's Slurm
@@ -195,3 +195,59 @@ def test_a_node_going_down_reruns_each_shard_once_and_leaves_the_finished_status
     assert "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout
     for k in (1, 2):  # each shard started twice at most: the lost attempt and its resubmission
         assert (shards / "logs" / f"shard-{k}-of-2.log").read_text().count(", pid ") <= 2
+
+
+def slurm_files(job: str) -> list[Path]:
+    """The files Slurm keeps of job `job`: its script and environment in the controller's state, slurmd's spool,
+    and the logs."""
+    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, check=True).stdout
+    found = {k.strip(): v.strip() for k, _, v in (line.partition(" = ") for line in config.splitlines())}
+    state = Path(found["StateSaveLocation"])
+    places = [*state.glob(f"hash.*/job.{job}"), Path(found["SlurmdSpoolDir"])]
+    places += [Path(found[n]) for n in ("SlurmctldLogFile", "SlurmdLogFile") if found.get(n, "").startswith("/")]
+    return [p for d in places for p in ([d] if d.is_file() else d.rglob("*")) if p.is_file()]
+
+
+@real
+def test_no_secret_of_the_base_url_in_any_file_slurm_or_the_shards_write(tmp_path: Path) -> None:
+    """A base URL with a password and a token through Slurm: neither secret is in Slurm's files while the jobs
+    wait (each job's stored script and environment) nor, once the shards have reached the server with the URL and
+    merged, in the run's files."""
+    from proctor.testing.server import serve
+
+    secrets = ("Pw0Secret55", "Tok0Secret33")
+
+    def scan(paths: list[Path]) -> int:
+        files = [p for p in paths if p.is_file() and not p.is_symlink()]
+        for path in files:
+            data = path.read_bytes()
+            for secret in secrets:
+                assert secret.encode() not in data, f"{path} holds {secret}"
+        return len(files)
+
+    out = tmp_path / "out"
+    with serve() as server:
+        url = f"http://user:{secrets[0]}@{server.url.removeprefix('http://')}/v1?token={secrets[1]}"
+        sub = run_proctor("run", DATA, "--model", "openai:m", "--base-url", url, "--shards", "2", "--executor",
+                          "slurm", "--sbatch", "begin=now+600", "--no-wait", "-o", str(out), "--store",
+                          str(tmp_path / "s.db"), cwd=tmp_path, extra_env={"OPENAI_API_KEY": "k-unused-123456"})
+        assert sub.returncode == 0, sub.stderr
+        array = plan_of(out)["attempts"]["1"][0].split("_")[0]
+        try:
+            kept = slurm_files(array)
+            assert any(p.name == "environment" for p in kept), f"Slurm keeps no environment of job {array}"
+            scan(kept)
+        except BaseException:
+            subprocess.run(["scancel", array], check=False)
+            raise
+        subprocess.run(["scontrol", "update", f"jobid={array}", "starttime=now"], check=True)
+
+        def all_done() -> bool:
+            return "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout
+
+        wait_for(all_done, 120, "the two jobs")
+    merged = run_proctor("merge", str(out), "--store", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    assert read_run(out)[2]["overall"]  # the shards reached the server with the URL as given
+    assert scan(list(tmp_path.rglob("*"))) > 10
+    assert not any(s in sub.stdout + sub.stderr + merged.stdout + merged.stderr for s in secrets)

@@ -118,9 +118,11 @@ def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, 
     out = out.absolute()
     with hold_submitter(plan_dir_of(out), out, PLAN):
         plan = new_plan(spec, settings, out, store, use_cache, command)
+        submitted = False
         try:
             _refuse_running(plan, engine)
             todo = [s.index for s in shard_states(plan) if s.state != "done"]
+            submitted = True
             _submit(plan, engine, todo)
             say(f"submitted {len(todo)} shard(s) to {engine.name}: "
                 f"{' '.join(plan.attempts[str(k)][-1] for k in todo)}; shards in {plan.path}")
@@ -130,6 +132,8 @@ def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, 
         finally:
             if wait:
                 engine.close()
+                if submitted:
+                    plan.drop_secrets()  # no job of this submitter is left to read them
         return finish(plan.out, Store(store) if record_history and store else None)
 
 
@@ -189,6 +193,7 @@ def finish(out: Path, store: Any = None) -> RunLog:
         raise ProctorError(f"{out}: shard(s) {', '.join(f'{s.index}/{plan.count} ({s.state})' for s in unfinished)}"
                            " not done; `proctor status` shows them")
     merged: RunLog = merge_runs([plan.shard_dir(k) for k in range(1, plan.count + 1)], plan.out, store)
+    plan.drop_secrets()
     return merged
 
 

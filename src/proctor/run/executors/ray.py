@@ -18,12 +18,10 @@ import logging
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from ...util.errors import ProctorError
-from .plan import SECRETS_ENV, Plan, Settings, source_root, worker_command
+from .plan import SECRETS_ENV, Plan, Settings, source_root, without_secrets, worker_command
 
 
 class RayEngine:
@@ -45,7 +43,7 @@ class RayEngine:
         if self.ray is None:
             ray = self.module
             pythonpath = os.pathsep.join(p for p in (source_root(), os.environ.get("PYTHONPATH", "")) if p)
-            with _without_secrets():  # a local instance's daemons inherit this environment
+            with without_secrets():  # a local instance's daemons inherit this environment
                 ray.init(address=os.environ.get("RAY_ADDRESS") or None, log_to_driver=False,
                          logging_level=logging.WARNING, runtime_env={"env_vars": {"PYTHONPATH": pythonpath}},
                          ignore_reinit_error=True)
@@ -79,17 +77,6 @@ class RayEngine:
     def close(self) -> None:
         if self.ray is not None:
             self.ray.shutdown()
-
-
-@contextmanager
-def _without_secrets() -> Iterator[None]:
-    """`$PROCTOR_PLAN_SECRETS` out of this process's environment while the block runs."""
-    secrets = os.environ.pop(SECRETS_ENV, None)
-    try:
-        yield
-    finally:
-        if secrets is not None:
-            os.environ[SECRETS_ENV] = secrets
 
 
 def run_command(command: list[str], cwd: str, secrets: str | None = None) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...util.errors import ProctorError
-from .plan import Plan, Settings, source_root, worker_command
+from .plan import Plan, Settings, source_root, without_secrets, worker_command
 
 _ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING", "SIGNALING",
            "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"}
@@ -60,8 +60,9 @@ class SlurmEngine:
 
     def submit(self, plan: Plan, indices: list[int]) -> dict[int, str]:
         ex = self.executor(plan)
+        plan.write_secrets()  # the jobs read them there: sbatch would store its environment in Slurm's state
         try:
-            with ex.batch():
+            with without_secrets(), ex.batch():
                 jobs = [ex.submit(self.submitit.helpers.CommandFunction(worker_command(plan, k), verbose=False))
                         for k in indices]
         except subprocess.CalledProcessError as e:
