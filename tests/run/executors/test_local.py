@@ -105,7 +105,13 @@ def test_a_second_submitter_of_the_run_is_refused_naming_the_first_and_fails_not
     assert "being submitted by another proctor" in err and len(err.strip().splitlines()) == 1, err
     assert f"pid {os.getpid()} on {socket.gethostname()}, started 20" in err and f"proctor status {out}" in err
     assert not (tmp_path / "out.shards" / "plan.json").exists() and not out.exists()
-    assert main(argv) == 0  # the first gone, the run goes through
+    assert main([*argv, "--no-wait"]) == 0  # the first gone, the run goes through
+    wait_for(lambda: "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout, 60, "the shards")
+    capsys.readouterr()
+    with hold_submitter(tmp_path / "out.shards", out, "plan.json"):  # nor does a merge go beside a submitter
+        assert main(["merge", str(out), "--no-history"]) == 2
+    assert "being submitted by another proctor" in capsys.readouterr().err and not out.exists()
+    assert main(["merge", str(out), "--no-history"]) == 0
     assert len(read_run(out)[1]) == 16
 
 

@@ -134,7 +134,7 @@ def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, 
                 engine.close()
                 if submitted:
                     plan.drop_secrets()  # no job of this submitter is left to read them
-        return finish(plan.out, Store(store) if record_history and store else None)
+        return _merge(read_plan(plan.path), Store(store) if record_history and store else None)
 
 
 def _refuse_running(plan: Plan, engine: Engine) -> None:
@@ -185,12 +185,19 @@ def _watch(plan: Plan, engine: Engine, say: Callable[[str], None]) -> None:
 
 
 def finish(out: Path, store: Any = None) -> RunLog:
-    """Merge the finished shards of the executor run into `out` (`proctor merge OUT`)."""
-    plan = read_plan(plan_dir_of(out.absolute()))
+    """Merge the finished shards of the executor run into `out` (`proctor merge OUT`), as its one submitter: refused
+    while another proctor submits or merges the run."""
+    path = plan_dir_of(out.absolute())
+    read_plan(path)  # none: one clear line, and no lock taken
+    with hold_submitter(path, out.absolute(), PLAN):
+        return _merge(read_plan(path), store)
+
+
+def _merge(plan: Plan, store: Any) -> RunLog:
     states = shard_states(plan)
     unfinished = [s for s in states if s.state != "done"]
     if unfinished:
-        raise ProctorError(f"{out}: shard(s) {', '.join(f'{s.index}/{plan.count} ({s.state})' for s in unfinished)}"
+        raise ProctorError(f"{plan.out}: shard(s) {', '.join(f'{s.index}/{plan.count} ({s.state})' for s in unfinished)}"
                            " not done; `proctor status` shows them")
     merged: RunLog = merge_runs([plan.shard_dir(k) for k in range(1, plan.count + 1)], plan.out, store)
     plan.drop_secrets()
