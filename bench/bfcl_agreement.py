@@ -411,7 +411,7 @@ def bfcl_tools(o: types.SimpleNamespace, entry: dict[str, Any]) -> list[dict[str
 def same_tools(o: types.SimpleNamespace, entry: dict[str, Any], item: Any, category: str) -> tuple[bool, bool]:
     """(proctor's tools as sent equal bfcl-eval's, bfcl-eval's carry keys proctor does not send)."""
     tools = bfcl.openai_tools(item.metadata["function"], category)
-    ours = tools_body(tools, None, wire_names(tools))["tools"]
+    ours = tools_body(tools, None, wire_names(tools)).get("tools", [])  # an item without functions: none sent
     theirs = bfcl_tools(o, entry)
     kept = [{"type": t["type"], "function": {k: t["function"][k] for k in ("name", "description", "parameters")}}
             for t in theirs]

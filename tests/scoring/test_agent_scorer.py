@@ -17,7 +17,13 @@ from proctor.data.records import Item, Modality
 from proctor.data.tasks import Task
 from proctor.log.runlog import GenerationDetails, Outcome
 from proctor.scoring.agent import python_tool
-from proctor.scoring.agent_scorer import AgentScorer, AgentTask, agent_kinds, is_agent_kind, usage_of_trajectory
+from proctor.scoring.agent_scorer import (
+    AgentScorer,
+    AgentTask,
+    agent_kinds,
+    is_agent_kind,
+    usage_of_trajectory,
+)
 from proctor.scoring.base import Scored
 from proctor.scoring.extract import AnswerRule, Extraction
 
@@ -60,7 +66,7 @@ class Prompts:
     def agent_task(self, item: Item, kind: str) -> AgentTask:
         if self.tools:
             return AgentTask(self.messages(item, kind), tools=self.tools)
-        return AgentTask(self.messages(item, kind), declared=(SUM,))
+        return AgentTask(self.messages(item, kind), declared=(SUM,), calls_answer=True)
 
     def template_hash(self, kind: str) -> str:
         return "h"

@@ -214,7 +214,8 @@ class BFCLPrompts:
         (declared: the reply's calls are the answer)."""
         check_kind(kind, self.agent_kinds, self.benchmark)
         meta = item.metadata
-        return AgentTask(self.messages(item, kind), declared=openai_tools(meta["function"], str(meta["bfcl_category"])))
+        return AgentTask(self.messages(item, kind), declared=openai_tools(meta["function"], str(meta["bfcl_category"])),
+                         calls_answer=True)
 
     def logprob_context(self, item: Item) -> str:
         return item.prompt

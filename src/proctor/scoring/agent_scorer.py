@@ -35,17 +35,15 @@ AGENT_SCORER = "agent"
 
 @dataclass(frozen=True)
 class AgentTask:
-    """What one item gives the agent loop: its opening messages, the tools that run, the functions only declared
-    (a reply calling them ends the trajectory, its calls the answer) and the first turn's tool choice."""
+    """What one item gives the agent loop: its opening messages, the tools that run, the functions only declared,
+    the first turn's tool choice, and whether a reply's calls are the answer (`calls_answer`: the first reply that
+    calls ends the trajectory, nothing run: BFCL's single-turn categories)."""
 
     messages: tuple[Message, ...]
     tools: tuple[Tool, ...] = ()
     declared: tuple[ToolDef, ...] = ()
     first_choice: ToolChoice | None = None
-
-    @property
-    def calls_answer(self) -> bool:
-        return bool(self.declared) and not self.tools
+    calls_answer: bool = False
 
 
 def agent_kinds(task: Task) -> tuple[str, ...]:
