@@ -131,14 +131,36 @@ def test_a_function_calling_run_end_to_end(tmp_path: Path, monkeypatch: pytest.M
     assert manifest["spec"]["agent"]["max_turns"] == 20 and manifest["spec"]["scorer"]["prompt_kind"] == FC
 
 
-def test_irrelevance_in_function_calling_mode_counts_replies_without_calls(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_irrelevance_in_function_calling_mode_counts_replies_without_calls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     path = category_file(tmp_path / "data", "irrelevance", 3)
     with serve(responder="first") as srv:  # text, no call: right for irrelevance
         assert _run(tmp_path, "bfcl-irrelevance", path, srv) == 0
     overall = json.loads((tmp_path / "run" / "results.json").read_text())["overall"]
     assert overall["accuracy"] == 1.0 and overall["agent_stops"] == {"answered": 3}
+    assert "trajectories: answered 3 (100.0%)" in capsys.readouterr().out
+
+
+def test_a_trajectory_past_its_wall_time_is_truncated_and_counted_and_not_retried_by_tokens(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    path = write(tmp_path / "data", "simple_python", *simple_rows())
+    with serve(tool_replies=[[{"name": "geo_area", "arguments": {"base": 2}}]], latency=1.0) as srv:
+        assert _run(tmp_path, "bfcl-simple", path, srv, "--wall-time", "0.2") in (0, 1)
+        overall = json.loads((tmp_path / "run" / "results.json").read_text())["overall"]
+        assert overall["agent_stops"] == {"wall_time": 4} and overall["agent_stop_rates"] == {"wall_time": 1.0}
+        assert overall["n_truncated"] == 4 and overall["truncated_rate"] == 1.0
+        assert all(s["outcome"] == "truncated" and s["extraction_rule"] == "agent:wall_time"
+                   for s in _samples(tmp_path / "run"))
+        capsys.readouterr()
+        srv.reset()
+        # a retry at a larger token budget means nothing to a trajectory: refused, nothing asked
+        assert main(["run", "--retry-truncated", str(tmp_path / "run"), "--max-tokens", "4096", "--base-url",
+                     srv.base_url, "-o", str(tmp_path / "retry"), "--store", str(tmp_path / "store.sqlite"),
+                     "--no-progress", "--no-history"]) == 2
+        assert "cut by the agent's limits" in capsys.readouterr().err
+        assert srv.stats()["by_path"].get("/v1/chat/completions", 0) == 0
 
 
 def test_the_kind_and_the_limits_are_in_the_run_id_and_refused_elsewhere(

@@ -239,7 +239,11 @@ def load_spec_task(spec: RunSpec) -> Task:
                          shots=spec.scorer.shots, fmt=spec.scorer.format, fewshot_from=ref.fewshot_from,
                          prompt_kind=spec.scorer.prompt_kind)
     task = _subjects(task, ref)
-    if spec.scorer.answer_rule is not None:  # a rule chosen by name (llm-wc's): it reads every prompt kind
+    kinds = tuple(getattr(task.prompts, "kinds", ()))
+    own = task.answer_rule(spec.scorer.prompt_kind or kinds[0]) if kinds else None
+    if spec.scorer.answer_rule is not None and (own is None or own.name != spec.scorer.answer_rule):
+        # a rule chosen by name (llm-wc's): it reads every prompt kind; the kind's own rule named (a resolved
+        # spec read back: a retry of a BFCL or IFEval run) is the benchmark's, kept as it is
         rule = answer_rule_named(spec.scorer.answer_rule, task.name)
         task = replace(task, answer_rules=dict.fromkeys(task.prompts.kinds, rule))
     return task

@@ -168,6 +168,9 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> N
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     check_retry(task, spec)
+    if spec.retry_of is not None and isinstance(scorer, AgentScorer):
+        raise ProctorError("--retry-truncated: a trajectory is cut by the agent's limits (--max-turns…), not by "
+                           "--max-tokens; run again with larger limits instead")
     settings = spec.generation
     if scorer.capability is Capability.GENERATE:
         rule = task.answer_rule(spec.scorer.prompt_kind or task.prompts.kinds[0])
