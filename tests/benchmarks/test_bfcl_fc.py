@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks.bfcl_rows import AREA, WEATHER, category_file, fn, write
 
 from proctor.benchmarks import bfcl, load_task
 from proctor.cli import main
 from proctor.models.openai_tools import tools_body, wire_names
-from tests.benchmarks.bfcl_rows import AREA, WEATHER, category_file, fn, write
 
 pytest.importorskip("uvicorn")  # the stand-in server
 
@@ -116,6 +116,7 @@ def test_a_function_calling_run_end_to_end(tmp_path: Path, monkeypatch: pytest.M
     oslo = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Oslo?"}]
     assert body["messages"] in [oslo, *([{"role": "user", "content": f"Area for base {i}?"}] for i in range(3))]
     assert {t["function"]["name"] for t in body["tools"]} <= {"geo_area", "weather"}
+    assert "max_tokens" not in body and body["temperature"] == 0  # bfcl-eval's FC request sends no token limit
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     overall = results["overall"]
     assert overall["accuracy"] == pytest.approx(0.75)  # the weather item is asked for geo_area

@@ -22,7 +22,8 @@ The kind `function-calling` is bfcl-eval's function-calling ("FC") mode as its O
 with `GORILLA_TO_OPENAPI`): the same hinted function docs offered as tools — each name's `.` made `_` (OpenAI's
 rule), the parameters typed `object`, each property's type mapped to OpenAPI's (a `float` one also given `format:
 float` and " This is a float type value." after its description) —, no system prompt, the first turn's messages
-as they are, one turn (the agent loop, `scoring.agent_scorer`, its calls the answer: nothing runs). The reply's
+as they are, no token limit (as its `_query_FC`; `--max-tokens` sends one), one turn (the agent loop,
+`scoring.agent_scorer`, its calls the answer: nothing runs). The reply's
 calls are decoded as bfcl-eval's FC decoder reads them (`[{name: json.loads(arguments)}]`; a reply without calls
 is its text, which does not decode) and judged by the same AST checker, names compared with `.` as `_`
 (`underscore_to_dot`, as for OpenAI's FC models); irrelevance: no call. A function doc's keys other than `name`,
@@ -41,7 +42,7 @@ from typing import Any, TypeGuard
 
 from ..core.model import Message
 from ..core.tools import ToolDef
-from ..data.prompts import check_kind
+from ..data.prompts import KindDefaults, check_kind
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
 from ..scoring.agent_scorer import AgentTask
@@ -216,6 +217,10 @@ class BFCLPrompts:
         meta = item.metadata
         return AgentTask(self.messages(item, kind), declared=openai_tools(meta["function"], str(meta["bfcl_category"])),
                          calls_answer=True)
+
+    def request_defaults(self, kind: str) -> KindDefaults:
+        """The function-calling kind sends no token limit, as bfcl-eval's `_query_FC` (`--max-tokens` wins)."""
+        return KindDefaults(sends_max_tokens=False) if kind == FUNCTION_CALLING else KindDefaults()
 
     def logprob_context(self, item: Item) -> str:
         return item.prompt

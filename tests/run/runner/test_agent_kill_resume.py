@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from benchmarks.bfcl_rows import write
 
 import proctor
 from proctor.core.model import Capability, GenerateRequest, Generation, Message, ModelBase
@@ -29,7 +30,6 @@ from proctor.scoring.agent import python_tool
 from proctor.scoring.agent_scorer import AgentScorer, AgentTask
 from proctor.scoring.extract import AnswerRule, Extraction
 from proctor.scoring.scorers import score_item
-from tests.benchmarks.bfcl_rows import write
 
 pytest.importorskip("uvicorn")
 
@@ -76,7 +76,8 @@ def test_sigkill_mid_run_then_resume_loses_no_finished_sample(tmp_path: Path) ->
         assert 12 <= len(finished) < N, "the kill must land mid-run"
         assert all(s["trajectory"]["stop"] == "called" for s in finished)  # each finished sample whole
         first = srv.stats()["by_path"].get("/v1/chat/completions", 0)
-        assert first - len(finished) <= 4  # only the trajectories in flight (concurrency 4) are lost
+        # only the trajectories in flight are lost: 4 requests, and those answered while their samples were written
+        assert first - len(finished) <= 8
 
         srv.reset()
         done = subprocess.run(_command(data, srv.base_url, out, store), env=env, capture_output=True, text=True,
