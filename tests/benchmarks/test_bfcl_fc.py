@@ -196,3 +196,17 @@ def test_a_backend_without_tool_calling_is_refused_before_anything_runs(
     err = capsys.readouterr().err
     assert code != 0 and "Traceback" not in err and "tool" in err.lower()
     assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+def test_hostile_tool_calls_end_in_verdicts_never_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    path = write(tmp_path / "data", "simple_python", *simple_rows())
+    junk = [{"name": "geo_area", "arguments": "{not json"}, {"name": "", "arguments": "{}"},
+            {"name": "nope", "arguments": "[1]"}] + [{"name": "geo_area", "arguments": {"base": 2}}] * 300
+    with serve(tool_replies=[junk]) as srv:
+        assert _run(tmp_path, "bfcl-simple", path, srv) in (0, 1)
+    samples = _samples(tmp_path / "run")
+    assert len(samples) == 4 and {s["outcome"] for s in samples} == {"no_answer"}  # not JSON: nothing decodes
+    assert all(s["trajectory"]["stop"] == "called" and len(s["trajectory"]["turns"][0]["tool_calls"]) == 303
+               for s in samples)
+    assert all(s["trajectory"]["turns"][0]["results"] == [] for s in samples)  # declared functions: none ran
