@@ -53,6 +53,10 @@ class MetricBlock(_Block):
     # the accuracy's bounds over the truncated samples: every one wrong … every one right (None: none truncated)
     truncated_low: float | None = None
     truncated_high: float | None = None
+    # samples that are trajectories (docs/agents.md): how many ended each way (answered, called, max_turns,
+    # max_tool_calls, max_tokens, wall_time, model_error) and that share of them; absent where none is
+    agent_stops: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    agent_stop_rates: dict[str, float] = Field(default_factory=dict, exclude_if=lambda v: not v)
     n_ambiguous: int = 0  # the reference rule and proctor's reader disagree
     ambiguous_rate: float | None = None  # of the samples both read (None: none)
     input_tokens: int = 0

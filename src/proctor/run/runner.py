@@ -30,7 +30,7 @@ from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
 from ..core.results import Results
-from ..core.spec import RunSpec
+from ..core.spec import AgentLimits, RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
@@ -52,6 +52,7 @@ from ..log.runlog import (
 )
 from ..log.sampleindex import item_order
 from ..metrics.money import Price, sample_cost
+from ..scoring.agent_scorer import AgentScorer, is_agent_kind
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
 from ..scoring.execute.sandbox import INSTALL_HINT, Runner, Unsafe, sandbox_for
@@ -137,6 +138,8 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return ChoiceScorer()
     kind = s.prompt_kind or task.prompts.kinds[0]
     settings, no_answer = spec.generation, s.no_answer or "wrong"
+    if is_agent_kind(task, kind):  # its samples are trajectories: the agent loop plays them (scoring.agent_scorer)
+        return AgentScorer(kind, settings, spec.epochs, spec.agent or AgentLimits(), no_answer=no_answer)
     rule = task.answer_rule(kind)
     graded = rule is not None and rule.grades_truncated and s.truncated_as != "excluded"  # else proctor's exclusion
     if judge is None:
@@ -166,6 +169,9 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> N
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     check_retry(task, spec)
+    if spec.retry_of is not None and isinstance(scorer, AgentScorer):
+        raise ProctorError("--retry-truncated: a trajectory is cut by the agent's limits (--max-turns…), not by "
+                           "--max-tokens; run again with larger limits instead")
     settings = spec.generation
     if scorer.capability is Capability.GENERATE:
         rule = task.answer_rule(spec.scorer.prompt_kind or task.prompts.kinds[0])
@@ -200,6 +206,8 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, spec: RunSpec,
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
                            "prompt, the authors'): run with --prompt chat")
+    if isinstance(scorer, AgentScorer):  # its trajectories offer tools: a backend that cannot send them is refused
+        require(model, [Capability.GENERATE, Capability.TOOLS])
     if judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
         require(judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 
