@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from proctor.core.money import Money
 from proctor.log.runlog import Manifest, Outcome, Sample
 from proctor.metrics.cost import run_cost_of
-from proctor.metrics.money import Price
 from proctor.metrics.results import summarize
 
 
-def _manifest(price: Price | None) -> Manifest:
+def _manifest(price: Money | None) -> Manifest:
     return Manifest(run_id="r", proctor_version="test", dataset={"name": "d"}, model={"spec": "m"}, mode="generate",
-                    started_at="2026-01-01T00:00:00+00:00", price=price.as_dict() if price else None)
+                    started_at="2026-01-01T00:00:00+00:00", price=price.model_dump(mode="json") if price else None)
 
 
 def test_cost_per_sample_and_per_correct_answer() -> None:
@@ -21,7 +21,7 @@ def test_cost_per_sample_and_per_correct_answer() -> None:
                Sample(sample_id="b#0", item_id="b", outcome=Outcome.WRONG, score=0.0, input_tokens=0,
                       output_tokens=1_000_000),
                Sample(sample_id="c#0", item_id="c", outcome=Outcome.ERROR, error="HTTP 500")]  # no usage: not billed
-    manifest = _manifest(Price(Decimal("1.5"), Decimal(3)))
+    manifest = _manifest(Money(input=Decimal("1.5"), output=Decimal(3)))
     cost = run_cost_of(samples, manifest)
     assert cost is not None and (cost.total, cost.model, cost.judge) == (Decimal("4.5"), Decimal("4.5"), None)
     assert (cost.priced_samples, cost.unpriced_samples, cost.correct) == (2, 0, 1)
