@@ -16,8 +16,16 @@ from itertools import chain
 from pathlib import Path, PurePath
 from typing import Any
 
-from ..core.results import AnswerReading, Cost, EpochSpread, JudgeAgreement, MetricBlock, MetricValue, Results
-from ..core.results import Calibration as ResultsCalibration
+from ..core.results import (
+    AnswerReading,
+    Calibration,
+    Cost,
+    EpochSpread,
+    JudgeAgreement,
+    MetricBlock,
+    MetricValue,
+    Results,
+)
 from ..data.coverage import BANDS as COVERAGE_BANDS
 from ..data.coverage import flag_categories
 from ..log.runlog import Manifest, RunLog, Sample
@@ -48,24 +56,6 @@ class ContextDist:
     probs: list[float]
     expected: int | None
     predicted: int
-
-
-@dataclass(frozen=True)
-class CalBin:
-    lo: float
-    hi: float
-    n: int
-    confidence: float
-    accuracy: float
-
-
-@dataclass(frozen=True)
-class Calibration:
-    n: int
-    bins: list[CalBin]
-    brier: float | None
-    ece: float | None
-    log_loss: float | None
 
 
 def _labels(s: Sample, k: int) -> list[str]:
@@ -145,13 +135,12 @@ def option_scores(s: Sample) -> list[OptionScore]:
 
 def calibration_view(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibration | None:
     """Reliability bins, Brier, ECE and log loss of the contexts with a known answer (`proctor.stats.intervals.calibration`,
-    the numbers results.json holds), shaped for plotting."""
+    results.json's `Calibration` block), its empty bins left out for plotting."""
     scored = [d for d in dists if d.expected is not None]
     if not scored:
         return None
     c = stats_calibration([d.probs for d in scored], [d.expected for d in scored if d.expected is not None], n_bins)
-    bins = [CalBin(b.lo, b.hi, b.n, b.confidence or 0.0, b.accuracy or 0.0) for b in c.bins if b.n]
-    return Calibration(c.n, bins, c.brier, c.ece, c.log_loss)
+    return c.model_copy(update={"bins": [b for b in c.bins if b.n]})
 
 
 # ---------------------------------------------------------------- coverage
@@ -311,7 +300,7 @@ class RunSummary:
         return self.results.cost
 
     @property
-    def calibration_reported(self) -> ResultsCalibration | None:
+    def calibration_reported(self) -> Calibration | None:
         return self.results.calibration
 
     @property
