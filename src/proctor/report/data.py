@@ -17,12 +17,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from ..core.results import (
-    AnswerReading,
     Calibration,
-    Cost,
-    EpochSpread,
-    JudgeAgreement,
-    MetricBlock,
     MetricValue,
     Results,
 )
@@ -251,10 +246,6 @@ class RunSummary:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def overall(self) -> MetricBlock:
-        return self.results.overall
-
-    @property
     def clustering(self) -> str | None:
         """A sentence on the clustered interval when it differs materially from the naive one, or when a note
         says why items stayed the unit (few clusters, no variance); else None."""
@@ -266,51 +257,6 @@ class RunSummary:
             return text
         return (f"{text}: the interval counts clusters; treating items as independent gives "
                 f"[{100 * (o.naive_ci_low or 0):.1f}, {100 * (o.naive_ci_high or 0):.1f}]")
-
-    @property
-    def by_category(self) -> dict[str, MetricBlock]:
-        return self.results.by_category
-
-    @property
-    def by_difficulty(self) -> dict[str, MetricBlock]:
-        return self.results.by_difficulty
-
-    @property
-    def by_modality(self) -> dict[str, MetricBlock]:
-        return self.results.by_modality
-
-    @property
-    def macro_accuracy(self) -> float | None:
-        return self.results.macro_accuracy
-
-    @property
-    def acc_norm(self) -> MetricBlock | None:
-        return self.results.acc_norm
-
-    @property
-    def epochs(self) -> EpochSpread | None:
-        return self.results.epochs
-
-    @property
-    def judge_agreement(self) -> JudgeAgreement | None:
-        return self.results.judge_agreement
-
-    @property
-    def cost(self) -> Cost | None:
-        return self.results.cost
-
-    @property
-    def calibration_reported(self) -> Calibration | None:
-        return self.results.calibration
-
-    @property
-    def metrics(self) -> dict[str, MetricValue]:
-        """The registered metrics beyond the built-ins (`proctor.metrics.register`)."""
-        return self.results.metrics
-
-    @property
-    def answer_reading(self) -> AnswerReading | None:
-        return self.results.answer_reading
 
     @property
     def truncated_as(self) -> str:
@@ -489,7 +435,7 @@ def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
 
 
 def _n_scored(r: RunSummary) -> int:
-    return r.overall.n_scored
+    return r.results.overall.n_scored
 
 
 def load(
@@ -533,7 +479,7 @@ def load(
         seen = {p.started_at for p in pts} | {p.label for p in pts if p.label}
         for r in runs:  # the runs in this report belong on their own history line, once (by start or run id)
             t = parse_time(r.started_at)
-            o = r.overall
+            o = r.results.overall
             if ((r.model, r.dataset_key) == key and t and t not in seen and r.log.manifest.run_id not in seen
                     and o.accuracy is not None and r.partial is None):
                 pts.append(HistoryPoint(t, o.accuracy, o.ci_low, o.ci_high, r.log.manifest.run_id))

@@ -145,9 +145,9 @@ def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> dict[st
     over every run (0: all), a seeded random draw of each run's when they hold more, read one at a time."""
     pool = _Interner()
     rows = []
-    sizes = [r.overall.n for r in runs]
+    sizes = [r.results.overall.n for r in runs]
     for r, k in zip(runs, shown_shares(sizes, limit), strict=True):
-        shown = _shown_positions(r.log.manifest.run_id, r.overall.n, k)
+        shown = _shown_positions(r.log.manifest.run_id, r.results.overall.n, k)
         for s in (s for i, s in enumerate(r.log.iter_samples()) if i in shown):
             msgs = s.prompt if isinstance(s.prompt, list) else [{"role": "", "content": s.prompt}]
             prompt = [[str(m.get("role", "")), pool.text(str(m.get("content", "")))] for m in msgs]
@@ -278,13 +278,13 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
     for r in runs:
         by_dataset.setdefault(r.dataset, []).append(r)
     category_charts = [
-        {"dataset": ds, "runs": rs, "chart": plots.category_bars(cats, [(labels[r.index], r.by_category) for r in rs], [r.index for r in rs])}
+        {"dataset": ds, "runs": rs, "chart": plots.category_bars(cats, [(labels[r.index], r.results.by_category) for r in rs], [r.index for r in rs])}
         for ds, rs in by_dataset.items()
-        if (cats := sorted({c for r in rs for c in r.by_category}))
+        if (cats := sorted({c for r in rs for c in r.results.by_category}))
     ]
-    cats = sorted({c for r in runs for c in r.by_category})
-    diff_series = [(labels[r.index], r.by_difficulty) for r in runs]
-    diff_runs = [r for r in runs if any(b in r.by_difficulty for b in BANDS)]
+    cats = sorted({c for r in runs for c in r.results.by_category})
+    diff_series = [(labels[r.index], r.results.by_difficulty) for r in runs]
+    diff_runs = [r for r in runs if any(b in r.results.by_difficulty for b in BANDS)]
     has_difficulty = bool(diff_runs)
     prob_runs = [
         {
@@ -305,11 +305,11 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         for k, pts in data.history.items()
     ]
     judge_runs = [
-        {"run": r, "ja": r.judge_agreement, "matrix": confusion_matrix(r.judge_agreement.confusion)}
+        {"run": r, "ja": r.results.judge_agreement, "matrix": confusion_matrix(r.results.judge_agreement.confusion)}
         for r in runs
-        if r.judge_agreement
+        if r.results.judge_agreement
     ]
-    ks = {r.epochs.k for r in runs if r.epochs}
+    ks = {r.results.epochs.k for r in runs if r.results.epochs}
     script = _static("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     blob = sample_blob(runs, max_samples)
@@ -324,14 +324,14 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         if len(runs) > 1 else "",
         category_charts=category_charts,
         multi_dataset=len(by_dataset) > 1,
-        has_acc_norm=any(r.acc_norm for r in runs),
+        has_acc_norm=any(r.results.acc_norm for r in runs),
         has_epochs=bool(ks),
         epochs_k=ks.pop() if len(ks) == 1 else "k",
         judge_runs=judge_runs,
         difficulty_chart=plots.difficulty_lines(diff_series) if has_difficulty else None,
         difficulty_chart_narrow=plots.difficulty_lines(diff_series, plots.NARROW_CHART) if has_difficulty else None,
-        unknown_difficulty=sum(m.n for r in runs if (m := r.by_difficulty.get("unknown")) is not None),
-        more_metrics=sorted({k for r in runs for k in r.metrics}),
+        unknown_difficulty=sum(m.n for r in runs if (m := r.results.by_difficulty.get("unknown")) is not None),
+        more_metrics=sorted({k for r in runs for k in r.results.metrics}),
         categories=cats,
         prob_runs=prob_runs,
         coverage=coverage,
