@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, TypedDict
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -71,7 +71,7 @@ def _ref(v: Any) -> str:
 SNIPPET = 220
 
 
-def _verdict(d: SampleDetails) -> dict[str, Any] | None:
+def _verdict(d: SampleDetails) -> dict[str, str] | None:
     """A judge's verdict from sample details: grade, reasoning and (when the judge thought) its thinking."""
     grade, reason, thinking = d.get("judge_grade"), d.get("judge_reasoning"), d.get("judge_thinking")
     if reason is None and grade is None:
@@ -80,9 +80,9 @@ def _verdict(d: SampleDetails) -> dict[str, Any] | None:
     return out or None
 
 
-def _judge_fields(details: SampleDetails) -> dict[str, Any]:
+def _judge_fields(details: SampleDetails) -> dict[str, dict[str, str]]:
     """Blob fields for the judge: "j" the verdict that scored the sample, "jc" the agreement check's."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, str]] = {}
     if v := _verdict(details):
         out["j"] = v
     check = details.get("judge_check")
@@ -140,11 +140,22 @@ def _shown_positions(run_id: str, n: int, k: int) -> range | set[int]:
     return set(random.Random(int(hashlib.sha256(run_id.encode()).hexdigest()[:16], 16)).sample(range(n), k))
 
 
-def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> dict[str, Any]:
+class SampleBlob(TypedDict):
+    """What the report's sample browser reads (gzip + base64 in the page): the runs, the interned strings, the rows."""
+
+    runs: list[str]
+    models: list[str]
+    colours: int
+    strings: list[str]
+    samples: list[dict[str, Any]]  # one compact row a sample: short keys, JSON values
+    total: int  # samples in the runs, shown or not
+
+
+def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> SampleBlob:
     """Compact sample records for the browser; prompts are lists of [role, paragraph ids]. At most `limit` samples
     over every run (0: all), a seeded random draw of each run's when they hold more, read one at a time."""
     pool = _Interner()
-    rows = []
+    rows: list[dict[str, Any]] = []
     sizes = [r.results.overall.n for r in runs]
     for r, k in zip(runs, shown_shares(sizes, limit), strict=True):
         shown = _shown_positions(r.log.manifest.run_id, r.results.overall.n, k)
@@ -177,8 +188,8 @@ def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> dict[st
                 row["q"] = _snippet(s, msgs)
             row.update(_judge_fields(s.details))
             rows.append(row)
-    return {"runs": run_names(runs), "models": [r.model for r in runs], "colours": plots.N_COLOURS,
-            "strings": pool.table, "samples": rows, "total": sum(sizes)}
+    return SampleBlob(runs=run_names(runs), models=[r.model for r in runs], colours=plots.N_COLOURS,
+                      strings=pool.table, samples=rows, total=sum(sizes))
 
 
 def run_names(runs: Sequence[RunSummary]) -> list[str]:
@@ -187,16 +198,21 @@ def run_names(runs: Sequence[RunSummary]) -> list[str]:
     return run_labels.run_labels(runs)
 
 
-def run_cards(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+class RunCard(TypedDict):
+    """A run's headline card: its facets (name, value, differs from the other runs') and what sets it apart."""
+
+    facets: list[tuple[str, str, bool]]
+    distinct: str
+
+
+def run_cards(runs: Sequence[RunSummary]) -> list[RunCard]:
     """Each run's facets for its headline card, those that differ between the runs marked."""
     diff = run_labels.differing(runs) if len(runs) > 1 else set()
     names = run_names(runs)
     return [
-        {
-            "facets": [(f.name, f.value, f.name in diff) for f in run_labels.facets(r)],
-            # what sets it apart from same model + dataset (a partial run's mark first)
-            "distinct": name.removeprefix(f"{r.model} · {r.dataset}").lstrip(" ·"),
-        }
+        RunCard(facets=[(f.name, f.value, f.name in diff) for f in run_labels.facets(r)],
+                # what sets it apart from same model + dataset (a partial run's mark first)
+                distinct=name.removeprefix(f"{r.model} · {r.dataset}").lstrip(" ·"))
         for r, name in zip(runs, names)
     ]
 

@@ -31,6 +31,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from pydantic import JsonValue
+
 from ..core.model import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..core.results import MetricBlock
 from ..core.tools import ToolCall
@@ -215,13 +217,14 @@ class RunRecord:
     def setting_key(self) -> str:
         return setting_key(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
-    def to_dict(self) -> dict[str, Any]:
-        fields = dataclasses.asdict(dataclasses.replace(self, partial=None, by_category={}, by_modality={}))
+    def to_dict(self) -> dict[str, JsonValue]:
+        """The record as `runs --json` and `history --json` print it."""
+        fields: dict[str, JsonValue] = dataclasses.asdict(dataclasses.replace(self, partial=None, by_category={}, by_modality={}))
         del fields["stored_as"]  # the history's bookkeeping
         for axis in ("by_category", "by_modality"):
-            fields[axis] = {k: g.model_dump(include=set(GROUP_FIELDS)) for k, g in getattr(self, axis).items()}
+            fields[axis] = {k: g.model_dump(mode="json", include=set(GROUP_FIELDS)) for k, g in getattr(self, axis).items()}
         return {**fields, "setting_label": self.setting_label, "partial_label": self.partial_label,
-                "partial": self.partial.model_dump() if self.partial is not None else None}
+                "partial": self.partial.model_dump(mode="json") if self.partial is not None else None}
 
 
 PARTIAL_KEY = "+partial"  # a partial run's key in the history: its run id and this
