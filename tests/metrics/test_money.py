@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from proctor.core.money import Money, recorded_money
+from proctor.core.money import Money
 from proctor.core.results import Cost
 from proctor.metrics.money import cost_line, format_amount, format_money, run_cost, sample_cost
 
@@ -54,9 +54,3 @@ def test_cost_line_breaks_out_the_judge() -> None:
     unpriced_judge = run_cost(Money(input=Decimal(1), output=Decimal(2)), [], correct=0, judge_usages=[(1, 1)])
     assert (unpriced_judge.judge, unpriced_judge.judge_priced_calls, unpriced_judge.judge_unpriced_calls) == (0, 0, 1)
 
-
-def test_a_price_recorded_before_the_one_money_record_reads_as_money() -> None:
-    old = {"input_per_million": "1.10", "output_per_million": "4.40", "currency": "EUR", "source": None}
-    assert Money.model_validate(recorded_money(old)) == Money(input=Decimal("1.10"), output=Decimal("4.40"),
-                                                              currency="EUR", source="manifest")
-    assert recorded_money({"input": "1", "output": "2"}) == {"input": "1", "output": "2"}  # today's shape as it is
