@@ -82,26 +82,29 @@ def tiny_model(
 @with_model_options
 @options.panels(out=OUTPUT, runs_root=OUTPUT, store=OUTPUT, no_cache=OUTPUT, no_history=OUTPUT,
                 progress=SWITCHES, max_error_rate=SCORING)
-@with_records(output=Output, sharding=Sharding)
+@with_records(output=Output, sharding=Sharding, again=retry.Again)
 @with_run_options()
 def run(datasets: Datasets = None, model: RunModel = None, flags: Mapping[str, Any] | None = None,
-        output: Output | None = None, sharding: Sharding | None = None, llmwc_config: LlmwcConfig = None,
-        retry_truncated: retry.RetryTruncated = None, model_options: options.ModelOptions | None = None) -> None:
+        output: Output | None = None, sharding: Sharding | None = None, again: retry.Again | None = None,
+        llmwc_config: LlmwcConfig = None, model_options: options.ModelOptions | None = None) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
     Exit status: 0 done; 1 finished but nothing was scored, every answer was cut at the token limit, more \
 than --max-error-rate of the samples errored, or --stop-when-decided decided NO-GO; 2 refused before or \
 stopped early (bad input, or the first answers all failed); 3 stopped by --max-cost."""
-    flags, output, sharding = flags or {}, output or Output(), sharding or Sharding()
+    flags, output, sharding, again = flags or {}, output or Output(), sharding or Sharding(), again or retry.Again()
     given = model_options or options.ModelOptions({})
     try:
         if llmwc_config is not None:  # llm-wc (proctor.interop.llmwc_config): the config names benchmark, models
-            if retry_truncated is not None:
-                raise ProctorError("--retry-truncated: not with --config (retry one run directory)")
+            if again.retry_truncated is not None or again.budgets is not None:
+                raise ProctorError(f"{'--budgets' if again.budgets else '--retry-truncated'}: not with --config "
+                                   "(retry one run directory)")
             refuse_unapplied()
             status = run_config(llmwc_config, _config_options(model, flags, output, given))
+        elif again.budgets is not None:
+            status = _run_ladder(datasets or [], model, flags, output, sharding, again, given)
         else:
-            status = _run_specs(datasets or [], model, flags, output, sharding, retry_truncated, given)
+            status = _run_specs(datasets or [], model, flags, output, sharding, again.retry_truncated, given)
     except ProctorError as e:
         raise with_flags(e) from None
     if status:
@@ -137,6 +140,40 @@ def _run_specs(datasets: list[str], model: str | None, flags: Mapping[str, Any],
     if output.dry_run:  # what each run would ask and cost: nothing is sent or written
         return show_estimates(specs, run_options)
     return run_and_report(specs, run_options, output.max_error_rate)
+
+
+def _run_ladder(datasets: list[str], model: str | None, flags: Mapping[str, Any], output: Output,
+                sharding: Sharding, again: retry.Again, given: options.ModelOptions) -> int:
+    """`--budgets`: the first run at the first budget, then a retry of each step at the next while any sample is
+    still truncated (proctor.run.retry; a ladder killed mid-way resumes step by step with the same command)."""
+    from dataclasses import replace
+
+    from ..log.runlog import Outcome, iter_run_samples
+    from ..run.pipeline import RunOptions
+    from ..run.retry import retry_spec
+
+    elsewhere = "--retry-truncated" if again.retry_truncated is not None else _elsewhere(
+        sharding.shards, sharding.executor, output.dry_run)
+    if elsewhere is not None:
+        raise ProctorError(f"--budgets: not with {elsewhere} (each step retries the one before it, here)")
+    budgets = retry.ladder_budgets(again.budgets or "", flags, datasets)
+    run_options = RunOptions(out=output.out, runs_root=output.runs_root, store=output.store,
+                             use_cache=not output.no_cache, record_history=not output.no_history,
+                             progress=output.progress, command=["proctor", *sys.argv[1:]],
+                             outputs=exports(output.export or [], False))
+    specs = _specs(datasets, model, {**flags, "max_tokens": budgets[0]}, given)
+    statuses: list[int] = []
+    for i, budget in enumerate(budgets):
+        step = replace(run_options, out=output.out / f"max-tokens-{budget}" if output.out is not None else None)
+        paths: list[Path] = []
+        statuses.append(run_and_report(specs, step, output.max_error_rate, paths))
+        if i + 1 == len(budgets) or not paths:
+            break
+        if not any(s.outcome is Outcome.TRUNCATED for s in iter_run_samples(paths[0])):
+            note(f"--budgets: nothing truncated at --max-tokens {budget}; the ladder stops there")
+            break
+        specs = [retry_spec(paths[0], budgets[i + 1], given.set())]
+    return max(statuses, default=0)
 
 
 def _specs(datasets: list[str], model: str | None, flags: Mapping[str, Any], given: options.ModelOptions) -> list[RunSpec]:
@@ -195,8 +232,10 @@ def _exported(output: RunOutput, paths: list[Path]) -> None:
     typer.echo(plain(f"{output.name}: {len(paths)} files{where}"))
 
 
-def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:
-    """Run `specs` through the pipeline, printing each run's results as it ends; the worst exit status."""
+def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float,
+                   paths: list[Path] | None = None) -> int:
+    """Run `specs` through the pipeline, printing each run's results as it ends (its directory added to `paths`);
+    the worst exit status."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
     from ..run import pipeline
     from ..run.pipeline import Events
@@ -204,6 +243,8 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
     statuses = []
 
     def finished(log: RunLog) -> None:
+        if paths is not None:
+            paths.append(log.path)
         if log.results is not None:
             print_results(log)
             typer.echo(plain(finished_line(log)))

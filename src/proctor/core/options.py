@@ -85,11 +85,11 @@ OPTIONS: tuple[Opt, ...] = (
         "generate: ask for an answer and extract it; logprob: score each choice's log-probability.",
         "scorer.mode", "yes", True, True, choices=("generate", "logprob"), example="logprob",
         metavar="generate|logprob", panel=PROMPT),
-    Opt("prompt", "str", None, "the dataset's first kind", "Prompt kind: zero_shot, chain_of_thought, five_shot "
-        "and others.", "scorer.prompt_kind", "yes", True, True,
+    Opt("prompt", "str", None, "the dataset's first", "Prompt kind: zero_shot, chain_of_thought, five_shot, "
+        "others.", "scorer.prompt_kind", "yes", True, True,
         "generate mode; log-likelihood: only the kinds its contexts carry (run.honoured)", example="five_shot",
         metavar="KIND", panel=PROMPT, config="benchmark.prompt_type"),
-    Opt("shots", "int", None, "the prompt kind's own count", "Few-shot examples before each question (spec "
+    Opt("shots", "int", None, "the kind's own", "Few-shot examples before each question (spec "
         "benchmarks: from the split or file their `fewshot` names; item data: from --fewshot-from).",
         "scorer.shots", "yes", True, True, "spec benchmarks and item data (a built-in refuses it when it loads)",
         example=3, metavar="K", panel=PROMPT),

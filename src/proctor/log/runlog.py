@@ -384,6 +384,12 @@ class Sample(_Log):
     # attempt's record, as the run it was copied from logged it (also kept, earlier, in samples.jsonl). Absent from
     # every other sample
     first_attempt: FirstAttempt | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a budget ladder (`run --budgets`, a retry of a retry): the attempts between the first and this one, in the order
+    # asked, each with its budget. Absent from every other sample
+    earlier_attempts: list[FirstAttempt] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # the budget a retry asked this record with (absent: the run's own, or — a record copied from the run it retries —
+    # that run's; a retry written before ladders leaves it out on its second attempts, asked at its own budget)
+    asked_at: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # a sample that is a conversation with tools (core.trajectory, docs/agents.md): every turn, call and result.
     # Absent from every other sample
     trajectory: Trajectory | None = Field(default=None, exclude_if=lambda v: v is None)

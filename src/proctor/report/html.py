@@ -325,6 +325,11 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         for r in runs
         if r.results.judge_agreement
     ]
+    budget_runs = [
+        {"run": r, "curve": c, "chart": plots.budget_curve(c), "chart_narrow": plots.budget_curve(c, plots.NARROW_CHART)}
+        for r in runs
+        if (c := r.results.budget_curve) is not None
+    ]
     ks = {r.results.epochs.k for r in runs if r.results.epochs}
     script = _static("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
@@ -350,6 +355,7 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         more_metrics=sorted({k for r in runs for k in r.results.metrics}),
         categories=cats,
         prob_runs=prob_runs,
+        budget_runs=budget_runs,
         coverage=coverage,
         history=history,
         css=Markup(_static("report.css")),
