@@ -103,7 +103,7 @@ class OptionScore:
     expected: bool
 
 
-def _floats(raw: Any) -> dict[str, float] | None:
+def _floats(raw: object) -> dict[str, float] | None:
     """{label: number} from a mapping of finite-or-not numbers; None when it is not one."""
     if not isinstance(raw, Mapping) or not raw:
         return None
@@ -191,7 +191,7 @@ class HistoryPoint:
     label: str = ""
 
 
-def parse_time(value: Any) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
     if isinstance(value, datetime):
         return value
     if isinstance(value, str) and value:

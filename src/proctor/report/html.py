@@ -38,7 +38,7 @@ def _static(name: str) -> str:
     return (resources.files("proctor.report") / "templates" / name).read_text(encoding="utf-8")
 
 
-def json_for_script(data: Any) -> str:
+def json_for_script(data: object) -> str:
     """JSON that is safe inside a <script> element (like Django's json_script)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -62,7 +62,7 @@ class _Interner:
         return out
 
 
-def _ref(v: Any) -> str:
+def _ref(v: object) -> str:
     if v is None:
         return ""
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
@@ -236,15 +236,15 @@ def _fmt_duration(s: float | None) -> str:
     return f"{h} h {m:02d} min" if h else f"{m} min {sec:02d} s"
 
 
-def _fmt_int(n: Any) -> str:
+def _fmt_int(n: object) -> str:
     return f"{int(n):,}".replace(",", "\u2009") if isinstance(n, (int, float)) else "—"
 
 
-def _fmt_pct(x: Any) -> str:
+def _fmt_pct(x: object) -> str:
     return plots._pct(float(x)) if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 
-def _fmt_num(x: Any, digits: int = 2) -> str:
+def _fmt_num(x: object, digits: int = 2) -> str:
     return f"{x:.{digits}f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 

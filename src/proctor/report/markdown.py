@@ -15,7 +15,7 @@ from .labels import facets, title
 from .plots import _pct
 
 
-def _cell(v: Any) -> str:
+def _cell(v: object) -> str:
     """Escape what would break a table cell or render as markup."""
     s = " ".join(str(v).split()).replace("&", "&amp;")
     for ch in "\\|`*_[]<>":
@@ -52,7 +52,7 @@ def _breakdown(title: str, keys: Sequence[str], runs: Sequence[RunSummary], attr
     return ["", f"## {title}", ""] + _table([title.split()[-1].capitalize(), *names], rows, set(range(1, len(runs) + 1)))
 
 
-def _num(x: Any) -> str:
+def _num(x: object) -> str:
     return f"{x:.2f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 

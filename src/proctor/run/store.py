@@ -78,7 +78,7 @@ def default_store_path() -> Path:
 # ----------------------------------------------------------------------------- cache keys
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -252,7 +252,7 @@ class RunScores:
     items: dict[str, ItemScore]
 
 
-def _num(x: Any) -> float | None:
+def _num(x: object) -> float | None:
     return float(x) if isinstance(x, int | float) and not math.isnan(x) else None
 
 
@@ -261,7 +261,7 @@ def _group(m: MetricBlock) -> MetricBlock:
     return _stored_group(m.n_scored, m.accuracy, m.ci_low, m.ci_high)
 
 
-def _stored_group(n_scored: int | None, accuracy: Any, ci_low: Any, ci_high: Any) -> MetricBlock:
+def _stored_group(n_scored: int | None, accuracy: object, ci_low: object, ci_high: object) -> MetricBlock:
     """A `run_groups` row as the results block it keeps (`GROUP_FIELDS`; a number that is not one as None)."""
     return MetricBlock(n_scored=n_scored or 0, accuracy=_num(accuracy), ci_low=_num(ci_low), ci_high=_num(ci_high))
 
@@ -407,7 +407,7 @@ _DERIVED = {"cost": "$.cost.total", "cost_per_correct": "$.cost.per_correct", "c
 _DERIVED_COLS = ", ".join(f"json_extract(results, '{path}')" for path in _DERIVED.values())
 
 
-def _is_money(value: Any) -> bool:
+def _is_money(value: object) -> bool:
     """A finite, non-negative amount that can be shown to the cent."""
     from decimal import InvalidOperation
 
