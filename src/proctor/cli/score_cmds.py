@@ -51,7 +51,7 @@ class SuiteScoring:
 
     def temperature(self) -> float:
         """--softmax-temperature, or its old spelling --temp (warned)."""
-        return options.prefer(self.softmax_temperature, self.temp, "--temp", "--softmax-temperature")
+        return float(options.prefer(self.softmax_temperature, self.temp, "--temp", "--softmax-temperature"))
 
 
 @dataclass(frozen=True)
