@@ -15,7 +15,7 @@ import pytest
 from proctor.cli import main
 from proctor.core.money import Money, recorded_money
 from proctor.core.spec import GenerationSpec
-from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo
+from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo, DatasetInfo, ImportOrigin
 from proctor.log.runlog import (
     RUNLOG_VERSION,
     GenerationDetails,
@@ -182,8 +182,8 @@ def test_an_imported_runs_unrecorded_temperature_stays_unknown(tmp_path: Path) -
     from proctor.report.labels import settings_text
 
     settings = RunSettings(mode="generate", generation=GenerationSpec.recorded({"top_p": 0.9, "max_tokens": 8}))
-    man = new_manifest(run_id="r", dataset={"name": "d"}, model={"spec": "openai:m"}, settings=settings,
-                       started_at=None, imported_from={"harness": "inspect"})
+    man = new_manifest(run_id="r", dataset=DatasetInfo(name="d"), model=BackendInfo(spec="openai:m"),
+                       settings=settings, started_at=None, imported_from=ImportOrigin(harness="inspect"))
     write_manifest(tmp_path, man)
     data = json.loads((tmp_path / "manifest.json").read_text())
     back = Manifest.model_validate(data)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.model import GenerationSpec
+from ..log.provenance import BackendInfo, DatasetInfo, ImportOrigin
 from ..log.runlog import Outcome, RunSettings, Sample
 from ..util.errors import InputError, ProctorError
 from ..util.limits import max_member_bytes
@@ -70,13 +71,13 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
         run_id=import_run_id(HARNESS, [digest], log.eval.task, scorer, template, spec, dataset_name),
         started_at=iso_time(log.stats.started_at) or iso_time(log.eval.created),
         command=opts.command, settings=RunSettings(mode="generate", epochs=epochs, generation=_generation(log)),
-        model={"spec": spec, "name": spec, "harness": HARNESS, "inspect_model": log.eval.model,
-               "base_url": log.eval.model_base_url},
-        dataset={"name": dataset_name, "source": f"inspect task {log.eval.task}",
-                 "location": log.eval.dataset.location, "n_items": len({s.item_id for s in samples})},
-        imported_from={"harness": HARNESS, "version": (log.eval.packages or {}).get("inspect_ai"),
-                       "task": log.eval.task, "metric": scorer, "item_id": template, "status": log.status,
-                       "files": {str(path): digest}},
+        imported_from=ImportOrigin(harness=HARNESS, version=(log.eval.packages or {}).get("inspect_ai"),
+                                   task=log.eval.task, metric=scorer, item_id=template, status=log.status,
+                                   files={str(path): digest}),
+        dataset=DatasetInfo.of({"name": dataset_name, "source": f"inspect task {log.eval.task}",
+                                "location": log.eval.dataset.location, "n_items": len({s.item_id for s in samples})}),
+        model=BackendInfo.of({"spec": spec, "name": spec, "harness": HARNESS, "inspect_model": log.eval.model,
+                              "base_url": log.eval.model_base_url}),
     )
     return [ImportedRun(source=path, manifest=manifest, samples=samples)]
 
