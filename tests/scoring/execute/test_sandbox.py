@@ -54,6 +54,8 @@ def hostile(target: Path, port: int) -> dict[str, str]:
                                         "    return a + b\n",
         "killing the parent": "    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n"
                               "    os.kill(1, signal.SIGKILL)\n    os._exit(0)\n",
+        "filling /dev/shm": "    for i in range(64):\n        open(f'/dev/shm/f{i}', 'wb').write(b'x' * (512 << 10))\n",
+        "memfd past the limits": "    import os\n    for i in range(64):\n        os.write(os.memfd_create('m'), b'x' * (512 << 10))\n",
         "daemon outliving the test": "    import os, time\n    if os.fork() == 0:\n        os.setsid()\n"
                                      "        if os.fork() == 0:\n            time.sleep(30)\n        os._exit(0)\n"
                                      "    os._exit(0)\n",
@@ -123,6 +125,8 @@ def test_hostile_completions_fail_contained_and_leave_nothing(bwrap: Bubblewrap,
     assert by_name["sleep past the wall limit"].details.get("limit") == "wall_time"
     assert by_name["memory hog"].details.get("limit") in ("memory", "wall_time", "cpu_time")
     assert by_name["fork bomb"].details.get("limit") in ("processes", "wall_time", "cpu_time")
+    assert by_name["filling /dev/shm"].details.get("limit") == "disk"
+    assert by_name["memfd past the limits"].details.get("limit") == "memory"
     assert "KeyError" in (by_name["API key from the environment"].details.get("tests")[0].message or "")
     assert not target.exists() and not Path("/usr/escaped").exists()
     assert accepted == []
@@ -169,3 +173,24 @@ def test_classify_names_the_limit() -> None:
     assert classify(1, "MemoryError\n", timed_out=False) == "memory"
     assert classify(1, "BlockingIOError: [Errno 11] Resource temporarily unavailable", timed_out=False) == "processes"
     assert classify(1, "AssertionError", timed_out=False) is None
+
+
+SHM_FILL = "for i in range(64):\n    with open(f'/dev/shm/f{i}', 'wb') as f:\n        f.write(b'x' * (1 << 20))\n"
+MEMFD_FILL = ("import os\nfds = []\nfor i in range(64):\n    fds.append(os.memfd_create(f'm{i}'))\n"
+              "    os.write(fds[-1], b'x' * (1 << 20))\n")
+SYSV_SHM = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor i in range(64):\n"
+            "    if libc.shmget(0, 1 << 20, 0o1600) < 0:\n        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n")
+
+
+@pytest.mark.parametrize(("code", "limit"), [(SHM_FILL, "disk"), (MEMFD_FILL, "memory"), (SYSV_SHM, "memory"),
+                                             ("open('/dev/escaped', 'w').write('x')\n", None)],
+                         ids=["dev-shm", "memfd", "sysv-shm", "dev"])
+def test_shared_memory_is_bounded_or_refused(bwrap: Bubblewrap, code: str, limit: str | None) -> None:
+    """64 MB to /dev/shm (bubblewrap's /dev was an unbounded tmpfs), in memfd files or SysV segments (charged to no
+    limit) under a 4 MB-per-file, 8 MB-disk limit: the private /dev/shm fills, memfd and shmget are refused, /dev
+    itself is read-only; nothing lands on the host's /dev/shm."""
+    before = set(os.listdir("/dev/shm"))
+    result = bwrap.run(Program({"main.py": code}, ("python3", "main.py")),
+                       Limits(cpu_s=5, wall_s=10, memory_mb=512, file_size_mb=4, disk_mb=8))
+    assert result.exit_code not in (0, None) and result.limit == limit, result
+    assert set(os.listdir("/dev/shm")) <= before

@@ -2,11 +2,12 @@
 
 `Bubblewrap` runs one program in a fresh namespace sandbox: no network (its own empty network namespace), a
 read-only root made of the host's /usr, /etc and /lib* only, a fresh size-limited tmpfs as the working directory
-(and /tmp), the program's files read-only under /input, a clean environment (PATH, HOME, LANG and nothing else:
+(and /tmp, and a private /dev/shm; /dev itself read-only), the program's files read-only under /input, a clean environment (PATH, HOME, LANG and nothing else:
 no API keys, no proctor variables), its own PID namespace (killing its init kills every process it made,
 daemons included), and limits set by `prlimit` inside: CPU seconds, address space, processes (RLIMIT_NPROC,
-counted per user: as root each execution gets a user id of its own), file size. The wall limit is enforced
-from outside. Standard output and error go to host files the program cannot see; their size is bounded by
+counted per user: as root each execution gets a user id of its own), file size. A seccomp filter refuses
+(ENOMEM) what no limit counts: `memfd_create` files and SysV shared memory (`seccomp_filter`; x86_64 and aarch64).
+The wall limit is enforced from outside. Standard output and error go to host files the program cannot see; their size is bounded by
 the file-size limit.
 
 `Unsafe` runs the same program as a plain subprocess with the same limits and environment but no namespace:
@@ -54,7 +55,7 @@ class Limits:
     memory_mb: int = 1024  # address space per process (RLIMIT_AS)
     processes: int = 32  # processes and threads of the execution (RLIMIT_NPROC)
     file_size_mb: int = 16  # largest file it may write, its output included (RLIMIT_FSIZE)
-    disk_mb: int = 64  # the working directory's and /tmp's tmpfs size
+    disk_mb: int = 64  # the size of each tmpfs: the working directory, /tmp and /dev/shm
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,33 @@ def _argv(program: Program, python: str, inputs: str) -> list[str]:
     return [python if a == "python3" else f"{inputs}/{a}" if a in program.files else a for a in program.argv]
 
 
+# seccomp (classic BPF, `struct seccomp_data`: nr at offset 0, arch at 4): the calls that make memory no limit counts
+# (`memfd_create`, `memfd_secret`: files outside every tmpfs; SysV `shmget`: segments outside the address space)
+# fail with ENOMEM, as does every call of another ABI (x32, i386 through int 0x80, where their numbers differ)
+_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, the refused calls' numbers, the first number of another ABI or 0)
+    "x86_64": (0xC000003E, (319, 447, 29), 0x40000000),
+    "aarch64": (0xC00000B7, (279, 447, 194), 0),
+}
+_RET_ALLOW, _RET_ENOMEM = 0x7FFF0000, 0x00050000 | 12
+
+
+def seccomp_filter(machine: str | None = None) -> bytes | None:
+    """The BPF program bubblewrap installs (`--seccomp`) for this machine's architecture; None where unknown."""
+    import platform
+    import struct
+
+    arch = _SECCOMP_ARCH.get(machine or platform.machine())
+    if arch is None:
+        return None
+    audit, calls, other_abi = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    tests = [(jge, other_abi)] * bool(other_abi) + [(jeq, nr) for nr in calls]
+    code = [(ld, 0, 0, 4), (jeq, 0, len(tests) + 2, audit), (ld, 0, 0, 0)]
+    code += [(op, len(tests) - i, 0, k) for i, (op, k) in enumerate(tests)]
+    code += [(ret, 0, 0, _RET_ALLOW), (ret, 0, 0, _RET_ENOMEM)]
+    return b"".join(struct.pack("HBBI", *c) for c in code)
+
+
 def classify(exit_code: int | None, stderr: str, timed_out: bool, cpu_bound: bool = False) -> ExecLimit | None:
     """The limit that stopped an execution, from how it ended (wall time first: it is measured outside)."""
     if timed_out:
@@ -161,6 +189,8 @@ def classify(exit_code: int | None, stderr: str, timed_out: bool, cpu_bound: boo
         return "cpu_time"  # SIGXCPU at the soft limit; SIGKILL one second later at the hard one
     if exit_code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or "File too large" in stderr:
         return "file_size"
+    if exit_code not in (0, None) and "No space left on device" in stderr:
+        return "disk"
     if exit_code not in (0, None) and ("MemoryError" in stderr or "Cannot allocate memory" in stderr):
         return "memory"
     if exit_code not in (0, None) and ("Resource temporarily unavailable" in stderr
@@ -184,12 +214,15 @@ class Bubblewrap:
     python: str = field(default_factory=python_for_sandbox)
     name: str = "bubblewrap"
 
-    def command(self, limits: Limits, status_fd: int, program: Program, inputs: str) -> list[str]:
+    def command(self, limits: Limits, status_fd: int, program: Program, inputs: str,
+                seccomp_fd: int | None = None) -> list[str]:
         disk = str(limits.disk_mb << 20)
         binds = [a for d in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/lib32")
                  for a in ("--ro-bind-try", d, d)]
+        seccomp = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
         return [self.bwrap, "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-                *binds, "--proc", "/proc", "--dev", "/dev", "--size", disk, "--tmpfs", "/tmp",
+                *seccomp, *binds, "--proc", "/proc", "--dev", "/dev", "--size", disk, "--tmpfs", "/dev/shm",
+                "--remount-ro", "/dev", "--size", disk, "--tmpfs", "/tmp",
                 "--size", disk, "--tmpfs", "/work", "--ro-bind", inputs, "/input", "--remount-ro", "/",
                 "--chdir", "/work", "--clearenv", *[a for k, v in clean_env("/work").items()
                                                      for a in ("--setenv", k, v)],
@@ -201,8 +234,14 @@ class Bubblewrap:
             root = Path(tmp)
             inputs = _write_inputs(root, program)
             user = _next_uid() if os.geteuid() == 0 else None
-            return _supervise(lambda fd: self.command(limits, fd, program, inputs), root, program, limits,
-                              self.name, user=user, status=True)
+            bpf = seccomp_filter()
+            if bpf is None:
+                return _supervise(lambda fd: self.command(limits, fd, program, inputs), root, program, limits,
+                                  self.name, user=user, status=True)
+            (root / "seccomp.bpf").write_bytes(bpf)
+            with open(root / "seccomp.bpf", "rb") as f:
+                return _supervise(lambda fd: self.command(limits, fd, program, inputs, f.fileno()), root, program,
+                                  limits, self.name, user=user, status=True, keep_fds=(f.fileno(),))
 
 
 @dataclass
@@ -237,7 +276,8 @@ def _write_inputs(root: Path, program: Program) -> str:
 
 
 def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Program, limits: Limits, name: str, *, user: int | None = None,
-               status: bool = False, cwd: str | None = None, env: dict[str, str] | None = None) -> Execution:
+               status: bool = False, cwd: str | None = None, env: dict[str, str] | None = None,
+               keep_fds: tuple[int, ...] = ()) -> Execution:
     """Start `argv` with stdin/stdout/stderr in host files, wait up to the wall limit, then kill everything it
     started: the sandbox's PID-namespace init (bubblewrap) or the process group (unsafe)."""
     (root / "stdin").write_text(program.stdin, encoding="utf-8")
@@ -250,7 +290,7 @@ def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Progr
             try:
                 proc = subprocess.Popen(
                     argv, stdin=stdin, stdout=out, stderr=err, cwd=cwd, env=env if env is not None else {},
-                    start_new_session=True, pass_fds=(write_fd,) if status else (),
+                    start_new_session=True, pass_fds=((write_fd,) if status else ()) + keep_fds,
                     user=user, group=user, extra_groups=[] if user is not None else None)
             except OSError as e:
                 return Execution(exit_code=None, error=f"could not start {argv[0]}: {e}", sandbox=name)

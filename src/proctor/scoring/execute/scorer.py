@@ -188,7 +188,7 @@ PROCTOR_LIMITS = Limits(cpu_s=10, wall_s=10)  # `--exec-limits proctor`: HumanEv
 STARTUP_S = 2.0  # the sandbox's and the interpreter's start, outside the authors' timer
 # the limits a sample can meet under `--exec-limits authors` that the authors' harness does not set: the sandbox's
 # containment of the host (`containment`); a sample stopped by one says so (`ExecutionDetails.beyond_authors`)
-BEYOND_AUTHORS = frozenset({"cpu_time", "memory", "processes", "file_size"})
+BEYOND_AUTHORS = frozenset({"cpu_time", "memory", "processes", "file_size", "disk"})
 
 
 def containment(wall_s: float) -> Limits:
