@@ -17,7 +17,14 @@ from proctor.core.spec import ExecLimits
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
 from proctor.scoring.execute.extract import Code
-from proctor.scoring.execute.sandbox import Bubblewrap, Limits, Program, Unsafe, classify, execution_uids
+from proctor.scoring.execute.sandbox import (
+    Bubblewrap,
+    Limits,
+    Program,
+    Unsafe,
+    classify,
+    execution_uids,
+)
 from proctor.scoring.execute.scorer import execute
 
 SHORT = Limits(cpu_s=1, wall_s=2.5, memory_mb=256, processes=16, file_size_mb=1, disk_mb=8)
@@ -194,3 +201,11 @@ def test_shared_memory_is_bounded_or_refused(bwrap: Bubblewrap, code: str, limit
                        Limits(cpu_s=5, wall_s=10, memory_mb=512, file_size_mb=4, disk_mb=8))
     assert result.exit_code not in (0, None) and result.limit == limit, result
     assert set(os.listdir("/dev/shm")) <= before
+
+
+def test_a_failing_bubblewrap_is_an_error_not_a_wrong_answer(fake_bwrap: Bubblewrap) -> None:
+    """A correct solution in a bubblewrap that fails after the start-up probe was scored WRONG ("no result"), and
+    resume never asked again; it is an error record now, naming bubblewrap's own message."""
+    [scored] = execute(fake_bwrap, ShortTests(), [(ITEM, Code(PROMPT + "    return a + b\n", "completion"))])
+    assert scored.outcome is Outcome.ERROR and scored.details.get("verdict") == "error", scored
+    assert scored.error is not None and "the sandbox failed" in scored.error and "Can't mount tmpfs" in scored.error

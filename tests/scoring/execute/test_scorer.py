@@ -6,6 +6,7 @@ limit is run under the authors' limits only."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,39 @@ def test_a_cut_off_reply_is_run_under_the_authors_limits(text: str, finish: str,
 def test_one_timer_over_the_program_cannot_share_sigalrm_with_per_test_alarms() -> None:
     with pytest.raises(ValueError, match="total_timeout"):
         Launch(total_timeout=3.0, test_timeout=6)
+
+
+@pytest.mark.needs("bubblewrap")
+def test_a_sandbox_failure_is_asked_again_on_resume(tmp_path: Path, fake_bwrap: Bubblewrap,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose bubblewrap failed after the probe records an error; the same command again (a working
+    sandbox now) runs it and scores it right."""
+    import json
+
+    from proctor.benchmarks import humaneval
+    from proctor.benchmarks.code_prompts import CodePrompts
+    from proctor.benchmarks.hub import Rows
+    from proctor.cli import main
+    from proctor.data.formats.convert import question_to_item
+    from proctor.metrics.results import read_run
+    from proctor.scoring.execute import sandbox
+
+    row = dict(PROBLEM, canonical_solution=RIGHT)
+    data = tmp_path / "humaneval.jsonl"
+    data.write_text(json.dumps(row) + "\n")
+    [item] = [question_to_item(q, humaneval.NAME) for q in humaneval.to_questions(Rows([row]))]
+    prompt = CodePrompts(humaneval.NAME, humaneval.STOPS).messages(item, "completion")[-1].content
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"prompt": prompt, "answer": RIGHT}) + "\n")
+    out = tmp_path / "run"
+    argv = ["run", "humaneval", "--data-file", str(data), "--model", f"scripted:file={answers}",
+            "-o", str(out), "--no-history", "--no-progress", "--no-cache"]
+    real = sandbox.find_bubblewrap()
+    monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: fake_bwrap)
+    main(argv)
+    [first] = read_run(out).samples
+    assert first.outcome is Outcome.ERROR and "the sandbox failed" in (first.error or "")
+    monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: real)
+    main(argv)
+    [again] = read_run(out).samples
+    assert again.outcome is Outcome.CORRECT

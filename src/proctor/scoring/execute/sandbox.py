@@ -298,15 +298,27 @@ def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Progr
                 os.close(write_fd)
                 write_fd = -1
             timed_out = _wait(proc, limits.wall_s)
-            _kill_tree(proc, _child_pid(read_fd) if status else None)
+            docs = _status(read_fd) if status else []
+            _kill_tree(proc, _child_pid(docs))
+            docs += _status(read_fd) if status else []
     finally:
         for fd in (read_fd, write_fd):
             if fd >= 0:
                 os.close(fd)
     stdout, stderr = _read(out_path), _read(err_path)
     code, elapsed = (None if timed_out else proc.returncode), time.monotonic() - start
+    if status and not timed_out and not any("exit-code" in d for d in docs):
+        return Execution(exit_code=code, stdout=stdout, stderr=stderr[-TAIL_CHARS * 4:], wall_s=round(elapsed, 3),
+                         error=sandbox_failure(stderr, code), sandbox=name)
     return Execution(exit_code=code, stdout=stdout, stderr=stderr[-TAIL_CHARS * 4:], wall_s=round(elapsed, 3),
                      limit=classify(code, stderr, timed_out, cpu_bound=elapsed >= limits.cpu_s), sandbox=name)
+
+
+def sandbox_failure(stderr: str, code: int | None) -> str:
+    """The error of a bubblewrap that ended without reporting its program's exit (its own set-up failed, or it was
+    killed): the sandbox failed, not the program, so the sample is an error a resume asks again."""
+    said = [line for line in stderr.splitlines() if line.startswith("bwrap:")]
+    return f"the sandbox failed (exit {code}): {said[-1] if said else 'no exit status from bubblewrap'}"[:500]
 
 
 def _wait(proc: subprocess.Popen[bytes], wall_s: float) -> bool:
@@ -317,21 +329,28 @@ def _wait(proc: subprocess.Popen[bytes], wall_s: float) -> bool:
         return True
 
 
-def _child_pid(fd: int) -> int | None:
-    """The sandbox init's host PID, from bubblewrap's `--json-status-fd` (its first document)."""
+def _status(fd: int) -> list[dict[str, object]]:
+    """The documents bubblewrap has written so far to `--json-status-fd`: `child-pid` once the sandbox's init
+    started, `exit-code` when its program ended (never when bubblewrap's own set-up failed)."""
     os.set_blocking(fd, False)
     try:
         data = os.read(fd, 65536).decode("utf-8", "replace")
     except OSError:
-        return None
+        return []
+    docs = []
     for line in data.splitlines():
         try:
-            pid = json.loads(line).get("child-pid")
-        except (ValueError, AttributeError):
+            doc = json.loads(line)
+        except ValueError:
             continue
-        if isinstance(pid, int):
-            return pid
-    return None
+        if isinstance(doc, dict):
+            docs.append(doc)
+    return docs
+
+
+def _child_pid(docs: list[dict[str, object]]) -> int | None:
+    """The sandbox init's host PID, from bubblewrap's status (its first document)."""
+    return next((pid for d in docs if isinstance(pid := d.get("child-pid"), int)), None)
 
 
 def _kill_tree(proc: subprocess.Popen[bytes], child: int | None) -> None:
