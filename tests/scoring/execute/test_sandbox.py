@@ -209,3 +209,63 @@ def test_a_failing_bubblewrap_is_an_error_not_a_wrong_answer(fake_bwrap: Bubblew
     [scored] = execute(fake_bwrap, ShortTests(), [(ITEM, Code(PROMPT + "    return a + b\n", "completion"))])
     assert scored.outcome is Outcome.ERROR and scored.details.get("verdict") == "error", scored
     assert scored.error is not None and "the sandbox failed" in scored.error and "Can't mount tmpfs" in scored.error
+
+
+SCAN = ("    import os\n    try:\n        text = open(f'/proc/{os.getppid()}/environ').read()\n"
+        "        text = text[text.find('OPENAI'):][:100]\n    except OSError as e:\n        text = repr(e)\n"
+        "    raise AssertionError(text)\n")
+UNSAFE_RUN = f"""
+import json
+from proctor.benchmarks.humaneval import HumanEvalTests
+from proctor.data.records import Item
+from proctor.scoring.execute.extract import Code
+from proctor.scoring.execute.sandbox import Unsafe
+from proctor.scoring.execute.scorer import configured, execute
+
+item = Item(identifier="s.0", modality="single-value", prompt={PROMPT!r}, response="x",
+            metadata={{"entry_point": "add", "test": "def check(f):\\n    assert f(1, 2) == 3\\n"}})
+[scored] = execute(Unsafe(), configured(HumanEvalTests(), "proctor"), [(item, Code({PROMPT!r} + {SCAN!r}, "completion"))])
+print(json.dumps(scored.details.model_dump()))
+"""
+
+
+def test_an_unsafe_program_never_reads_proctors_environment() -> None:
+    """Under --unsafe-exec a program read OPENAI_API_KEY from /proc/<proctor>/environ and the key landed in the
+    sample; proctor's process is non-dumpable now (and, as root, the program runs as a user id of its own)."""
+    import subprocess
+    import sys
+
+    key = "plain-secret-value-42"  # no key's shape: only hiding the process keeps it out
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).parents[3] / "src"), "OPENAI_API_KEY": key}
+    done = subprocess.run([sys.executable, "-c", UNSAFE_RUN], check=False, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    details = done.stdout.strip().splitlines()[-1]
+    assert key not in details and "AssertionError" in details and "PermissionError" in details, details
+
+
+def test_every_text_from_a_program_passes_the_redaction_rule() -> None:
+    """A key a program prints (its error stream, a test's failure message) is masked in the sample."""
+    from proctor.util.redact import register_secret
+
+    register_secret("configured-key-0042")
+    body = ("    import sys\n    sys.stderr.write('sk-' + 'a' * 24 + ' configured-key-0042\\n')\n"
+            "    raise AssertionError('sk-' + 'b' * 24 + ' configured-key-0042')\n")
+    [scored] = execute(Unsafe(), ShortTests(), [(ITEM, Code(PROMPT + body, "completion"))])
+    recorded = scored.details.model_dump_json()
+    assert scored.outcome is Outcome.WRONG and "AssertionError" in recorded and "***" in recorded
+    assert "sk-aaaa" not in recorded and "sk-bbbb" not in recorded and "configured-key-0042" not in recorded
+
+
+def test_unsafe_makes_proctor_non_dumpable() -> None:
+    """What keeps a program running as the same (non-root) user out of /proc/<proctor>/environ: proctor's process
+    is non-dumpable once it runs an unsafe execution (measured as user nobody: the parent's environ is readable
+    without it, PermissionError with it)."""
+    import subprocess
+    import sys
+
+    code = ("import ctypes\nfrom proctor.scoring.execute.sandbox import Limits, Program, Unsafe\n"
+            "Unsafe().run(Program({'m.py': ''}, ('python3', 'm.py')), Limits())\n"
+            "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n")  # PR_GET_DUMPABLE
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).parents[3] / "src")}
+    done = subprocess.run([sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "0", done.stderr

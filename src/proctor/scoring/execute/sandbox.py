@@ -11,7 +11,7 @@ The wall limit is enforced from outside. Standard output and error go to host fi
 the file-size limit.
 
 `Unsafe` runs the same program as a plain subprocess with the same limits and environment but no namespace:
-only with `--unsafe-exec`, when no sandbox is available.
+only with `--unsafe-exec`, when no sandbox is available (what it hides and what it cannot: its docstring).
 """
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ def python_for_sandbox() -> str:
     return next((p for p in SANDBOX_PYTHON if os.access(p, os.X_OK)), os.path.realpath(sys.executable))
 
 
-def user_processes(uid: int) -> int:
-    """How many tasks (processes and threads) user `uid` runs now: RLIMIT_NPROC counts them all."""
-    n = 0
+def _processes_of(uid: int) -> dict[int, int]:
+    """The processes running as user `uid` now (real user id): PID to its number of threads."""
+    found = {}
     for entry in Path("/proc").iterdir():
         try:
             status = (entry / "status").read_text()
@@ -117,9 +117,14 @@ def user_processes(uid: int) -> int:
             continue
         uids = next((line.split() for line in status.splitlines() if line.startswith("Uid:")), [])
         threads = next((line.split()[1] for line in status.splitlines() if line.startswith("Threads:")), "1")
-        if len(uids) > 1 and int(uids[1]) == uid:
-            n += int(threads)
-    return n
+        if len(uids) > 1 and int(uids[1]) == uid and entry.name.isdigit():
+            found[int(entry.name)] = int(threads)
+    return found
+
+
+def user_processes(uid: int) -> int:
+    """How many tasks (processes and threads) user `uid` runs now: RLIMIT_NPROC counts them all."""
+    return sum(_processes_of(uid).values())
 
 
 def _nproc(limits: Limits, own_uid: bool) -> int:
@@ -247,19 +252,57 @@ class Bubblewrap:
 @dataclass
 class Unsafe:
     """Executions as plain subprocesses (no namespace): the limits and environment of `Bubblewrap`, in a temporary
-    working directory, its process group killed at the end. Only with `--unsafe-exec`."""
+    working directory, its process group killed at the end. Only with `--unsafe-exec`.
+
+    Proctor's own process is made non-dumpable first (`hide_this_process`): a program running as the same user
+    cannot read its /proc/PID/environ or memory (where the API keys are). As root each execution runs as a user id
+    of its own (the system's interpreter, as in bubblewrap), which reads no other process's environment, and every
+    process left with that id is killed at the end. What no subprocess can hide: as an ordinary user, the user's
+    other processes (the shell that started proctor, with its exported keys) stay readable to the program."""
 
     python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
     name: str = "unsafe"
 
     def run(self, program: Program, limits: Limits) -> Execution:
+        hide_this_process()
         with tempfile.TemporaryDirectory(prefix="proctor-exec-") as tmp:
             root = Path(tmp)
             inputs = _write_inputs(root, program)
             work = root / "work"
             work.mkdir()
-            argv = [*_prlimit(limits, own_uid=False), *_argv(program, self.python, inputs)]
-            return _supervise(lambda fd: argv, root, program, limits, self.name, cwd=str(work), env=clean_env(str(work)))
+            user = _next_uid() if os.geteuid() == 0 else None
+            if user is not None:
+                os.chown(work, user, user)
+            python = python_for_sandbox() if user is not None else self.python
+            argv = [*_prlimit(limits, own_uid=user is not None), *_argv(program, python, inputs)]
+            try:
+                return _supervise(lambda fd: argv, root, program, limits, self.name, cwd=str(work),
+                                  env=clean_env(str(work)), user=user)
+            finally:
+                if user is not None:
+                    kill_user(user)
+
+
+@cache
+def hide_this_process() -> bool:
+    """Make this process non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`): its /proc/PID files (environ, mem, fd) belong
+    to root and ptrace is refused, so a program running as the same user cannot read its environment. False where
+    the call is unavailable (not Linux)."""
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return False
+
+
+def kill_user(uid: int) -> None:
+    """SIGKILL every process running as `uid` (an execution's own user id: its daemons too)."""
+    for pid in _processes_of(uid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _write_inputs(root: Path, program: Program) -> str:

@@ -23,6 +23,7 @@ from ...core.spec import ExecLimits
 from ...data.records import Item
 from ...log.runlog import ExecutionDetails, Outcome, TestResult
 from ...util.errors import ProctorError
+from ...util.redact import redact_text
 from ..base import Answered, Request, Scored, usage_of
 from ..extract import split_reasoning
 from ..reasoning import answer_text
@@ -293,13 +294,16 @@ def verdict(execution: Execution, token: str, code: Code, tests: Sequence[tuple[
     """The sample's verdict from its execution: CORRECT when every test passed; under the authors' limits, a limit
     of the host's containment that stopped it is marked `beyond_authors` (their harness would have run on)."""
     names = [n for n, _ in tests]
+    results = read_results(execution, token, names)
+    execution = redacted(execution)
     base: dict[str, Any] = {"exit_code": execution.exit_code, "stderr_tail": execution.stderr_tail or None,
                             "wall_s": execution.wall_s, "sandbox": execution.sandbox, "code_from": code.source,
                             "tests_total": len(names), "exec_limits": exec_limits}
     if execution.error is not None:
         return Scored(Outcome.ERROR, ExecutionDetails(verdict="error", **base), error=execution.error,
                       extracted=code.text)
-    results = read_results(execution, token, names)
+    results = results and [r.model_copy(update={"message": redact_text(r.message)}) if r.message else r
+                           for r in results]
     if results is None:
         failed = [TestResult(name=n, passed=False, message=execution.limit or "no result") for n in names]
         details = ExecutionDetails(verdict="limit" if execution.limit else "failed", limit=execution.limit,
@@ -312,6 +316,14 @@ def verdict(execution: Execution, token: str, code: Code, tests: Sequence[tuple[
     details = ExecutionDetails(verdict="passed" if ok else "limit" if limit else "failed", tests=results,
                                tests_passed=passed, limit=limit, beyond_authors=_beyond(limit, exec_limits), **base)
     return Scored(Outcome.CORRECT if ok else Outcome.WRONG, details, score=1.0 if ok else 0.0, extracted=code.text)
+
+
+def redacted(execution: Execution) -> Execution:
+    """`execution` with the texts a program wrote (its output, its error stream, the sandbox's error) passed through
+    the redaction rule (`redact_text`): a key the program found (an --unsafe-exec program can read the user's
+    processes) is never recorded."""
+    return replace(execution, stdout=redact_text(execution.stdout), stderr=redact_text(execution.stderr),
+                   error=redact_text(execution.error) if execution.error else execution.error)
 
 
 def _beyond(limit: str | None, exec_limits: ExecLimits | None) -> bool | None:
