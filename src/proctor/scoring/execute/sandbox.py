@@ -323,7 +323,8 @@ def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Progr
                keep_fds: tuple[int, ...] = ()) -> Execution:
     """Start `argv` with stdin/stdout/stderr in host files, wait up to the wall limit, then kill everything it
     started: the sandbox's PID-namespace init (bubblewrap) or the process group (unsafe)."""
-    (root / "stdin").write_text(program.stdin, encoding="utf-8")
+    (root / "stdin").write_text(program.stdin, encoding="utf-8")  # the launcher's token: this process's to read
+    (root / "stdin").chmod(0o600)
     out_path, err_path = root / "stdout", root / "stderr"
     read_fd, write_fd = os.pipe() if status else (-1, -1)
     argv = make_argv(write_fd)
@@ -337,6 +338,7 @@ def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Progr
                     user=user, group=user, extra_groups=[] if user is not None else None)
             except OSError as e:
                 return Execution(exit_code=None, error=f"could not start {argv[0]}: {e}", sandbox=name)
+            (root / "stdin").unlink()  # opened: gone before the program starts (unsafe runs it next to the file)
             if status:
                 os.close(write_fd)
                 write_fd = -1
