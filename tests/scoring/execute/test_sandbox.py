@@ -269,3 +269,10 @@ def test_unsafe_makes_proctor_non_dumpable() -> None:
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).parents[3] / "src")}
     done = subprocess.run([sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "0", done.stderr
+
+
+def test_the_seccomp_filter_is_built_per_architecture() -> None:
+    from proctor.scoring.execute.sandbox import seccomp_filter
+
+    assert seccomp_filter("riscv64") is None  # unknown: bubblewrap runs without one
+    assert len(seccomp_filter("aarch64") or b"") == 8 * 8 and len(seccomp_filter("x86_64") or b"") == 8 * 9

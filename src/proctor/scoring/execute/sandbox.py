@@ -1,14 +1,15 @@
 """Running untrusted code contained: bubblewrap, or (`--unsafe-exec`) a bare subprocess.
 
 `Bubblewrap` runs one program in a fresh namespace sandbox: no network (its own empty network namespace), a
-read-only root made of the host's /usr, /etc and /lib* only, a fresh size-limited tmpfs as the working directory
-(and /tmp, and a private /dev/shm; /dev itself read-only), the program's files read-only under /input, a clean environment (PATH, HOME, LANG and nothing else:
-no API keys, no proctor variables), its own PID namespace (killing its init kills every process it made,
-daemons included), and limits set by `prlimit` inside: CPU seconds, address space, processes (RLIMIT_NPROC,
-counted per user: as root each execution gets a user id of its own), file size. A seccomp filter refuses
-(ENOMEM) what no limit counts: `memfd_create` files and SysV shared memory (`seccomp_filter`; x86_64 and aarch64).
-The wall limit is enforced from outside. Standard output and error go to host files the program cannot see; their size is bounded by
-the file-size limit.
+read-only root made of the host's /usr, /etc and /lib* only, fresh size-limited tmpfs as the working directory,
+/tmp and a private /dev/shm (/dev itself read-only), the program's files read-only under /input, a clean
+environment (PATH, HOME, LANG and nothing else: no API keys, no proctor variables), its own PID namespace (killing
+its init kills every process it made, daemons included), and limits set by `prlimit` inside: CPU seconds, address
+space, processes (RLIMIT_NPROC, counted per user: as root each execution gets a user id of its own), file size.
+A seccomp filter refuses (ENOMEM) what no limit counts: `memfd_create` files and SysV shared memory
+(`seccomp_filter`; x86_64 and aarch64). The wall limit is enforced from outside. Standard output and error go to
+host files the program cannot see; their size is bounded by the file-size limit. A bubblewrap that ends without
+reporting its program's exit (its own set-up failed) is the execution's error, not the program's failure.
 
 `Unsafe` runs the same program as a plain subprocess with the same limits and environment but no namespace:
 only with `--unsafe-exec`, when no sandbox is available (what it hides and what it cannot: its docstring).
