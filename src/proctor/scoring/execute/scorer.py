@@ -434,10 +434,10 @@ def verdict(execution: Execution, token: str, code: Code, tests: Sequence[tuple[
 
 
 def redacted(execution: Execution) -> Execution:
-    """`execution` with the texts a program wrote (its output, its error stream, the sandbox's error) passed through
-    the redaction rule (`redact_text`): a key the program found (an --unsafe-exec program can read the user's
-    processes) is never recorded."""
-    return replace(execution, stdout=redact_text(execution.stdout), stderr=redact_text(execution.stderr),
+    """`execution` with the texts of it a sample records (the error stream's tail, the sandbox's error) passed
+    through the redaction rule (`redact_text`): a key the program found (an --unsafe-exec program can read the
+    user's processes) is never recorded. Its standard output is never recorded (only its verdict line is read)."""
+    return replace(execution, stderr=redact_text(execution.stderr),
                    error=redact_text(execution.error) if execution.error else execution.error)
 
 
