@@ -87,7 +87,7 @@ def test_one_timer_over_the_program_cannot_share_sigalrm_with_per_test_alarms() 
 
 
 @pytest.mark.needs("bubblewrap")
-def test_a_sandbox_failure_is_asked_again_on_resume(tmp_path: Path, fake_bwrap: Bubblewrap,
+def test_a_sandbox_failure_is_asked_again_on_resume(tmp_path: Path, fake_bwrap: Bubblewrap, bwrap: Bubblewrap,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A run whose bubblewrap failed after the probe records an error; the same command again (a working
     sandbox now) runs it and scores it right."""
@@ -111,12 +111,11 @@ def test_a_sandbox_failure_is_asked_again_on_resume(tmp_path: Path, fake_bwrap: 
     out = tmp_path / "run"
     argv = ["run", "humaneval", "--data-file", str(data), "--model", f"scripted:file={answers}",
             "-o", str(out), "--no-history", "--no-progress", "--no-cache"]
-    real = sandbox.find_bubblewrap()
     monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: fake_bwrap)
     main(argv)
     [first] = read_run(out).samples
     assert first.outcome is Outcome.ERROR and "the sandbox failed" in (first.error or "")
-    monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: real)
+    monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: bwrap)
     main(argv)
     [again] = read_run(out).samples
     assert again.outcome is Outcome.CORRECT
