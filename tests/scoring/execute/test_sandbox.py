@@ -189,13 +189,19 @@ SYSV_SHM = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor i 
             "    if libc.shmget(0, 1 << 20, 0o1600) < 0:\n        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n")
 
 
+USERNS = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+          "if libc.unshare(0x10000000 | 0x00020000) < 0:\n"  # CLONE_NEWUSER | CLONE_NEWNS: its own tmpfs, unbounded
+          "    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n")
+
+
 @pytest.mark.parametrize(("code", "limit"), [(SHM_FILL, "disk"), (MEMFD_FILL, "memory"), (SYSV_SHM, "memory"),
-                                             ("open('/dev/escaped', 'w').write('x')\n", None)],
-                         ids=["dev-shm", "memfd", "sysv-shm", "dev"])
+                                             ("open('/dev/escaped', 'w').write('x')\n", None), (USERNS, None)],
+                         ids=["dev-shm", "memfd", "sysv-shm", "dev", "user-namespace"])
 def test_shared_memory_is_bounded_or_refused(bwrap: Bubblewrap, code: str, limit: str | None) -> None:
     """64 MB to /dev/shm (bubblewrap's /dev was an unbounded tmpfs), in memfd files or SysV segments (charged to no
     limit) under a 4 MB-per-file, 8 MB-disk limit: the private /dev/shm fills, memfd and shmget are refused, /dev
-    itself is read-only; nothing lands on the host's /dev/shm."""
+    itself is read-only, and no user namespace of its own can mount a tmpfs of its own; nothing lands on the host's
+    /dev/shm."""
     before = set(os.listdir("/dev/shm"))
     result = bwrap.run(Program({"main.py": code}, ("python3", "main.py")),
                        Limits(cpu_s=5, wall_s=10, memory_mb=512, file_size_mb=4, disk_mb=8))
@@ -275,4 +281,4 @@ def test_the_seccomp_filter_is_built_per_architecture() -> None:
     from proctor.scoring.execute.sandbox import seccomp_filter
 
     assert seccomp_filter("riscv64") is None  # unknown: bubblewrap runs without one
-    assert len(seccomp_filter("aarch64") or b"") == 8 * 8 and len(seccomp_filter("x86_64") or b"") == 8 * 9
+    assert len(seccomp_filter("aarch64") or b"") == 8 * 16 and len(seccomp_filter("x86_64") or b"") == 8 * 17

@@ -6,8 +6,8 @@ read-only root made of the host's /usr, /etc and /lib* only, fresh size-limited 
 environment (PATH, HOME, LANG and nothing else: no API keys, no proctor variables), its own PID namespace (killing
 its init kills every process it made, daemons included), and limits set by `prlimit` inside: CPU seconds, address
 space, processes (RLIMIT_NPROC, counted per user: as root each execution gets a user id of its own), file size.
-A seccomp filter refuses (ENOMEM) what no limit counts: `memfd_create` files and SysV shared memory
-(`seccomp_filter`; x86_64 and aarch64). The wall limit is enforced from outside. Standard output and error go to
+A seccomp filter refuses what no limit counts (`memfd_create` files, SysV shared memory) and new namespaces
+(a user namespace of its own could mount an unbounded tmpfs): `seccomp_filter`, x86_64 and aarch64. The wall limit is enforced from outside. Standard output and error go to
 host files the program cannot see; their size is bounded by the file-size limit. A bubblewrap that ends without
 reporting its program's exit (its own set-up failed) is the execution's error, not the program's failure.
 
@@ -159,14 +159,22 @@ def _argv(program: Program, python: str, inputs: str) -> list[str]:
     return [python if a == "python3" else f"{inputs}/{a}" if a in program.files else a for a in program.argv]
 
 
-# seccomp (classic BPF, `struct seccomp_data`: nr at offset 0, arch at 4): the calls that make memory no limit counts
-# (`memfd_create`, `memfd_secret`: files outside every tmpfs; SysV `shmget`: segments outside the address space)
-# fail with ENOMEM, as does every call of another ABI (x32, i386 through int 0x80, where their numbers differ)
-_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, the refused calls' numbers, the first number of another ABI or 0)
-    "x86_64": (0xC000003E, (319, 447, 29), 0x40000000),
-    "aarch64": (0xC00000B7, (279, 447, 194), 0),
+# seccomp (classic BPF over `struct seccomp_data`: the call's number at offset 0, the ABI at 4, the first argument's
+# low word at 16). Refused: what makes memory no limit counts, with ENOMEM (`memfd_create`, `memfd_secret`: files
+# outside every tmpfs; SysV `shmget`: segments outside the address space), and, with EPERM, new namespaces
+# (`unshare`, `setns`, `clone` with a CLONE_NEW* flag: a user namespace of its own could mount a tmpfs no size
+# bounds); `clone3`, whose flags it cannot read, answers ENOSYS (glibc falls back to `clone`). Every call of another
+# ABI (x32, i386 through int 0x80: other numbers) is refused with ENOMEM.
+_SECCOMP_ARCH = {  # machine: AUDIT_ARCH_*, the first number of another ABI (or 0), the calls' numbers
+    "x86_64": (0xC000003E, 0x40000000, {"memfd_create": 319, "memfd_secret": 447, "shmget": 29, "unshare": 272,
+                                        "setns": 308, "clone3": 435, "clone": 56}),
+    "aarch64": (0xC00000B7, 0, {"memfd_create": 279, "memfd_secret": 447, "shmget": 194, "unshare": 97,
+                                "setns": 268, "clone3": 435, "clone": 220}),
 }
-_RET_ALLOW, _RET_ENOMEM = 0x7FFF0000, 0x00050000 | 12
+_REFUSED = {"memfd_create": "enomem", "memfd_secret": "enomem", "shmget": "enomem", "unshare": "eperm",
+            "setns": "eperm", "clone3": "enosys"}
+_CLONE_NEW = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+_RETURNS = {"allow": 0x7FFF0000, "enomem": 0x00050000 | 12, "eperm": 0x00050000 | 1, "enosys": 0x00050000 | 38}
 
 
 def seccomp_filter(machine: str | None = None) -> bytes | None:
@@ -177,13 +185,21 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
     arch = _SECCOMP_ARCH.get(machine or platform.machine())
     if arch is None:
         return None
-    audit, calls, other_abi = arch
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    tests = [(jge, other_abi)] * bool(other_abi) + [(jeq, nr) for nr in calls]
-    code = [(ld, 0, 0, 4), (jeq, 0, len(tests) + 2, audit), (ld, 0, 0, 0)]
-    code += [(op, len(tests) - i, 0, k) for i, (op, k) in enumerate(tests)]
-    code += [(ret, 0, 0, _RET_ALLOW), (ret, 0, 0, _RET_ENOMEM)]
-    return b"".join(struct.pack("HBBI", *c) for c in code)
+    audit, other_abi, numbers = arch
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    # (op, jump if true, jump if false, k): a jump names the return it goes to, None the next instruction
+    code: list[tuple[int, str | None, str | None, int]] = [(ld, None, None, 4), (jeq, None, "enomem", audit),
+                                                           (ld, None, None, 0)]
+    code += [(jge, "enomem", None, other_abi)] * bool(other_abi)
+    code += [(jeq, action, None, numbers[call]) for call, action in _REFUSED.items()]
+    code += [(jeq, None, "allow", numbers["clone"]), (ld, None, None, 16), (jset, "eperm", "allow", _CLONE_NEW)]
+    at = {name: len(code) + i for i, name in enumerate(_RETURNS)}
+
+    def jump(i: int, to: str | None) -> int:
+        return 0 if to is None else at[to] - i - 1
+
+    body = [struct.pack("HBBI", op, jump(i, t), jump(i, f), k) for i, (op, t, f, k) in enumerate(code)]
+    return b"".join(body + [struct.pack("HBBI", ret, 0, 0, k) for k in _RETURNS.values()])
 
 
 def classify(exit_code: int | None, stderr: str, timed_out: bool, cpu_bound: bool = False) -> ExecLimit | None:
