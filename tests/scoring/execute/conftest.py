@@ -1,10 +1,11 @@
-"""Fixtures of the execution tests: a bubblewrap that fails."""
+"""Fixtures of the execution tests: bubblewraps that fail."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,31 @@ sys.exit("bwrap: Can't mount tmpfs on /newroot/dev/shm: No space left on device"
 """
 
 
-@pytest.fixture
-def fake_bwrap() -> Iterator[Bubblewrap]:
-    """`FAKE_BWRAP`, where any user id can run it (as root an execution runs as a user id of its own)."""
+@contextmanager
+def scripted_bwrap(script: str) -> Iterator[Bubblewrap]:
+    """A Python script as bubblewrap, where any user id can run it (as root an execution runs as its own)."""
     with tempfile.TemporaryDirectory(prefix="proctor-fake-bwrap-") as tmp:
         os.chmod(tmp, 0o755)
         path = Path(tmp) / "bwrap"
-        path.write_text(f"#!{python_for_sandbox()}{FAKE_BWRAP}")
+        path.write_text(f"#!{python_for_sandbox()}{script}")
         path.chmod(0o755)
         yield Bubblewrap(str(path))
+
+
+@pytest.fixture
+def fake_bwrap() -> Iterator[Bubblewrap]:
+    with scripted_bwrap(FAKE_BWRAP) as box:
+        yield box
+
+
+HANGING_BWRAP = """
+# a bubblewrap stuck in its own set-up: it never starts the sandbox
+import time
+time.sleep(60)
+"""
+
+
+@pytest.fixture
+def hanging_bwrap() -> Iterator[Bubblewrap]:
+    with scripted_bwrap(HANGING_BWRAP) as box:
+        yield box

@@ -217,6 +217,12 @@ def test_a_failing_bubblewrap_is_an_error_not_a_wrong_answer(fake_bwrap: Bubblew
     assert scored.error is not None and "the sandbox failed" in scored.error and "Can't mount tmpfs" in scored.error
 
 
+def test_a_bubblewrap_that_never_starts_the_sandbox_is_an_error(hanging_bwrap: Bubblewrap) -> None:
+    """Stuck in its own set-up until the wall limit: the program never ran, so it is no wall-time failure."""
+    [scored] = execute(hanging_bwrap, ShortTests(), [(ITEM, Code(PROMPT + "    return a + b\n", "completion"))])
+    assert scored.outcome is Outcome.ERROR and "the sandbox failed" in (scored.error or ""), scored
+
+
 SCAN = ("    import os\n    try:\n        text = open(f'/proc/{os.getppid()}/environ').read()\n"
         "        text = text[text.find('OPENAI'):][:100]\n    except OSError as e:\n        text = repr(e)\n"
         "    raise AssertionError(text)\n")

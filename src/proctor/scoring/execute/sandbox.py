@@ -369,7 +369,8 @@ def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Progr
                 os.close(fd)
     stdout, stderr = _read(out_path), _read(err_path)
     code, elapsed = (None if timed_out else proc.returncode), time.monotonic() - start
-    if status and not timed_out and not any("exit-code" in d for d in docs):
+    started, ended = (any(key in d for d in docs) for key in ("child-pid", "exit-code"))
+    if status and (not started or not (ended or timed_out)):  # the program never ran, or bubblewrap broke off
         return Execution(exit_code=code, stdout=stdout, stderr=stderr[-TAIL_CHARS * 4:], wall_s=round(elapsed, 3),
                          error=sandbox_failure(stderr, code), sandbox=name)
     return Execution(exit_code=code, stdout=stdout, stderr=stderr[-TAIL_CHARS * 4:], wall_s=round(elapsed, 3),
