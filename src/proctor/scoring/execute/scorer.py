@@ -98,35 +98,48 @@ def _describe(e, _type=type, _base=BaseException):
         return "%s" % _type(e).__name__
 
 
-def _tests(spec, tests, report, _exec=exec, _write=os.write, _alarm=signal.alarm, _setitimer=signal.setitimer,
+def _compiled(tests, _base=BaseException):
+    # each test's code compiled before the program runs (a SyntaxError is that test's failure)
+    out = []
+    for test in tests:
+        try:
+            out.append((compile(test["code"], test["name"], "exec"), None))
+        except _base as e:
+            out.append((None, _describe(e)))
+    return tuple(out)
+
+
+def _tests(spec, report, _exec=exec, _write=os.write, _alarm=signal.alarm, _setitimer=signal.setitimer,
            _isinstance=isinstance, _len=len, _describe=_describe, _timeout=TestTimeout, _base=BaseException,
            _real=signal.ITIMER_REAL):
     # the program and its tests, in the child; what runs once the program has started uses only what was bound
     # before it (it may replace exec, compile, json, sys.stdout...); each test's result goes on `report` at once
     limit, total, first = spec.get("test_timeout"), spec.get("total_timeout"), spec.get("program_timeout")
     stop, prelude, swallow = spec.get("stop_on_failure"), spec.get("prelude"), spec.get("swallow")
-    program = compile(spec["program"], "solution.py", "exec")
     scope = {"__builtins__": __builtins__}
     failed = None
     done = 0
+    tests = ()
     try:
         if prelude:
             exec(compile(prelude, "prelude.py", "exec"), scope)
+        tests = _compiled(spec["tests"])
         _swallow(swallow)
         if total:
             _setitimer(_real, total)
         try:
             if first:
                 _alarm(first)
-            _exec(program, scope)
+            _exec(compile(spec["program"], "solution.py", "exec"), scope)
         except _base as e:
             failed = ("program: " + _describe(e))[:300]
         finally:
             if first:
                 _alarm(0)
-        for name, code in tests:
-            message = failed
-            if failed is None:
+        for code, message in tests:
+            if failed is not None:
+                message = failed
+            elif code is not None:
                 try:
                     if limit:
                         _alarm(limit)
@@ -150,7 +163,7 @@ def _tests(spec, tests, report, _exec=exec, _write=os.write, _alarm=signal.alarm
             done += 1
 
 
-def _child(spec, tests, read_fd, report):
+def _child(spec, read_fd, report):
     os.close(read_fd)
     null = os.open(os.devnull, os.O_RDONLY)  # the token stays with the parent: the program's stdin is empty
     os.dup2(null, 0)
@@ -159,7 +172,7 @@ def _child(spec, tests, read_fd, report):
     signal.signal(signal.SIGALRM, _alarm)
     close, flushes, _exit, status = os.close, (sys.__stdout__.flush, sys.__stderr__.flush), os._exit, 0
     try:
-        _tests(spec, tests, report)
+        _tests(spec, report)
     except BaseException:
         status = 1
     close(report)
@@ -216,7 +229,6 @@ def _main():
     # from a pipe and prints the verdict line itself
     with open(sys.argv[1], encoding="utf-8") as f:
         spec = json.load(f)
-    tests = tuple((t["name"], compile(t["code"], t["name"], "exec")) for t in spec["tests"])
     names = [t["name"] for t in spec["tests"]]
     _dumpable(0)
     read_fd, report = os.pipe()
@@ -224,7 +236,7 @@ def _main():
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        _child(spec, tests, read_fd, report)
+        _child(spec, read_fd, report)
     os.close(report)
     token = os.read(0, 4096).decode("utf-8", "replace").split("\n", 1)[0].strip()
     data, status = _collect(pid, read_fd)
