@@ -29,7 +29,8 @@ from .tables import show, whole_table
 
 if TYPE_CHECKING:
     from ..analysis.leaderboard import Leaderboard
-    from ..run.store import GroupMetrics, RunRecord
+    from ..core.results import MetricBlock
+    from ..run.store import RunRecord
     from ..stats.comparison import Comparison, RunRef
 
 StoreOpt = options.Store
@@ -221,7 +222,7 @@ def _history_cells(r: RunRecord, marked: bool = False) -> list[str]:
             _pct(r.accuracy)]
 
 
-def _breakdown(r: RunRecord, by: str) -> dict[str, GroupMetrics]:
+def _breakdown(r: RunRecord, by: str) -> dict[str, MetricBlock]:
     return r.by_category if by == "category" else r.by_modality
 
 

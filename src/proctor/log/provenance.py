@@ -221,15 +221,6 @@ class ScorerInfo(Record):
         return cls.model_validate({k: v for k, v in identity.items() if k != "generation" and k not in SCORER_SETTINGS})
 
 
-class PriceRecord(Record):
-    """Money per million tokens the cost was computed with (`proctor.run.pricing.Price.as_dict()`)."""
-
-    input_per_million: str
-    output_per_million: str
-    currency: str = "USD"
-    source: str | None = None
-
-
 class ImportOrigin(Record):
     """`proctor import`: the other harness, its files (with their hashes), the task and the metric."""
 
@@ -242,6 +233,14 @@ class ImportOrigin(Record):
     status: str | None = None
     files: dict[str, str] = Field(default_factory=dict)
     n_shot: JsonValue = None
+
+
+class ClaimRecord(Record):
+    """`run --claim`: the claim registered before the run (`proctor.run.claim`), by the hash of what it claims."""
+
+    sha256: str  # of the claim's canonical JSON (`ClaimBody.sha256`): an edited claim no longer matches it
+    written_at: str  # when the claim says it was written
+    signer: str | None = None  # the claim's signing key's fingerprint, when it is signed
 
 
 # ---------------------------------------------------------------- manifests written before v4

@@ -31,8 +31,9 @@ from pydantic import (
     model_validator,
 )
 
+from ..core.money import Money, recorded_money
 from ..core.results import Results
-from ..core.spec import GenerationSpec, Money, RunSpec
+from ..core.spec import GenerationSpec, RunSpec
 from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
@@ -43,9 +44,9 @@ from .provenance import (
     SCORER_SETTINGS,
     BackendIdentity,
     BackendInfo,
+    ClaimRecord,
     DatasetInfo,
     ImportOrigin,
-    PriceRecord,
     Provenance,
     ScorerInfo,
     migrate_manifest,
@@ -384,6 +385,12 @@ class Sample(_Log):
     # attempt's record, as the run it was copied from logged it (also kept, earlier, in samples.jsonl). Absent from
     # every other sample
     first_attempt: FirstAttempt | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a budget ladder (`run --budgets`, a retry of a retry): the attempts between the first and this one, in the order
+    # asked, each with its budget. Absent from every other sample
+    earlier_attempts: list[FirstAttempt] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # the budget a retry asked this record with (absent: the run's own, or — a record copied from the run it retries —
+    # that run's; a retry written before ladders leaves it out on its second attempts, asked at its own budget)
+    asked_at: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # a sample that is a conversation with tools (core.trajectory, docs/agents.md): every turn, call and result.
     # Absent from every other sample
     trajectory: Trajectory | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -450,9 +457,15 @@ class RunSettings(BaseModel):
     extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
     answer_rule: str | None = None  # generation: the reference rule that read the answers (None: proctor's reader)
     no_answer: str = "wrong"  # how results count an answer no rule found: "wrong" or "guess" 1/k (--no-answer)
-    price: PriceRecord | None = None  # the prices cost was computed with
+    price: Money | None = None  # the prices cost was computed with
     max_cost: str | None = None  # --max-cost, when given
-    judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
+    judge_price: Money | None = None  # the judge's price, when a judge graded and it is known
+
+    @field_validator("price", "judge_price", mode="before")
+    @classmethod
+    def _recorded_price(cls, value: Any) -> Any:
+        """A price in the shape manifests before the one money record wrote (`input_per_million`…)."""
+        return recorded_money(value)
 
     @field_validator("generation", mode="before")
     @classmethod
@@ -534,6 +547,7 @@ class Manifest(BaseModel):
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
     imported_from: ImportOrigin | None = None  # `proctor import`: the other harness, its files, task and metric
     sequential: SequentialRecord | None = None  # `run --stop-when-decided`: how its confidence sequence ended
+    claim: ClaimRecord | None = None  # `run --claim`: the claim registered before the run began (proctor.run.claim)
 
     @model_validator(mode="before")
     @classmethod
@@ -615,10 +629,10 @@ class Manifest(BaseModel):
         return self.spec.epochs if self.spec is not None else self._own.epochs
 
     @property
-    def price(self) -> PriceRecord | None:
+    def price(self) -> Money | None:
         if self.spec is None:
             return self._own.price
-        return _price_record(self.spec.price)
+        return self.spec.price
 
     @property
     def max_cost(self) -> str | None:
@@ -627,11 +641,11 @@ class Manifest(BaseModel):
         return str(self.spec.budget.max_cost) if self.spec.budget is not None else None
 
     @property
-    def judge_price(self) -> PriceRecord | None:
+    def judge_price(self) -> Money | None:
         """The judge's price, when a judge graded and it is known."""
         if self.spec is None:
             return self._own.judge_price
-        return _price_record(self.spec.judge.price) if self.spec.judge is not None and self.judge else None
+        return self.spec.judge.price if self.spec.judge is not None and self.judge else None
 
     @property
     def _generates(self) -> bool:
@@ -649,13 +663,6 @@ class Manifest(BaseModel):
     def model_identity(self) -> BackendIdentity:
         """The resolved backend (`Model.identity()`): the dtype that ran, weights, engine."""
         return self.provenance.backend
-
-
-def _price_record(money: Money | None) -> PriceRecord | None:
-    if money is None:
-        return None
-    return PriceRecord(input_per_million=str(money.input), output_per_million=str(money.output),
-                       currency=money.currency, source=money.source)
 
 
 def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:

@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
+from ..core.money import Money
 from ..core.results import Results
-from ..core.spec import RunSpec
+from ..core.spec import AgentLimits, RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
-from ..log.provenance import BackendInfo, DatasetInfo, ScorerInfo, collect_provenance, utc_now
+from ..log.provenance import BackendInfo, ClaimRecord, DatasetInfo, ScorerInfo, collect_provenance, utc_now
 from ..log.runlog import (
     MANIFEST,
     SAMPLES,
@@ -51,7 +52,8 @@ from ..log.runlog import (
     write_manifest,
 )
 from ..log.sampleindex import item_order
-from ..metrics.money import Price, sample_cost
+from ..metrics.money import sample_cost
+from ..scoring.agent_scorer import AgentScorer, is_agent_kind
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
 from ..scoring.execute.sandbox import INSTALL_HINT, Runner, Unsafe, sandbox_for
@@ -100,6 +102,7 @@ class RunOptions:
     chunk_size: int | None = None  # items per model call (default: the model's preferred_chunk_size)
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
     outputs: tuple[RunOutput, ...] = ()  # files written besides the run directories (proctor.run.outputs)
+    claim: ClaimRecord | None = None  # `run --claim`: the claim registered before the run, kept in its manifest
 
     def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
         object.__setattr__(self, "runs_root", Path(self.runs_root))
@@ -136,6 +139,8 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return ChoiceScorer()
     kind = s.prompt_kind or task.prompts.kinds[0]
     settings, no_answer = spec.generation, s.no_answer or "wrong"
+    if is_agent_kind(task, kind):  # its samples are trajectories: the agent loop plays them (scoring.agent_scorer)
+        return AgentScorer(kind, settings, spec.epochs, spec.agent or AgentLimits(), no_answer=no_answer)
     rule = task.answer_rule(kind)
     graded = rule is not None and rule.grades_truncated and s.truncated_as != "excluded"  # else proctor's exclusion
     if judge is None:
@@ -165,6 +170,9 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> N
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     check_retry(task, spec)
+    if spec.retry_of is not None and isinstance(scorer, AgentScorer):
+        raise ProctorError("--retry-truncated: a trajectory is cut by the agent's limits (--max-turns…), not by "
+                           "--max-tokens; run again with larger limits instead")
     settings = spec.generation
     if scorer.capability is Capability.GENERATE:
         rule = task.answer_rule(spec.scorer.prompt_kind or task.prompts.kinds[0])
@@ -199,6 +207,8 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, spec: RunSpec,
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
                            "prompt, the authors'): run with --prompt chat")
+    if isinstance(scorer, AgentScorer):  # its trajectories offer tools: a backend that cannot send them is refused
+        require(model, [Capability.GENERATE, Capability.TOOLS])
     if judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
         require(judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 
@@ -473,6 +483,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
         cluster=task.cluster,
         started_at=utc_now(),
         shard=str(shard_of(spec)) if spec.shard is not None else None,
+        claim=options.claim,
     )
 
 
@@ -514,10 +525,21 @@ def _open_run_dir(run_dir: Path, manifest: Manifest) -> None:
             raise ProctorError(
                 f"{run_dir} holds a different run (dataset, model or settings differ): choose another -o directory"
             )
+        _same_claim(run_dir, old, manifest)
         manifest.started_at = old.started_at
         manifest.elapsed_s = old.elapsed_s  # this session's time is added when it finishes
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
+
+
+def _same_claim(run_dir: Path, old: Manifest, manifest: Manifest) -> None:
+    """A run resumed under a claim began under it (`run --claim`); resumed without one, it keeps its own."""
+    if manifest.claim is None:
+        manifest.claim = old.claim
+    elif old.claim is None or old.claim.sha256 != manifest.claim.sha256:
+        began = "under another claim" if old.claim is not None else "without a claim"
+        raise ProctorError(f"{run_dir}: --claim: this run began {began} ({old.started_at}); a claim is registered "
+                           "before its run begins: choose another -o directory for a run under this claim")
 
 
 def _open_store(options: RunOptions) -> Store | None:
@@ -643,7 +665,7 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: Sequence[tup
     nothing: they are on disk, and a run summarized from there never holds them."""
     size = _chunk_size(model, scorer, options)
     chunks = (list(plan[i : i + size]) for i in range(0, len(plan), size))
-    price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
+    price, judge_price = spec.price, spec.judge.price if spec.judge else None
 
     async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample] | list[_Answered], Any]:
         with bar.chunk(len(chunk)) as handle:  # what the backend reports inside the call moves the bar
@@ -727,7 +749,7 @@ def _cache_use(model: Model, scorer: Scorer) -> CacheUse | None:
                     judge_hits=graded.hits if graded else 0, judge_asked=graded.hits + graded.misses if graded else 0)
 
 
-def _priced(samples: Sequence[Sample], price: Price | None, judge_price: Price | None) -> list[Sample]:
+def _priced(samples: Sequence[Sample], price: Money | None, judge_price: Money | None) -> list[Sample]:
     """Each sample with its exact cost, and its judge calls' (when prices are known and usage was reported)."""
     out = []
     for s in samples:
@@ -751,7 +773,7 @@ def _cost_guard(spent: Decimal, spec: RunSpec) -> CostGuard | None:
     return CostGuard(spec.budget.max_cost, spec.price.currency, spent)
 
 
-def _guarded(model: Model, guard: CostGuard | None, price: Price | None, role: str,
+def _guarded(model: Model, guard: CostGuard | None, price: Money | None, role: str,
              then: Model | None = None) -> Model:
     """`model` under the `--max-cost` guard (at most its own in-flight limit of requests reserved at once);
     `then`, its guarded judge, keeps room for one judge call free before an answer is asked for."""
@@ -795,10 +817,10 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     guard = _cost_guard(done.spent, spec)  # one budget: the model's and the judge's requests
     guarded_judge = None
     if judge is not None and scorer.kind == "judge":
-        judge_price = Price.of_money(spec.judge.price if spec.judge else None)
+        judge_price = spec.judge.price if spec.judge else None
         guarded_judge = _guarded(judge, guard, judge_price, "judge")
         scorer = replace(scorer, judge=_cached(guarded_judge, store, options))  # type: ignore[type-var]
-    price = Price.of_money(spec.price)
+    price = spec.price
     cached_model = _cached(_guarded(model, guard, price, "model", guarded_judge), store, options)
     items = _shard_items(task, spec, run_dir, run_id)
     plan, firsts = _Plan(items, spec.epochs, done.ids), done.firsts
