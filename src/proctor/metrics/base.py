@@ -12,6 +12,7 @@ from ..core.results import (
     Cost,
     EpochSpread,
     JudgeAgreement,
+    JudgeCorrected,
     MetricBlock,
     MetricValue,
 )
@@ -19,7 +20,7 @@ from ..log.runlog import Manifest, Sample
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
 MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
-                | AnswerReading | float)
+                | AnswerReading | JudgeCorrected | float)
 
 
 @dataclass(frozen=True)

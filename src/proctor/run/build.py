@@ -27,6 +27,7 @@ from ..core.spec import (
     ShardSpec,
     StopRule,
 )
+from ..metrics.human_labels import read_human_labels
 from ..metrics.money import Price
 from ..scoring.logprob import Norm
 from ..scoring.reasoning import parse_extra_body
@@ -94,7 +95,8 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
-            cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options))
+            cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options),
+            human_labels=read_human_labels(options.human_labels) if options.human_labels is not None else None)
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
 

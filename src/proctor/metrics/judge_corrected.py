@@ -1,0 +1,120 @@
+"""Judge-corrected accuracy (`--human-labels`): the run's verdicts on every scored sample are predictions, the
+human labels the truth on the labelled ones; prediction-powered inference (`proctor.stats.ppi`, PPI++) gives the
+corrected accuracy with its 95% interval, and the verdicts are held to the labels (κ, α, confusion counts).
+
+A label's id is a sample id (`ITEM#EPOCH`), or an item id where that item has one scored sample (a run of one
+epoch). The samples are the interval's unit (independent draws; under epochs label one epoch, or read it with
+care). Errors and unscored samples have no verdict: a label on one is counted unmatched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import norm
+
+from ..core.results import HumanAgreement, JudgeCorrected
+from ..core.spec import HumanLabels
+from ..log.runlog import Sample
+from ..scoring.judge import cohens_kappa
+from ..stats.agreement import krippendorff_alpha_nominal
+from ..stats.ppi import ALPHA, ppi_mean
+from .base import RunContext, Tallied
+
+
+class JudgeCorrectedMetric(Tallied):
+    name = "judge_corrected"
+    label = "judge-corrected accuracy"
+    needs = frozenset({"score", "item_id", "sample_id"})
+
+    def tally(self, context: RunContext) -> CorrectedTally:
+        spec = context.manifest.spec if context.manifest is not None else None
+        return CorrectedTally(spec.human_labels if spec is not None else None)
+
+
+def corrected_of(samples: Iterable[Sample], labels: HumanLabels) -> JudgeCorrected:
+    """The judge-corrected block of `samples` under `labels` (a finished run read with `--human-labels`)."""
+    tally = CorrectedTally(labels)
+    for s in samples:
+        tally.add(s)
+    block = tally.result()
+    assert block is not None  # labels given: always a block
+    return block
+
+
+@dataclass
+class CorrectedTally:
+    """The scored samples' ids and scores, gathered one sample at a time (a float and two ids each)."""
+
+    labels: HumanLabels | None
+    ids: list[tuple[str, str]] = field(default_factory=list)  # (sample_id, item_id) of each scored sample
+    scores: list[float] = field(default_factory=list)
+
+    def add(self, s: Sample) -> None:
+        if self.labels is not None and s.scored and s.score is not None:
+            self.ids.append((s.sample_id, s.item_id))
+            self.scores.append(float(s.score))
+
+    def result(self) -> JudgeCorrected | None:
+        if self.labels is None:
+            return None
+        human, used = _matched(self.ids, self.labels.labels)
+        return corrected(np.asarray(self.scores, dtype=float), human, self.labels,
+                         len(self.labels.labels) - len(used))
+
+
+def _matched(ids: list[tuple[str, str]], labels: Mapping[str, bool]) -> tuple[list[bool | None], set[str]]:
+    """Each scored sample's human label (None: unlabelled) and the label ids that matched one."""
+    per_item = Counter(item for _, item in ids)
+    human: list[bool | None] = []
+    used: set[str] = set()
+    for sample_id, item_id in ids:
+        key = sample_id if sample_id in labels else item_id if per_item[item_id] == 1 and item_id in labels else None
+        human.append(labels[key] if key is not None else None)
+        if key is not None:
+            used.add(key)
+    return human, used
+
+
+def corrected(pred: np.ndarray, human: list[bool | None], labels: HumanLabels, unmatched: int) -> JudgeCorrected:
+    """The block from every scored sample's verdict `pred` and its human label (None: none)."""
+    mask = np.array([h is not None for h in human], dtype=bool)
+    y = np.array([bool(h) for h in human], dtype=float)[mask]
+    n_labelled = int(mask.sum())
+    base = JudgeCorrected(source=labels.path, sha256=labels.sha256, n=len(pred), n_labelled=n_labelled,
+                          n_unmatched=unmatched, judge_accuracy=float(pred.mean()) if len(pred) else None,
+                          human_accuracy=float(y.mean()) if n_labelled else None,
+                          agreement=agreement(pred[mask] == 1.0, y == 1.0))
+    if n_labelled < 2:
+        return base.model_copy(update={"note": f"{n_labelled} labelled sample(s): an estimate needs 2 or more"})
+    resid = y - pred[mask]
+    spread = {"sd_pred": float(np.std(pred)), "sd_resid": float(np.std(resid))}
+    if n_labelled == len(pred):  # every verdict checked: the labels alone, with a normal interval
+        se = float(np.std(y)) / math.sqrt(n_labelled)
+        half = float(norm.ppf(1 - ALPHA / 2)) * se
+        est = float(y.mean())
+        return base.model_copy(update={"method": "labels", "accuracy": est, "ci_low": max(0.0, est - half),
+                                       "ci_high": min(1.0, est + half), "lam": 0.0, "se": se, **spread})
+    got = ppi_mean(y, pred[mask], pred[~mask])
+    return base.model_copy(update={"accuracy": min(1.0, max(0.0, got.estimate)), "ci_low": max(0.0, got.ci_low),
+                                   "ci_high": min(1.0, got.ci_high), "lam": got.lam, "se": got.se, **spread})
+
+
+def agreement(judge: np.ndarray, human: np.ndarray) -> HumanAgreement:
+    """The verdicts (correct: True) held to the humans' on the same samples."""
+    name = {True: "correct", False: "wrong"}
+    a = [name[bool(v)] for v in judge]
+    b = [name[bool(v)] for v in human]
+    if not a:
+        return HumanAgreement()
+    confusion = Counter(f"{x}/{y}" for x, y in zip(a, b, strict=True))
+    return HumanAgreement(n=len(a), agreement=sum(x == y for x, y in zip(a, b, strict=True)) / len(a),
+                          kappa=cohens_kappa(a, b), alpha=krippendorff_alpha_nominal(a, b),
+                          confusion=dict(sorted(confusion.items())))
+
+
+__all__ = ["JudgeCorrectedMetric", "agreement", "corrected", "corrected_of"]
