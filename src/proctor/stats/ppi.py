@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import norm
 
 ALPHA = 0.05
 
@@ -35,6 +35,11 @@ class PPIEstimate(NamedTuple):
     ci_high: float
     lam: float
     se: float
+
+
+def z_of(alpha: float) -> float:
+    """The two-sided normal quantile z_{1 − alpha/2}."""
+    return NormalDist().inv_cdf(1 - alpha / 2)
 
 
 def power_tuned_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> float:
@@ -61,8 +66,23 @@ def ppi_mean(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.ndarray
         lam = power_tuned_lambda(y_, h_, u_)
     estimate = float(lam * u_.mean() + (y_ - lam * h_).mean())
     se = math.sqrt(float(np.var(lam * u_)) / len(u_) + float(np.var(y_ - lam * h_)) / len(y_))
-    half = float(norm.ppf(1 - alpha / 2)) * se
+    half = z_of(alpha) * se
     return PPIEstimate(estimate, estimate - half, estimate + half, float(lam), se)
+
+
+def ppi_over(pred: np.ndarray, truth: np.ndarray, labelled: np.ndarray, alpha: float = ALPHA) -> PPIEstimate | None:
+    """`ppi_mean` over one set of items: `pred` every item's prediction, `truth` the true value where `labelled`
+    (a boolean mask; elsewhere ignored). PPI++ when some items are unlabelled; the labels alone (λ = 0, a normal
+    interval) when every one is; None under 2 labels."""
+    n = int(labelled.sum())
+    if n < 2:
+        return None
+    y = truth[labelled]
+    if n == len(pred):
+        se = float(np.std(y)) / math.sqrt(n)
+        est = float(y.mean())
+        return PPIEstimate(est, est - z_of(alpha) * se, est + z_of(alpha) * se, 0.0, se)
+    return ppi_mean(y, pred[labelled], pred[~labelled], alpha=alpha)
 
 
 def labels_needed(half_width: float, n_items: int, sd_pred: float, sd_resid: float,
@@ -72,11 +92,11 @@ def labels_needed(half_width: float, n_items: int, sd_pred: float, sd_resid: flo
     sd; `sd_resid`: the sd of human − prediction (for 0/1 verdicts √(d − b²), d the share where they disagree and b
     the mean of human − prediction). None when even infinitely many labels cannot reach it at N items (the
     predictions' own noise is wider); at least 2."""
-    z = float(norm.ppf(1 - alpha / 2))
+    z = z_of(alpha)
     room = (half_width / z) ** 2 - sd_pred ** 2 / n_items
     if room <= 0:
         return None
     return max(2, math.ceil(sd_resid ** 2 / room))
 
 
-__all__ = ["ALPHA", "PPIEstimate", "labels_needed", "power_tuned_lambda", "ppi_mean"]
+__all__ = ["ALPHA", "PPIEstimate", "labels_needed", "power_tuned_lambda", "ppi_mean", "ppi_over", "z_of"]
