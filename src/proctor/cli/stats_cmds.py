@@ -152,8 +152,16 @@ def gate(
     n_boot: options.NBoot = 2000,
     boot_seed: options.BootSeed = 0,
     as_json: options.Json = False,
+    human_labels: Annotated[Path | None, typer.Option(
+        "--human-labels", metavar="FILE", help="Human verdicts on the candidate's items (JSON Lines or CSV: "
+        "docs/statistics.md); with the baseline's, the overall check is judge-corrected (default: the run's own, "
+        "from `run --human-labels`).")] = None,
+    baseline_labels: Annotated[Path | None, typer.Option(
+        "--baseline-labels", metavar="FILE", help="Human verdicts on the baseline's items (default: the run's "
+        "own).")] = None,
 ) -> None:
     """GO, NO-GO or INCONCLUSIVE: is the candidate within --max-drop points of the baseline, on their shared items?
+    With human labels on both runs the overall check is the judge-corrected difference (docs/statistics.md).
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
     if not 0 <= max_drop < 100:
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
@@ -161,11 +169,29 @@ def gate(
         cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
     result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed,
                       sequential=_sequential(cand.run.path, base))
+    result = _gate_corrected(result, cand, base, human_labels, baseline_labels)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
         _print_gate(result)
     raise typer.Exit(result.exit_code)
+
+
+def _gate_corrected(result: Any, cand: Any, base: Any, cand_file: Path | None, base_file: Path | None) -> Any:
+    """The gate decided on the judge-corrected difference when both runs have human labels (not for a run its
+    confidence sequence stopped: its record decides)."""
+    from ..analysis.corrected import corrected_difference, run_labels, with_corrected
+
+    la, lb = run_labels(cand, cand_file), run_labels(base, base_file)
+    if la is None or lb is None:
+        if cand_file is not None or base_file is not None:
+            warning("human labels on one run only: the gate uses the verdicts (give --human-labels and "
+                    "--baseline-labels)")
+        return result
+    if result.sequential is not None:
+        warning("human labels: a run stopped by its confidence sequence is gated by its record, not corrected")
+        return result
+    return with_corrected(result, corrected_difference(cand, base, la, lb))
 
 
 def _sequential(path: str, base: Any) -> Any:
