@@ -113,4 +113,29 @@ def agreement(judge: np.ndarray, human: np.ndarray) -> HumanAgreement:
                           confusion=dict(sorted(confusion.items())))
 
 
-__all__ = ["JudgeCorrectedMetric", "agreement", "corrected", "corrected_of"]
+def corrected_lines(block: JudgeCorrected) -> list[str]:
+    """The block in plain sentences: the corrected accuracy beside the judge's, the agreement, what was left out."""
+    n = f"{block.n_labelled:,} of {block.n:,} scored samples labelled by humans"
+    judge = f"the judge's own {block.judge_accuracy:.3f}" if block.judge_accuracy is not None else "no verdicts"
+    if block.accuracy is None or block.ci_low is None or block.ci_high is None:
+        lines = [f"judge-corrected accuracy: n/a ({n}; {block.note or 'no estimate'})"]
+    else:
+        how = f"PPI++, λ {block.lam or 0.0:.2f}" if block.method == "ppi++" else "every sample labelled"
+        lines = [(f"judge-corrected accuracy {block.accuracy:.3f} [{block.ci_low:.3f}, {block.ci_high:.3f}] ({how}; "
+                 f"{n}; {judge})")]
+    a = block.agreement
+    if a.n:
+        stat = ", ".join(f"{name} {v:.2f}" for name, v in (("Cohen's κ", a.kappa), ("Krippendorff's α", a.alpha))
+                         if v is not None)
+        counts = ", ".join(f"{k} {v}" for k, v in a.confusion.items())
+        lines.append(f"judge vs humans on {a.n:,} samples: agree {a.agreement or 0:.0%}"
+                     + (f", {stat}" if stat else "") + f" (judge/human: {counts})")
+    if block.n_unmatched:
+        lines.append(f"human labels: {block.n_unmatched:,} id(s) match no scored sample (another run's, an error, "
+                     "or a typo; under epochs label ITEM#EPOCH)")
+    if block.note and block.accuracy is not None:
+        lines.append(f"human labels: {block.note}")
+    return lines
+
+
+__all__ = ["JudgeCorrectedMetric", "agreement", "corrected", "corrected_lines", "corrected_of"]
