@@ -23,6 +23,7 @@ from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
+from pydantic import BaseModel
 
 ALPHA = 0.05
 
@@ -99,4 +100,45 @@ def labels_needed(half_width: float, n_items: int, sd_pred: float, sd_resid: flo
     return max(2, math.ceil(sd_resid ** 2 / room))
 
 
-__all__ = ["ALPHA", "PPIEstimate", "labels_needed", "power_tuned_lambda", "ppi_mean", "ppi_over", "z_of"]
+class LabelPlan(BaseModel):
+    """How many human labels a judge-corrected interval of ± `half_width` needs (`proctor plan --label-width`)."""
+
+    half_width: float
+    n_items: int
+    sd_pred: float
+    sd_resid: float
+    alpha: float
+    spreads_from: str  # "run DIR", or "given …"
+    labels_needed: int | None  # None: out of reach at n_items (the verdicts' own noise is wider)
+    floor: float  # the half-width with every item's verdict and infinitely many labels: z · sd_pred / √N
+    sd_truth: float | None = None  # the true verdicts' sd (√(p(1 − p))), for the labels alone
+    labels_alone: int | None = None  # the labels a plain interval (no judge) needs for the same width
+
+    def text(self) -> str:
+        head = (f"a judge-corrected {100 * (1 - self.alpha):.0f}% interval of ±{100 * self.half_width:.1f} points "
+                f"over {self.n_items:,} items (verdicts' sd {self.sd_pred:.3f}, human − verdict sd "
+                f"{self.sd_resid:.3f}; {self.spreads_from}): ")
+        if self.labels_needed is None:
+            return head + (f"out of reach: at {self.n_items:,} items even the true verdicts give about "
+                           f"±{100 * self.floor:.1f} points (more items)")
+        share = min(1.0, self.labels_needed / self.n_items)
+        alone = f"; the labels alone, without the judge: {self.labels_alone:,}" if self.labels_alone else ""
+        big = ("; past half the items the formula (predictions on all N) is rough: label them all"
+               if share > 0.5 else "")
+        return head + (f"{self.labels_needed:,} human labels ({share:.0%} of the items; PPI, λ = 1: PPI++ needs "
+                       f"no more, asymptotically{alone}{big})")
+
+
+def label_plan(half_width: float, n_items: int, spreads: tuple[float, float, float | None], alpha: float = ALPHA,
+               spreads_from: str = "given") -> LabelPlan:
+    """`labels_needed` as a record that says itself; `spreads`: the sds of the verdicts, of human − verdict and
+    of the true verdicts (None: unknown), the last for the labels a plain interval needs: ⌈(z · sd / h)²⌉."""
+    sd_pred, sd_resid, sd_truth = spreads
+    alone = math.ceil((z_of(alpha) * sd_truth / half_width) ** 2) if sd_truth else None
+    return LabelPlan(half_width=half_width, n_items=n_items, sd_pred=sd_pred, sd_resid=sd_resid, alpha=alpha,
+                     spreads_from=spreads_from, labels_needed=labels_needed(half_width, n_items, sd_pred, sd_resid,
+                                                                             alpha),
+                     floor=z_of(alpha) * sd_pred / math.sqrt(n_items), sd_truth=sd_truth, labels_alone=alone)
+
+
+__all__ = ["ALPHA", "LabelPlan", "PPIEstimate", "label_plan", "labels_needed", "power_tuned_lambda", "ppi_mean", "ppi_over", "z_of"]
