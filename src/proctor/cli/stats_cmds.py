@@ -90,7 +90,7 @@ def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float
 def plan(
     delta: Annotated[float | None, typer.Option(
         "--delta", metavar="POINTS", show_default=False,
-        help="The difference of accuracies to detect, in points (or --label-width).")] = None,
+        help="The difference of accuracies to detect, in points (required unless --label-width).")] = None,
     accuracy: Annotated[float | None, typer.Option(
         "--accuracy", metavar="PERCENT", help="The accuracy the two models are near (default: from --run).")] = None,
     discordance: Annotated[float | None, typer.Option(
@@ -111,12 +111,13 @@ def plan(
     label_width: Annotated[float | None, typer.Option(
         "--label-width", metavar="POINTS", help="Instead: how many human labels give the judge-corrected accuracy "
         "a 95% interval this wide (PPI; from --run RUN with labels, or --judge-accuracy, --disagreement and "
-        "--items/--dataset; docs/statistics.md).")] = None,
+        "--items/--dataset; docs/statistics.md; default: not asked).")] = None,
     judge_accuracy: Annotated[float | None, typer.Option(
-        "--judge-accuracy", metavar="PERCENT", help="With --label-width: the judge's own accuracy.")] = None,
+        "--judge-accuracy", metavar="PERCENT", help="With --label-width: the judge's own accuracy (default: from --run).")] = None,
     disagreement: Annotated[float | None, typer.Option(
         "--disagreement", metavar="PERCENT",
-        help="With --label-width: the share of samples where judge and humans disagree (an upper bound serves).")
+        help="With --label-width: the share of samples where judge and humans disagree (an upper bound serves; "
+             "default: from --run).")
     ] = None,
 ) -> None:
     """How many items a paired comparison needs to detect --delta points between two models (McNemar's test,

@@ -196,9 +196,7 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("judge_agreement", "int", 0, "proctor", "Also judge the first N exact-answer items; report judge/exact-"
         "match agreement.", "scorer.judge_agreement", "yes", False, False, "with judge", example=5, metavar="N",
         panel=JUDGE),
-    Opt("human_labels", "path", None, "none", "Human verdicts on some samples (JSON Lines {\"id\": ..., \"correct\": "
-        "true}, or CSV id,correct): report the judge-corrected accuracy (prediction-powered inference) and the "
-        "judge's agreement with the humans. docs/statistics.md", "human_labels", "no", False, False,
+    Opt("human_labels", "path", None, "none", "Human verdicts (JSONL, CSV): judge-corrected accuracy.", "human_labels", "no", False, False,
         example="examples/labels/demo.jsonl", metavar="FILE", panel=JUDGE),
     Opt("prices", "path", None, "$PROCTOR_PRICES, else ~/.config/proctor/prices.yaml", "Price table.", "price",
         "no", False, False, example="prices.yaml", metavar="YAML", panel=COST, config=APPLIED),

@@ -13,7 +13,8 @@ programs ran in when it is not bubblewrap (`sandbox`: a reply that opens a socke
 unsandboxed). What is not: where the
 data file lies, how requests travel (base URL, concurrency, timeouts, retries, batch API), prices and
 the budget, the shard (it is in the run directory's name), and the attribute accuracy intervals are
-clustered by (`cluster`: a reporting choice, recorded in the manifest and results.json).
+clustered by (`cluster`: a reporting choice, recorded in the manifest and results.json), and the human labels
+that correct a judge's accuracy (`human_labels`: they change the estimate, never a request or a verdict).
 """
 
 from __future__ import annotations
