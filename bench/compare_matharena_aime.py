@@ -7,6 +7,10 @@ with `strict_parsing: false` from configs/competitions/aime/aime_2025.yaml, the 
 `check_answers`), and compares its verdict with proctor's (`read_aime` + `same_integer`) on every reply of
 llm-wc's AIME runs. `loguru` (MathArena's logger) is replaced by a silent stand-in when it is not installed.
 
+It also counts the replies MathArena's runner would ask once more (its last-chance check: `extract_answer(reply,
+strict_parsing=True)` finds no answer, src/matharena/runner.py) against proctor's check for the same
+(`proctor.scoring.second_ask.matharena_no_answer`, the installed MathArena's parser under proctor's grader budget).
+
     python bench/compare_matharena_aime.py --matharena <mirror of eth-sri/matharena> --llmwc <mirror of iamsikun/llm-wc>
 
 Nothing here is run by the tests.
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.scoring.extract import read_aime, same_integer
+from proctor.scoring.second_ask import matharena_no_answer
 
 MATHARENA_FILES = ("src/matharena/parser.py", "src/matharena/parse_manual.py")
 
@@ -71,10 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         matharena = load_matharena(args.matharena, rev, Path(tmp))
         print(f"MathArena {rev[:12]} vs proctor's matharena-aime")
-        print("| run / model | n | same verdict | MathArena correct | proctor correct | differing problems |")
-        print("|---|---|---|---|---|---|")
+        print("| run / model | n | same verdict | MathArena correct | proctor correct | asked again (MathArena / "
+              "proctor) | differing problems |")
+        print("|---|---|---|---|---|---|---|")
+        asks = [0, 0, 0, 0]  # replies, MathArena asks, proctor asks, the same decision
         for name, rows in aime_runs(args.llmwc):
-            same = theirs_ok = mine_ok = 0
+            same = theirs_ok = mine_ok = theirs_ask = mine_ask = 0
             differ = []
             for row in rows:
                 reply, gold = row.get("model_outputs") or "", str(row["answer"])
@@ -84,11 +91,21 @@ def main(argv: list[str] | None = None) -> int:
                 same += ok == mine_correct
                 theirs_ok += ok
                 mine_ok += mine_correct
+                ask = matharena.extract_answer(reply, strict_parsing=True)[0] is None
+                mine_asks = matharena_no_answer(reply)
+                theirs_ask += ask
+                mine_ask += mine_asks
+                asks[0] += 1
+                asks[3] += ask == mine_asks
                 if ok != mine_correct:
                     differ.append(f"{row['problem_idx']} (MathArena {theirs!r}, proctor {mine.answer!r})")
             label = "/".join(name.split("/")[1:4:2])
-            print(f"| {label} | {len(rows)} | {same}/{len(rows)} | {theirs_ok} | {mine_ok} | "
+            asks[1] += theirs_ask
+            asks[2] += mine_ask
+            print(f"| {label} | {len(rows)} | {same}/{len(rows)} | {theirs_ok} | {mine_ok} | {theirs_ask} / {mine_ask} | "
                   f"{'; '.join(differ) or '–'} |")
+        print(f"asked again: MathArena {asks[1]} of {asks[0]} replies, proctor {asks[2]}; the same decision on "
+              f"{asks[3]}/{asks[0]}")
     return 0
 
 

@@ -296,7 +296,7 @@ def test_an_ifeval_row_whose_kwargs_its_checker_cannot_take_is_one_line(kwargs: 
     """`keywords: 5` or `num_words: "x"` was a TypeError traceback from lm-eval's checker while scoring."""
     nltk = pytest.importorskip("nltk")
     pytest.importorskip("lm_eval")
-    from tests.nltk_punkt import punkt_dir
+    from nltk_punkt import punkt_dir
 
     monkeypatch.setattr(nltk.data, "path", [str(punkt_dir(tmp_path / "nltk")), *nltk.data.path])
     ident = "keywords:existence" if "keywords" in kwargs else "length_constraints:number_words"

@@ -117,3 +117,12 @@ def test_the_readme_names_the_line_and_every_apt_package_it_can_ask_for() -> Non
     head = " ".join((TESTS.parent / "README.md").read_text(encoding="utf-8").split("## Why proctor")[0].split())
     apt = " ".join(t.apt for t in TOOLS.values() if t.apt)
     assert "ends with one line naming what was skipped for want of what" in head and f"`apt-get install {apt}`" in head
+
+
+def test_no_test_imports_the_tests_folder_as_a_package() -> None:
+    """`from tests.x import …` finds whatever top-level `tests` package the environment has first (ppi-python's wheel
+    installs one into site-packages): helpers are imported by module name (tests/ and each test's folder are on the
+    path), and one shared across folders lives in tests/."""
+    pattern = re.compile(r"^\s*(from|import)\s+tests(\.|\s|$)", re.MULTILINE)
+    found = [str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py") if pattern.search(p.read_text(encoding="utf-8"))]
+    assert found == []

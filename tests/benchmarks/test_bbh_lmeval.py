@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lmeval_oracle import lmeval_task, write_jsonl
 
 from proctor.benchmarks import bbh
 from proctor.benchmarks.registry import load_task
-from tests.lmeval_oracle import lmeval_task, write_jsonl
 
 TARGETS = ("(A)", "(C)", "True", "False", "valid", "Yes", "no", "17", "-3", "apple banana cherry", "] ) }")
 

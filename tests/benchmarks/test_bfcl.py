@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks.bfcl_rows import AREA, WEATHER, fn, write
 
 from proctor.benchmarks import bfcl, load_task
 from proctor.cli import main
 from proctor.models.scripted import prompt_hash
-from tests.benchmarks.bfcl_rows import AREA, WEATHER, fn, write
 
 HAS_ORACLE = all(importlib.util.find_spec(m) for m in ("bfcl_eval", "tree_sitter", "tree_sitter_java",
                                                         "tree_sitter_javascript"))

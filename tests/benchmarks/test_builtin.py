@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from benchmarks.bfcl_rows import category_file
+from nltk_punkt import punkt_dir
 
 from proctor.benchmarks import load_task
 from proctor.benchmarks.bfcl import CATEGORIES, PROMPTING
 from proctor.benchmarks.registry import BUILTINS
 from proctor.scoring.bfcl_ast import BFCL_RULE
 from proctor.scoring.extract import ANSWER_RULES
-from tests.benchmarks.bfcl_rows import category_file
-from tests.nltk_punkt import punkt_dir
 
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream"
 TIGER, GPQA, MATHARENA = "tiger-lab-mmlu-pro", "gpqa-baselines", "matharena-aime"

@@ -127,14 +127,18 @@ def test_a_chat_model_gets_simple_evals_chat_sampler_request(tmp_path: Path, mon
 
 def test_an_o_model_gets_the_o_series_request_and_the_family_is_a_setting(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """o1, o3-mini…: OChatCompletionSampler sends the messages alone (no system message, no temperature);
-    `--sampler` chooses the family whatever the name, in the run id."""
+    """o1, o3-mini…: OChatCompletionSampler sends the messages alone (no system message, no temperature, no token
+    limit); `--sampler` chooses the family whatever the name, in the run id; `--max-tokens` still sends one."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     samplers, calls = _samplers(tmp_path, monkeypatch)
     body, manifest = _sent_by_proctor(tmp_path, "openai:o3-mini")
     samplers.o.OChatCompletionSampler(model="o3-mini")([m for m in body["messages"]])
     (theirs,) = calls
     assert body["messages"] == theirs["messages"] and "temperature" not in body and "temperature" not in theirs
+    assert "max_tokens" not in body and "max_tokens" not in theirs and "max_completion_tokens" not in theirs
+    assert manifest["spec"]["generation"]["max_tokens"] is None
+    capped, _ = _sent_by_proctor(tmp_path / "capped", "openai:o3-mini", "--max-tokens", "1000")
+    assert capped["max_tokens"] == 1000
     assert manifest["spec"]["dataset"]["prompt_options"] == {"sampler": "o-series"}
     forced, forced_manifest = _sent_by_proctor(tmp_path / "forced", "openai:gpt-4o", "--sampler", "o-series")
     assert forced["messages"] == body["messages"] and "temperature" not in forced

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nltk_punkt import punkt_dir
 
 from proctor.benchmarks.registry import load_task
 from proctor.cli import main
 from proctor.scoring import ifeval as proctor_ifeval
 from proctor.util.errors import ProctorError
-from tests.nltk_punkt import punkt_dir
 
 REPLIES = [
     "",

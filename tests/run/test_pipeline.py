@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nltk_punkt import punkt_dir
 
 import proctor
 from proctor.benchmarks import humaneval, mbpp
@@ -21,7 +22,6 @@ from proctor.cli import main
 from proctor.core.spec import RunSpec, ScorerSpec
 from proctor.log.runlog import read_manifest
 from proctor.metrics.results import read_run
-from tests.nltk_punkt import punkt_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT / "tests" / "fixtures" / "upstream"

@@ -9,7 +9,7 @@ from proctor.data.records import Item
 from proctor.log.runlog import Outcome
 from proctor.scoring import hle, simpleqa
 from proctor.scoring.judge import JUDGE_SYSTEM, benchmark_judge, judge_items, judged_rule
-from tests.scoring.test_judge import ScriptedJudge
+from scoring.test_judge import ScriptedJudge
 
 
 def item() -> Item:

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from benchmark_replay import run, script
+from nltk_punkt import punkt_dir
 
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
@@ -18,8 +20,6 @@ from proctor.scoring.budget import GAVE_UP, GaveUp, within_budget
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import score_item
 from proctor.util.errors import ProctorError
-from tests.benchmarks.benchmark_replay import run, script
-from tests.nltk_punkt import punkt_dir
 
 
 def _spin() -> None:

@@ -28,7 +28,7 @@ from proctor.models.openai import OpenAIModel
 from proctor.scoring.agent import Agent
 from proctor.scoring.mcp_tools import McpServer, McpServerError, mcp_tools
 from proctor.testing import serve
-from tests.scoring.test_agent import FakeModel
+from scoring.test_agent import FakeModel
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 STDIO = McpServer(command=(sys.executable, str(SERVER)), prefix="t.")

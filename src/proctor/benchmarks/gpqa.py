@@ -82,7 +82,7 @@ SIMPLE_EVALS_COMMIT = "ee3b0318d8d1d9d72755a4120879be65f7c07e9e"
 O_SERIES, CHAT = "o-series", "chat"
 SAMPLERS = (O_SERIES, CHAT)
 SIMPLE_EVALS_CHAT = KindDefaults(max_tokens=2048, system="You are a helpful assistant.", temperature=0.5)
-SIMPLE_EVALS_O_SERIES = KindDefaults(sends_temperature=False)  # the budget stays proctor's (the kind's 32,768)
+SIMPLE_EVALS_O_SERIES = KindDefaults(sends_temperature=False, sends_max_tokens=False)  # no temperature, no limit
 SIMPLE_EVALS_TEMPLATE = (
     "Answer the following multiple choice question. The last line of your response should be of the following "
     "format: 'Answer: $LETTER' (without quotes) where LETTER is one of ABCD. Think step by step before answering."

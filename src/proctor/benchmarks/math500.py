@@ -5,8 +5,10 @@ Geometry, Intermediate Algebra, Number Theory, Prealgebra, Precalculus), level (
 (`test/<subject>/<n>.json`). A question's category is its subject, its difficulty the level (also a tag,
 `level N`). Problems are independent: no cluster.
 
-Graded as lighteval and open-r1 grade it, by math-verify (`math-verify` rule,
-`proctor.scoring.math_graders`): `parse` of the reply, `parse` of the gold, `verify`.
+Graded as open-r1 and lighteval >= 0.11 grade it, by math-verify against the `answer` column (`math-verify` rule,
+`proctor.scoring.math_graders`): `parse` of the reply, `parse` of the gold, `verify`. Not lighteval 0.10.0's own
+`math_500` metric (the `solution` column, its own extraction): 861 of 920 verdicts agree, the reason and the
+figures in docs/benchmarks-data.md (`bench/compare_lighteval_math500.py`).
 
 Prompts (one user message, lighteval's):
 * `lighteval` (default): lighteval 0.10.0 `tasks/default_prompts.py` `math_500` (adapted from simple-evals'

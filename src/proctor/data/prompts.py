@@ -183,6 +183,7 @@ class KindDefaults:
     # `sends_temperature` False: upstream sends none (simple-evals' o-series sampler)
     temperature: float | None = None
     sends_temperature: bool = True
+    sends_max_tokens: bool = True  # False: upstream sends no token limit (the o-series sampler); --max-tokens wins
 
 
 def kind_defaults(builder: object, kind: str, family: str | None = None) -> KindDefaults:

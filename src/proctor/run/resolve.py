@@ -175,11 +175,13 @@ def _family(task: Task, kind: str, given: str | None, model: str) -> str | None:
 
 
 def _generation(generation: GenerationSpec, task: Task, kind: str, family: str | None = None) -> GenerationSpec:
-    """The kind's stop sequences added; the token budget: given, else the kind's, the benchmark's, the default;
-    the kind's system message and temperature (the model family's) where none is given."""
+    """The kind's stop sequences added; the token budget: given, else the kind's, the benchmark's, the default
+    (none where the kind's upstream sends none); the kind's system message and temperature (the model family's)
+    where none is given."""
     defaults = kind_defaults(task.prompts, kind, family)
     stop = generation.stop + tuple(s for s in defaults.stop if s not in generation.stop)
-    budget = generation.max_tokens or defaults.max_tokens or task.default_max_tokens or DEFAULT_MAX_TOKENS
+    budget = generation.max_tokens or (defaults.max_tokens or task.default_max_tokens or DEFAULT_MAX_TOKENS
+                                       if defaults.sends_max_tokens else None)
     update: dict[str, object] = {"stop": stop, "max_tokens": budget}
     if defaults.system is not None and generation.system is None:
         update["system"] = defaults.system
