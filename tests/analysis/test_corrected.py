@@ -54,7 +54,7 @@ def test_the_corrected_difference_is_ppi_pythons_on_the_differences(tmp_path: Pa
 
 
 def test_too_few_shared_labels_say_so(tmp_path: Path) -> None:
-    a, b, ta, tb = _pair(tmp_path, 1)
+    a, b, _, _ = _pair(tmp_path, 1)
     got = corrected_difference(a, b, _labels({"item-0": True}), _labels({"item-1": False}))
     assert got.diff is None and "n/a" in got.text()
     assert item_labels(a, _labels({"item-0": True, "nowhere": False})) == {"item-0": True}
