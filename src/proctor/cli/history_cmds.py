@@ -28,8 +28,9 @@ from .messages import warning
 from .tables import show, whole_table
 
 if TYPE_CHECKING:
+    from ..analysis.corrected import CorrectedDifference
     from ..analysis.leaderboard import Leaderboard
-    from ..run.store import GroupMetrics, RunRecord
+    from ..run.store import GroupMetrics, RunRecord, RunScores
     from ..stats.comparison import Comparison, RunRef
 
 StoreOpt = options.Store
@@ -286,7 +287,8 @@ def compare(
             _console().print(who + cd.text(), markup=False)
 
 
-def _corrected(comparisons: list[Comparison], given: list[tuple[str, Any]], flags: list[str]) -> list[Any]:
+def _corrected(comparisons: list[Comparison], given: list[tuple[str, RunScores]],
+               flags: list[str]) -> list[CorrectedDifference | None]:
     """Each comparison's judge-corrected difference when both its runs have labels (None otherwise)."""
     from ..analysis.corrected import corrected_difference, labels_by_run, run_labels
 

@@ -12,13 +12,15 @@ import typer
 
 from ..analysis.agree import RUN_LABELS, SHOWN_FLIPS, agreement, read_for_agreement
 from ..analysis.compare import compare_scores
+from ..analysis.gate import GateResult
 from ..analysis.gate import gate as run_gate
 from ..benchmarks.registry import BUILTINS, load_task
 from ..benchmarks.spec import read_spec
 from ..benchmarks.spec_task import find_spec
+from ..core.results import Results
 from ..log.runlog import MANIFEST, read_manifest
 from ..run.stopwhen import check_record
-from ..run.store import load_run_scores
+from ..run.store import RunScores, load_run_scores
 from ..stats.power import plan as make_plan
 from ..stats.ppi import LabelPlan, label_plan
 from ..util.errors import DatasetAccessError, InputError
@@ -182,7 +184,7 @@ def _label_plan(width: float, runs: list[str] | None, n_items: int | None, judge
                       "given (the disagreement's sd √d: an upper bound; the truth's sd taken as the judge's)")
 
 
-def run_dir_results(ref: str) -> Any:
+def run_dir_results(ref: str) -> Results:
     """A run directory's results, recomputed from its samples."""
     from ..metrics.results import read_run
 
@@ -234,7 +236,8 @@ def gate(
     raise typer.Exit(result.exit_code)
 
 
-def _gate_corrected(result: Any, cand: Any, base: Any, cand_file: Path | None, base_file: Path | None) -> Any:
+def _gate_corrected(result: GateResult, cand: RunScores, base: RunScores, cand_file: Path | None,
+                    base_file: Path | None) -> GateResult:
     """The gate decided on the judge-corrected difference when both runs have human labels (not for a run its
     confidence sequence stopped: its record decides)."""
     from ..analysis.corrected import corrected_difference, run_labels, with_corrected
