@@ -4,7 +4,7 @@ perturbations of it, plus empty, prose, malformed and 300-call replies; also pro
 bfcl-eval's own messages for the item. Data: the files bfcl-eval's wheel ships (its installed `data/`).
 
     make setup-dev   # installs bfcl-eval 2026.3.23 --no-deps, tree-sitter and its grammars, overrides
-    PYTHONPATH=src python bench/bfcl_agreement.py [--limit N] [--show 5]
+    PYTHONPATH=src python bench/bfcl_agreement.py [--limit N] [--show 5] [--mode prompting|function-calling|both]
 
 bfcl-eval's verdict is its own code: `eval_checker/eval_runner.py` `_evaluate_single_ast_entry` and
 `_evaluate_single_relevance_entry`, with a prompting handler whose `decode_ast` is
@@ -12,6 +12,13 @@ bfcl-eval's verdict is its own code: `eval_checker/eval_runner.py` `_evaluate_si
 it is replaced by a registry answering every name with a prompting model's settings (`underscore_to_dot`
 False), the only thing the checker reads from it. Prints per category agree/total and every disagreement;
 exit 1 on any.
+
+`--mode function-calling` (also in `both`, the default) replays tool-call replies (name, arguments as JSON text,
+or a text reply without calls) through bfcl-eval's FC path: `OpenAICompletionsHandler.decode_ast` with
+`is_fc_model` (its `openai` import stood in for: nothing is sent) and a registry entry of an OpenAI FC model
+(`underscore_to_dot` True), against proctor's `bfcl_ast.grade_calls` on the same reply as a trajectory; and
+proctor's tools against bfcl-eval's `convert_to_tool(..., GORILLA_TO_OPENAPI, OPENAI_COMPLETIONS)` of the hinted
+docs.
 """
 
 from __future__ import annotations
@@ -28,9 +35,13 @@ from typing import Any
 
 from proctor.benchmarks import bfcl
 from proctor.benchmarks.registry import load_task
+from proctor.core.tools import ToolCall
+from proctor.core.trajectory import Trajectory, Turn
+from proctor.models.openai_tools import tools_body, wire_names
 from proctor.scoring import bfcl_ast
 
 MODEL = "gpt-4o-2024-11-20"  # a prompting model of bfcl-eval's registry
+FC_MODEL = "gpt-4o-2024-11-20-FC"  # and its function-calling entry
 CALLS_FLOOD = 300
 # replies where proctor differs on purpose: bfcl-eval `eval`s arithmetic over any call (here it imports a module),
 # proctor runs none of a reply's code but a few pure builtins (`abs(5) * 1`, which agrees)
@@ -45,9 +56,16 @@ class _Prompting:
     is_fc_model = False
 
 
+class _FunctionCalling(_Prompting):
+    """An OpenAI FC model's entry: `.` in a name was sent as `_`."""
+
+    underscore_to_dot = True
+    is_fc_model = True
+
+
 class _Registry(dict[str, _Prompting]):
     def __missing__(self, key: str) -> _Prompting:
-        return _Prompting()
+        return _FunctionCalling() if key.endswith("-FC") else _Prompting()
 
 
 def oracle() -> types.SimpleNamespace:
@@ -65,22 +83,40 @@ def oracle() -> types.SimpleNamespace:
             return utils.default_decode_ast_prompting(result, language, has_tool_call_tag)
 
     return types.SimpleNamespace(runner=eval_runner, utils=utils, Language=Language, ReturnFormat=ReturnFormat,
-                                 hint=add_language_specific_hint_to_function_doc, handler=Handler())
+                                 hint=add_language_specific_hint_to_function_doc, handler=Handler(),
+                                 fc_handler=_fc_handler())
 
 
-def bfcl_valid(o: types.SimpleNamespace, category: str, entry: dict[str, Any], truth: Any, reply: str) -> bool | str:
-    """bfcl-eval's verdict on one reply (or the name of the exception it raises)."""
+def _fc_handler() -> Any:
+    """bfcl-eval's OpenAI handler in FC mode, unconstructed (no client: its `openai` import stood in for)."""
+    if "openai" not in sys.modules:
+        stub = types.ModuleType("openai")
+        stub.OpenAI = object  # type: ignore[attr-defined]
+        stub.RateLimitError = type("RateLimitError", (Exception,), {})  # type: ignore[attr-defined]
+        sys.modules["openai"] = stub
+    from bfcl_eval.model_handler.api_inference.openai_completion import OpenAICompletionsHandler
+
+    handler = object.__new__(OpenAICompletionsHandler)
+    handler.is_fc_model = True
+    return handler
+
+
+def bfcl_valid(o: types.SimpleNamespace, category: str, entry: dict[str, Any], truth: Any, reply: Any,
+               fc: bool = False) -> bool | str:
+    """bfcl-eval's verdict on one reply (or the name of the exception it raises); `fc`: a function-calling
+    model's reply (`[{name: arguments}]`, or its text), judged as an OpenAI FC model's."""
+    handler, model = (o.fc_handler, FC_MODEL) if fc else (o.handler, MODEL)
     try:
         if bfcl_ast.is_relevance(category):
-            r = o.runner._evaluate_single_relevance_entry(o.handler, entry["id"], reply, copy.deepcopy(entry), MODEL,
+            r = o.runner._evaluate_single_relevance_entry(handler, entry["id"], reply, copy.deepcopy(entry), model,
                                                           category)
         else:
             lang = bfcl_ast.language_of(category)
             language = {"python": o.Language.PYTHON, "java": o.Language.JAVA, "javascript": o.Language.JAVASCRIPT}[lang]
             fmt = {"python": o.ReturnFormat.PYTHON, "java": o.ReturnFormat.JAVA,
                    "javascript": o.ReturnFormat.JAVASCRIPT}[lang]
-            r = o.runner._evaluate_single_ast_entry(o.handler, entry["id"], reply, copy.deepcopy(truth),
-                                                    copy.deepcopy(entry), MODEL, category, language, fmt)
+            r = o.runner._evaluate_single_ast_entry(handler, entry["id"], reply, copy.deepcopy(truth),
+                                                    copy.deepcopy(entry), model, category, language, fmt)
     except Exception as e:  # noqa: BLE001 - the oracle's own crash is a result to report
         return f"raised {type(e).__name__}"
     return bool(r["valid"])
@@ -284,6 +320,104 @@ class Identifier(str):
         return str(self)
 
 
+# ------------------------------------------------------------------------------- function-calling replies
+
+FcReply = tuple[tuple[tuple[str, str], ...], str]  # a reply's calls (name, arguments as JSON text), and its text
+
+
+def fc(parts: list[tuple[str, Any]], text: str = "") -> FcReply:
+    """Calls under their sent names (`.` as `_`), arguments written as JSON unless given as text."""
+    return tuple((n.replace(".", "_"), a if isinstance(a, str) else json.dumps(a, ensure_ascii=False))
+                 for n, a in parts), text
+
+
+def fc_replies(entry: dict[str, Any], truth: list[dict[str, Any]] | None, category: str) -> dict[str, FcReply]:
+    """Every tool-calling reply replayed for one item, by name."""
+    language = bfcl_ast.language_of(category)
+    docs = {f["name"]: f for f in entry["function"]}
+    out: dict[str, FcReply] = {"prose": ((), PROSE), "empty": ((), "")}
+    if truth is None:
+        doc = entry["function"][0] if entry["function"] else {"name": "f", "parameters": {"properties": {}}}
+        made = {k: 1 for k in doc["parameters"].get("required", [])}
+        return out | {"a call": fc([(doc["name"], made)]), "no arguments": fc([(doc["name"], {})]),
+                      "arguments not JSON": fc([(doc["name"], '{"a": ')]), "unknown name": fc([("zz_nope", made)]),
+                      "call and text": fc([(doc["name"], made)], PROSE),
+                      f"{CALLS_FLOOD} calls": fc([(doc["name"], made)] * CALLS_FLOOD)}
+    parts = [chosen(c) for c in truth]
+    name, params = parts[0]
+    rest = parts[1:]
+    required = docs.get(name, {}).get("parameters", {}).get("required", [])
+    key = next(iter(params), None)
+    props = docs.get(name, {}).get("parameters", {}).get("properties", {})
+    out |= {"correct": fc(parts), "other right values": fc([chosen(c, second) for c in truth]),
+            "correct with text": fc(parts, "Calling it now."),
+            "dotted name": (((name, json.dumps(params)),) + fc(rest)[0], ""),
+            "wrong function name": fc([(name + "_v2", params), *rest]),
+            "extra param": fc([(name, {**params, "zz_extra": 1}), *rest]),
+            "arguments not JSON": fc([(name, json.dumps(params)[:-1]), *rest]),
+            "arguments a list": fc([(name, "[1, 2]"), *rest]), "arguments a number": fc([(name, "3"), *rest]),
+            "arguments empty": fc([(name, ""), *rest]), "arguments {}": fc([(name, {}), *rest]),
+            "restyled strings": fc([(name, {k: restyled(v) for k, v in params.items()}), *rest]),
+            "non-ascii": fc([(name, {k: f"{v} café" if isinstance(v, str) else v for k, v in params.items()}),
+                             *rest]),
+            "rendered as source": fc([(n, {k: RENDER[language](v, docs.get(n, {}).get("parameters", {})
+                                                               .get("properties", {}).get(k, {}))
+                                           for k, v in p.items()}) for n, p in parts]),
+            "values as text": fc([(n, {k: str(v) for k, v in p.items()}) for n, p in parts]),
+            f"{CALLS_FLOOD} calls": fc(parts * CALLS_FLOOD)}
+    if required:
+        out["missing required"] = fc([(name, {k: v for k, v in params.items() if k != required[0]}), *rest])
+    if key is not None:
+        out["wrong value"] = fc([(name, {**params, key: wrong(params[key])}), *rest])
+        out["wrong type"] = fc([(name, {**params, key: retyped(params[key])}), *rest])
+        out["duplicate key"] = fc([(name, json.dumps(params)[:-1] + f", {json.dumps(key)}: "
+                                   f"{json.dumps(wrong(params[key]))}}}"), *rest])
+    numeric = next((k for k, v in params.items() if isinstance(v, int | float) and not isinstance(v, bool)), None)
+    if numeric is not None:
+        v = params[numeric]
+        out["int for float"] = fc([(name, {**params, numeric: int(v) if float(v).is_integer() else v}), *rest])
+        out["float for int"] = fc([(name, {**params, numeric: float(v)}), *rest])
+        out["NaN"] = fc([(name, json.dumps({**params, numeric: 0}).replace(": 0", ": NaN", 1)), *rest])
+    if props and key is not None and props.get(key, {}).get("type") in ("array", "tuple", "dict"):
+        out["nested as text"] = fc([(name, {**params, key: json.dumps(params[key])}), *rest])
+    if len(parts) > 1:
+        out["reversed order"] = fc(parts[::-1])
+        out["one call missing"] = fc(parts[:-1])
+    return out
+
+
+def fc_trajectory(reply: FcReply) -> Trajectory:
+    """A reply as the agent loop records it: one turn, its calls (under the names sent) or its text."""
+    calls, text = reply
+    turn = Turn(index=0, text=text, tool_calls=[ToolCall(f"call_{i}", n, a) for i, (n, a) in enumerate(calls)])
+    return Trajectory(turns=[turn], stop="called" if calls else "answered")
+
+
+def fc_result(reply: FcReply) -> Any:
+    """The reply as bfcl-eval's FC handler hands it to the checker: `[{name: arguments}]`, or the text."""
+    calls, text = reply
+    return [{n: a} for n, a in calls] if calls else text
+
+
+def bfcl_tools(o: types.SimpleNamespace, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """bfcl-eval's OpenAI tools for the item: `convert_to_tool` of its hinted docs."""
+    from bfcl_eval.constants.enums import ModelStyle
+    from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
+
+    hinted = o.hint([copy.deepcopy(entry)])[0]
+    return list(o.utils.convert_to_tool(hinted["function"], GORILLA_TO_OPENAPI, ModelStyle.OPENAI_COMPLETIONS))
+
+
+def same_tools(o: types.SimpleNamespace, entry: dict[str, Any], item: Any, category: str) -> tuple[bool, bool]:
+    """(proctor's tools as sent equal bfcl-eval's, bfcl-eval's carry keys proctor does not send)."""
+    tools = bfcl.openai_tools(item.metadata["function"], category)
+    ours = tools_body(tools, None, wire_names(tools)).get("tools", [])  # an item without functions: none sent
+    theirs = bfcl_tools(o, entry)
+    kept = [{"type": t["type"], "function": {k: t["function"][k] for k in ("name", "description", "parameters")}}
+            for t in theirs]
+    return ours == kept, any(set(t["function"]) - {"name", "description", "parameters"} for t in theirs)
+
+
 # ----------------------------------------------------------------------------------------- compare
 
 
@@ -319,31 +453,72 @@ def compare(name: str, category: str, data: Path, o: types.SimpleNamespace, limi
     return counts, same_prompts, min(len(entries), limit or len(entries))
 
 
+def compare_fc(name: str, category: str, data: Path, o: types.SimpleNamespace, limit: int | None,
+               disagreements: list[str]) -> tuple[Counter[str], int, int]:
+    """One category in function-calling mode: verdicts on tool-call replies, and tools equal to bfcl-eval's."""
+    entries, answers = read_entries(category, data)
+    task = load_task(name)
+    counts: Counter[str] = Counter()
+    same = 0
+    for entry, truth, item in list(zip(entries, answers, task.items, strict=True))[:limit]:
+        equal, extra = same_tools(o, entry, item, category)
+        same += equal
+        counts["docs with keys not sent"] += extra
+        ours_first = [{"role": m.role, "content": m.content} for m in task.prompts.messages(item, bfcl.FUNCTION_CALLING)]
+        counts["messages differ"] += ours_first != entry["question"][0]
+        for kind, reply in fc_replies(entry, truth, category).items():
+            theirs = bfcl_valid(o, category, entry, truth, fc_result(reply), fc=True)
+            mine = bfcl_ast.grade_calls(item, fc_trajectory(reply))
+            agree = theirs is mine.correct
+            counts["agree" if agree else "disagree"] += 1
+            counts[f"bfcl {'valid' if theirs is True else 'invalid' if theirs is False else theirs}"] += 1
+            if not agree:
+                disagreements.append(f"{entry['id']} [{kind}] bfcl-eval: {theirs}, proctor: {mine.outcome} "
+                                     f"({mine.details.rejected}) reply: {str(reply)[:160]!r}")
+    return counts, same, min(len(entries), limit or len(entries))
+
+
+def run_mode(mode: str, data: Path, o: types.SimpleNamespace, limit: int | None, show: int) -> Counter[str]:
+    """Every category in one mode, a line each; the totals."""
+    fc_mode = mode == bfcl.FUNCTION_CALLING
+    same = "tools equal" if fc_mode else "prompts equal"
+    print(f"\n{mode}\n{'category':24} {'items':>6} {same:>14} {'replies':>8} {'agree':>8} {'known':>6}  "
+          "bfcl-eval verdicts  (known: proctor refuses to run the reply's code, see DIVERGENT)")
+    total: Counter[str] = Counter()
+    for name, (category, _) in bfcl.CATEGORIES.items():
+        found: list[str] = []
+        counts, equal, items = (compare_fc if fc_mode else compare)(name, category, data, o, limit, found)
+        total += counts
+        replies_n = counts["agree"] + counts["disagree"] + counts["known"]
+        verdicts = ", ".join(f"{k[5:]} {v}" for k, v in sorted(counts.items()) if k.startswith("bfcl "))
+        notes = "".join(f"; {k} {counts[k]}" for k in ("docs with keys not sent", "messages differ") if counts[k])
+        print(f"{category:24} {items:6} {equal:14} {replies_n:8} {counts['agree']:8} {counts['known']:6}  "
+              f"{verdicts}{notes}")
+        for line in found[:show]:
+            print("   ", line)
+    print(f"{'all':24} {'':6} {'':14} {total['agree'] + total['disagree'] + total['known']:8} {total['agree']:8} "
+          f"{total['known']:6}")
+    return total
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=None, help="items per category (default: every item)")
     parser.add_argument("--show", type=int, default=10, help="disagreements printed per category")
+    parser.add_argument("--mode", choices=(bfcl.PROMPTING, bfcl.FUNCTION_CALLING, "both"), default="both")
     args = parser.parse_args()
     o = oracle()
     data = bfcl.installed_data()
     if data is None:
         print(f"bfcl-eval is not installed: {bfcl.INSTALL_DATA}", file=sys.stderr)
         return 2
-    total: Counter[str] = Counter()
-    print(f"{'category':24} {'items':>6} {'prompts equal':>14} {'replies':>8} {'agree':>8} {'known':>6}  "
-          "bfcl-eval verdicts  (known: proctor refuses to run the reply's code, see DIVERGENT)")
-    for name, (category, _) in bfcl.CATEGORIES.items():
-        found: list[str] = []
-        counts, prompts, items = compare(name, category, data, o, args.limit, found)
-        total += counts
-        replies_n = counts["agree"] + counts["disagree"] + counts["known"]
-        verdicts = ", ".join(f"{k[5:]} {v}" for k, v in sorted(counts.items()) if k.startswith("bfcl "))
-        print(f"{category:24} {items:6} {prompts:14} {replies_n:8} {counts['agree']:8} {counts['known']:6}  {verdicts}")
-        for line in found[:args.show]:
-            print("   ", line)
-    print(f"{'all':24} {'':6} {'':14} {total['agree'] + total['disagree'] + total['known']:8} {total['agree']:8} "
-          f"{total['known']:6}")
-    return 1 if total["disagree"] else 0
+    modes = (bfcl.PROMPTING, bfcl.FUNCTION_CALLING) if args.mode == "both" else (args.mode,)
+    bad = 0
+    for mode in modes:
+        total = run_mode(mode, data, o, args.limit, args.show)
+        bad += total["disagree"]
+    return 1 if bad else 0
+
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ from benchmarks.bfcl_rows import category_file
 from nltk_punkt import punkt_dir
 
 from proctor.benchmarks import load_task
-from proctor.benchmarks.bfcl import CATEGORIES, PROMPTING
+from proctor.benchmarks.bfcl import CATEGORIES, FUNCTION_CALLING, PROMPTING
 from proctor.benchmarks.registry import BUILTINS
-from proctor.scoring.bfcl_ast import BFCL_RULE
+from proctor.scoring.bfcl_ast import BFCL_FC_RULE, BFCL_RULE
 from proctor.scoring.extract import ANSWER_RULES
 
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream"
@@ -35,7 +35,8 @@ EXPECTED: dict[str, dict[str, str | None]] = {
     "bbh": {"cot_fewshot": "lm-eval-bbh-cot-fewshot", "cot_zeroshot": "lm-eval-bbh-cot-zeroshot"},
     "simpleqa-verified": {"zero_shot": "simple-evals-simpleqa"},  # graded by the benchmark's own judge
     "hle": {"zero_shot": "hle-judge"},
-    "bfcl": {PROMPTING: BFCL_RULE.name},  # every BFCL category: bfcl-eval's AST checker
+    # every BFCL category: bfcl-eval's AST checker, on a prompting reply or on tool calls (its FC mode)
+    "bfcl": {PROMPTING: BFCL_RULE.name, FUNCTION_CALLING: BFCL_FC_RULE.name},
 }
 EXAMPLES = {"questions": [{"question": "Synthetic?", "choices": {"A": "w", "B": "x", "C": "y", "D": "z"},
                            "explanation": "Made up.", "correct_answer": "B"}]}
@@ -73,7 +74,9 @@ def test_every_kind_of_every_builtin_has_its_declared_rule(name: str, tmp_path: 
     for kind in task.prompts.kinds:
         rule = task.answer_rule(kind)
         assert (rule.name if rule else None) == expected[kind]
-        assert rule is None or rule.score_whole is not None or rule is ANSWER_RULES[rule.name]  # a grader: its own
+        # a grader: its own (of a reply, or of a trajectory)
+        assert rule is None or rule.score_whole is not None or rule.score_trajectory is not None \
+            or rule is ANSWER_RULES[rule.name]
 
 
 def test_datasets_json_lists_the_rule_of_each_kind() -> None:

@@ -74,3 +74,17 @@ def test_a_design_effect_below_one_is_shown_with_the_factor_the_interval_used() 
     assert "estimated 14.00, used 10.00 (at most items per cluster)" in clustering_text(high)
     plain = MetricBlock(accuracy=0.5, n_scored=60, n_clusters=6, design_effect=2.5, cluster_df=4.2)
     assert ", design effect 2.50, t on 4.2 df" in clustering_text(plain)
+
+
+def test_trajectories_ends_are_counted_beside_truncation_and_absent_without_any() -> None:
+    from proctor.core.trajectory import Trajectory
+
+    samples = [_s(0, Outcome.CORRECT, 1.0, "a"), _s(1, Outcome.TRUNCATED, 0.0, "a"), _s(2, Outcome.WRONG, 0.0, "b")]
+    stops = ["called", "max_turns", "called"]
+    agents = [s.model_copy(update={"trajectory": Trajectory(stop=stop)}) for s, stop in zip(samples, stops, strict=True)]
+    block = group_block(agents)
+    assert block.agent_stops == {"called": 2, "max_turns": 1} and block.n_truncated == 1
+    assert block.agent_stop_rates == pytest.approx({"called": 2 / 3, "max_turns": 1 / 3})
+    assert summarize(agents).by_category["b"].agent_stops == {"called": 1}
+    plain = group_block(samples)
+    assert plain.agent_stops == {} and "agent_stops" not in plain.model_dump_json()

@@ -450,3 +450,50 @@ def test_at_390_px_badges_ids_and_the_comparison_are_whole_and_on_screen(browser
                         ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
     assert cut == [], f"cut on the cards: {cut}"  # a model, judge or prompt name wraps, never ends in "…"
     page.close()
+
+
+@pytest.fixture(scope="module")
+def ladder_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of a budget ladder's last step (`run --budgets 40,100,300` on an echo server cut at the budget)."""
+    import json
+
+    from proctor.cli import main
+    from proctor.testing import serve
+
+    root = tmp_path_factory.mktemp("ladder")
+    rows = [{"identifier": f"t{i:02d}", "modality": "boolean", "response": "True",
+             "prompt": f"Answer: True. Claim {i} " + " ".join(["word"] * (0, 60, 150)[i // 10]) + "."}
+            for i in range(30)]
+    (root / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with serve(responder="echo", truncate=True) as srv:
+        assert main(["run", str(root / "items.jsonl"), "--model", "openai:proctor-test", "--budgets", "40,100,300",
+                     "--base-url", srv.base_url, "-o", str(root / "ladder"), "--no-progress", "--no-history",
+                     "--store", str(root / "s.sqlite")]) == 0
+    assert main(["report", str(root / "ladder" / "max-tokens-300"), "-o", str(root / "report.html")]) == 0
+    return root / "report.html"
+
+
+@pytest.mark.parametrize("width", (390, 1280))
+def test_the_budget_curve_reads_at_phone_and_laptop_widths(browser: Any, ladder_report: Path, width: int) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(ladder_report.resolve().as_uri(), wait_until="load")
+    page.wait_for_selector("#sb-list[data-ready='1']")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"budgets-{width}.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    chart = page.locator("#budgets .budget-curve svg:visible")
+    assert chart.count() == 1
+    box = chart.bounding_box()
+    section = page.locator("#budgets").bounding_box()
+    assert box is not None and section is not None and box["x"] >= section["x"]
+    assert box["x"] + box["width"] <= section["x"] + section["width"] + 1
+    assert page.locator("#budgets .budget-curve svg:visible circle").count() == 3
+    ticks = page.locator("#budgets .budget-curve svg:visible text.tick").all_text_contents()
+    assert {"40", "100", "300"} <= set(ticks)
+    sizes = page.evaluate("(() => [...document.querySelectorAll('#budgets svg text')].filter(t => t.getBoundingClientRect()"
+                          ".width > 0).map(t => parseFloat(getComputedStyle(t).fontSize) * "
+                          "t.closest('svg').getBoundingClientRect().width / t.closest('svg').viewBox.baseVal.width))()")
+    assert sizes and min(sizes) >= (10.0 if width < 600 else 11.0) - 0.05, sizes
+    assert "settles at 300 tokens" in page.inner_text("#budgets")
+    assert page.locator("#budgets table tbody tr").count() == 3
+    page.close()

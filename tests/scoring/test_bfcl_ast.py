@@ -242,3 +242,67 @@ def test_verdicts_equal_bfcl_evals_on_synthetic_items() -> None:
             assert theirs is ours.correct, (category, kind, reply, theirs)
             compared += 1
     assert compared > 100
+
+
+def _fc_trajectory(calls: list[tuple[str, str]], text: str = "") -> Any:
+    from proctor.core.tools import ToolCall
+    from proctor.core.trajectory import Trajectory, Turn
+
+    turn = Turn(index=0, text=text, tool_calls=[ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(calls)])
+    return Trajectory(turns=[turn], stop="called" if calls else "answered")
+
+
+def _fc_item(category: str, functions: list[dict[str, Any]], truth: Any) -> Item:
+    return Item(identifier=f"x.{category}_0", modality=Modality.SINGLE_VALUE, prompt="q", response="a",
+                metadata={"bfcl_category": category, "function": functions, "ground_truth": truth})
+
+
+@pytest.mark.parametrize(("calls", "text", "valid"), [
+    ([("geo_area", '{"base": 10}')], "", True),  # the name as sent: `.` as `_`
+    ([("geo_area", '{"base": 10, "unit": "Square-Meters "}')], "Calling.", True),  # text beside calls is ignored
+    ([("geo.area", '{"base": 10}')], "", False),  # the name bfcl-eval's docs hold, not the one sent
+    ([("geo_area", '{"base": 11}')], "", False),
+    ([("geo_area", '{"base": "10"}')], "", False),
+    ([("geo_area", '{"base": 10')], "", False),  # arguments that are not JSON: nothing decodes
+    ([("geo_area", "[10]")], "", False), ([("geo_area", "")], "", False),
+    ([("geo_area", '{"base": 10}')] * 2, "", False),
+    ([], "[geo.area(base=10)]", False),  # a prompting-style reply is text: no call
+    ([], "", False),
+])
+def test_function_calling_replies_are_decoded_as_bfcl_evals_fc_handler_does(calls: list[tuple[str, str]],
+                                                                             text: str, valid: bool) -> None:
+    scored = bfcl_ast.grade_calls(_fc_item("simple_python", [AREA], AREA_TRUTH), _fc_trajectory(calls, text))
+    assert scored.correct is valid, scored.details.rejected
+
+
+def test_function_calling_irrelevance_is_no_call() -> None:
+    item = _fc_item("irrelevance", [WEATHER], None)
+    assert bfcl_ast.grade_calls(item, _fc_trajectory([], "No function fits.")).correct
+    assert bfcl_ast.grade_calls(item, _fc_trajectory([], "")).correct
+    assert bfcl_ast.grade_calls(item, _fc_trajectory([("weather", "{bad")])).correct  # does not decode: no call
+    assert not bfcl_ast.grade_calls(item, _fc_trajectory([("weather", '{"city": "x"}')])).correct
+    relevance = _fc_item("live_relevance", [WEATHER], None)
+    assert bfcl_ast.grade_calls(relevance, _fc_trajectory([("anything", "{}")])).correct
+
+
+@needs_oracle
+def test_function_calling_verdicts_equal_bfcl_evals_on_synthetic_items() -> None:
+    bench = _bench()
+    o = bench.oracle()
+    cases = [("simple_python", [AREA], AREA_TRUTH), ("simple_python", [TAGS], TAGS_TRUTH),
+             ("parallel", [WEATHER], [{"weather": {"city": ["Paris"]}}, {"weather": {"city": ["Rome"]}}]),
+             ("multiple", [AREA, WEATHER], [{"weather": {"city": ["Oslo"]}}]),
+             ("parallel_multiple", [AREA, WEATHER], [{"weather": {"city": ["Oslo"]}}, AREA_TRUTH[0]]),
+             ("simple_java", [JAVA_FN], JAVA_TRUTH), ("simple_javascript", [JS_FN], JS_TRUTH),
+             ("live_simple", [AREA], AREA_TRUTH), ("irrelevance", [WEATHER], None), ("live_irrelevance", [], None),
+             ("live_relevance", [AREA], None)]
+    compared = 0
+    for category, functions, truth in cases:
+        entry = {"id": f"{category}_0", "question": [[{"role": "user", "content": "q"}]], "function": functions}
+        item = _fc_item(category, functions, truth)
+        for kind, reply in bench.fc_replies(entry, truth, category).items():
+            theirs = bench.bfcl_valid(o, category, entry, truth, bench.fc_result(reply), fc=True)
+            ours = bfcl_ast.grade_calls(item, bench.fc_trajectory(reply))
+            assert theirs is ours.correct, (category, kind, reply, theirs)
+            compared += 1
+    assert compared > 150

@@ -16,6 +16,18 @@ note (Java and JavaScript parameters given as strings), written out as indented 
 which comes first or, where the item opens with a system message, before that message's text; then the item's
 first-turn messages as they are. bfcl-eval sends an OpenAI-compatible model no token limit, at its
 `--temperature` (0.001 by default; proctor's default is 0).
+
+The kind `function-calling` is bfcl-eval's function-calling ("FC") mode as its OpenAI handler runs it
+(`model_handler/api_inference/openai_completion.py` `_compile_tools`, `model_handler/utils.py` `convert_to_tool`
+with `GORILLA_TO_OPENAPI`): the same hinted function docs offered as tools — each name's `.` made `_` (OpenAI's
+rule), the parameters typed `object`, each property's type mapped to OpenAPI's (a `float` one also given `format:
+float` and " This is a float type value." after its description) —, no system prompt, the first turn's messages
+as they are, no token limit (as its `_query_FC`; `--max-tokens` sends one), one turn (the agent loop,
+`scoring.agent_scorer`, its calls the answer: nothing runs). The reply's
+calls are decoded as bfcl-eval's FC decoder reads them (`[{name: json.loads(arguments)}]`; a reply without calls
+is its text, which does not decode) and judged by the same AST checker, names compared with `.` as `_`
+(`underscore_to_dot`, as for OpenAI's FC models); irrelevance: no call. A function doc's keys other than `name`,
+`description` and `parameters` (a `response` schema) are not sent (bfcl-eval sends them inside `function`).
 """
 
 from __future__ import annotations
@@ -29,15 +41,26 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from ..core.model import Message
-from ..data.prompts import check_kind
+from ..core.tools import ToolDef
+from ..data.prompts import KindDefaults, check_kind
 from ..data.records import Dataset, Item, Question
 from ..data.tasks import text_hash
-from ..scoring.bfcl_ast import BFCL_RULE, BFCL_VERSION, JAVA, JAVASCRIPT, language_of, require_tree_sitter
+from ..scoring.agent_scorer import AgentTask
+from ..scoring.bfcl_ast import (
+    BFCL_FC_RULE,
+    BFCL_RULE,
+    BFCL_VERSION,
+    JAVA,
+    JAVASCRIPT,
+    language_of,
+    require_tree_sitter,
+)
 from ..util.errors import InputError, ProctorError
 from .builtin import Builtin
 from .hub import HubSource, Loaded, Rows, convert_rows, file_sha256, load_file
 
 PROMPTING = "prompting"
+FUNCTION_CALLING = "function-calling"
 SOURCE = HubSource("gorilla-llm/Berkeley-Function-Calling-Leaderboard", split="v4")
 VERSION_PREFIX = "BFCL_v4"
 INSTALL_DATA = f"pip install --no-deps bfcl-eval=={BFCL_VERSION}"
@@ -126,22 +149,86 @@ def first_turn(item: Item) -> list[dict[str, str]]:
     return turn
 
 
+# constants/type_mappings.py GORILLA_TO_OPENAPI: a function doc's types as OpenAI's tools take them
+GORILLA_TO_OPENAPI = {
+    "integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
+    "bool": "boolean", "array": "array", "list": "array", "dict": "object", "object": "object", "tuple": "array",
+    "any": "string", "byte": "integer", "short": "integer", "long": "integer", "double": "number", "char": "string",
+    "ArrayList": "array", "Array": "array", "HashMap": "object", "Hashtable": "object", "Queue": "array",
+    "Stack": "array", "Any": "string", "String": "string", "Bigint": "integer"}
+FLOAT_NOTE = " This is a float type value."
+FC_VERSION = "convert_to_tool/OPENAI_COMPLETIONS/1"  # what the template hash of the kind changes with
+
+
+def openai_tools(functions: list[dict[str, Any]], category: str) -> tuple[ToolDef, ...]:
+    """`convert_to_tool(hinted docs, GORILLA_TO_OPENAPI, OPENAI_COMPLETIONS)`: each doc as an OpenAI tool."""
+    out = []
+    for doc in hinted_functions(functions, category):
+        parameters = doc["parameters"]
+        parameters["type"] = "object"
+        parameters["properties"] = _cast_to_openai_type(parameters["properties"])
+        out.append(ToolDef(doc["name"].replace(".", "_"), doc["description"], parameters))
+    return tuple(out)
+
+
+def _cast_to_openai_type(properties: dict[str, Any]) -> dict[str, Any]:
+    """`_cast_to_openai_type` with GORILLA_TO_OPENAPI, in place (its nesting: lists of lists, lists of dicts)."""
+    for value in properties.values():
+        kind = value.get("type")
+        if kind is None:
+            value["type"] = "string"
+        else:
+            if kind == "float":
+                value["format"] = "float"
+                value["description"] += FLOAT_NOTE
+            value["type"] = GORILLA_TO_OPENAPI.get(kind, "string")
+        if value["type"] in ("array", "object"):
+            if "properties" in value:
+                value["properties"] = _cast_to_openai_type(value["properties"])
+            elif "items" in value:
+                items = value["items"]
+                items["type"] = GORILLA_TO_OPENAPI[items["type"]]
+                if items["type"] == "array" and "items" in items:
+                    items["items"]["type"] = GORILLA_TO_OPENAPI[items["items"]["type"]]
+                elif items["type"] == "object" and "properties" in items:
+                    items["properties"] = _cast_to_openai_type(items["properties"])
+    return properties
+
+
 @dataclass
 class BFCLPrompts:
-    """bfcl-eval's prompting-mode messages for an item (`prompting`, the only kind)."""
+    """bfcl-eval's messages for an item: prompting mode (`prompting`: the functions in the system prompt) and
+    function-calling mode (`function-calling`: the functions as tools, an agent kind)."""
 
     benchmark: str
-    kinds: tuple[str, ...] = (PROMPTING,)
+    kinds: tuple[str, ...] = (PROMPTING, FUNCTION_CALLING)
+    agent_kinds: tuple[str, ...] = (FUNCTION_CALLING,)
 
     def messages(self, item: Item, kind: str) -> tuple[Message, ...]:
         check_kind(kind, self.kinds, self.benchmark)
+        if kind == FUNCTION_CALLING:
+            return tuple(Message(m["role"], m["content"]) for m in item.metadata["question"][0])
         return tuple(Message(m["role"], m["content"]) for m in first_turn(item))
+
+    def agent_task(self, item: Item, kind: str) -> AgentTask:
+        """The function-calling kind's one turn: the first turn's messages, the item's functions as tools
+        (declared: the reply's calls are the answer)."""
+        check_kind(kind, self.agent_kinds, self.benchmark)
+        meta = item.metadata
+        return AgentTask(self.messages(item, kind), declared=openai_tools(meta["function"], str(meta["bfcl_category"])),
+                         calls_answer=True)
+
+    def request_defaults(self, kind: str) -> KindDefaults:
+        """The function-calling kind sends no token limit, as bfcl-eval's `_query_FC` (`--max-tokens` wins)."""
+        return KindDefaults(sends_max_tokens=False) if kind == FUNCTION_CALLING else KindDefaults()
 
     def logprob_context(self, item: Item) -> str:
         return item.prompt
 
     def template_hash(self, kind: str) -> str:
         check_kind(kind, self.kinds, self.benchmark)
+        if kind == FUNCTION_CALLING:
+            return text_hash(self.benchmark, kind, FC_VERSION, FLOAT_NOTE, *HINTS.values(), BFCL_FC_RULE.source)
         return text_hash(self.benchmark, kind, SYSTEM_TEMPLATE, *HINTS.values(), BFCL_RULE.source)
 
 
@@ -182,7 +269,8 @@ def load(name: str, data_file: str | Path | None = None, seed: int = 0) -> Loade
         answer_path = _answer_path(path)
         provenance |= {"possible_answer": str(answer_path.resolve()), "possible_answer_sha256": file_sha256(answer_path)}
     dataset = Dataset(name=name, description=f"BFCL v4 {category} (bfcl-eval {BFCL_VERSION})", questions=questions,
-                      prompts={PROMPTING: SYSTEM_TEMPLATE}, metadata={"source": SOURCE.repo, "category": category})
+                      prompts={PROMPTING: SYSTEM_TEMPLATE},
+                      metadata={"source": SOURCE.repo, "category": category})
     return Loaded(dataset=dataset, prompts=BFCLPrompts(name), provenance=provenance)
 
 
@@ -249,8 +337,9 @@ def _answer_text(category: str) -> str:
 
 def _builtin(name: str, category: str, size: int) -> Builtin:
     return Builtin(name, partial(load, name), SOURCE, size,
-                   f"BFCL v4 {category}: function calls scored by bfcl-eval's AST checker (prompting mode)",
-                   answer_rules={PROMPTING: BFCL_RULE})
+                   f"BFCL v4 {category}: function calls scored by bfcl-eval's AST checker (prompting mode; "
+                   f"--prompt {FUNCTION_CALLING}: tool calls, its FC mode)",
+                   answer_rules={PROMPTING: BFCL_RULE, FUNCTION_CALLING: BFCL_FC_RULE})
 
 
 BENCHMARKS = tuple(_builtin(name, category, size) for name, (category, size) in CATEGORIES.items())

@@ -12,6 +12,7 @@ from ..util.errors import ProctorError
 from ..util.redact import redact
 from . import (
     bench_data_cmds,
+    claim_cmds,
     data_cmds,
     executor_cmds,
     explain_cmds,
@@ -75,7 +76,8 @@ def version() -> None:
 def _register() -> None:
     """Add every command once (main() may run many times in one process: tests, notebooks)."""
     for module in (data_cmds, bench_data_cmds, score_cmds, run_cmds, merge_cmds, prompt_cmds, history_cmds,
-                   stats_cmds, import_cmds, report_cmds, export_cmds, verify_cmds, explain_cmds, executor_cmds):
+                   stats_cmds, import_cmds, report_cmds, export_cmds, verify_cmds, explain_cmds, executor_cmds,
+                   claim_cmds):
         module.register(app)
     for info in app.registered_commands:  # plain metavars in every command's help (proctor.cli.help)
         info.cls = ProctorCommand

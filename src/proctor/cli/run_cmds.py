@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +13,7 @@ import typer
 
 from ..core.options import APPLIED, OPTIONS, SCORING, SWITCHES
 from ..core.spec import RunSpec
-from ..log.runlog import RunLog
+from ..log.runlog import MANIFEST, RunLog, read_manifest
 from ..util.errors import InputError, ProctorError
 from ..util.termsafe import plain
 from . import executor_cmds as ex
@@ -29,8 +30,9 @@ from .summary import finished_line, print_results
 
 if TYPE_CHECKING:
     from ..data.tasks import Task
+    from ..run.claim import Loaded
     from ..run.outputs import RunOutput
-    from ..run.pipeline import RunOptions
+    from ..run.pipeline import Planned, RunOptions
     from ..run.runner import RunState
 
 RUN_EXAMPLES = """Examples (on the bundled examples, offline):
@@ -82,26 +84,29 @@ def tiny_model(
 @with_model_options
 @options.panels(out=OUTPUT, runs_root=OUTPUT, store=OUTPUT, no_cache=OUTPUT, no_history=OUTPUT,
                 progress=SWITCHES, max_error_rate=SCORING)
-@with_records(output=Output, sharding=Sharding)
+@with_records(output=Output, sharding=Sharding, again=retry.Again)
 @with_run_options()
 def run(datasets: Datasets = None, model: RunModel = None, flags: Mapping[str, Any] | None = None,
-        output: Output | None = None, sharding: Sharding | None = None, llmwc_config: LlmwcConfig = None,
-        retry_truncated: retry.RetryTruncated = None, model_options: options.ModelOptions | None = None) -> None:
+        output: Output | None = None, sharding: Sharding | None = None, again: retry.Again | None = None,
+        llmwc_config: LlmwcConfig = None, model_options: options.ModelOptions | None = None) -> None:
     """Evaluate DATASETs with a model; print accuracy with a 95% CI and write a run directory.
 
     Exit status: 0 done; 1 finished but nothing was scored, every answer was cut at the token limit, more \
 than --max-error-rate of the samples errored, or --stop-when-decided decided NO-GO; 2 refused before or \
 stopped early (bad input, or the first answers all failed); 3 stopped by --max-cost."""
-    flags, output, sharding = flags or {}, output or Output(), sharding or Sharding()
+    flags, output, sharding, again = flags or {}, output or Output(), sharding or Sharding(), again or retry.Again()
     given = model_options or options.ModelOptions({})
     try:
         if llmwc_config is not None:  # llm-wc (proctor.interop.llmwc_config): the config names benchmark, models
-            if retry_truncated is not None:
-                raise ProctorError("--retry-truncated: not with --config (retry one run directory)")
+            if again.retry_truncated is not None or again.budgets is not None:
+                raise ProctorError(f"{'--budgets' if again.budgets else '--retry-truncated'}: not with --config "
+                                   "(retry one run directory)")
             refuse_unapplied()
             status = run_config(llmwc_config, _config_options(model, flags, output, given))
+        elif again.budgets is not None:
+            status = _run_ladder(datasets or [], model, flags, output, sharding, again, given)
         else:
-            status = _run_specs(datasets or [], model, flags, output, sharding, retry_truncated, given)
+            status = _run_specs(datasets or [], model, flags, output, sharding, again.retry_truncated, given)
     except ProctorError as e:
         raise with_flags(e) from None
     if status:
@@ -131,12 +136,50 @@ def _run_specs(datasets: list[str], model: str | None, flags: Mapping[str, Any],
         retry_truncated, datasets, model, flags, given.set(), output.store,
         _elsewhere(sharding.shards, sharding.executor, output.dry_run)))
     settings = sharding.settings()
+    if output.claim is not None:  # refused unless the resolved spec and its data are the claim's
+        if settings is not None or retry_truncated is not None:
+            raise ProctorError("--claim: not with --shards, --executor or --retry-truncated (run the claimed spec whole)")
+        return run_under_claim(specs, run_options, output)
     if settings is not None and not output.dry_run:  # the shards on an engine (proctor.run.executors), then a merge
         return ex.run_sharded(specs, run_options, settings, wait=not sharding.no_wait, image=sharding.image,
                               max_error_rate=output.max_error_rate)
     if output.dry_run:  # what each run would ask and cost: nothing is sent or written
         return show_estimates(specs, run_options)
     return run_and_report(specs, run_options, output.max_error_rate)
+
+
+def _run_ladder(datasets: list[str], model: str | None, flags: Mapping[str, Any], output: Output,
+                sharding: Sharding, again: retry.Again, given: options.ModelOptions) -> int:
+    """`--budgets`: the first run at the first budget, then a retry of each step at the next while any sample is
+    still truncated (proctor.run.retry; a ladder killed mid-way resumes step by step with the same command)."""
+    from dataclasses import replace
+
+    from ..log.runlog import Outcome, iter_run_samples
+    from ..run.pipeline import RunOptions
+    from ..run.retry import retry_spec
+
+    elsewhere = "--retry-truncated" if again.retry_truncated is not None else "--claim" if output.claim else _elsewhere(
+        sharding.shards, sharding.executor, output.dry_run)
+    if elsewhere is not None:
+        raise ProctorError(f"--budgets: not with {elsewhere} (each step retries the one before it, here)")
+    budgets = retry.ladder_budgets(again.budgets or "", flags, datasets)
+    run_options = RunOptions(out=output.out, runs_root=output.runs_root, store=output.store,
+                             use_cache=not output.no_cache, record_history=not output.no_history,
+                             progress=output.progress, command=["proctor", *sys.argv[1:]],
+                             outputs=exports(output.export or [], False))
+    specs = _specs(datasets, model, {**flags, "max_tokens": budgets[0]}, given)
+    statuses: list[int] = []
+    for i, budget in enumerate(budgets):
+        step = replace(run_options, out=output.out / f"max-tokens-{budget}" if output.out is not None else None)
+        paths: list[Path] = []
+        statuses.append(run_and_report(specs, step, output.max_error_rate, paths))
+        if i + 1 == len(budgets) or not paths:
+            break
+        if not any(s.outcome is Outcome.TRUNCATED for s in iter_run_samples(paths[0])):
+            note(f"--budgets: nothing truncated at --max-tokens {budget}; the ladder stops there")
+            break
+        specs = [retry_spec(paths[0], budgets[i + 1], given.set())]
+    return max(statuses, default=0)
 
 
 def _specs(datasets: list[str], model: str | None, flags: Mapping[str, Any], given: options.ModelOptions) -> list[RunSpec]:
@@ -195,15 +238,27 @@ def _exported(output: RunOutput, paths: list[Path]) -> None:
     typer.echo(plain(f"{output.name}: {len(paths)} files{where}"))
 
 
-def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:
-    """Run `specs` through the pipeline, printing each run's results as it ends; the worst exit status."""
-    # the library's run entry points load when a run starts, not when any command starts (start-up time)
+def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float,
+                   paths: list[Path] | None = None) -> int:
+    """Run `specs` through the pipeline, printing each run's results as it ends (its directory added to `paths`);
+    the worst exit status."""
+    from ..run import pipeline  # the library's run entry points load when a run starts (start-up time)
+
+    return report_planned(pipeline.plan(specs, run_options), run_options, max_error_rate, paths)
+
+
+def report_planned(planned: list[Planned], run_options: RunOptions, max_error_rate: float,
+                   paths: list[Path] | None = None) -> int:
+    """Run planned specs, printing each run's results as it ends (its directory added to `paths`); the worst exit
+    status."""
     from ..run import pipeline
     from ..run.pipeline import Events
 
     statuses = []
 
     def finished(log: RunLog) -> None:
+        if paths is not None:
+            paths.append(log.path)
         if log.results is not None:
             print_results(log)
             typer.echo(plain(finished_line(log)))
@@ -213,8 +268,8 @@ def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate
             typer.echo(plain(log.manifest.sequential.text()))
             statuses.append(1 if log.manifest.sequential.decision == "NO-GO" else 0)
 
-    pipeline.run(specs, run_options, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites,
-                                            finished=finished, wrote=_exported))
+    pipeline.execute(planned, Events(resuming=lambda line: note(plain(line)), hint=_hint_suites, finished=finished,
+                                     wrote=_exported), outputs=run_options.outputs)
     return max(statuses, default=0)
 
 
@@ -226,6 +281,39 @@ def show_estimates(specs: list[RunSpec], run_options: RunOptions) -> int:
         for line in estimate.lines():
             typer.echo(plain(line))
     return 0
+
+
+def run_under_claim(specs: list[RunSpec], run_options: RunOptions, output: Output) -> int:
+    """`run --claim`: refused (exit 2, one line) unless the one resolved spec and its data are the claim's; the
+    claim's hash goes into the manifest."""
+    from ..run import pipeline
+    from ..run.claim import check_before_run, read_claim
+
+    assert output.claim is not None
+    if len(specs) != 1:
+        raise ProctorError("--claim: a claim is about one run: give one DATASET")
+    if specs[0].stop_when is not None:
+        raise ProctorError("--claim: not with --stop-when-decided (a claim is decided on the whole run's interval)")
+    loaded = read_claim(output.claim)
+    own = replace(run_options, claim=loaded.record())
+    planned = pipeline.plan(specs, own)
+    check_before_run(loaded, planned[0].spec, planned[0].task, output.claim)
+    _began_under(loaded, planned[0], output.claim)
+    if output.dry_run:
+        return show_estimates(specs, own)
+    return report_planned(planned, own, output.max_error_rate)
+
+
+def _began_under(loaded: Loaded, planned: Planned, where: Path) -> None:
+    """A run already begun is resumed under a claim only when it began under it."""
+    run_dir = planned.state.run_dir
+    if not (run_dir / MANIFEST).exists():
+        return
+    began = read_manifest(run_dir).claim
+    if began is None or began.sha256 != loaded.sha256:
+        what = "under another claim" if began is not None else "without a claim"
+        raise InputError.at(where, f"{run_dir} began {what}: a claim is registered before its run begins "
+                                   "(choose another -o directory)")
 
 
 def say_resume(state: RunState) -> None:

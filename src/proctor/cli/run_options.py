@@ -98,8 +98,13 @@ def _collector(record: type, names: list[str]) -> Callable[[dict[str, object]], 
 
 ExportTo = Annotated[list[str] | None, typer.Option(
     "--export", metavar="FORMAT:DIR", show_default=False,
-    help="When the runs are done, also write them as FORMAT into DIR, as `proctor export RUN --to FORMAT -o DIR`"
-         " would (llmwc, probsem, inspect, eee; repeatable; default: none).")]
+    help="Also write the finished runs as FORMAT into DIR, as `proctor export` would (llmwc, probsem, inspect, "
+         "eee; repeatable; default: none).")]
+
+
+ClaimFile = Annotated[Path | None, typer.Option(
+    "--claim", metavar="CLAIM.json", show_default=False,
+    help="Run under a `proctor claim` claim (default: none).")]
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,7 @@ class Output:
     max_error_rate: options.MaxErrorRate = DEFAULT_MAX_ERROR_RATE
     dry_run: options.DryRun = False
     export: ExportTo = None
+    claim: ClaimFile = None
 
 
 @dataclass(frozen=True)

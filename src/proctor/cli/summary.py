@@ -86,6 +86,9 @@ def reasoning_lines(results: Results) -> list[str]:
         lines.append(f"truncated: {overall.n_truncated} answers ({overall.truncated_rate or 0.0:.1%}) hit the token "
                      f"limit or never closed their thought; counted as {results.truncated_as or 'wrong'} "
                      "(--truncated-as)" + truncation_bounds_text(overall))
+    if overall.agent_stops:  # trajectories (docs/agents.md): how each ended
+        lines.append("trajectories: " + ", ".join(f"{stop} {n} ({overall.agent_stop_rates.get(stop, 0.0):.1%})"
+                                                  for stop, n in overall.agent_stops.items()))
     lines += answer_reading_lines(results)
     lines += cluster_lines(results)
     ep = results.epochs

@@ -9,8 +9,10 @@ from typing import Annotated
 import typer
 
 from ..run.verify import generate_key, sign_run, verify_run
+from ..util.errors import ProctorError
 from ..util.termsafe import escape_control
 from . import options
+from .claim_cmds import verify_against
 
 VERIFY_EXAMPLES = """Examples:
 
@@ -19,7 +21,9 @@ VERIFY_EXAMPLES = """Examples:
   proctor sign runs/mmlu-first --key signing.pem
   proctor verify runs/mmlu-first --public-key signing.pem.pub
 
+
 Exit status: 0 when everything agrees, 1 when something differs (the first file and line that do), 2 bad input.
+With --claim: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 4 TAMPERED, 2 bad input (docs/claims.md).
 """
 
 
@@ -31,9 +35,25 @@ def verify(
     no_data: Annotated[bool, typer.Option(
         "--no-data", help="Do not load the data again to recheck its content hash.")] = False,
     as_json: options.Json = False,
+    claim: Annotated[Path | None, typer.Option(
+        "--claim", metavar="CLAIM.json", show_default=False,
+        help="Answer the claim registered before the run (`proctor claim`): PASS, FAIL, INCONCLUSIVE or TAMPERED (default: none).")] = None,
+    claim_key: Annotated[Path | None, typer.Option(
+        "--claim-key", metavar="PEM", show_default=False,
+        help="With --claim: the claim must be signed with this Ed25519 public key's private key (default: any signer, named).")] = None,
+    baseline: Annotated[Path | None, typer.Option(
+        "--baseline", metavar="RUN", show_default=False,
+        help="With --claim: where the claim's baseline run is now (default: where the claim recorded it).")] = None,
 ) -> None:
     """Recompute a run's checksums, its results from its samples and its data's content hash, and check its
-    signature: exit 0 when all agree, 1 naming the first file and line that differ."""
+    signature: exit 0 when all agree, 1 naming the first file and line that differ. With --claim: PASS, FAIL,
+    INCONCLUSIVE or TAMPERED and why."""
+    if claim is not None:
+        if no_data:
+            raise ProctorError("--no-data: not with --claim (a claim holds the run to its data's hash)")
+        verify_against(run, claim, (public_key, claim_key), baseline, as_json)
+    elif claim_key is not None or baseline is not None:
+        raise ProctorError("--claim-key and --baseline go with --claim")
     got = verify_run(run, public_key, check_data=not no_data)
     if as_json:
         typer.echo(json.dumps(got.model_dump(mode="json"), indent=2, ensure_ascii=False))

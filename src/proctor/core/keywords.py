@@ -49,6 +49,12 @@ class RunKeywords(TypedDict, total=False):
     test_imports: bool | None
     no_second_ask: bool | None
     sampler: Literal["o-series", "chat"] | None
+    max_turns: int | None
+    max_tool_calls: int | None
+    max_agent_tokens: int | None
+    wall_time: float | None
+    tool_timeout: float | None
+    max_result_bytes: int | None
     judge: str | None
     judge_base_url: str | Sequence[str] | None
     judge_api_key_env: str | None

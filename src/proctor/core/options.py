@@ -40,6 +40,8 @@ SCORING = "Scoring"
 COST = "Cost"
 STOPPING = "Stop when decided"
 SWITCHES = "On/off switches (--X on, --no-X off)"
+AGENT = "Agent (a benchmark whose samples are trajectories: bfcl-* --prompt function-calling)"
+AGENT_ONLY = "agent prompt kinds (bfcl-* --prompt function-calling); any other run refuses them (run.resolve)"
 
 GENERATE_ONLY = "generate mode (a log-likelihood run refuses it: run.honoured); a backend that cannot send it " \
                 "refuses it (scoring.reasoning.unsupported_settings)"
@@ -85,11 +87,11 @@ OPTIONS: tuple[Opt, ...] = (
         "generate: ask for an answer and extract it; logprob: score each choice's log-probability.",
         "scorer.mode", "yes", True, True, choices=("generate", "logprob"), example="logprob",
         metavar="generate|logprob", panel=PROMPT),
-    Opt("prompt", "str", None, "the dataset's first kind", "Prompt kind: zero_shot, chain_of_thought, five_shot "
-        "and others.", "scorer.prompt_kind", "yes", True, True,
+    Opt("prompt", "str", None, "the dataset's first", "Prompt kind: zero_shot, chain_of_thought, five_shot, "
+        "others.", "scorer.prompt_kind", "yes", True, True,
         "generate mode; log-likelihood: only the kinds its contexts carry (run.honoured)", example="five_shot",
         metavar="KIND", panel=PROMPT, config="benchmark.prompt_type"),
-    Opt("shots", "int", None, "the prompt kind's own count", "Few-shot examples before each question (spec "
+    Opt("shots", "int", None, "the kind's own", "Few-shot examples before each question (spec "
         "benchmarks: from the split or file their `fewshot` names; item data: from --fewshot-from).",
         "scorer.shots", "yes", True, True, "spec benchmarks and item data (a built-in refuses it when it loads)",
         example=3, metavar="K", panel=PROMPT),
@@ -164,9 +166,8 @@ OPTIONS: tuple[Opt, ...] = (
         "intervals by this item attribute (category, subcategory, metadata.KEY or none): items sharing a value "
         "share errors. docs/statistics.md", "cluster",
         "no", False, False, example="category", metavar="ATTR", panel=SCORING),
-    Opt("unsafe_exec", "bool", False, "proctor (refused without a sandbox)", "Code benchmarks: execute model code "
-        "without a sandbox when bubblewrap is unavailable (recorded in the manifest; by default such a run is "
-        "refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
+    Opt("unsafe_exec", "bool", False, "proctor (refused without a sandbox)", "Code benchmarks: run model code unsandboxed "
+        "where bubblewrap is missing (recorded; else such a run is refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
         "is unavailable, and `sandbox` is in the run id when not bubblewrap (where bubblewrap works it changes "
         "nothing)", example=True),
     Opt("exec_limits", "str", None, "authors", "Code: the authors' limits or proctor's stricter ones.", "scorer.exec_limits", "yes", True, True,
@@ -179,6 +180,18 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("sampler", "str", None, "by model", "simple-evals: the request of this model family.",
         "dataset.prompt_options", "yes", True, True, "gpqa-* --prompt simple-evals", choices=("o-series", "chat"),
         example="chat", metavar="o-series|chat", panel=SCORING),
+    Opt("max_turns", "int", None, "20", "Agent: the most model turns in one trajectory (then it ends as max_turns).",
+        "agent", "yes", True, True, AGENT_ONLY, example=5, metavar="N", panel=AGENT),
+    Opt("max_tool_calls", "int", None, "100", "Agent: the most tool calls over one trajectory (max_tool_calls).",
+        "agent", "yes", True, True, AGENT_ONLY, example=10, metavar="N", panel=AGENT),
+    Opt("max_agent_tokens", "int", None, "no limit", "Agent: input + output tokens over one trajectory's turns "
+        "(max_tokens).", "agent", "yes", True, True, AGENT_ONLY, example=4096, metavar="N", panel=AGENT),
+    Opt("wall_time", "float", None, "600", "Agent: seconds for one trajectory, model and tools (wall_time).",
+        "agent", "yes", True, True, AGENT_ONLY, example=60.0, metavar="SECONDS", panel=AGENT),
+    Opt("tool_timeout", "float", None, "30", "Agent: seconds one tool call may run.", "agent", "yes", True, True,
+        AGENT_ONLY, example=5.0, metavar="SECONDS", panel=AGENT),
+    Opt("max_result_bytes", "int", None, "65536", "Agent: a tool result longer than this (UTF-8 bytes) is cut, "
+        "and says so.", "agent", "yes", True, True, AGENT_ONLY, example=1024, metavar="N", panel=AGENT),
     Opt("judge", "str", None, "none", "Model that grades prose answers (open-ended items need one).",
         "judge.model", "yes", True, True, "generate mode (a log-likelihood run refuses it: run.honoured)",
         example="scripted:first", metavar="SPEC", panel=JUDGE),
@@ -224,6 +237,9 @@ BY_NAME = {o.name: o for o in OPTIONS}
 #: the generation options → GenerationSpec's fields (its `seed` is `gen_seed`, beside the data's `seed`)
 GENERATION_KEYWORDS = {o.name: o.field.removeprefix("generation.") for o in OPTIONS
                        if o.field is not None and o.field.startswith("generation.")}
+#: the agent options → AgentLimits' fields (the spec's `agent`)
+AGENT_KEYWORDS = {"max_turns": "max_turns", "max_tool_calls": "max_tool_calls", "max_agent_tokens": "max_tokens",
+                  "wall_time": "wall_time_s", "tool_timeout": "tool_timeout_s", "max_result_bytes": "max_result_bytes"}
 #: the options that set a RunSpec identity field (their RunSpec field path)
 SPEC_FIELDS = {o.name: o.field for o in OPTIONS if o.field is not None}
 _RECORDS: dict[str, type[BaseModel]] = {"dataset": DatasetRef, "scorer": ScorerSpec, "generation": GenerationSpec}
@@ -294,6 +310,12 @@ class EvalOptions(BaseModel):
     test_imports: bool = _opt("test_imports")
     no_second_ask: bool = _opt("no_second_ask")
     sampler: Literal["o-series", "chat"] | None = _opt("sampler")
+    max_turns: int | None = _opt("max_turns")
+    max_tool_calls: int | None = _opt("max_tool_calls")
+    max_agent_tokens: int | None = _opt("max_agent_tokens")
+    wall_time: float | None = _opt("wall_time")
+    tool_timeout: float | None = _opt("tool_timeout")
+    max_result_bytes: int | None = _opt("max_result_bytes")
     judge: str | None = _opt("judge")
     judge_base_url: tuple[str, ...] = _opt("judge_base_url")
     judge_api_key_env: str | None = _opt("judge_api_key_env")
@@ -327,5 +349,5 @@ def no_such_option(name: str, known: Iterable[str]) -> str:
     return f"{name}: no such option" + (f" (did you mean {close[0]}?)" if close else "")
 
 
-__all__ = ["BY_NAME", "GENERATION_KEYWORDS", "OPTIONS", "SPEC_FIELDS", "EvalOptions", "Opt", "no_such_option",
+__all__ = ["AGENT_KEYWORDS", "BY_NAME", "GENERATION_KEYWORDS", "OPTIONS", "SPEC_FIELDS", "EvalOptions", "Opt", "no_such_option",
            "range_text"]

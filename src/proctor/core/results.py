@@ -53,6 +53,10 @@ class MetricBlock(_Block):
     # the accuracy's bounds over the truncated samples: every one wrong … every one right (None: none truncated)
     truncated_low: float | None = None
     truncated_high: float | None = None
+    # samples that are trajectories (docs/agents.md): how many ended each way (answered, called, max_turns,
+    # max_tool_calls, max_tokens, wall_time, model_error) and that share of them; absent where none is
+    agent_stops: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    agent_stop_rates: dict[str, float] = Field(default_factory=dict, exclude_if=lambda v: not v)
     n_ambiguous: int = 0  # the reference rule and proctor's reader disagree
     ambiguous_rate: float | None = None  # of the samples both read (None: none)
     input_tokens: int = 0
@@ -180,6 +184,26 @@ class Cost(_Block):
     judge_unpriced_calls: int | None = None
 
 
+class BudgetStep(_Block):
+    """One budget of a ladder (`run --budgets`): every sample as it stood after the attempts asked at or below
+    `max_tokens`, counted as `overall` counts (its interval and its truncation bounds)."""
+
+    max_tokens: int
+    asked: int = 0  # samples asked at this budget (the first step: every one; later: those still cut before)
+    block: MetricBlock = Field(default_factory=MetricBlock)
+
+
+class BudgetCurve(_Block):
+    """Accuracy by token budget over a ladder of retries, the first run's budget first (`proctor.metrics.budget`).
+    `settled_at`: the smallest budget whose interval holds the accuracy of every larger budget asked and, while
+    samples are still cut at the largest, their every-one-right bound (beyond it, the estimate stays within its
+    interval; None: no budget does); `still_truncated`: samples cut even at the largest budget."""
+
+    steps: list[BudgetStep] = Field(default_factory=list)
+    settled_at: int | None = None
+    still_truncated: int = 0
+
+
 class AnswerReading(_Block):
     """How the numbers of a rule with levels (TIGER-Lab's MMLU-Pro chain) were read: the authors' accuracy
     beside the share read only by the last fallback, the share credited as guesses, the strict accuracy
@@ -222,6 +246,7 @@ class Results(_Block):
     no_answer: str | None = None  # how accuracy counted unanswered samples: "wrong" or "guess" (1/k)
     cluster: str | None = None  # the item attribute the intervals are clustered by (None: items alone)
     cost: Cost | None = None  # proctor.run.pricing.CostSummary's numbers when prices are known
+    budget_curve: BudgetCurve | None = None  # a ladder of retries (run --budgets): accuracy at every budget
     errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
 
     @model_validator(mode="before")
@@ -232,7 +257,7 @@ class Results(_Block):
         version = data.get("schema_version") if isinstance(data, dict) else None
         if not isinstance(version, int) or isinstance(version, bool) or version >= 3:
             return data  # not a number (`[1]`, `1e400`): the field's own validation refuses it, on one line
-        optional = ("epochs", "calibration", "acc_norm", "judge_agreement", "cost")
+        optional = ("epochs", "calibration", "acc_norm", "judge_agreement", "cost")  # budget_curve: schema 3 on
         return {**{k: v for k, v in data.items() if not (k in optional and v == {})},
                 "schema_version": RESULTS_SCHEMA_VERSION}
 

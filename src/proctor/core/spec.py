@@ -204,11 +204,25 @@ class StopRule(_Record):
 
 class RetryOf(_Record):
     """`run --retry-truncated`: this run is `run_id`'s samples, its truncated ones asked again at this spec's larger
-    budget (`proctor.run.retry`); the first attempts stay in the log."""
+    budget (`proctor.run.retry`); the first attempts stay in the log. `run` may be a retry itself (a budget ladder,
+    `run --budgets`): then `budgets` holds every budget of the ladder before it, the first run's first."""
 
-    run: str = Field(min_length=1)  # the first run's directory
+    run: str = Field(min_length=1)  # the run asked again (the first run, or the ladder's step before this one)
     run_id: str = Field(min_length=1)
-    max_tokens: int | None = None  # the first run's budget
+    max_tokens: int | None = None  # that run's budget
+    # the budgets before `max_tokens` (a ladder's earlier steps; empty: `run` is the first run). Not in the run id:
+    # `run_id` already names the run, whose own spec names its ladder
+    budgets: tuple[int, ...] = ()
+
+    @property
+    def first_budget(self) -> int | None:
+        """The first run's budget (the ladder's first step)."""
+        return self.budgets[0] if self.budgets else self.max_tokens
+
+    @property
+    def ladder(self) -> tuple[int | None, ...]:
+        """Every budget asked before this run's, the first run's first."""
+        return (*self.budgets, self.max_tokens)
 
 
 class AgentLimits(_Record):

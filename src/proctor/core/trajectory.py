@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from .model import Message
 from .tools import ToolCall, ToolDef
 
-# how a trajectory ended: the model answered (a turn without calls), or a limit stopped it, or the model failed
-AgentStop = Literal["answered", "max_turns", "max_tool_calls", "max_tokens", "wall_time", "model_error"]
+# how a trajectory ended: the model answered (a turn without calls), or called where its calls are the answer (the
+# functions only declared: BFCL's single-turn categories), or a limit stopped it, or the model failed
+AgentStop = Literal["answered", "called", "max_turns", "max_tool_calls", "max_tokens", "wall_time", "model_error"]
 LIMIT_STOPS: frozenset[str] = frozenset({"max_turns", "max_tool_calls", "max_tokens", "wall_time"})
 # what became of one call: run (ok, or the tool raised: error), stopped at its time limit, refused before running
 # (an unknown or empty name, arguments that are not a JSON object), or never run (a limit came first)

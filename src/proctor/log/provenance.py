@@ -244,6 +244,14 @@ class ImportOrigin(Record):
     n_shot: JsonValue = None
 
 
+class ClaimRecord(Record):
+    """`run --claim`: the claim registered before the run (`proctor.run.claim`), by the hash of what it claims."""
+
+    sha256: str  # of the claim's canonical JSON (`ClaimBody.sha256`): an edited claim no longer matches it
+    written_at: str  # when the claim says it was written
+    signer: str | None = None  # the claim's signing key's fingerprint, when it is signed
+
+
 # ---------------------------------------------------------------- manifests written before v4
 
 #: what manifests before v4 kept at the top level, now in `Manifest.provenance`

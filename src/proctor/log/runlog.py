@@ -43,6 +43,7 @@ from .provenance import (
     SCORER_SETTINGS,
     BackendIdentity,
     BackendInfo,
+    ClaimRecord,
     DatasetInfo,
     ImportOrigin,
     PriceRecord,
@@ -384,6 +385,12 @@ class Sample(_Log):
     # attempt's record, as the run it was copied from logged it (also kept, earlier, in samples.jsonl). Absent from
     # every other sample
     first_attempt: FirstAttempt | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a budget ladder (`run --budgets`, a retry of a retry): the attempts between the first and this one, in the order
+    # asked, each with its budget. Absent from every other sample
+    earlier_attempts: list[FirstAttempt] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # the budget a retry asked this record with (absent: the run's own, or — a record copied from the run it retries —
+    # that run's; a retry written before ladders leaves it out on its second attempts, asked at its own budget)
+    asked_at: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # a sample that is a conversation with tools (core.trajectory, docs/agents.md): every turn, call and result.
     # Absent from every other sample
     trajectory: Trajectory | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -534,6 +541,7 @@ class Manifest(BaseModel):
     merged_from: list[str] | None = None  # the shard directories `proctor merge` combined into this run
     imported_from: ImportOrigin | None = None  # `proctor import`: the other harness, its files, task and metric
     sequential: SequentialRecord | None = None  # `run --stop-when-decided`: how its confidence sequence ended
+    claim: ClaimRecord | None = None  # `run --claim`: the claim registered before the run began (proctor.run.claim)
 
     @model_validator(mode="before")
     @classmethod

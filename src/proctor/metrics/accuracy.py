@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,6 +126,7 @@ class BlockTally:
     scores: array[float] = field(default_factory=lambda: array("d"))  # of the counted samples
     items: Labels = field(default_factory=Labels)  # their dataset and item (epochs of an item cluster)
     clusters: Labels = field(default_factory=Labels)  # their cluster under `cluster`, when one is chosen
+    stops: Counter[str] = field(default_factory=Counter)  # trajectories by how they ended (agent samples)
     latency_sum: float = 0.0  # the latencies' sum and number: their mean is all a block shows
     n_latencies: int = 0
 
@@ -134,6 +136,8 @@ class BlockTally:
         self.n_unscored += s.outcome is Outcome.UNSCORED
         self.n_no_answer += s.outcome is Outcome.NO_ANSWER
         self.n_truncated += s.outcome is Outcome.TRUNCATED
+        if s.trajectory is not None and s.trajectory.stop is not None:
+            self.stops[s.trajectory.stop] += 1
         self.n_read_twice += s.ambiguous is not None
         self.n_ambiguous += bool(s.ambiguous)
         self.input_tokens += s.input_tokens or 0
@@ -161,6 +165,15 @@ class BlockTally:
     def result(self) -> MetricBlock:
         return self.block(self.seed)
 
+    def _stops(self) -> dict[str, Any]:
+        """`agent_stops` and `agent_stop_rates` (of the trajectories), in name order; nothing without any."""
+        total = sum(self.stops.values())
+        if not total:
+            return {}
+        names = sorted(self.stops)
+        return {"agent_stops": {k: self.stops[k] for k in names},
+                "agent_stop_rates": {k: self.stops[k] / total for k in names}}
+
     def block(self, seed: int = 0) -> MetricBlock:
         n_scored, n_answered = len(self.scores), self.n - self.n_errors - self.n_unscored  # unscored: no key
         low, high = self.truncation_bounds()
@@ -172,7 +185,7 @@ class BlockTally:
             n_no_answer=self.n_no_answer, accuracy=acc.value, ci_low=acc.ci_low, ci_high=acc.ci_high,
             ci_method=acc.method, no_answer_rate=self.n_no_answer / n_scored if n_scored else None,
             n_truncated=self.n_truncated, truncated_rate=self.n_truncated / n_answered if n_answered else None,
-            truncated_low=low, truncated_high=high,
+            truncated_low=low, truncated_high=high, **self._stops(),
             n_ambiguous=self.n_ambiguous,
             ambiguous_rate=self.n_ambiguous / self.n_read_twice if self.n_read_twice else None,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens,

@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from ..core.results import (
     AnswerReading,
+    BudgetCurve,
     Calibration,
     Cost,
     EpochSpread,
@@ -20,7 +21,7 @@ from ..log.runlog import Manifest, Sample
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
 MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
-                | AnswerReading | JudgeCorrected | float)
+                | AnswerReading | BudgetCurve | JudgeCorrected | float)
 
 
 @dataclass(frozen=True)

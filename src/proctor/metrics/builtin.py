@@ -6,6 +6,7 @@ from .acc_norm import AccNorm
 from .accuracy import Accuracy, Breakdown
 from .answer_reading import AnswerReadingMetric
 from .base import Metric
+from .budget import METRICS as BUDGET_METRICS
 from .calibration import CalibrationMetric
 from .cost import CostMetric
 from .epochs import Epochs
@@ -23,5 +24,5 @@ BUILTIN: list[Metric] = [
     MacroAccuracy(), Epochs(), CalibrationMetric(), AccNorm(), JudgeAgreementMetric(), JudgeCorrectedMetric(), CostMetric(),
     AnswerReadingMetric(),
     *(TextOverlap(m) for m in MEASURES), *IFEVAL_METRICS, *SIMPLEQA_METRICS, *HLE_METRICS,
-    *FIRST_ATTEMPT_METRICS,
+    *FIRST_ATTEMPT_METRICS, *BUDGET_METRICS,
 ]

@@ -309,6 +309,11 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         for r in runs
         if r.judge_agreement
     ]
+    budget_runs = [
+        {"run": r, "curve": c, "chart": plots.budget_curve(c), "chart_narrow": plots.budget_curve(c, plots.NARROW_CHART)}
+        for r in runs
+        if (c := r.results.budget_curve) is not None
+    ]
     ks = {r.epochs.k for r in runs if r.epochs}
     script = _static("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
@@ -334,6 +339,7 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         more_metrics=sorted({k for r in runs for k in r.metrics}),
         categories=cats,
         prob_runs=prob_runs,
+        budget_runs=budget_runs,
         coverage=coverage,
         history=history,
         css=Markup(_static("report.css")),

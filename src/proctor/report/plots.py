@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ..core.results import MetricBlock
+from ..core.results import BudgetCurve, MetricBlock
 from .data import BANDS, Calibration, ContextDist, CoverageRow, HistoryPoint
 
 N_COLOURS = 12  # run colours (report.css --c0 … --c11), distinct for up to 12 runs
@@ -152,6 +152,41 @@ def difficulty_lines(series: Sequence[tuple[str, Mapping[str, MetricBlock]]], wi
                 out.append(_whisker_v(x, y_of(m.ci_high), y_of(m.ci_low)))
             out.append(f'<circle class="dot {c}" cx="{_f(x)}" cy="{_f(y)}" r="4">{_tip(m, who)}</circle>')
     return _svg(w, h, out, "accuracy by item difficulty")
+
+
+def budget_curve(curve: BudgetCurve, width: float = 640.0) -> Markup:
+    """Accuracy at each budget of a ladder (x: the budgets, evenly spaced), with 95% CI whiskers and, shaded, the
+    truncation bounds (every cut sample wrong … right); the budget it settles at marked."""
+    w, h, l, r, t, b = width, 260.0, 48.0, 16.0, 14.0, 40.0
+    pw, ph = w - l - r, h - t - b
+    step = pw / len(curve.steps)
+
+    def y_of(v: float) -> float:
+        return t + (1 - v) * ph
+
+    out: list[str] = []
+    _vaxes(out, l, w - r, y_of, (0, 0.25, 0.5, 0.75, 1.0))
+    pts = []
+    for i, st in enumerate(curve.steps):
+        m, x = st.block, l + (i + 0.5) * step
+        out.append(_text(x, h - b + 18, f"{st.max_tokens:,}", "tick", "middle"))
+        if m.truncated_low is not None and m.truncated_high is not None:
+            top, bottom = y_of(m.truncated_high), y_of(m.truncated_low)
+            out.append(f'<rect class="bound" x="{_f(x - 9)}" y="{_f(top)}" width="18" height="{_f(bottom - top)}">'
+                       f"<title>if every truncated sample were wrong … right: {_pct(m.truncated_low)} – "
+                       f"{_pct(m.truncated_high)}</title></rect>")
+        if m.accuracy is not None:
+            pts.append((x, y_of(m.accuracy), m, st))
+    if len(pts) > 1:
+        out.append('<path class="line s0" d="M' + "L".join(f"{_f(x)} {_f(y)}" for x, y, _, _ in pts) + '"/>')
+    for x, y, m, st in pts:
+        if m.ci_low is not None and m.ci_high is not None:
+            out.append(_whisker_v(x, y_of(m.ci_high), y_of(m.ci_low)))
+        ring = " settled" if st.max_tokens == curve.settled_at else ""
+        out.append(f'<circle class="dot s0{ring}" cx="{_f(x)}" cy="{_f(y)}" r="4">'
+                   f"{_tip(m, f'--max-tokens {st.max_tokens:,} ({st.asked} asked)')}</circle>")
+    out.append(_text(l + pw / 2, h - 4, "token budget (--max-tokens)", "axis", "middle"))
+    return _svg(w, h, out, "accuracy by token budget")
 
 
 def reliability(cal: Calibration) -> Markup:

@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..core.options import BY_NAME, GENERATION_KEYWORDS, OPTIONS, EvalOptions, no_such_option
+from ..core.options import AGENT_KEYWORDS, BY_NAME, GENERATION_KEYWORDS, OPTIONS, EvalOptions, no_such_option
 from ..core.spec import (
+    AgentLimits,
     Budget,
     DatasetRef,
     GenerationSpec,
@@ -96,9 +97,25 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             judge=_judge(options, model, price), price=_money(price),
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
             cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options),
+            agent=agent_limits(options),
             human_labels=read_human_labels(options.human_labels) if options.human_labels is not None else None)
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
+
+
+def agent_limits(options: EvalOptions) -> AgentLimits | None:
+    """The agent limits the options give, the rest AgentLimits' defaults; None when none is given (resolve then
+    gives an agent kind's run the defaults)."""
+    given = {field: getattr(options, name) for name, field in AGENT_KEYWORDS.items() if getattr(options, name) is not None}
+    if not given:
+        return None
+    try:
+        return AgentLimits(**given)
+    except ValidationError as e:
+        name = {v: k for k, v in AGENT_KEYWORDS.items()}
+        problem = e.errors()[0]
+        field = str(problem["loc"][0]) if problem["loc"] else ""
+        raise ProctorError(f"{name.get(field, field)}: {problem['msg']}") from None
 
 
 def _prompt_options(options: EvalOptions) -> dict[str, str]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 
 from ..core.model import Capability, GenerateRequest, LoglikelihoodRequest, Model
+from ..core.trajectory import Trajectory
 from ..data.records import Item
 from ..data.tasks import Task, cluster_value
 from ..log.runlog import Sample
+from ..scoring.agent_scorer import AgentScorer
 from ..scoring.base import Answer, Answered, Request, Scored, Scorer
 from ..util.progress import expect
 from .cache import CachedModel
@@ -24,7 +27,7 @@ async def _ask(model: Model, capability: Capability, requests: Sequence[Request]
 
 
 def sample_of(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored,
-              cached_requests: int | None = None) -> Sample:
+              cached_requests: int | None = None, trajectory: Trajectory | None = None) -> Sample:
     return Sample(
         sample_id=f"{item.identifier}#{epoch}", item_id=item.identifier, epoch=epoch, dataset=task.name,
         category=item.category, subcategory=item.subcategory, modality=item.modality.value,
@@ -34,11 +37,15 @@ def sample_of(task: Task, item: Item, epoch: int, scorer: Scorer, v: Scored,
         cluster=cluster_value(item, task.cluster),
         input_tokens=v.usage.input_tokens, output_tokens=v.usage.output_tokens, latency_s=v.usage.latency_s,
         finish_reason=v.usage.finish_reason, reasoning=v.usage.reasoning, cached_requests=cached_requests,
+        trajectory=trajectory,
     )
 
 
 async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[tuple[Item, int]]) -> list[Sample]:
-    """Ask the model everything `plan` needs in one call, score each item, return its samples."""
+    """Ask the model everything `plan` needs in one call, score each item, return its samples (an agent scorer:
+    every trajectory of the chunk played at once, `_agent_chunk`)."""
+    if isinstance(scorer, AgentScorer):
+        return await _agent_chunk(task, model, scorer, plan)
     per_item = [scorer.requests(task, item, epoch) for item, epoch in plan]
     unique = list(dict.fromkeys(r for reqs in per_item for r in reqs))  # e.g. PMI's shared unconditionals
     expect(requests=len(unique))  # a backend's report(requests=k) is then k/len(unique) of this call
@@ -54,6 +61,18 @@ async def score_chunk(task: Task, model: Model, scorer: Scorer, plan: Sequence[t
     return [sample_of(task, a.item, a.epoch, scorer, as_sent(model, a, v),
                       sum(r.cached for r in a.answers) if counted else None)
             for a, v in zip(batch, verdicts, strict=True)]
+
+
+async def _agent_chunk(task: Task, model: Model, scorer: AgentScorer,
+                       plan: Sequence[tuple[Item, int]]) -> list[Sample]:
+    """Each (item, epoch)'s trajectory, played concurrently (each model turn through `model`: the request cache),
+    as its sample; `cached_requests` counts the turns the cache answered."""
+    expect(requests=len(plan))  # at least a turn each
+    played = await asyncio.gather(*(scorer.play(task, model, item, epoch) for item, epoch in plan))
+    counted = isinstance(model, CachedModel)
+    return [sample_of(task, item, epoch, scorer, v, sum(t.cached for t in traj.turns) if counted and traj else
+                      (0 if counted else None), traj)
+            for (item, epoch), (v, traj) in zip(plan, played, strict=True)]
 
 
 async def _second_asks(task: Task, model: Model, scorer: Scorer, batch: list[Answered]) -> list[Answered]:

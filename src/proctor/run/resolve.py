@@ -23,6 +23,7 @@ from ..benchmarks.registry import load_task
 from ..core.spec import (
     DEFAULT_MAX_TOKENS,
     NO_CLUSTER,
+    AgentLimits,
     DatasetRef,
     GenerationSpec,
     JudgeSpec,
@@ -35,6 +36,7 @@ from ..data.fewshot import fewshot_hash
 from ..data.prompts import kind_defaults
 from ..data.tasks import Task, cluster_value, default_no_answer
 from ..models.registry import BACKENDS
+from ..scoring.agent_scorer import agent_kinds, is_agent_kind
 from ..scoring.execute.sandbox import sandbox_kind
 from ..scoring.execute.scorer import DEFAULT_EXEC_LIMITS
 from ..scoring.extract import ANSWER_RULES, EXTRACTOR_VERSION, LLMWC_MCQA, AnswerRule, llmwc_rule
@@ -77,7 +79,20 @@ def resolve(spec: RunSpec, task: Task | None = None) -> RunSpec:
                            "a value for it (pick an attribute the items carry, or --cluster none)")
     sandbox = _sandbox(spec, task, scorer)
     return spec.model_copy(update={"dataset": dataset, "scorer": scorer, "generation": generation, "judge": judge,
-                                   "cluster": cluster, "sandbox": sandbox, "resolved": True})
+                                   "cluster": cluster, "sandbox": sandbox, "agent": _agent(spec, task, scorer),
+                                   "resolved": True})
+
+
+def _agent(spec: RunSpec, task: Task, scorer: ScorerSpec) -> AgentLimits | None:
+    """The agent's limits of a run whose samples are trajectories (an agent prompt kind): those given, else the
+    defaults (in the run id either way); refused for any other run, where nothing would read them."""
+    if scorer.mode == "generate" and task.scorer is None and is_agent_kind(task, scorer.prompt_kind):
+        return spec.agent or AgentLimits()
+    if spec.agent is not None:
+        kinds = [f"{task.name} --prompt {k}" for k in agent_kinds(task)]
+        raise ProctorError(f"agent limits (max_turns, max_tool_calls, …) apply only where a sample is a trajectory: "
+                           f"{', '.join(kinds) or 'a benchmark with tools (e.g. bfcl-simple --prompt function-calling)'}")
+    return None
 
 
 def _sandbox(spec: RunSpec, task: Task, scorer: ScorerSpec) -> Sandbox | None:
@@ -226,7 +241,11 @@ def load_spec_task(spec: RunSpec) -> Task:
                          shots=spec.scorer.shots, fmt=spec.scorer.format, fewshot_from=ref.fewshot_from,
                          prompt_kind=spec.scorer.prompt_kind)
     task = _subjects(task, ref)
-    if spec.scorer.answer_rule is not None:  # a rule chosen by name (llm-wc's): it reads every prompt kind
+    kinds = tuple(getattr(task.prompts, "kinds", ()))
+    own = task.answer_rule(spec.scorer.prompt_kind or kinds[0]) if kinds else None
+    if spec.scorer.answer_rule is not None and (own is None or own.name != spec.scorer.answer_rule):
+        # a rule chosen by name (llm-wc's): it reads every prompt kind; the kind's own rule named (a resolved
+        # spec read back: a retry of a BFCL or IFEval run) is the benchmark's, kept as it is
         rule = answer_rule_named(spec.scorer.answer_rule, task.name)
         task = replace(task, answer_rules=dict.fromkeys(task.prompts.kinds, rule))
     return task

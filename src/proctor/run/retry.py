@@ -30,6 +30,7 @@ from ..log.runlog import (
     read_manifest,
     sample_index,
 )
+from ..metrics.budget import asked_with
 from ..util.errors import InputError, ProctorError
 from .verify import unchanged
 
@@ -45,9 +46,6 @@ def retry_spec(run: str | Path, max_tokens: int | None, backend: Mapping[str, Op
     if spec is None:
         raise InputError.at(str(run), "--retry-truncated: an imported run (or one written before RunSpec): proctor "
                                       "does not know how to ask its items again")
-    if spec.retry_of is not None:
-        raise InputError.at(str(run), f"--retry-truncated: a retry itself; retry its first run "
-                                      f"{spec.retry_of.run} with the larger budget")
     if (spec.scorer.mode or "generate") != "generate" or spec.shard is not None:
         raise InputError.at(str(run), "--retry-truncated: only a whole generation run (a shard: merge it first)")
     if spec.stop_when is not None:
@@ -72,9 +70,10 @@ def retry_spec(run: str | Path, max_tokens: int | None, backend: Mapping[str, Op
         raise ProctorError(f"--retry-truncated asks {run}'s model as it was: {', '.join(changing)} would change its "
                            "answers (only where requests go may change: --base-url, --concurrency…)")
     model = spec.model.model_copy(update={"options": {**spec.model.options, **(backend or {})}})
+    earlier = tuple(b for b in spec.retry_of.ladder if b is not None) if spec.retry_of is not None else ()
     return spec.model_copy(update={
         "model": model, "generation": spec.generation.model_copy(update={"max_tokens": max_tokens}),
-        "retry_of": RetryOf(run=str(path), run_id=manifest.run_id, max_tokens=first)})
+        "retry_of": RetryOf(run=str(path), run_id=manifest.run_id, max_tokens=first, budgets=earlier)})
 
 
 def check_retry(task: Task, spec: RunSpec) -> None:
@@ -89,8 +88,11 @@ def check_retry(task: Task, spec: RunSpec) -> None:
 
 
 def pending(sample: Sample, spec: RunSpec) -> bool:
-    """A first attempt a retry run still has to ask again (truncated, no second attempt yet)."""
-    return spec.retry_of is not None and sample.outcome is Outcome.TRUNCATED and sample.first_attempt is None
+    """A record a retry run still has to ask again: truncated at a budget below the run's (one it copied from the
+    run it retries, not yet asked again here)."""
+    if spec.retry_of is None or sample.outcome is not Outcome.TRUNCATED:
+        return False
+    return asked_with(sample, spec) != spec.generation.max_tokens
 
 
 def samples_dir(run_dir: Path, spec: RunSpec) -> Path:
@@ -154,14 +156,25 @@ def _copy_first_run(run_dir: Path, first: Path, batch: int = 1024) -> None:
 
 
 def marked(samples: Sequence[Sample], firsts: Mapping[str, Sample], spec: RunSpec) -> list[Sample]:
-    """Second attempts with their first attempt's record (`Sample.first_attempt`); a second attempt that errored
-    and is asked again hands on the first attempt it carried."""
+    """Attempts asked again with the record of those before (`Sample.first_attempt`, a ladder's
+    `earlier_attempts`) and the budget asked (`asked_at`); an attempt of this run that errored and is asked again
+    hands on the attempts it carried."""
     if not firsts or spec.retry_of is None:
         return list(samples)
-    budget = spec.retry_of.max_tokens
-    return [s.model_copy(update={"first_attempt": f.first_attempt or FirstAttempt(
-                outcome=f.outcome, score=f.score, output_tokens=f.output_tokens, max_tokens=budget)})
-            if (f := firsts.get(s.sample_id)) is not None else s for s in samples]
+    return [_after(s, f, spec) if (f := firsts.get(s.sample_id)) is not None else s for s in samples]
+
+
+def _after(sample: Sample, before: Sample, spec: RunSpec) -> Sample:
+    """`sample`, asked again in place of `before`, carrying the attempts before it."""
+    budget = spec.generation.max_tokens
+    if asked_with(before, spec) == budget:  # this run's own attempt, errored: what it carried
+        first, earlier = before.first_attempt, before.earlier_attempts
+    else:
+        attempt = FirstAttempt(outcome=before.outcome, score=before.score, output_tokens=before.output_tokens,
+                               max_tokens=asked_with(before, spec))
+        first = before.first_attempt or attempt
+        earlier = [*before.earlier_attempts, attempt] if before.first_attempt is not None else []
+    return sample.model_copy(update={"first_attempt": first, "earlier_attempts": earlier, "asked_at": budget})
 
 
 def retry_line(spec: RunSpec, run_dir: Path, truncated: int, errored: int) -> str | None:

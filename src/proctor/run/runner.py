@@ -30,11 +30,11 @@ from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
 from ..core.results import Results
-from ..core.spec import HumanLabels, RunSpec
+from ..core.spec import AgentLimits, HumanLabels, RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
-from ..log.provenance import BackendInfo, DatasetInfo, ScorerInfo, collect_provenance, utc_now
+from ..log.provenance import BackendInfo, ClaimRecord, DatasetInfo, ScorerInfo, collect_provenance, utc_now
 from ..log.runlog import (
     MANIFEST,
     SAMPLES,
@@ -52,6 +52,7 @@ from ..log.runlog import (
 )
 from ..log.sampleindex import item_order
 from ..metrics.money import Price, sample_cost
+from ..scoring.agent_scorer import AgentScorer, is_agent_kind
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
 from ..scoring.execute.sandbox import INSTALL_HINT, Runner, Unsafe, sandbox_for
@@ -100,6 +101,7 @@ class RunOptions:
     chunk_size: int | None = None  # items per model call (default: the model's preferred_chunk_size)
     fail_fast_after: int = FAIL_FAST_AFTER  # 0: never stop early
     outputs: tuple[RunOutput, ...] = ()  # files written besides the run directories (proctor.run.outputs)
+    claim: ClaimRecord | None = None  # `run --claim`: the claim registered before the run, kept in its manifest
 
     def __post_init__(self) -> None:  # paths may be given as strings (Python callers)
         object.__setattr__(self, "runs_root", Path(self.runs_root))
@@ -136,6 +138,8 @@ def build_scorer(task: Task, spec: RunSpec, judge: Model | None = None) -> Score
         return ChoiceScorer()
     kind = s.prompt_kind or task.prompts.kinds[0]
     settings, no_answer = spec.generation, s.no_answer or "wrong"
+    if is_agent_kind(task, kind):  # its samples are trajectories: the agent loop plays them (scoring.agent_scorer)
+        return AgentScorer(kind, settings, spec.epochs, spec.agent or AgentLimits(), no_answer=no_answer)
     rule = task.answer_rule(kind)
     graded = rule is not None and rule.grades_truncated and s.truncated_as != "excluded"  # else proctor's exclusion
     if judge is None:
@@ -165,6 +169,9 @@ def _check_data(task: Task, model_name: str, scorer: Scorer, spec: RunSpec) -> N
     if not task.items:
         raise ProctorError(f"{task.name}: no items to evaluate")
     check_retry(task, spec)
+    if spec.retry_of is not None and isinstance(scorer, AgentScorer):
+        raise ProctorError("--retry-truncated: a trajectory is cut by the agent's limits (--max-turns…), not by "
+                           "--max-tokens; run again with larger limits instead")
     settings = spec.generation
     if scorer.capability is Capability.GENERATE:
         rule = task.answer_rule(spec.scorer.prompt_kind or task.prompts.kinds[0])
@@ -199,6 +206,8 @@ def _check_before_start(task: Task, model: Model, scorer: Scorer, spec: RunSpec,
             and not getattr(model, "text_completion", False):
         raise ProctorError(f"{model.name} cannot take a plain-text prompt ({task.name}'s `{scorer.prompt_kind}` "
                            "prompt, the authors'): run with --prompt chat")
+    if isinstance(scorer, AgentScorer):  # its trajectories offer tools: a backend that cannot send them is refused
+        require(model, [Capability.GENERATE, Capability.TOOLS])
     if judge is not None and scorer.capability is Capability.GENERATE:  # the model: `probe`, once
         require(judge, [Capability.GENERATE])  # probe's static part: the judge is asked nothing before it grades
 
@@ -477,6 +486,7 @@ def _manifest(task: Task, model: Model, scorer: Scorer, spec: RunSpec, options: 
         cluster=task.cluster,
         started_at=utc_now(),
         shard=str(shard_of(spec)) if spec.shard is not None else None,
+        claim=options.claim,
     )
 
 
@@ -518,12 +528,23 @@ def _open_run_dir(run_dir: Path, manifest: Manifest) -> None:
             raise ProctorError(
                 f"{run_dir} holds a different run (dataset, model or settings differ): choose another -o directory"
             )
+        _same_claim(run_dir, old, manifest)
         manifest.started_at = old.started_at
         if manifest.spec is not None and manifest.spec.human_labels is None and old.spec is not None:
             manifest.spec = manifest.spec.model_copy(update={"human_labels": old.spec.human_labels})  # kept
         manifest.elapsed_s = old.elapsed_s  # this session's time is added when it finishes
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
+
+
+def _same_claim(run_dir: Path, old: Manifest, manifest: Manifest) -> None:
+    """A run resumed under a claim began under it (`run --claim`); resumed without one, it keeps its own."""
+    if manifest.claim is None:
+        manifest.claim = old.claim
+    elif old.claim is None or old.claim.sha256 != manifest.claim.sha256:
+        began = "under another claim" if old.claim is not None else "without a claim"
+        raise ProctorError(f"{run_dir}: --claim: this run began {began} ({old.started_at}); a claim is registered "
+                           "before its run begins: choose another -o directory for a run under this claim")
 
 
 def _open_store(options: RunOptions) -> Store | None:

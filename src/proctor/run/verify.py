@@ -268,6 +268,39 @@ def sign_run(run_dir: str | Path, key_path: str | Path) -> Path:
     return path
 
 
+def sign_bytes(data: bytes, key_path: str | Path) -> dict[str, str]:
+    """An Ed25519 signature of `data` with the private key at `key_path`, as `sign_run` records one: the algorithm,
+    the key's fingerprint, its public key and the signature (base64)."""
+    key = _load_key(Path(key_path), private=True)
+    raw = _raw_public(key.public_key())
+    return {"algorithm": "ed25519", "key": fingerprint(raw), "public_key": base64.b64encode(raw).decode("ascii"),
+            "signature": base64.b64encode(key.sign(data)).decode("ascii")}
+
+
+def signed_by(record: dict[str, str], data: bytes, public_key: str | Path | None = None) -> str:
+    """The fingerprint of the key whose signature of `data` `record` holds (`sign_bytes`'s shape); a ValueError
+    saying what is wrong: unreadable, not matching `data`, or (with `public_key`) another key's."""
+    try:
+        raw = base64.b64decode(record["public_key"], validate=True)
+        signature = base64.b64decode(record["signature"], validate=True)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"unreadable ({str(e)[:120]})") from None
+    if record.get("algorithm") != "ed25519":
+        raise ValueError("not an ed25519 signature")
+    ed25519 = _crypto()
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(signature, data)
+    except (InvalidSignature, ValueError):
+        raise ValueError("does not match what it signs (edited after signing, or the signature was)") from None
+    if public_key is not None:
+        expected = _raw_public(_load_key(Path(public_key), private=False))
+        if expected != raw:
+            raise ValueError(f"signed by {fingerprint(raw)}, not by the key given ({fingerprint(expected)})")
+    return fingerprint(raw)
+
+
 def _check_signature(d: Path, public_key: str | Path | None, out: Verification) -> None:
     path = d / SIGNATURE
     if not path.exists():  # a FIFO or a device there is refused by the read, never taken for "unsigned"
@@ -312,7 +345,9 @@ __all__ = [
     "fingerprint",
     "first_difference",
     "generate_key",
+    "sign_bytes",
     "sign_run",
+    "signed_by",
     "unchanged",
     "verify_run",
     "write_checksums",

@@ -194,18 +194,21 @@ class Agent:
     settings: GenerationSpec = field(default_factory=GenerationSpec)
     tool_choice: ToolChoice | None = None  # every turn's (None: the server's default, auto)
     first_choice: ToolChoice | None = None  # the first turn's, when it differs (a named function: that call first)
+    declared: Sequence[ToolDef] = ()  # functions offered that nothing runs (their calls are the answer)
+    calls_answer: bool = False  # a turn with calls ends the trajectory (`called`), its calls the answer, none run
 
     def __post_init__(self) -> None:
-        names = [t.name for t in self.tools]
+        names = [t.name for t in self.tools] + [d.name for d in self.declared]
         if len(set(names)) != len(names):
             raise ValueError(f"two tools share a name: {sorted(n for n in names if names.count(n) > 1)}")
         self._by_name = {t.name: t for t in self.tools}
+        self._offered = tuple(x.definition for x in self.tools) + tuple(self.declared)
 
     async def run(self, messages: Sequence[Message], on_turn: OnTurn | None = None) -> Trajectory:
         """The trajectory from `messages` until the model answers or a limit stops it; `on_turn` is called after
         every turn (to keep it durable)."""
         require(self.model, {Capability.GENERATE, Capability.TOOLS})
-        t = Trajectory(messages=list(messages), tools=[x.definition for x in self.tools])
+        t = Trajectory(messages=list(messages), tools=list(self._offered))
         start = time.monotonic()
         deadline = start + self.limits.wall_time_s if self.limits.wall_time_s is not None else None
         while t.stop is None:
@@ -229,8 +232,7 @@ class Agent:
         if left is not None and left <= 0:
             return "wall_time", f"{lim.wall_time_s:g}s"
         choice = self.first_choice if not t.turns and self.first_choice is not None else self.tool_choice
-        request = GenerateRequest(tuple(t.conversation()), self.settings, tools=tuple(x.definition for x in self.tools),
-                                  tool_choice=choice)
+        request = GenerateRequest(tuple(t.conversation()), self.settings, tools=self._offered, tool_choice=choice)
         began = time.monotonic() - start
         try:
             async with asyncio.timeout(left):
@@ -243,6 +245,8 @@ class Agent:
             return "model_error", g.error
         if not g.tool_calls:
             return "answered", None
+        if self.calls_answer:
+            return "called", f"{len(g.tool_calls)} calls"
         stop = await self._calls(t, turn, deadline)
         if stop is not None:
             return stop

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, cast
 
+from ..core.trajectory import Trajectory
 from ..data.records import Item
 from ..log.runlog import GenerationDetails, Outcome
 from ..util.errors import ProctorError
@@ -903,3 +904,38 @@ def no_answer_read(text: str) -> Extraction:
 
 
 BFCL_RULE = AnswerRule(RULE_NAME, "grader", SOURCE, read=no_answer_read, score_whole=grade)
+
+
+def read_fc_reply(trajectory: Trajectory) -> Reading:
+    """The last turn as bfcl-eval's FC decoder reads it (`OpenAICompletionsHandler.decode_ast`): its calls as
+    `[{name: json.loads(arguments)}]`; a reply without calls is its text, which decodes to no call when empty
+    and does not decode otherwise."""
+    last = trajectory.turns[-1] if trajectory.turns else None
+    if last is None:
+        return Reading(problem="no model turn")
+    if last.tool_calls:
+        return read_tool_calls([(c.name, c.arguments) for c in last.tool_calls])
+    if not last.text:
+        return Reading([])
+    return Reading(problem="the reply is text, not tool calls ('str' object has no attribute 'keys')")
+
+
+def grade_calls(item: Item, trajectory: Trajectory) -> Scored:
+    """One function-calling reply to one BFCL item, scored as bfcl-eval scores an OpenAI FC model's: the AST
+    checker on the decoded calls, names compared with `.` as `_` (`underscore_to_dot`)."""
+    meta = item.metadata
+    category = str(meta["bfcl_category"])
+    verdict = judge(category, meta["function"], meta.get("ground_truth"), read_fc_reply(trajectory),
+                    underscore_to_dot=True)
+    details = GenerationDetails(compare=FC_RULE_NAME, rejected=None if verdict.valid else
+                                f"{verdict.error_type}: {verdict.error}"[:500])
+    extracted = None if verdict.calls is None else repr(verdict.calls)[:2000]
+    return Scored(verdict.outcome, details, score=1.0 if verdict.valid else 0.0, extracted=extracted,
+                  extraction_rule=FC_RULE_NAME if verdict.calls is not None else NONE)
+
+
+FC_RULE_NAME = "bfcl-ast-fc"
+FC_SOURCE = (f"bfcl-eval {BFCL_VERSION} (PyPI) model_handler/api_inference/openai_completion.py decode_ast (FC), "
+             "model_handler/utils.py convert_to_tool, eval_checker/ast_eval/ast_checker.py ast_checker "
+             "(underscore_to_dot), eval_checker/eval_runner.py")
+BFCL_FC_RULE = AnswerRule(FC_RULE_NAME, "grader", FC_SOURCE, read=no_answer_read, score_trajectory=grade_calls)

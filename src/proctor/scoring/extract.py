@@ -657,6 +657,9 @@ class AnswerRule:
     # its verdict (item, why) -> Scored on a reply its grader gave up on (`proctor.scoring.budget`), where it keeps
     # more than the generic one (no answer, score 0)
     gave_up: Callable[[Any, str], Any] | None = None
+    # a rule for an agent prompt kind (`proctor.scoring.agent_scorer`): its verdict (item, Trajectory) -> Scored on
+    # the sample's whole trajectory (BFCL's function-calling kind: the reply's calls by the AST checker)
+    score_trajectory: Callable[[Any, Any], Any] | None = None
 
     def level(self, rule: str | None) -> int | None:
         """The level of the authors' fallback chain that found an answer (None: no levels, or nothing found)."""

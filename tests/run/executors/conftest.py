@@ -7,10 +7,12 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,10 +93,19 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Ray head on this machine (3 CPUs, a small object store), its address; stopped after the module that
-    uses it (its own process group, by id), not at the session's end: its idle daemons would take CPU from the
-    rest of the suite, and its stop (up to 15 s) would fall on the suite's last test."""
+def ray_temp() -> Iterator[Path]:
+    """The Ray head's temp directory: every file Ray writes for the head, its drivers and its workers (session
+    logs, the runtime env agent's…) lies under it. Short: Ray's socket paths must fit in 107 characters."""
+    path = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory: pytest.TempPathFactory, ray_temp: Path) -> Iterator[str]:
+    """A Ray head on this machine (3 CPUs, a small object store, its files under `ray_temp`), its address; stopped
+    after the module that uses it (its own process group, by id), not at the session's end: its idle daemons would
+    take CPU from the rest of the suite, and its stop (up to 15 s) would fall on the suite's last test."""
     require("ray")
     ray_bin = Path(sys.executable).parent / "ray"
     port = _free_port()
@@ -102,7 +113,8 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = open(tmp / "ray-start.log", "w")  # noqa: SIM115 - the head's output, for as long as the head lives
     proc = subprocess.Popen(
         [str(ray_bin), "start", "--head", "--block", f"--port={port}", "--num-cpus=3", "--num-gpus=0",
-         "--include-dashboard=false", "--disable-usage-stats", "--object-store-memory=100000000"],
+         "--include-dashboard=false", "--disable-usage-stats", "--object-store-memory=100000000",
+         f"--temp-dir={ray_temp}"],
         stdout=log, stderr=subprocess.STDOUT, env=env(), start_new_session=True)
     address = f"127.0.0.1:{port}"
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from proctor.cli import main
 from proctor.core.spec import RunSpec
 from proctor.run.executors import Settings, new_plan
+from proctor.run.lock import hold_submitter
 
 from .conftest import DATA, assert_same_run, env, proctor_cmd, read_run, run_proctor, wait_for
 
@@ -88,4 +90,45 @@ def test_the_same_command_while_its_shards_still_run_is_refused_then_merge_finis
              "the shards")
     merged = run_proctor("merge", str(tmp_path / "out"), "--store", str(tmp_path / "s.db"), cwd=tmp_path)
     assert merged.returncode == 0, merged.stderr
+    assert len(read_run(tmp_path / "out")[1]) == 16
+
+
+def test_a_second_submitter_of_the_run_is_refused_naming_the_first_and_fails_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    argv = ["run", DATA, "--model", "scripted:first", "--no-history", "--shards", "2", "-o", str(out),
+            "--store", str(tmp_path / "s.db")]
+    with hold_submitter(tmp_path / "out.shards", out, "plan.json"):  # the first submitter, still at work
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "being submitted by another proctor" in err and len(err.strip().splitlines()) == 1, err
+    assert f"pid {os.getpid()} on {socket.gethostname()}, started 20" in err and f"proctor status {out}" in err
+    assert not (tmp_path / "out.shards" / "plan.json").exists() and not out.exists()
+    assert main([*argv, "--no-wait"]) == 0  # the first gone, the run goes through
+    wait_for(lambda: "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout, 60, "the shards")
+    capsys.readouterr()
+    with hold_submitter(tmp_path / "out.shards", out, "plan.json"):  # nor does a merge go beside a submitter
+        assert main(["merge", str(out), "--no-history"]) == 2
+    assert "being submitted by another proctor" in capsys.readouterr().err and not out.exists()
+    assert main(["merge", str(out), "--no-history"]) == 0
+    assert len(read_run(out)[1]) == 16
+
+
+@pytest.mark.long
+def test_two_submitters_at_the_same_instant_give_one_run_and_one_clear_refusal(tmp_path: Path) -> None:
+    args = proctor_cmd("run", DATA, "--model", "scripted:random,delay=0.2", "--shards", "2", "-o",
+                       str(tmp_path / "out"), "--store", str(tmp_path / "s.db"))
+    runs = [subprocess.Popen(args, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    ended = [(run.returncode, err) for run in runs for _, err in [run.communicate(timeout=180)]]
+    assert sorted(rc for rc, _ in ended) == [0, 2], ended
+    refused = next(err for rc, err in ended if rc == 2)
+    first = next(run.pid for run, (rc, _) in zip(runs, ended) if rc == 0)
+    assert f"being submitted by another proctor (pid {first} on" in refused, refused
+    assert "failed" not in refused and "Traceback" not in refused
+    shown = run_proctor("status", str(tmp_path / "out"), cwd=tmp_path).stdout
+    assert "shards 2/2 done · 0 running · 0 queued · 0 failed" in shown, shown
+    plan = json.loads((tmp_path / "out.shards" / "plan.json").read_text())
+    assert [len(a) for a in plan["attempts"].values()] == [1, 1]  # each shard run once
     assert len(read_run(tmp_path / "out")[1]) == 16

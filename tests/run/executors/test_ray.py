@@ -41,3 +41,32 @@ def test_three_shards_as_ray_tasks_with_a_killed_shard_retried_equal_the_unshard
     assert "multiple-choice: accuracy" in stdout
     done = json.loads((shards / "status" / "shard-1.json").read_text())
     assert done["attempt"] == 2 and done["rc"] == 0 and done["pid"] != status["pid"]  # another Ray worker
+
+
+SECRETS = ("Pw0Secret55", "Tok0Secret33")
+
+
+def test_no_secret_of_the_base_url_in_any_file_ray_or_the_shards_write(
+        tmp_path: Path, ray_head: str, ray_temp: Path) -> None:
+    """A base URL with a password and a token: the shards reach the server with it, and neither secret is in any
+    file under Ray's temp directory (the runtime env agent's log, the session's logs, its GCS state…) nor in the
+    run's own files."""
+    from proctor.testing.server import serve
+
+    with serve() as server:
+        url = f"http://user:{SECRETS[0]}@{server.url.removeprefix('http://')}/v1?token={SECRETS[1]}"
+        run = run_proctor("run", DATA, "--model", "openai:m", "--base-url", url, "--shards", "2", "--executor", "ray",
+                          "-o", str(tmp_path / "out"), "--store", str(tmp_path / "s.db"), "--no-progress",
+                          cwd=tmp_path, extra_env={"RAY_ADDRESS": ray_head, "OPENAI_API_KEY": "k-unused-123456"})
+    assert run.returncode == 0, run.stderr
+    assert "multiple-choice: accuracy" in run.stdout  # the shards reached the server with the URL as given
+    scanned = 0
+    for path in [*ray_temp.rglob("*"), *tmp_path.rglob("*")]:
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            scanned += 1
+            for secret in SECRETS:
+                assert secret.encode() not in data, f"{path} holds {secret}"
+    assert scanned > 20 and any(p.name == "runtime_env_agent.log" for p in ray_temp.rglob("*.log"))
+    for secret in SECRETS:
+        assert secret not in run.stdout + run.stderr

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from proctor.cli import main
 from proctor.core.spec import RunSpec
 from proctor.run.executors import Settings, _watch, attempt_logs, new_plan
 from proctor.run.executors.slurm import job_folder
 from proctor.util.errors import ProctorError
 
-from .conftest import DATA, assert_same_run, env, proctor_cmd, run_proctor, wait_for
+from .conftest import DATA, assert_same_run, env, proctor_cmd, read_run, run_proctor, wait_for
 
 pytestmark = pytest.mark.xdist_group("engines")
 real = pytest.mark.usefixtures("slurm")  # the tests that submit to the machine's Slurm
@@ -129,3 +131,123 @@ def test_each_attempt_s_log_is_named_the_shard_log_and_every_slurm_job_folder(tm
     with pytest.raises(ProctorError) as err:
         _watch(plan, Spent(), lambda line: None)  # type: ignore[arg-type]
     assert f"1/2 (job 36, {attempt_logs(plan, 1)})" in str(err.value)
+
+
+@pytest.mark.parametrize("executor, module, message", [
+    ("slurm", "submitit", "--executor slurm needs submitit: pip install"),
+    ("ray", "ray", "--executor ray needs ray: pip install"),
+])
+def test_a_missing_engine_library_is_one_line_before_anything_is_written(
+        executor: str, module: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without submitit (or ray) the run is refused in one line, exit 2, and leaves no OUT.shards behind."""
+    for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)  # `import submitit` raises ImportError
+    monkeypatch.setitem(sys.modules, module + ".helpers", None)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", DATA, "--model", "scripted:first", "--no-history", "--shards", "2", "--executor", executor,
+                 "-o", str(tmp_path / "out"), "--store", str(tmp_path / "s.db")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out.shards").exists() and not (tmp_path / "out").exists()
+
+
+def job_field(job: str, name: str) -> str:
+    out = subprocess.run(["scontrol", "show", "job", job], capture_output=True, text=True, check=True).stdout
+    return out.split(f"{name}=", 1)[1].split()[0]
+
+
+@real
+@pytest.mark.long
+def test_a_node_going_down_reruns_each_shard_once_and_leaves_the_finished_status_alone(tmp_path: Path) -> None:
+    """The node goes down while both shards run: Slurm requeues nothing (`--no-requeue`), proctor resubmits each
+    shard once, the run merges, and no late job changes a status afterwards."""
+    out = tmp_path / "out"
+    run = subprocess.Popen(proctor_cmd("run", DATA, "--model", SLOW, "--shards", "2", "--executor", "slurm",
+                                       "--retries", "1", "-o", str(out), "--store", str(tmp_path / "s.db")),
+                           cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shards = tmp_path / "out.shards"
+    answered = [shards / f"shard-{k}-of-2" / "samples.jsonl" for k in (1, 2)]
+    wait_for(lambda: all(p.is_file() and p.read_text().count("\n") >= 1 for p in answered), 120, "both shards")
+    node = subprocess.run(["sinfo", "-h", "-o", "%N"], capture_output=True, text=True, check=True).stdout.strip()
+    first = [a[0] for a in plan_of(out)["attempts"].values()]
+    try:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=down", "reason=proctor-test"], check=True)
+        wait_for(lambda: all(job_state(j) == "NODE_FAIL" for j in first), 60, "the jobs to fail with the node")
+    except BaseException:
+        run.kill()
+        subprocess.run(["scancel", *(j.split("_")[0] for j in first)], check=False)
+        raise
+    finally:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"], check=False, capture_output=True)
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 0, stderr
+    assert [job_field(j, "Restarts") for j in first] == ["0", "0"]  # never requeued by Slurm
+    attempts = plan_of(out)["attempts"]
+    assert [len(a) for a in attempts.values()] == [2, 2]
+    statuses = {p.name: p.read_bytes() for p in (shards / "status").glob("*.json")}
+    jobs = {a for tried in attempts.values() for a in tried}
+    wait_for(lambda: not jobs & set(subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
+                                                   check=True).stdout.split()), 60, "the run's jobs to leave the queue")
+    assert {p.name: p.read_bytes() for p in (shards / "status").glob("*.json")} == statuses
+    assert "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout
+    for k in (1, 2):  # each shard started twice at most: the lost attempt and its resubmission
+        assert (shards / "logs" / f"shard-{k}-of-2.log").read_text().count(", pid ") <= 2
+
+
+def slurm_files(job: str) -> list[Path]:
+    """The files Slurm keeps of job `job`: its script and environment in the controller's state, slurmd's spool,
+    and the logs."""
+    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, check=True).stdout
+    found = {k.strip(): v.strip() for k, _, v in (line.partition(" = ") for line in config.splitlines())}
+    state = Path(found["StateSaveLocation"])
+    places = [*state.glob(f"hash.*/job.{job}"), Path(found["SlurmdSpoolDir"])]
+    places += [Path(found[n]) for n in ("SlurmctldLogFile", "SlurmdLogFile") if found.get(n, "").startswith("/")]
+    return [p for d in places for p in ([d] if d.is_file() else d.rglob("*")) if p.is_file()]
+
+
+@real
+def test_no_secret_of_the_base_url_in_any_file_slurm_or_the_shards_write(tmp_path: Path) -> None:
+    """A base URL with a password and a token through Slurm: neither secret is in Slurm's files while the jobs
+    wait (each job's stored script and environment) nor, once the shards have reached the server with the URL and
+    merged, in the run's files."""
+    from proctor.testing.server import serve
+
+    secrets = ("Pw0Secret55", "Tok0Secret33")
+
+    def scan(paths: list[Path]) -> int:
+        files = [p for p in paths if p.is_file() and not p.is_symlink()]
+        for path in files:
+            data = path.read_bytes()
+            for secret in secrets:
+                assert secret.encode() not in data, f"{path} holds {secret}"
+        return len(files)
+
+    out = tmp_path / "out"
+    with serve() as server:
+        url = f"http://user:{secrets[0]}@{server.url.removeprefix('http://')}/v1?token={secrets[1]}"
+        sub = run_proctor("run", DATA, "--model", "openai:m", "--base-url", url, "--shards", "2", "--executor",
+                          "slurm", "--sbatch", "begin=now+600", "--no-wait", "-o", str(out), "--store",
+                          str(tmp_path / "s.db"), cwd=tmp_path, extra_env={"OPENAI_API_KEY": "k-unused-123456"})
+        assert sub.returncode == 0, sub.stderr
+        array = plan_of(out)["attempts"]["1"][0].split("_")[0]
+        try:
+            kept = slurm_files(array)
+            assert any(p.name == "environment" for p in kept), f"Slurm keeps no environment of job {array}"
+            scan(kept)
+        except BaseException:
+            subprocess.run(["scancel", array], check=False)
+            raise
+        subprocess.run(["scontrol", "update", f"jobid={array}", "starttime=now"], check=True)
+
+        def all_done() -> bool:
+            return "shards 2/2 done" in run_proctor("status", str(out), cwd=tmp_path).stdout
+
+        wait_for(all_done, 120, "the two jobs")
+    merged = run_proctor("merge", str(out), "--store", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    assert read_run(out)[2]["overall"]  # the shards reached the server with the URL as given
+    assert scan(list(tmp_path.rglob("*"))) > 10
+    assert not any(s in sub.stdout + sub.stderr + merged.stdout + merged.stderr for s in secrets)

@@ -23,10 +23,11 @@ from ...core.spec import RunSpec
 from ...log.runlog import SAMPLES, RunLog
 from ...util.errors import ProctorError
 from ...util.textio import open_checked
+from ..lock import hold_submitter
 from ..shard import merge_runs
 from ..store import Store
 from .local import LocalEngine
-from .plan import EXECUTORS, Plan, Settings, new_plan, plan_dir_of, read_plan, read_status
+from .plan import EXECUTORS, PLAN, Plan, Settings, new_plan, plan_dir_of, read_plan, read_status
 from .ray import RayEngine
 from .slurm import SlurmEngine, active_jobs, job_folder
 
@@ -43,7 +44,7 @@ class Engine(Protocol):
 
 
 def engine_for(settings: Settings) -> Engine:
-    """The engine `settings.executor` names (submitit and ray are imported only when their engine submits)."""
+    """The engine `settings.executor` names; one whose library (submitit, ray) is missing is refused in one line."""
     if settings.executor == "local":
         return LocalEngine(settings)
     if settings.executor == "slurm":
@@ -111,22 +112,29 @@ def progress_line(plan: Plan, states: list[ShardState]) -> str:
 def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, use_cache: bool,
            record_history: bool, command: list[str], wait: bool = True,
            say: Callable[[str], None] = lambda line: None) -> RunLog | None:
-    """Submit, watch, retry and merge (see the module docstring); the merged run (None: not waited for)."""
-    plan = new_plan(spec, settings, out, store, use_cache, command)
-    engine = engine_for(settings)
-    try:
-        _refuse_running(plan, engine)
-        todo = [s.index for s in shard_states(plan) if s.state != "done"]
-        _submit(plan, engine, todo)
-        say(f"submitted {len(todo)} shard(s) to {engine.name}: {' '.join(plan.attempts[str(k)][-1] for k in todo)}"
-            f"; shards in {plan.path}")
-        if not wait:
-            return None
-        _watch(plan, engine, say)
-    finally:
-        if wait:
-            engine.close()
-    return finish(plan.out, Store(store) if record_history and store else None)
+    """Submit, watch, retry and merge (see the module docstring); the merged run (None: not waited for). One
+    submitter per run: a second one while this one holds `OUT.shards/.lock` is refused, naming this one."""
+    engine = engine_for(settings)  # a missing submitit or ray is refused here, before anything is written
+    out = out.absolute()
+    with hold_submitter(plan_dir_of(out), out, PLAN):
+        plan = new_plan(spec, settings, out, store, use_cache, command)
+        submitted = False
+        try:
+            _refuse_running(plan, engine)
+            todo = [s.index for s in shard_states(plan) if s.state != "done"]
+            submitted = True
+            _submit(plan, engine, todo)
+            say(f"submitted {len(todo)} shard(s) to {engine.name}: "
+                f"{' '.join(plan.attempts[str(k)][-1] for k in todo)}; shards in {plan.path}")
+            if not wait:
+                return None
+            _watch(plan, engine, say)
+        finally:
+            if wait:
+                engine.close()
+                if submitted:
+                    plan.drop_secrets()  # no job of this submitter is left to read them
+        return _merge(read_plan(plan.path), Store(store) if record_history and store else None)
 
 
 def _refuse_running(plan: Plan, engine: Engine) -> None:
@@ -177,14 +185,22 @@ def _watch(plan: Plan, engine: Engine, say: Callable[[str], None]) -> None:
 
 
 def finish(out: Path, store: Any = None) -> RunLog:
-    """Merge the finished shards of the executor run into `out` (`proctor merge OUT`)."""
-    plan = read_plan(plan_dir_of(out.absolute()))
+    """Merge the finished shards of the executor run into `out` (`proctor merge OUT`), as its one submitter: refused
+    while another proctor submits or merges the run."""
+    path = plan_dir_of(out.absolute())
+    read_plan(path)  # none: one clear line, and no lock taken
+    with hold_submitter(path, out.absolute(), PLAN):
+        return _merge(read_plan(path), store)
+
+
+def _merge(plan: Plan, store: Any) -> RunLog:
     states = shard_states(plan)
     unfinished = [s for s in states if s.state != "done"]
     if unfinished:
-        raise ProctorError(f"{out}: shard(s) {', '.join(f'{s.index}/{plan.count} ({s.state})' for s in unfinished)}"
+        raise ProctorError(f"{plan.out}: shard(s) {', '.join(f'{s.index}/{plan.count} ({s.state})' for s in unfinished)}"
                            " not done; `proctor status` shows them")
     merged: RunLog = merge_runs([plan.shard_dir(k) for k in range(1, plan.count + 1)], plan.out, store)
+    plan.drop_secrets()
     return merged
 
 

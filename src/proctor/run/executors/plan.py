@@ -7,10 +7,13 @@
     OUT.shards/status/shard-K.json  shard K's latest attempt: started (pid, host) and, once over, its exit status
 
 plan.json never holds a secret: a base URL with one (user info, a query value, a `;param`) is written redacted, and the
-URLs as given travel to the shards in the environment (`PROCTOR_PLAN_SECRETS`, set by the submitting proctor, which
-local processes, sbatch and Ray tasks inherit; a k8s Job reads it from a Secret). The command line is written redacted.
+URLs as given travel to the shards in `$PROCTOR_PLAN_SECRETS`, set by the submitting proctor and never in a file an
+engine writes: local processes inherit it; a Ray task gets it as an argument (not in Ray's runtime env, which Ray
+logs); a Slurm job reads it from `OUT.shards/secrets.json` (mode 0600, removed once the shards are merged or the
+submitter stops), since sbatch would store the submitter's environment in Slurm's state; a k8s Job reads it from a
+Secret. The command line is written redacted.
 
-A shard is done when its status file says its current attempt ended with 0. The status files are written by the
+A shard is done when its status file says an attempt ended with 0: final (a late job leaves it be, see worker). The status files are written by the
 shard itself, whichever engine ran it, so the submitting side needs from the engine only whether a job is alive.
 """
 
@@ -21,6 +24,8 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,7 @@ from ...util.textio import read_json_record, write_json_atomic
 from ..shard import Shard
 
 PLAN = "plan.json"
+SECRETS_FILE = "secrets.json"  # Slurm's channel for $PROCTOR_PLAN_SECRETS: this user's only (mode 0600)
 SECRETS_ENV = "PROCTOR_PLAN_SECRETS"  # the base URLs plan.json holds redacted, as given (a JSON list, in spec order)
 
 
@@ -112,11 +118,35 @@ class Plan:
     def shard_spec(self, index: int) -> RunSpec:
         """The run's spec, restricted to shard `index` of `count` (its base URLs as given, from the environment)."""
         try:
-            given = [str(u) for u in json.loads(os.environ.get(SECRETS_ENV) or "[]")]
+            given = [str(u) for u in json.loads(os.environ.get(SECRETS_ENV) or self._secrets_file() or "[]")]
         except (ValueError, TypeError):
             given = []
         spec = RunSpec.model_validate(_restore(self.spec, given, self.path / PLAN))
         return spec.model_copy(update={"shard": ShardSpec(index=index, count=self.count)})
+
+    def _secrets_file(self) -> str | None:
+        try:
+            return (self.path / SECRETS_FILE).read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    def write_secrets(self) -> None:
+        """`$PROCTOR_PLAN_SECRETS` into OUT.shards/secrets.json, readable by this user only (none: no file)."""
+        path = self.path / SECRETS_FILE
+        given = os.environ.get(SECRETS_ENV)
+        if not given:
+            path.unlink(missing_ok=True)
+            return
+        tmp = path.with_name(f".{SECRETS_FILE}.{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(fd, 0o600)  # whatever the umask, and an earlier file's mode
+            f.write(given)
+        os.replace(tmp, path)
+
+    def drop_secrets(self) -> None:
+        """Remove OUT.shards/secrets.json (the shards are merged, or no job of this submitter is left)."""
+        (self.path / SECRETS_FILE).unlink(missing_ok=True)
 
     def shard_dir(self, index: int) -> Path:
         return self.path / Shard(index, self.count).suffix
@@ -147,6 +177,17 @@ class Plan:
         write_json_atomic(self.path / PLAN, data)
 
 
+@contextmanager
+def without_secrets() -> Iterator[None]:
+    """`$PROCTOR_PLAN_SECRETS` out of this process's environment while the block runs (an engine's daemons, sbatch)."""
+    secrets = os.environ.pop(SECRETS_ENV, None)
+    try:
+        yield
+    finally:
+        if secrets is not None:
+            os.environ[SECRETS_ENV] = secrets
+
+
 def read_plan(path: Path) -> Plan:
     """The plan in the OUT.shards directory `path`; a clear error when there is none."""
     file = path / PLAN
@@ -169,12 +210,15 @@ def write_status(plan: Plan, index: int, attempt: int, rc: int | None) -> None:
 
 
 def read_status(plan: Plan, index: int) -> dict[str, Any] | None:
-    """Shard `index`'s status for its current attempt (None: that attempt has not started)."""
+    """Shard `index`'s status for its current attempt (None: that attempt has not started), or its finished one: a
+    shard that ended with 0 is done for good, whichever attempt finished it (the worker never runs it again)."""
     try:
         data = read_json_record(plan.status_path(index))
     except (OSError, ValueError, ProctorError):
         return None
-    if not isinstance(data, dict) or data.get("attempt") != plan.attempt(index):
+    if not isinstance(data, dict):
+        return None
+    if data.get("rc") != 0 and data.get("attempt") != plan.attempt(index):
         return None
     return data
 

@@ -3,6 +3,12 @@
 Each array task runs the shard's worker command (`python -m proctor.run.executors.worker`) with this proctor's code first on PYTHONPATH; submitit
 keeps each job's own logs in `OUT.shards/slurm/JOB/` (`job_folder`), every attempt's kept. Whether a job is alive comes from `squeue` (a cluster without
 accounting has no `sacct`); whether it succeeded, from the shard's own status file.
+
+A lost attempt (a node down, a preemption, a cancel) is resubmitted by proctor, as on every engine, never requeued by
+Slurm: the jobs are submitted with `--no-requeue`, which stops both Slurm's requeue of a failed node's jobs and
+submitit's requeue of a preempted job (its `scontrol requeue` is refused), so a shard's job never runs beside
+its resubmission. Should a job run late all the same, the worker finds its shard finished or superseded and
+exits without touching it (proctor.run.executors.worker).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...util.errors import ProctorError
-from .plan import Plan, Settings, source_root, worker_command
+from .plan import Plan, Settings, source_root, without_secrets, worker_command
 
 _ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING", "SIGNALING",
            "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"}
@@ -26,18 +32,21 @@ class SlurmEngine:
     name = "slurm"
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def executor(self, plan: Plan) -> Any:
         try:
             import submitit
+            import submitit.helpers
         except ImportError:
             raise ProctorError("--executor slurm needs submitit: pip install 'proctor-eval[slurm]'") from None
+        self.settings = settings
+        self.submitit: Any = submitit
+
+    def executor(self, plan: Plan) -> Any:
         s = self.settings
-        ex = submitit.SlurmExecutor(folder=plan.path / "slurm" / "%j")  # one folder per job: job_folder
+        ex = self.submitit.SlurmExecutor(folder=plan.path / "slurm" / "%j")  # one folder per job: job_folder
         params: dict[str, Any] = {
             "job_name": f"proctor-{plan.out.name}"[:60], "time": s.time_min, "cpus_per_task": s.cpus_per_task,
-            "ntasks_per_node": 1, "array_parallelism": s.shards, "additional_parameters": dict(s.sbatch),
+            "ntasks_per_node": 1, "array_parallelism": s.shards,
+            "additional_parameters": {"no_requeue": True, **s.sbatch},  # proctor resubmits: see the module docstring
             "setup": [f"export PYTHONPATH={shlex.quote(source_root())}${{PYTHONPATH:+:$PYTHONPATH}}",
                       f"cd {shlex.quote(plan.cwd)}"]}
         if s.partition:
@@ -50,12 +59,11 @@ class SlurmEngine:
         return ex
 
     def submit(self, plan: Plan, indices: list[int]) -> dict[int, str]:
-        import submitit.helpers
-
         ex = self.executor(plan)
+        plan.write_secrets()  # the jobs read them there: sbatch would store its environment in Slurm's state
         try:
-            with ex.batch():
-                jobs = [ex.submit(submitit.helpers.CommandFunction(worker_command(plan, k), verbose=False))
+            with without_secrets(), ex.batch():
+                jobs = [ex.submit(self.submitit.helpers.CommandFunction(worker_command(plan, k), verbose=False))
                         for k in indices]
         except subprocess.CalledProcessError as e:
             out = (e.stderr or e.output or b"")
