@@ -114,8 +114,8 @@ def test_cost_to_the_cent_in_results_console_history_and_report(cli: Any, srv: L
     assert cost is not None and cost.total == expected and cost.correct == 1
     assert cost.per_correct == expected  # one correct answer (item 1: 64)
     assert sum(Decimal(s.cost or "0") for s in log.samples) == expected
-    assert log.manifest.price is not None and log.manifest.price.as_dict() == {"input_per_million": "1.10", "output_per_million": "4.40", "currency": "USD",
-                                  "source": "command line"}
+    assert log.manifest.price is not None and log.manifest.price.model_dump(mode="json") == {
+        "input": "1.10", "output": "4.40", "currency": "USD", "source": "command line"}
     assert "cost: $0.00" in r.out
     runs = cli("runs", "--store", tmp_path / "s.sqlite", "--json")
     (rec,) = json.loads(runs.out)

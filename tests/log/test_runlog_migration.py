@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from proctor.cli import main
+from proctor.core.money import Money, recorded_money
 from proctor.core.spec import GenerationSpec
 from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo
 from proctor.log.runlog import (
@@ -216,9 +217,10 @@ def test_a_v4_manifest_reads_as_v5_every_setting_as_it_was_and_once(name: str, t
     for key in ("mode", "prompt_kind", "extractor_version", "epochs", "truncated_as", "extract", "answer_rule",
                 "no_answer", "max_cost"):
         assert getattr(m, key) == raw[key], key  # each old shadow is derived from the spec, as v4 wrote it
-    for key in ("generation", "price", "judge_price"):
+    assert (m.generation.model_dump(mode="json") if m.generation is not None else None) == raw["generation"]
+    for key in ("price", "judge_price"):  # v4's `PriceRecord` shape, read as the one money record
         value = getattr(m, key)
-        assert (value.model_dump(mode="json") if value is not None else None) == raw[key], key
+        assert value == (Money.model_validate(recorded_money(raw[key])) if raw[key] is not None else None), key
     write_manifest(tmp_path, m)
     text = (tmp_path / "manifest.json").read_text()
     assert {k: _key_count(text, k) for k in SETTING_KEYS} == dict.fromkeys(SETTING_KEYS, 1)

@@ -56,9 +56,10 @@ def test_probsem_summary_uses_the_same_accuracy() -> None:
                               correct=None if expected < 0 else ok)
                 for i, (expected, ok) in enumerate([(0, True), (1, False), (0, True), (-1, None)])]
     s = suite_summary(contexts)
-    assert (s.n_contexts, s.n_scored, s.n_unscored, s.n_correct) == (4, 3, 1, 2)
-    assert s.accuracy == pytest.approx(2 / 3) and (s.ci_low, s.ci_high) == pytest.approx(wilson_interval(2, 3))
-    assert s.brier is not None and s.ece is not None and s.log_loss is not None
+    assert (s.block.n, s.block.n_scored, s.block.n_unscored, s.n_correct) == (4, 3, 1, 2)
+    assert s.block.accuracy == pytest.approx(2 / 3)
+    assert (s.block.ci_low, s.block.ci_high) == pytest.approx(wilson_interval(2, 3))
+    assert s.calibration is not None and s.calibration.n == 3
 
 
 def test_a_design_effect_below_one_is_shown_with_the_factor_the_interval_used() -> None:

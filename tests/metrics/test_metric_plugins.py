@@ -75,7 +75,7 @@ def test_a_run_written_before_the_metric_gets_it_in_the_report(tmp_path: Path, c
         from proctor.report.data import load
 
         (run,) = load([run_dir], history=[]).runs
-        assert "median_output_tokens" in run.metrics and "median_output_tokens" in run.notes
+        assert "median_output_tokens" in run.results.metrics and "median_output_tokens" in run.notes
     finally:
         unregister("median_output_tokens")
 

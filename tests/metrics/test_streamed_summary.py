@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from proctor.core.money import Money
 from proctor.core.results import MetricValue
 from proctor.log.runlog import (
     ChoiceDetails,
@@ -36,7 +37,6 @@ from proctor.log.runlog import (
 from proctor.metrics import RunContext, register, unregister
 from proctor.metrics.base import Tallied
 from proctor.metrics.builtin import BUILTIN
-from proctor.metrics.money import Price
 from proctor.metrics.results import read_run, summarize
 
 CATEGORIES = ("law", "math", "physics", None)
@@ -95,7 +95,7 @@ def _run(seed: int, epochs: int, kind: str, graded: bool) -> list[Sample]:
 
 
 def _manifest(cluster: str | None, priced: bool, judged: bool) -> Manifest:
-    price = Price(Decimal("1.25"), Decimal(3)).as_dict() if priced else None
+    price = Money(input=Decimal("1.25"), output=Decimal(3)).model_dump(mode="json") if priced else None
     return Manifest(run_id="r", proctor_version="test", dataset={"name": "d"}, model={"spec": "m"}, mode="generate",
                     started_at="2026-01-01T00:00:00+00:00", cluster=cluster, price=price,
                     judge={"spec": "j"} if judged else None, judge_price=price if judged else None)

@@ -48,7 +48,7 @@ def test_summary_uses_results_json_and_falls_back_per_block(runs: list[Path]) ->
     assert a.notes == ["by_modality", "macro_accuracy"]
     assert set(b.notes) >= {"overall", "by_category", "by_difficulty"}
     assert a.duration_s == 200 and b.duration_s == 2 * 3600 + 14 * 60 + 5
-    assert p.overall.n_unscored == 5 and p.calibration is not None and p.calibration.n == 45
+    assert p.results.overall.n_unscored == 5 and p.calibration is not None and p.calibration.n == 45
 
 
 def test_calibration_is_perfect_for_a_confident_correct_model() -> None:
@@ -115,7 +115,7 @@ def test_store_history_is_used_when_present(runs: list[Path], tmp_path: Path) ->
 def test_a_run_without_results_or_samples_still_loads(tmp_path: Path) -> None:
     d = write_run(tmp_path, "empty", model="m", samples=[])
     rep = data.load([d], history=[])
-    assert rep.runs[0].overall.n == 0 and rep.runs[0].overall.accuracy is None
+    assert rep.runs[0].results.overall.n == 0 and rep.runs[0].results.overall.accuracy is None
 
 
 def test_a_finish_before_the_start_is_no_duration(tmp_path: Path) -> None:
@@ -134,17 +134,17 @@ def test_epochs_and_judge_agreement_come_from_results_or_samples(tmp_path: Path)
     with_res = write_run(tmp_path, "a", model="m", samples=ss, results={"overall": group_block(ss), "epochs": written})
     bare = write_run(tmp_path, "b", model="m", samples=ss)
     ra, rb = data.load([with_res, bare], history=[]).runs
-    assert ra.epochs == rb.epochs != EpochSpread(**written) and "epochs" not in ra.notes  # recomputed (#32.1)
-    ep = rb.epochs
+    assert ra.results.epochs == rb.results.epochs != EpochSpread(**written) and "epochs" not in ra.notes  # recomputed (#32.1)
+    ep = rb.results.epochs
     assert ep is not None and ep.k == 3 and ep.mean_at_k is not None and ep.pass_at_k is not None
     assert 0 < ep.mean_at_k <= ep.pass_at_k <= 1
     for r in (ra, rb):  # neither results.json has judge_agreement: recomputed from the judge checks, and noted
-        ja = r.judge_agreement
+        ja = r.results.judge_agreement
         assert ja is not None and ja.n == len(checked) and ja.agreement == pytest.approx(agree / len(checked))
         assert sum(ja.confusion.values()) == len(checked) and "judge_agreement" in r.notes
     single = write_run(tmp_path, "c", model="m", samples=gen_samples(20, seed=1, skill=0.5))
     r = data.load([single], history=[]).runs[0]
-    assert r.epochs is None and r.judge_agreement is None
+    assert r.results.epochs is None and r.results.judge_agreement is None
 
 
 def test_confusion_matrix_orders_verdicts_and_fills_gaps() -> None:

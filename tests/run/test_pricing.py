@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from proctor.core.model import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
-from proctor.metrics.money import Price, sample_cost
+from proctor.core.money import Money
+from proctor.metrics.money import sample_cost
 from proctor.run.pricing import (
     CHAT_TOKENS_PER_MESSAGE,
     CHAT_TOKENS_PER_REQUEST,
@@ -56,7 +57,7 @@ def prices(tmp_path: Path) -> Path:
 
 def test_lookup_exact_bare_and_longest_glob(prices: Path) -> None:
     table = load_prices(prices)
-    assert table.lookup("openai:gpt-4.1") == Price(Decimal("2.00"), Decimal("8.00"), "USD", f"{prices}:3")
+    assert table.lookup("openai:gpt-4.1") == Money(input=Decimal("2.00"), output=Decimal("8.00"), currency="USD", source=f"{prices}:3")
     assert table.lookup("openai:gpt-4.1", batch=True).input == Decimal("1.00")  # type: ignore[union-attr]
     assert table.lookup("openai:o4-mini").output == Decimal("4.40")  # type: ignore[union-attr]
     assert table.lookup("openai:o4-mini", batch=True).output == Decimal("4.40")  # type: ignore[union-attr]
@@ -89,7 +90,7 @@ def test_resolve_price_from_flags_file_and_default(tmp_path: Path, prices: Path,
     assert default_prices_path() == tmp_path / "cfg" / "proctor" / "prices.yaml"
     assert resolve_price("openai:gpt-4.1") is None  # no default table: cost unknown, not zero
     flags = resolve_price("x:y", price_in=parse_money("0.15", "--price-in"), price_out=parse_money("0.6", "--price-out"))
-    assert flags == Price(Decimal("0.15"), Decimal("0.6"))
+    assert flags == Money(input=Decimal("0.15"), output=Decimal("0.6"))
     assert resolve_price("openai:gpt-4.1", prices_file=prices).input == Decimal("2.00")  # type: ignore[union-attr]
     monkeypatch.setenv("PROCTOR_PRICES", str(prices))
     assert resolve_price("openai:gpt-4.1", batch=True).output == Decimal("4.00")  # type: ignore[union-attr]
@@ -103,7 +104,7 @@ def test_resolve_price_from_flags_file_and_default(tmp_path: Path, prices: Path,
 
 def test_cost_guard_counts_in_flight_worst_cases() -> None:
     guard = CostGuard(Decimal("1.00"))
-    worst = sample_cost(Price(Decimal(1), Decimal(10)), 1000, 32_768)  # $/M tokens: $0.328680
+    worst = sample_cost(Money(input=Decimal(1), output=Decimal(10)), 1000, 32_768)  # $/M tokens: $0.328680
     assert worst == Decimal("0.32868")
     assert guard.admit(worst) and guard.admit(worst) and guard.admit(worst)  # 0.986 reserved
     assert not guard.admit(worst)  # a fourth could cross $1.00: refused before it is sent
@@ -220,7 +221,7 @@ def test_the_tokenizer_bounds_the_prompt_when_proctor_has_it() -> None:
     assert token_counter(_Billing()) is None  # offers a counter, but no tokenizer behind it
     count = token_counter(_Billing(tokenizer=True))
     assert count is not None and count("東京") == 2
-    price = Price(Decimal(1_000_000), Decimal(0))  # $1 per input token
+    price = Money(input=Decimal(1_000_000), output=Decimal(0))  # $1 per input token
     with_tokenizer = GuardedModel(_Billing(tokenizer=True), CostGuard(Decimal(10_000)), 1, price)
     without = GuardedModel(_Billing(), CostGuard(Decimal(10_000)), 1, price)
     overhead = CHAT_TOKENS_PER_REQUEST + CHAT_TOKENS_PER_MESSAGE
@@ -229,7 +230,7 @@ def test_the_tokenizer_bounds_the_prompt_when_proctor_has_it() -> None:
 
 
 def test_worst_case_is_raised_by_what_the_server_billed() -> None:
-    price = Price(Decimal(1_000_000), Decimal(1_000_000))  # $1 per token
+    price = Money(input=Decimal(1_000_000), output=Decimal(1_000_000))  # $1 per token
     model = GuardedModel(_Billing(factor=50, output=30), CostGuard(Decimal(100_000)), 1, price)
     first = model._estimate(_ask("abcd")).worst
     assert first == CHAT_TOKENS_PER_REQUEST + CHAT_TOKENS_PER_MESSAGE + 4 + 10
@@ -240,7 +241,7 @@ def test_worst_case_is_raised_by_what_the_server_billed() -> None:
 
 
 def test_a_request_that_does_not_fit_waits_for_those_in_flight() -> None:
-    price = Price(Decimal(0), Decimal(1_000_000))  # $1 per output token: worst case $10, billed $4
+    price = Money(input=Decimal(0), output=Decimal(1_000_000))  # $1 per output token: worst case $10, billed $4
     guard = CostGuard(Decimal(25))
     inner = _Billing(output=4)
     model = GuardedModel(inner, guard, 4, price)

@@ -124,10 +124,10 @@ def test_scoring_accuracy_ties_unscored_and_one_call() -> None:
     c0, c1, c2 = r1.contexts
     assert (c0.predicted, c0.correct, c1.correct, c2.correct) == (0, True, False, None)
     assert sum(c0.probabilities) == pytest.approx(1.0)
-    s = r1.summary
-    assert (s.n_scored, s.n_unscored, s.n_correct, s.accuracy) == (2, 1, 1, 0.5)
-    assert (s.ci_low, s.ci_high) == pytest.approx(wilson_interval(1, 2))
-    assert s.log_loss == pytest.approx((-math.log(c0.probabilities[0]) - math.log(c1.probabilities[1])) / 2)
+    s, b, cal = r1.summary, r1.summary.block, r1.summary.calibration
+    assert (b.n_scored, b.n_unscored, s.n_correct, b.accuracy) == (2, 1, 1, 0.5)
+    assert (b.ci_low, b.ci_high) == pytest.approx(wilson_interval(1, 2))
+    assert cal is not None and cal.log_loss == pytest.approx((-math.log(c0.probabilities[0]) - math.log(c1.probabilities[1])) / 2)
     t0 = r2.contexts[0]
     assert t0.ties == [0, 1] and t0.correct is False and r2.summary.n_ties == 1
     # probsem CSV columns and values
@@ -148,7 +148,7 @@ def test_norms_temperature_pmi_and_errors() -> None:
     bad = _suite([("c0", 0), ("c1", 1)], ["yes", "ERR"])
     (r,) = (score_suites(model, Prompt(name="p", text="P"), [bad]))
     assert r.contexts[0].error == "boom" and r.contexts[0].correct is None
-    assert r.summary.n_errors == 2 and r.summary.accuracy is None
+    assert r.summary.block.n_errors == 2 and r.summary.block.accuracy is None
 
 
 def test_refuses_model_without_loglikelihood() -> None:
@@ -165,13 +165,14 @@ def test_summary_metrics_are_stats_calibration() -> None:
     (r,) = (score_suites(model, Prompt(name="p", text="P"), [suite]))
     scored = [c for c in r.contexts if c.expected >= 0]
     cal = calibration([c.probabilities for c in scored], [c.expected for c in scored])
-    s = r.summary
-    assert (s.brier, s.ece, s.log_loss) == (cal.brier, cal.ece, cal.log_loss)
+    s = r.summary.calibration
+    assert s is not None and (s.brier, s.ece, s.log_loss) == (cal.brier, cal.ece, cal.log_loss)
     p = scored[0].probabilities  # the same for every context: the table ignores the context
     assert s.brier == pytest.approx(sum(sum((q - (k == c.expected)) ** 2 for k, q in enumerate(p)) for c in scored) / 4)
     assert s.log_loss == pytest.approx(-sum(math.log(p[c.expected]) for c in scored) / 4)
     assert s.ece == pytest.approx(abs(max(p) - 1 / 4))  # one bin: confidence max(p), accuracy 1/4
-    assert suite_summary([]).accuracy is None and suite_summary([]).ci_low is None
+    assert suite_summary([]).block.accuracy is None and suite_summary([]).block.ci_low is None
+    assert suite_summary([]).calibration is None
 
 
 def test_choice_logprob() -> None:
@@ -230,7 +231,8 @@ def test_run_log_samples_outcomes_and_results(tmp_path: Path) -> None:
     res = log.results
     assert res is not None and res.schema_version == RESULTS_SCHEMA_VERSION and res.errors == {"boom": 2}
     assert res.overall.n_scored == 2 and res.overall.n_unscored == 1 and res.overall.n_errors == 2
-    cal = direct[0].summary
+    cal = direct[0].summary.calibration
+    assert cal is not None
     assert res.calibration is not None and res.calibration.brier == pytest.approx(cal.brier) and res.calibration.n == 2
     again = suite_results(items, log.samples)
     assert [c.as_dict() for r in again for c in r.contexts] == [c.as_dict() for r in direct for c in r.contexts]

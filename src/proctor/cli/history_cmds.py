@@ -30,7 +30,8 @@ from .tables import show, whole_table
 if TYPE_CHECKING:
     from ..analysis.corrected import CorrectedDifference
     from ..analysis.leaderboard import Leaderboard
-    from ..run.store import GroupMetrics, RunRecord, RunScores
+    from ..core.results import MetricBlock
+    from ..run.store import RunRecord, RunScores
     from ..stats.comparison import Comparison, RunRef
 
 StoreOpt = options.Store
@@ -226,7 +227,7 @@ def _history_cells(r: RunRecord, marked: bool = False) -> list[str]:
             _pct(r.accuracy)]
 
 
-def _breakdown(r: RunRecord, by: str) -> dict[str, GroupMetrics]:
+def _breakdown(r: RunRecord, by: str) -> dict[str, MetricBlock]:
     return r.by_category if by == "category" else r.by_modality
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +17,9 @@ from .messages import note
 from .options import with_model_options
 from .outcome import finish
 from .tables import print_table, whole_table
+
+if TYPE_CHECKING:
+    from ..metrics.suites import SuiteResult
 
 SCORE_EXAMPLES = """Examples (on the bundled examples, offline):
 
@@ -95,15 +99,15 @@ def score(
     finish(log, max_error_rate)
 
 
-def _print_table(model: str, norm: str, temp: float, results: list[Any]) -> None:
+def _print_table(model: str, norm: str, temp: float, results: Sequence[SuiteResult]) -> None:
     table = whole_table(f"proctor score · {model} · norm={norm} · softmax temperature={temp}")
     for col in ("suite", "contexts", "scored", "ties", "accuracy", "95% CI", "Brier", "ECE", "log-loss"):
         table.add_column(col, justify="left" if col == "suite" else "right")
     for r in results:
-        s = r.summary
-        ci = "—" if s.accuracy is None else f"[{s.ci_low or 0:.3f}, {s.ci_high or 0:.3f}]"
-        table.add_row(f"{r.prompt}_{r.suite}", str(s.n_contexts), str(s.n_scored), str(s.n_ties),
-                      _fmt(s.accuracy), ci, _fmt(s.brier), _fmt(s.ece), _fmt(s.log_loss))
+        b, cal = r.summary.block, r.summary.calibration
+        ci = "—" if b.accuracy is None else f"[{b.ci_low or 0:.3f}, {b.ci_high or 0:.3f}]"
+        table.add_row(f"{r.prompt}_{r.suite}", str(b.n), str(b.n_scored), str(r.summary.n_ties), _fmt(b.accuracy), ci,
+                      *(_fmt(getattr(cal, k)) if cal else "—" for k in ("brier", "ece", "log_loss")))
     print_table(table, [str(c.header) for c in table.columns])
 
 

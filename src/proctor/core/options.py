@@ -40,7 +40,7 @@ SCORING = "Scoring"
 COST = "Cost"
 STOPPING = "Stop when decided"
 SWITCHES = "On/off switches (--X on, --no-X off)"
-AGENT = "Agent (a benchmark whose samples are trajectories: bfcl-* --prompt function-calling)"
+AGENT = "Agent (trajectories: bfcl-* --prompt function-calling)"
 AGENT_ONLY = "agent prompt kinds (bfcl-* --prompt function-calling); any other run refuses them (run.resolve)"
 
 GENERATE_ONLY = "generate mode (a log-likelihood run refuses it: run.honoured); a backend that cannot send it " \
@@ -83,8 +83,8 @@ def _generation(name: str, help: str, metavar: str, example: object, kind: Kind 
 
 
 OPTIONS: tuple[Opt, ...] = (
-    Opt("mode", "str", None, "the benchmark's, e.g. logprob for arc-challenge, hellaswag, mmlu; else generate",
-        "generate: ask for an answer and extract it; logprob: score each choice's log-probability.",
+    Opt("mode", "str", None, "the benchmark's (logprob for arc-challenge, hellaswag, mmlu)",
+        "generate: ask for an answer and read it; logprob: score each choice's log-probability.",
         "scorer.mode", "yes", True, True, choices=("generate", "logprob"), example="logprob",
         metavar="generate|logprob", panel=PROMPT),
     Opt("prompt", "str", None, "the dataset's first", "Prompt kind: zero_shot, chain_of_thought, five_shot, "
@@ -92,12 +92,11 @@ OPTIONS: tuple[Opt, ...] = (
         "generate mode; log-likelihood: only the kinds its contexts carry (run.honoured)", example="five_shot",
         metavar="KIND", panel=PROMPT, config="benchmark.prompt_type"),
     Opt("shots", "int", None, "the kind's own", "Few-shot examples before each question (spec "
-        "benchmarks: from the split or file their `fewshot` names; item data: from --fewshot-from).",
+        "benchmarks: from their `fewshot`; item data: --fewshot-from).",
         "scorer.shots", "yes", True, True, "spec benchmarks and item data (a built-in refuses it when it loads)",
         example=3, metavar="K", panel=PROMPT),
     Opt("format", "str", None, "completion for spec benchmarks, as lm-eval; chat for item data", "How a prompt "
-        "with examples is sent: one plain text (completion, with no chat template) or chat turns (each example a "
-        "user/assistant turn).", "scorer.format", "yes", True, True,
+        "with examples is sent: one plain text (completion) or chat turns (an example a user/assistant pair).", "scorer.format", "yes", True, True,
         "generate mode; log-likelihood refuses chat (run.honoured)", choices=("completion", "chat"),
         example="chat", metavar="completion|chat", panel=PROMPT),
     Opt("fewshot_from", "path", None, "the dataset itself, never the item asked", "Item data: the file (any "
@@ -150,21 +149,18 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("truncated_as", "str", "wrong", "proctor", "How accuracy counts a truncated answer (token limit, unclosed "
         "thought).", "scorer.truncated_as", "yes", True, True, choices=("wrong", "excluded"), example="excluded",
         metavar="wrong|excluded", panel=SCORING),
-    Opt("extract", "str", "reference", "proctor", "Which reading scores: the benchmark's reference answer rule "
-        "(its authors' parser) or proctor's robust reader; both run on every answer and their disagreements are "
-        "reported as ambiguous.", "scorer.extract", "yes", True, True, choices=("reference", "robust"),
+    Opt("extract", "str", "reference", "proctor", "Which reading scores: the authors' rule (reference) or "
+        "proctor's robust reader; both read every answer, disagreements reported as ambiguous.", "scorer.extract", "yes", True, True, choices=("reference", "robust"),
         example="robust", metavar="reference|robust", panel=SCORING),
-    Opt("no_answer", "str", None, "as the benchmark's authors count it for the prompt kind, e.g. MMLU-Pro's "
-        "TIGER-Lab kinds: guess; else wrong", "How accuracy counts an answer no rule found: wrong, or guess (1/k "
-        "credit for k options, the expected value of a random guess); part of the run's identity.",
+    Opt("no_answer", "str", None, "the authors' count for the kind: MMLU-Pro's TIGER-Lab kinds guess, else "
+        "wrong", "How accuracy counts an answer no rule found: wrong, or guess (1/k for k options).",
         "scorer.no_answer", "yes", True, True, choices=("wrong", "guess"), example="guess", metavar="wrong|guess",
         panel=SCORING),
-    Opt("answer_rule", "str", None, "the prompt kind's own", "The reference answer rule that reads the answers, "
-        "e.g. llm-wc-mcqa (llm-wc's) or matharena-aime.", "scorer.answer_rule", "yes", True, True,
+    Opt("answer_rule", "str", None, "the prompt kind's own", "The reference answer rule, e.g. llm-wc-mcqa or "
+        "matharena-aime.", "scorer.answer_rule", "yes", True, True,
         example="llm-wc-mcqa", metavar="NAME", panel=SCORING),
-    Opt("cluster", "str", None, "the benchmark's own, e.g. MMLU-Pro's src; none: items alone", "Cluster accuracy "
-        "intervals by this item attribute (category, subcategory, metadata.KEY or none): items sharing a value "
-        "share errors. docs/statistics.md", "cluster",
+    Opt("cluster", "str", None, "the benchmark's own (MMLU-Pro: src)", "Cluster intervals by this item "
+        "attribute (category, subcategory, metadata.KEY, none): items sharing a value share errors.", "cluster",
         "no", False, False, example="category", metavar="ATTR", panel=SCORING),
     Opt("unsafe_exec", "bool", False, "proctor (refused without a sandbox)", "Code benchmarks: run model code unsandboxed "
         "where bubblewrap is missing (recorded; else such a run is refused).", "unsafe_exec", "no", False, False, "code benchmarks: it lets resolve set `sandbox` to unsafe where bubblewrap "
@@ -180,18 +176,18 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("sampler", "str", None, "by model", "simple-evals: the request of this model family.",
         "dataset.prompt_options", "yes", True, True, "gpqa-* --prompt simple-evals", choices=("o-series", "chat"),
         example="chat", metavar="o-series|chat", panel=SCORING),
-    Opt("max_turns", "int", None, "20", "Agent: the most model turns in one trajectory (then it ends as max_turns).",
+    Opt("max_turns", "int", None, "20", "Model turns in a trajectory, at most.",
         "agent", "yes", True, True, AGENT_ONLY, example=5, metavar="N", panel=AGENT),
-    Opt("max_tool_calls", "int", None, "100", "Agent: the most tool calls over one trajectory (max_tool_calls).",
+    Opt("max_tool_calls", "int", None, "100", "Tool calls in a trajectory, at most.",
         "agent", "yes", True, True, AGENT_ONLY, example=10, metavar="N", panel=AGENT),
-    Opt("max_agent_tokens", "int", None, "no limit", "Agent: input + output tokens over one trajectory's turns "
-        "(max_tokens).", "agent", "yes", True, True, AGENT_ONLY, example=4096, metavar="N", panel=AGENT),
-    Opt("wall_time", "float", None, "600", "Agent: seconds for one trajectory, model and tools (wall_time).",
+    Opt("max_agent_tokens", "int", None, "no limit", "Input + output tokens over a trajectory.",
+        "agent", "yes", True, True, AGENT_ONLY, example=4096, metavar="N", panel=AGENT),
+    Opt("wall_time", "float", None, "600", "Seconds for a trajectory, tools included.",
         "agent", "yes", True, True, AGENT_ONLY, example=60.0, metavar="SECONDS", panel=AGENT),
-    Opt("tool_timeout", "float", None, "30", "Agent: seconds one tool call may run.", "agent", "yes", True, True,
+    Opt("tool_timeout", "float", None, "30", "Seconds a tool call may run.", "agent", "yes", True, True,
         AGENT_ONLY, example=5.0, metavar="SECONDS", panel=AGENT),
-    Opt("max_result_bytes", "int", None, "65536", "Agent: a tool result longer than this (UTF-8 bytes) is cut, "
-        "and says so.", "agent", "yes", True, True, AGENT_ONLY, example=1024, metavar="N", panel=AGENT),
+    Opt("max_result_bytes", "int", None, "65536", "Bytes of a tool result kept (then cut, saying so).",
+        "agent", "yes", True, True, AGENT_ONLY, example=1024, metavar="N", panel=AGENT),
     Opt("judge", "str", None, "none", "Model that grades prose answers (open-ended items need one).",
         "judge.model", "yes", True, True, "generate mode (a log-likelihood run refuses it: run.honoured)",
         example="scripted:first", metavar="SPEC", panel=JUDGE),

@@ -169,7 +169,7 @@ class JudgeCorrected(_Block):
 
 
 class Cost(_Block):
-    """The run's cost at the manifest's prices (`proctor.run.pricing.CostSummary`): exact decimals."""
+    """The run's cost at the manifest's prices (`proctor.metrics.money.run_cost`): exact decimals."""
 
     total: Decimal
     currency: str = "USD"
@@ -245,7 +245,7 @@ class Results(_Block):
     extract: str | None = None  # which reading scored: "reference" or "robust"
     no_answer: str | None = None  # how accuracy counted unanswered samples: "wrong" or "guess" (1/k)
     cluster: str | None = None  # the item attribute the intervals are clustered by (None: items alone)
-    cost: Cost | None = None  # proctor.run.pricing.CostSummary's numbers when prices are known
+    cost: Cost | None = None  # `proctor.metrics.money.run_cost` when prices are known
     budget_curve: BudgetCurve | None = None  # a ladder of retries (run --budgets): accuracy at every budget
     errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from pydantic_core import PydanticCustomError
 
 from .model import GenerationSpec  # the one record of the generation settings (re-exported)
+from .money import Money  # the one record of a price (re-exported)
 
 SPEC_VERSION = 1  # in the hashed identity: bump when the identity's meaning changes
 DEFAULT_MAX_TOKENS = 1024  # when neither the spec, the prompt kind nor the benchmark gives a budget (resolve)
@@ -135,15 +136,6 @@ class ScorerSpec(_Record):
     # executions run under (`proctor.scoring.execute.scorer.ExecProfile`); test_imports: MBPP's, run before its asserts
     exec_limits: ExecLimits | None = None
     test_imports: bool | None = None
-
-
-class Money(_Record):
-    """Money per million tokens."""
-
-    input: Decimal
-    output: Decimal
-    currency: str = "USD"
-    source: str = "command line"
 
 
 class JudgeSpec(_Record):

@@ -128,7 +128,7 @@ def aggregate_record(log: RunLog, ident: dict[str, Any], samples_path: str | Non
         import shlex
 
         args["execution_command"] = shlex.join(redact(m.command))  # a hand-edited manifest too
-    counts: dict[str, Any] = {"n_samples": t.n, "n_scored": t.n_scored, "n_errors": t.n_errors,
+    counts: dict[str, Any] = {"n_samples": overall.n, "n_scored": t.n_scored, "n_errors": overall.n_errors,
                               "n_unscored": t.n_unscored}
     if overall.truncated_low is not None and overall.truncated_high is not None:  # EEE has no field for bounds
         counts |= {"n_truncated": overall.n_truncated, "truncated_as": m.truncated_as,

@@ -33,18 +33,14 @@ def overall_accuracy(run: RunLog, t: RunTally | None = None) -> MetricBlock:
 
 @dataclass
 class RunTally:
-    """What an exporter needs about all of a run's samples, gathered in one streamed pass (a few bytes a sample):
-    the counts, the scores accuracy counts, the tokens, the item ids and the overall accuracy block's inputs
-    (the run's `truncated_as` and `no_answer` applied, as results.json's `overall`)."""
+    """What an exporter needs about all of a run's samples beyond results.json's overall block, gathered in the one
+    streamed pass that tallies that block (a few bytes a sample): the samples' own scores (before the counting
+    rules), their item ids and outcomes. The counts and tokens are the block's (`overall_accuracy`)."""
 
-    n: int = 0
-    n_errors: int = 0
-    scores: list[float] = field(default_factory=list)  # of the counted samples (scored, with a score)
-    input_tokens: int = 0
-    output_tokens: int = 0
+    scores: list[float] = field(default_factory=list)  # of the scored samples with a score, as recorded
     item_ids: set[str] = field(default_factory=set)
     outcomes: Counter[Outcome] = field(default_factory=Counter)  # the samples' own outcomes, as recorded
-    overall: BlockTally = field(default_factory=BlockTally)
+    overall: BlockTally = field(default_factory=BlockTally)  # the overall block's inputs, counting rules applied
 
     @property
     def n_scored(self) -> int:
@@ -52,8 +48,8 @@ class RunTally:
 
     @property
     def n_unscored(self) -> int:
-        """Neither counted nor errored."""
-        return self.n - self.n_scored - self.n_errors
+        """Neither scored nor errored."""
+        return self.overall.n - self.n_scored - self.overall.n_errors
 
 
 def tally(run: RunLog) -> RunTally:
@@ -63,11 +59,7 @@ def tally(run: RunLog) -> RunTally:
     for s in run.iter_samples():
         for counted_as in apply_no_answer(apply_truncated_as([s], m.truncated_as), m.no_answer):
             t.overall.add(counted_as)
-        t.n += 1
-        t.n_errors += s.outcome is Outcome.ERROR
         t.scores += scored_scores([s])
-        t.input_tokens += s.input_tokens or 0
-        t.output_tokens += s.output_tokens or 0
         t.item_ids.add(s.item_id)
         t.outcomes[s.outcome] += 1
     return t

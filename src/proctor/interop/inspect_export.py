@@ -110,15 +110,16 @@ def eval_log(log: RunLog, t: RunTally | None = None) -> EvalLog:
                    for name, value in {"accuracy": overall.accuracy, **extra}.items() if value is not None}
         metrics |= _truncation_bounds(overall, m.truncated_as)
     score = EvalScore(name=SCORER, scorer=m.scorer.scorer or m.mode, scored_samples=t.n_scored,
-                      unscored_samples=t.n - t.n_scored, metrics=metrics,
+                      unscored_samples=overall.n - t.n_scored, metrics=metrics,
                       reducer="mean" if m.epochs > 1 else None,
                       metadata={"ci_method": overall.ci_method} if overall.ci_method else None)
-    usage = {_model(log): ModelUsage(input_tokens=t.input_tokens, output_tokens=t.output_tokens,
-                                     total_tokens=t.input_tokens + t.output_tokens)}
+    usage = {_model(log): ModelUsage(input_tokens=overall.input_tokens, output_tokens=overall.output_tokens,
+                                     total_tokens=overall.input_tokens + overall.output_tokens)}
     return EvalLog(
         status="success" if m.finished_at else "started",
         eval=_spec(log, sorted({member_id(i) for i in t.item_ids})),
-        results=EvalResults(total_samples=t.n, completed_samples=t.n - t.n_errors, scores=[score]),  # without error
+        results=EvalResults(total_samples=overall.n, completed_samples=overall.n - overall.n_errors,  # without error
+                            scores=[score]),
         stats=EvalStats(started_at=m.started_at, completed_at=m.finished_at or "", model_usage=usage),
     )
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..data.formats.suites import model_slug, results_stem, sanitize_filename
 from ..log.runlog import RunLog, Sample, SuiteDetails
-from ..metrics.suites import SuiteResult, context_result, suite_results, suite_summary
+from ..metrics.suites import SuiteResult, SuiteSummary, context_result, suite_results, suite_summary
 from ..run.outputs import Finished
 from ..run.resolve import suite_options
 from ..scoring.logprob import Norm
@@ -58,11 +58,24 @@ def write_outputs(out_dir: str | Path, result: SuiteResult, options: ScoreOption
     return {"csv": csv_path, "jsonl": jsonl_path}
 
 
+SummaryValue = int | float | str | None
+
+
+def summary_json(s: SuiteSummary) -> dict[str, SummaryValue]:
+    """One suite's entry in the summary file, flat as it has always been: the counts, accuracy with its interval,
+    ties, Brier, ECE and log-loss."""
+    b, cal = s.block, s.calibration
+    return {"n_contexts": b.n, "n_scored": b.n_scored, "n_unscored": b.n_unscored, "n_errors": b.n_errors,
+            "n_correct": s.n_correct, "n_ties": s.n_ties, "accuracy": b.accuracy, "ci_low": b.ci_low,
+            "ci_high": b.ci_high, "ci_method": b.ci_method, "brier": cal.brier if cal else None,
+            "ece": cal.ece if cal else None, "log_loss": cal.log_loss if cal else None}
+
+
 def write_summary(path: str | Path, results: Sequence[SuiteResult]) -> Path:
     """The summary file: each suite's summary and the pooled one."""
     pooled = suite_summary([c for r in results for c in r.contexts])
-    write_json_atomic(path, {"suites": {f"{r.prompt}_{r.suite}": r.summary.model_dump(mode="json") for r in results},
-                             "overall": pooled.model_dump(mode="json")})
+    write_json_atomic(path, {"suites": {f"{r.prompt}_{r.suite}": summary_json(r.summary) for r in results},
+                             "overall": summary_json(pooled)})
     return Path(path)
 
 

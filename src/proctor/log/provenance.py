@@ -221,15 +221,6 @@ class ScorerInfo(Record):
         return cls.model_validate({k: v for k, v in identity.items() if k != "generation" and k not in SCORER_SETTINGS})
 
 
-class PriceRecord(Record):
-    """Money per million tokens the cost was computed with (`proctor.run.pricing.Price.as_dict()`)."""
-
-    input_per_million: str
-    output_per_million: str
-    currency: str = "USD"
-    source: str | None = None
-
-
 class ImportOrigin(Record):
     """`proctor import`: the other harness, its files (with their hashes), the task and the metric."""
 

@@ -31,8 +31,9 @@ from pydantic import (
     model_validator,
 )
 
+from ..core.money import Money, recorded_money
 from ..core.results import Results
-from ..core.spec import GenerationSpec, Money, RunSpec
+from ..core.spec import GenerationSpec, RunSpec
 from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
@@ -46,7 +47,6 @@ from .provenance import (
     ClaimRecord,
     DatasetInfo,
     ImportOrigin,
-    PriceRecord,
     Provenance,
     ScorerInfo,
     migrate_manifest,
@@ -457,9 +457,15 @@ class RunSettings(BaseModel):
     extract: str | None = None  # generation: which reading scores, "reference" (the benchmark's rule) or "robust"
     answer_rule: str | None = None  # generation: the reference rule that read the answers (None: proctor's reader)
     no_answer: str = "wrong"  # how results count an answer no rule found: "wrong" or "guess" 1/k (--no-answer)
-    price: PriceRecord | None = None  # the prices cost was computed with
+    price: Money | None = None  # the prices cost was computed with
     max_cost: str | None = None  # --max-cost, when given
-    judge_price: PriceRecord | None = None  # the judge's price, when a judge graded and it is known
+    judge_price: Money | None = None  # the judge's price, when a judge graded and it is known
+
+    @field_validator("price", "judge_price", mode="before")
+    @classmethod
+    def _recorded_price(cls, value: Any) -> Any:
+        """A price in the shape manifests before the one money record wrote (`input_per_million`…)."""
+        return recorded_money(value)
 
     @field_validator("generation", mode="before")
     @classmethod
@@ -623,10 +629,10 @@ class Manifest(BaseModel):
         return self.spec.epochs if self.spec is not None else self._own.epochs
 
     @property
-    def price(self) -> PriceRecord | None:
+    def price(self) -> Money | None:
         if self.spec is None:
             return self._own.price
-        return _price_record(self.spec.price)
+        return self.spec.price
 
     @property
     def max_cost(self) -> str | None:
@@ -635,11 +641,11 @@ class Manifest(BaseModel):
         return str(self.spec.budget.max_cost) if self.spec.budget is not None else None
 
     @property
-    def judge_price(self) -> PriceRecord | None:
+    def judge_price(self) -> Money | None:
         """The judge's price, when a judge graded and it is known."""
         if self.spec is None:
             return self._own.judge_price
-        return _price_record(self.spec.judge.price) if self.spec.judge is not None and self.judge else None
+        return self.spec.judge.price if self.spec.judge is not None and self.judge else None
 
     @property
     def _generates(self) -> bool:
@@ -657,13 +663,6 @@ class Manifest(BaseModel):
     def model_identity(self) -> BackendIdentity:
         """The resolved backend (`Model.identity()`): the dtype that ran, weights, engine."""
         return self.provenance.backend
-
-
-def _price_record(money: Money | None) -> PriceRecord | None:
-    if money is None:
-        return None
-    return PriceRecord(input_per_million=str(money.input), output_per_million=str(money.output),
-                       currency=money.currency, source=money.source)
 
 
 def check_generation(settings: Any, path: str | Path, what: str = "bad manifest: generation") -> None:

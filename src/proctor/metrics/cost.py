@@ -10,7 +10,7 @@ from ..core.results import Cost
 from ..log.runlog import Manifest, Outcome, Sample
 from ..scoring.judge import judge_usages
 from .base import RunContext, Tallied
-from .money import Price, run_cost
+from .money import run_cost
 
 
 def run_cost_of(samples: Iterable[Sample], manifest: Manifest) -> Cost | None:
@@ -66,10 +66,8 @@ class CostTally:
         m = self.manifest
         if m is None or m.price is None:
             return None
-        judge_price = Price.of(m.judge_price) if m.judge_price else None
-        summary = run_cost(Price.of(m.price), _usages(*self.usage), self.correct, judge_price=judge_price,
-                           judge_usages=_usages(*self.judge) if m.judge is not None else None)
-        return summary.as_cost()
+        return run_cost(m.price, _usages(*self.usage), self.correct, judge_price=m.judge_price,
+                        judge_usages=_usages(*self.judge) if m.judge is not None else None)
 
 
 def _append(columns: tuple[array[int], array[int]], i: int | None, o: int | None) -> None:

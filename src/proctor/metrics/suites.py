@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
+from ..core.results import Calibration, MetricBlock
 from ..data.records import Item
 from ..log.runlog import Outcome, Sample, SuiteDetails
 from ..scoring.suites import ContextResult, suite_of, verdict
@@ -17,22 +16,15 @@ from .accuracy import group_block
 from .calibration import calibration_of
 
 
-class SuiteSummary(BaseModel):
-    """summary.json's numbers for a suite (or all of them): accuracy with its 95% interval, ties, calibration."""
+@dataclass(frozen=True)
+class SuiteSummary:
+    """A suite's numbers (or all of them pooled): results.json's accuracy block and calibration over its contexts,
+    and what only a suite has (correct answers, ties). `proctor.interop.probsem_export.summary_json` writes them."""
 
-    n_contexts: int
-    n_scored: int
-    n_unscored: int
-    n_errors: int
+    block: MetricBlock  # accuracy with its 95% interval and the counts (n: contexts)
+    calibration: Calibration | None  # None: no context with a known answer and a distribution
     n_correct: int
     n_ties: int
-    accuracy: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    ci_method: str | None = None
-    brier: float | None = None
-    ece: float | None = None
-    log_loss: float | None = None
 
 
 @dataclass
@@ -55,13 +47,9 @@ def suite_summary(contexts: Sequence[ContextResult]) -> SuiteSummary:
     """Accuracy (95% Wilson CI), ties, Brier, ECE and mean log-loss over contexts with expected >= 0: the
     metrics results.json reports (`proctor.metrics`: accuracy and calibration), over the same samples."""
     samples = [_context_sample(c) for c in contexts]
-    block, cal = group_block(samples), calibration_of(samples)
-    return SuiteSummary(
-        n_contexts=block.n, n_scored=block.n_scored, n_unscored=block.n_unscored, n_errors=block.n_errors,
-        n_correct=sum(s.outcome is Outcome.CORRECT for s in samples), n_ties=sum(1 for c in contexts if c.ties),
-        accuracy=block.accuracy, ci_low=block.ci_low, ci_high=block.ci_high, ci_method=block.ci_method,
-        brier=cal.brier if cal else None, ece=cal.ece if cal else None, log_loss=cal.log_loss if cal else None,
-    )
+    return SuiteSummary(group_block(samples), calibration_of(samples),
+                        n_correct=sum(s.outcome is Outcome.CORRECT for s in samples),
+                        n_ties=sum(1 for c in contexts if c.ties))
 
 
 def context_result(sample: Sample) -> ContextResult:

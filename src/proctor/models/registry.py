@@ -57,8 +57,8 @@ class HTTPOptions(ClientOptions):
 
 class BatchableOptions(HTTPOptions):
     batch: bool | None = Field(  # models/batch*.py
-        default=None, description="Send the run through the provider's batch API: half price, within 24 h; a "
-                                  "killed run picks its batches up again (default: off).")
+        default=None, description="Send the run through the provider's batch API: half price, within 24 h "
+                                  "(default: off).")
     batch_poll_interval: float | None = Field(
         default=None, gt=0, description="Seconds between batch status requests (default: the backend's).")
 
@@ -134,8 +134,8 @@ class VLLMOptions(ClientOptions, CompletionsOptions):
     startup_timeout: float | None = Field(
         default=None, gt=0, description="Seconds the engine may take to answer /health (default: 900).")
     batch_invariant: bool | None = Field(
-        default=None, description="vLLM's batch-invariant mode (VLLM_BATCH_INVARIANT=1): answers independent of "
-                                  "batching, at some speed (default: off).")
+        default=None, description="VLLM_BATCH_INVARIANT=1: answers independent of batching, "
+                                  "at some speed (default: off).")
     engine_seed: int | None = Field(default=None, description="vLLM --seed (default: 0).")
 
 

@@ -17,16 +17,10 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from ..core.results import (
-    AnswerReading,
-    Cost,
-    EpochSpread,
-    JudgeAgreement,
-    JudgeCorrected,
-    MetricBlock,
+    Calibration,
     MetricValue,
     Results,
 )
-from ..core.results import Calibration as ResultsCalibration
 from ..core.spec import HumanLabels
 from ..data.coverage import BANDS as COVERAGE_BANDS
 from ..data.coverage import flag_categories
@@ -59,24 +53,6 @@ class ContextDist:
     probs: list[float]
     expected: int | None
     predicted: int
-
-
-@dataclass(frozen=True)
-class CalBin:
-    lo: float
-    hi: float
-    n: int
-    confidence: float
-    accuracy: float
-
-
-@dataclass(frozen=True)
-class Calibration:
-    n: int
-    bins: list[CalBin]
-    brier: float | None
-    ece: float | None
-    log_loss: float | None
 
 
 def _labels(s: Sample, k: int) -> list[str]:
@@ -129,7 +105,7 @@ class OptionScore:
     expected: bool
 
 
-def _floats(raw: Any) -> dict[str, float] | None:
+def _floats(raw: object) -> dict[str, float] | None:
     """{label: number} from a mapping of finite-or-not numbers; None when it is not one."""
     if not isinstance(raw, Mapping) or not raw:
         return None
@@ -156,13 +132,12 @@ def option_scores(s: Sample) -> list[OptionScore]:
 
 def calibration_view(dists: Sequence[ContextDist], n_bins: int = 10) -> Calibration | None:
     """Reliability bins, Brier, ECE and log loss of the contexts with a known answer (`proctor.stats.intervals.calibration`,
-    the numbers results.json holds), shaped for plotting."""
+    results.json's `Calibration` block), its empty bins left out for plotting."""
     scored = [d for d in dists if d.expected is not None]
     if not scored:
         return None
     c = stats_calibration([d.probs for d in scored], [d.expected for d in scored if d.expected is not None], n_bins)
-    bins = [CalBin(b.lo, b.hi, b.n, b.confidence or 0.0, b.accuracy or 0.0) for b in c.bins if b.n]
-    return Calibration(c.n, bins, c.brier, c.ece, c.log_loss)
+    return c.model_copy(update={"bins": [b for b in c.bins if b.n]})
 
 
 # ---------------------------------------------------------------- coverage
@@ -218,7 +193,7 @@ class HistoryPoint:
     label: str = ""
 
 
-def parse_time(value: Any) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
     if isinstance(value, datetime):
         return value
     if isinstance(value, str) and value:
@@ -273,10 +248,6 @@ class RunSummary:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def overall(self) -> MetricBlock:
-        return self.results.overall
-
-    @property
     def clustering(self) -> str | None:
         """A sentence on the clustered interval when it differs materially from the naive one, or when a note
         says why items stayed the unit (few clusters, no variance); else None."""
@@ -288,55 +259,6 @@ class RunSummary:
             return text
         return (f"{text}: the interval counts clusters; treating items as independent gives "
                 f"[{100 * (o.naive_ci_low or 0):.1f}, {100 * (o.naive_ci_high or 0):.1f}]")
-
-    @property
-    def by_category(self) -> dict[str, MetricBlock]:
-        return self.results.by_category
-
-    @property
-    def by_difficulty(self) -> dict[str, MetricBlock]:
-        return self.results.by_difficulty
-
-    @property
-    def by_modality(self) -> dict[str, MetricBlock]:
-        return self.results.by_modality
-
-    @property
-    def macro_accuracy(self) -> float | None:
-        return self.results.macro_accuracy
-
-    @property
-    def acc_norm(self) -> MetricBlock | None:
-        return self.results.acc_norm
-
-    @property
-    def epochs(self) -> EpochSpread | None:
-        return self.results.epochs
-
-    @property
-    def judge_agreement(self) -> JudgeAgreement | None:
-        return self.results.judge_agreement
-
-    @property
-    def judge_corrected(self) -> JudgeCorrected | None:
-        return self.results.judge_corrected
-
-    @property
-    def cost(self) -> Cost | None:
-        return self.results.cost
-
-    @property
-    def calibration_reported(self) -> ResultsCalibration | None:
-        return self.results.calibration
-
-    @property
-    def metrics(self) -> dict[str, MetricValue]:
-        """The registered metrics beyond the built-ins (`proctor.metrics.register`)."""
-        return self.results.metrics
-
-    @property
-    def answer_reading(self) -> AnswerReading | None:
-        return self.results.answer_reading
 
     @property
     def truncated_as(self) -> str:
@@ -523,7 +445,7 @@ def with_labels(log: RunLog, labels: HumanLabels | None) -> RunLog:
 
 
 def _n_scored(r: RunSummary) -> int:
-    return r.overall.n_scored
+    return r.results.overall.n_scored
 
 
 def load(
@@ -569,7 +491,7 @@ def load(
         seen = {p.started_at for p in pts} | {p.label for p in pts if p.label}
         for r in runs:  # the runs in this report belong on their own history line, once (by start or run id)
             t = parse_time(r.started_at)
-            o = r.overall
+            o = r.results.overall
             if ((r.model, r.dataset_key) == key and t and t not in seen and r.log.manifest.run_id not in seen
                     and o.accuracy is not None and r.partial is None):
                 pts.append(HistoryPoint(t, o.accuracy, o.ci_low, o.ci_high, r.log.manifest.run_id))

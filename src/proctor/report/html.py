@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, TypedDict
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -38,7 +38,7 @@ def _static(name: str) -> str:
     return (resources.files("proctor.report") / "templates" / name).read_text(encoding="utf-8")
 
 
-def json_for_script(data: Any) -> str:
+def json_for_script(data: object) -> str:
     """JSON that is safe inside a <script> element (like Django's json_script)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -62,7 +62,7 @@ class _Interner:
         return out
 
 
-def _ref(v: Any) -> str:
+def _ref(v: object) -> str:
     if v is None:
         return ""
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
@@ -71,7 +71,7 @@ def _ref(v: Any) -> str:
 SNIPPET = 220
 
 
-def _verdict(d: SampleDetails) -> dict[str, Any] | None:
+def _verdict(d: SampleDetails) -> dict[str, str] | None:
     """A judge's verdict from sample details: grade, reasoning and (when the judge thought) its thinking."""
     grade, reason, thinking = d.get("judge_grade"), d.get("judge_reasoning"), d.get("judge_thinking")
     if reason is None and grade is None:
@@ -80,9 +80,9 @@ def _verdict(d: SampleDetails) -> dict[str, Any] | None:
     return out or None
 
 
-def _judge_fields(details: SampleDetails) -> dict[str, Any]:
+def _judge_fields(details: SampleDetails) -> dict[str, dict[str, str]]:
     """Blob fields for the judge: "j" the verdict that scored the sample, "jc" the agreement check's."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, str]] = {}
     if v := _verdict(details):
         out["j"] = v
     check = details.get("judge_check")
@@ -140,14 +140,25 @@ def _shown_positions(run_id: str, n: int, k: int) -> range | set[int]:
     return set(random.Random(int(hashlib.sha256(run_id.encode()).hexdigest()[:16], 16)).sample(range(n), k))
 
 
-def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> dict[str, Any]:
+class SampleBlob(TypedDict):
+    """What the report's sample browser reads (gzip + base64 in the page): the runs, the interned strings, the rows."""
+
+    runs: list[str]
+    models: list[str]
+    colours: int
+    strings: list[str]
+    samples: list[dict[str, Any]]  # one compact row a sample: short keys, JSON values
+    total: int  # samples in the runs, shown or not
+
+
+def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> SampleBlob:
     """Compact sample records for the browser; prompts are lists of [role, paragraph ids]. At most `limit` samples
     over every run (0: all), a seeded random draw of each run's when they hold more, read one at a time."""
     pool = _Interner()
-    rows = []
-    sizes = [r.overall.n for r in runs]
+    rows: list[dict[str, Any]] = []
+    sizes = [r.results.overall.n for r in runs]
     for r, k in zip(runs, shown_shares(sizes, limit), strict=True):
-        shown = _shown_positions(r.log.manifest.run_id, r.overall.n, k)
+        shown = _shown_positions(r.log.manifest.run_id, r.results.overall.n, k)
         for s in (s for i, s in enumerate(r.log.iter_samples()) if i in shown):
             msgs = s.prompt if isinstance(s.prompt, list) else [{"role": "", "content": s.prompt}]
             prompt = [[str(m.get("role", "")), pool.text(str(m.get("content", "")))] for m in msgs]
@@ -177,8 +188,8 @@ def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> dict[st
                 row["q"] = _snippet(s, msgs)
             row.update(_judge_fields(s.details))
             rows.append(row)
-    return {"runs": run_names(runs), "models": [r.model for r in runs], "colours": plots.N_COLOURS,
-            "strings": pool.table, "samples": rows, "total": sum(sizes)}
+    return SampleBlob(runs=run_names(runs), models=[r.model for r in runs], colours=plots.N_COLOURS,
+                      strings=pool.table, samples=rows, total=sum(sizes))
 
 
 def run_names(runs: Sequence[RunSummary]) -> list[str]:
@@ -187,16 +198,21 @@ def run_names(runs: Sequence[RunSummary]) -> list[str]:
     return run_labels.run_labels(runs)
 
 
-def run_cards(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+class RunCard(TypedDict):
+    """A run's headline card: its facets (name, value, differs from the other runs') and what sets it apart."""
+
+    facets: list[tuple[str, str, bool]]
+    distinct: str
+
+
+def run_cards(runs: Sequence[RunSummary]) -> list[RunCard]:
     """Each run's facets for its headline card, those that differ between the runs marked."""
     diff = run_labels.differing(runs) if len(runs) > 1 else set()
     names = run_names(runs)
     return [
-        {
-            "facets": [(f.name, f.value, f.name in diff) for f in run_labels.facets(r)],
-            # what sets it apart from same model + dataset (a partial run's mark first)
-            "distinct": name.removeprefix(f"{r.model} · {r.dataset}").lstrip(" ·"),
-        }
+        RunCard(facets=[(f.name, f.value, f.name in diff) for f in run_labels.facets(r)],
+                # what sets it apart from same model + dataset (a partial run's mark first)
+                distinct=name.removeprefix(f"{r.model} · {r.dataset}").lstrip(" ·"))
         for r, name in zip(runs, names)
     ]
 
@@ -220,15 +236,15 @@ def _fmt_duration(s: float | None) -> str:
     return f"{h} h {m:02d} min" if h else f"{m} min {sec:02d} s"
 
 
-def _fmt_int(n: Any) -> str:
+def _fmt_int(n: object) -> str:
     return f"{int(n):,}".replace(",", "\u2009") if isinstance(n, (int, float)) else "—"
 
 
-def _fmt_pct(x: Any) -> str:
+def _fmt_pct(x: object) -> str:
     return plots._pct(float(x)) if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 
-def _fmt_num(x: Any, digits: int = 2) -> str:
+def _fmt_num(x: object, digits: int = 2) -> str:
     return f"{x:.{digits}f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 
@@ -278,13 +294,13 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
     for r in runs:
         by_dataset.setdefault(r.dataset, []).append(r)
     category_charts = [
-        {"dataset": ds, "runs": rs, "chart": plots.category_bars(cats, [(labels[r.index], r.by_category) for r in rs], [r.index for r in rs])}
+        {"dataset": ds, "runs": rs, "chart": plots.category_bars(cats, [(labels[r.index], r.results.by_category) for r in rs], [r.index for r in rs])}
         for ds, rs in by_dataset.items()
-        if (cats := sorted({c for r in rs for c in r.by_category}))
+        if (cats := sorted({c for r in rs for c in r.results.by_category}))
     ]
-    cats = sorted({c for r in runs for c in r.by_category})
-    diff_series = [(labels[r.index], r.by_difficulty) for r in runs]
-    diff_runs = [r for r in runs if any(b in r.by_difficulty for b in BANDS)]
+    cats = sorted({c for r in runs for c in r.results.by_category})
+    diff_series = [(labels[r.index], r.results.by_difficulty) for r in runs]
+    diff_runs = [r for r in runs if any(b in r.results.by_difficulty for b in BANDS)]
     has_difficulty = bool(diff_runs)
     prob_runs = [
         {
@@ -305,16 +321,16 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         for k, pts in data.history.items()
     ]
     judge_runs = [
-        {"run": r, "ja": r.judge_agreement, "matrix": confusion_matrix(r.judge_agreement.confusion)}
+        {"run": r, "ja": r.results.judge_agreement, "matrix": confusion_matrix(r.results.judge_agreement.confusion)}
         for r in runs
-        if r.judge_agreement
+        if r.results.judge_agreement
     ]
     budget_runs = [
         {"run": r, "curve": c, "chart": plots.budget_curve(c), "chart_narrow": plots.budget_curve(c, plots.NARROW_CHART)}
         for r in runs
         if (c := r.results.budget_curve) is not None
     ]
-    ks = {r.epochs.k for r in runs if r.epochs}
+    ks = {r.results.epochs.k for r in runs if r.results.epochs}
     script = _static("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     blob = sample_blob(runs, max_samples)
@@ -329,14 +345,14 @@ def render_html(data: ReportData, max_samples: int = MAX_SAMPLES) -> str:
         if len(runs) > 1 else "",
         category_charts=category_charts,
         multi_dataset=len(by_dataset) > 1,
-        has_acc_norm=any(r.acc_norm for r in runs),
+        has_acc_norm=any(r.results.acc_norm for r in runs),
         has_epochs=bool(ks),
         epochs_k=ks.pop() if len(ks) == 1 else "k",
         judge_runs=judge_runs,
         difficulty_chart=plots.difficulty_lines(diff_series) if has_difficulty else None,
         difficulty_chart_narrow=plots.difficulty_lines(diff_series, plots.NARROW_CHART) if has_difficulty else None,
-        unknown_difficulty=sum(m.n for r in runs if (m := r.by_difficulty.get("unknown")) is not None),
-        more_metrics=sorted({k for r in runs for k in r.metrics}),
+        unknown_difficulty=sum(m.n for r in runs if (m := r.results.by_difficulty.get("unknown")) is not None),
+        more_metrics=sorted({k for r in runs for k in r.results.metrics}),
         categories=cats,
         prob_runs=prob_runs,
         budget_runs=budget_runs,

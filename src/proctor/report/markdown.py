@@ -15,7 +15,7 @@ from .labels import facets, title
 from .plots import _pct
 
 
-def _cell(v: Any) -> str:
+def _cell(v: object) -> str:
     """Escape what would break a table cell or render as markup."""
     s = " ".join(str(v).split()).replace("&", "&amp;")
     for ch in "\\|`*_[]<>":
@@ -45,14 +45,14 @@ def _value_ci(v: MetricValue | None) -> str:
 
 
 def _breakdown(title: str, keys: Sequence[str], runs: Sequence[RunSummary], attr: str) -> list[str]:
-    rows = [[_cell(k)] + [_acc_ci(getattr(r, attr).get(k)) for r in runs] for k in keys]
+    rows = [[_cell(k)] + [_acc_ci(getattr(r.results, attr).get(k)) for r in runs] for k in keys]
     if not rows:
         return []
     names = [_cell(n) for n in run_names(runs)]
     return ["", f"## {title}", ""] + _table([title.split()[-1].capitalize(), *names], rows, set(range(1, len(runs) + 1)))
 
 
-def _num(x: Any) -> str:
+def _num(x: object) -> str:
     return f"{x:.2f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "—"
 
 
@@ -61,7 +61,7 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
     out: list[str] = []
     names = dict(zip((r.index for r in runs), run_names(runs)))
     for r in runs:
-        if ep := r.epochs:
+        if ep := r.results.epochs:
             spread = ep.items_by_correct
             out.append(f"- {_cell(names[r.index])}: mean@{ep.k} {_pct(ep.mean_at_k)}, pass@{ep.k} {_pct(ep.pass_at_k)}"
                        + (f"; per-item sd {_num(ep.item_sd_mean)}; items right in 0…{ep.k} epochs: "
@@ -69,13 +69,13 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
             if ep.pass_at:
                 out.append(f"- {_cell(names[r.index])}: " + ", ".join(
                     f"pass@{k} {_pct(v.value)} [{_pct(v.ci_low)}, {_pct(v.ci_high)}]" for k, v in ep.pass_at.items()))
-        if ja := r.judge_agreement:
+        if ja := r.results.judge_agreement:
             out.append(f"- {_cell(names[r.index])}: judge agrees with exact match on {_pct(ja.agreement)} "
                        f"of {_fmt_int(ja.n)} items, Cohen's κ {_num(ja.kappa)} ({_fmt_int(ja.n_skipped)} skipped)")
     if out:
         out = [""] + out
     for r in runs:
-        labels, rows = confusion_matrix(r.judge_agreement.confusion if r.judge_agreement else {})
+        labels, rows = confusion_matrix(r.results.judge_agreement.confusion if r.results.judge_agreement else {})
         if labels:
             out += ["", f"### Judge vs exact match: {_cell(names[r.index])}", ""]
             out += _table(["judge ↓ / exact →", *labels], [[lab, *map(str, row)] for lab, row in zip(labels, rows)],
@@ -85,13 +85,13 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
 
 def _judge_corrected(runs: Sequence[RunSummary]) -> list[str]:
     """The judge-corrected accuracy (human labels, prediction-powered inference) beside the judge's, per run."""
-    labelled = [r for r in runs if r.judge_corrected is not None]
+    labelled = [r for r in runs if r.results.judge_corrected is not None]
     if not labelled:
         return []
     names = dict(zip((r.index for r in runs), run_names(runs)))
     rows = []
     for r in labelled:
-        jc = r.judge_corrected
+        jc = r.results.judge_corrected
         assert jc is not None
         a = jc.agreement
         rows.append([_cell(names[r.index]), _pct(jc.judge_accuracy), _pct(jc.accuracy),
@@ -103,8 +103,8 @@ def _judge_corrected(runs: Sequence[RunSummary]) -> list[str]:
            "corrected by human labels on some (docs/statistics.md)."), ""]
     out += _table(["Run", "Judge", "Corrected", "95% CI", "Labelled / scored", "Agreement", "Cohen's κ",
                    "Krippendorff's α", "judge/human"], rows, {1, 2, 4, 5, 6, 7})
-    notes = [f"- {_cell(names[r.index])}: {_cell(r.judge_corrected.note)}" for r in labelled
-             if r.judge_corrected is not None and r.judge_corrected.note]
+    notes = [f"- {_cell(names[r.index])}: {_cell(r.results.judge_corrected.note)}" for r in labelled
+             if r.results.judge_corrected is not None and r.results.judge_corrected.note]
     return out + ([""] + notes if notes else [])
 
 
@@ -113,35 +113,35 @@ def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
     names = dict(zip((r.index for r in runs), run_names(runs)))
     out: list[str] = []
     for r in runs:
-        o = r.overall
+        o = r.results.overall
         if o.n_truncated:
-            cats = ", ".join(f"{_cell(c)} {_pct(m.truncated_rate)}" for c, m in r.by_category.items() if m.n_truncated)
+            cats = ", ".join(f"{_cell(c)} {_pct(m.truncated_rate)}" for c, m in r.results.by_category.items() if m.n_truncated)
             out.append(f"- {_cell(names[r.index])}: {_pct(o.truncated_rate)} of answers truncated "
                        f"({_fmt_int(o.n_truncated)}; token limit or unclosed thought), counted as "
                        f"{r.truncated_as} in accuracy" + (f"; by category: {cats}" if cats else "")
                        + (f"; accuracy {_pct(o.truncated_low)} if every one is wrong … {_pct(o.truncated_high)} if "
                           "every one is right" if o.truncated_low is not None else ""))
-        if r.cost:
-            out.append(f"- {_cell(names[r.index])}: {cost_line(r.cost)}")
+        if r.results.cost:
+            out.append(f"- {_cell(names[r.index])}: {cost_line(r.results.cost)}")
     return ["", "## Truncation and cost", "", *out] if out else []
 
 
 def _answer_reading(runs: Sequence[RunSummary]) -> list[str]:
     """Each run's ambiguous rate: answers its benchmark's reference rule and proctor's reader read apart."""
     names = dict(zip((r.index for r in runs), run_names(runs)))
-    out = [f"- {_cell(names[r.index])}: {_pct(r.overall.ambiguous_rate)} of answers ambiguous "
-           f"({_fmt_int(r.overall.n_ambiguous)}; the benchmark's reference rule and proctor's reader disagree), "
+    out = [f"- {_cell(names[r.index])}: {_pct(r.results.overall.ambiguous_rate)} of answers ambiguous "
+           f"({_fmt_int(r.results.overall.n_ambiguous)}; the benchmark's reference rule and proctor's reader disagree), "
            f"scored by {r.log.manifest.extract or 'reference'}"
-           for r in runs if r.overall.ambiguous_rate is not None]
-    out += [f"- {_cell(names[r.index])}: {_cell(levels_line(r.answer_reading))}"
-            for r in runs if r.answer_reading is not None]
+           for r in runs if r.results.overall.ambiguous_rate is not None]
+    out += [f"- {_cell(names[r.index])}: {_cell(levels_line(r.results.answer_reading))}"
+            for r in runs if r.results.answer_reading is not None]
     return ["", "## Answer reading", "", *out] if out else []
 
 
 def _more_metrics(runs: Sequence[RunSummary]) -> list[str]:
     """The registered metrics beyond the built-ins (`results.json`'s `metrics`), one row each."""
-    names = sorted({k for r in runs for k in r.metrics})
-    rows = [[_cell(k)] + [_value_ci(r.metrics.get(k)) for r in runs] for k in names]
+    names = sorted({k for r in runs for k in r.results.metrics})
+    rows = [[_cell(k)] + [_value_ci(r.results.metrics.get(k)) for r in runs] for k in names]
     if not rows:
         return []
     return ["", "## More metrics", ""] + _table(["Metric", *(_cell(n) for n in run_names(runs))], rows,
@@ -152,7 +152,7 @@ def _notices(data: ReportData) -> list[str]:
     """Directories skipped, duplicates shown once, and the runs that scored nothing (listed, not tabled)."""
     out = [f"- ⚠ {_cell(w)}" for w in data.warnings]
     out += [f"- scored nothing: {_cell(r.model)} · {_cell(r.dataset)} (run {r.log.manifest.run_id[:12]}, "
-            f"{r.overall.n} samples, none scored)" for r in data.aborted]
+            f"{r.results.overall.n} samples, none scored)" for r in data.aborted]
     return [*out, ""] if out else []
 
 
@@ -209,7 +209,7 @@ def render_markdown(data: ReportData) -> str:
     head = ["Model", "Dataset", "Mode", "Prompt", "Settings", "Scored", "Accuracy", "95% CI", "Macro", "Errors", "No answer", "Tokens in / out", "Duration"]
     rows = []
     for r in runs:
-        o = r.overall
+        o = r.results.overall
         fs = {f.name: f.value for f in facets(r)}
         rows.append([
             _cell(r.model),
@@ -219,7 +219,7 @@ def render_markdown(data: ReportData) -> str:
             _pct(o.accuracy),
             f"[{_pct(o.ci_low)}, {_pct(o.ci_high)}]" + (
                 f" (naive [{_pct(o.naive_ci_low)}, {_pct(o.naive_ci_high)}])" if r.clustering and o.cluster_differs else ""),
-            _pct(r.macro_accuracy),
+            _pct(r.results.macro_accuracy),
             _fmt_int(o.n_errors),
             f"{_pct(o.no_answer_rate)} ({_fmt_int(o.n_no_answer)})",
             f"{_fmt_int(o.input_tokens)} / {_fmt_int(o.output_tokens)}",
@@ -239,11 +239,11 @@ def render_markdown(data: ReportData) -> str:
     out += _truncation_and_cost(runs)
     out += _answer_reading(runs)
     out += _more_metrics(runs)
-    cats = sorted({c for r in runs for c in r.by_category})
+    cats = sorted({c for r in runs for c in r.results.by_category})
     out += _breakdown("Accuracy by category", cats, runs, "by_category")
-    bands = [b for b in (*BANDS, "unknown") if any(b in r.by_difficulty for r in runs)]
+    bands = [b for b in (*BANDS, "unknown") if any(b in r.results.by_difficulty for r in runs)]
     out += _breakdown("Accuracy by difficulty", bands, runs, "by_difficulty")
-    mods = sorted({m for r in runs for m in r.by_modality})
+    mods = sorted({m for r in runs for m in r.results.by_modality})
     if len(mods) > 1:
         out += _breakdown("Accuracy by modality", mods, runs, "by_modality")
     cal = [r for r in runs if r.calibration]
@@ -252,7 +252,7 @@ def render_markdown(data: ReportData) -> str:
         out += _table(
             ["Run", "Contexts", "Brier", "ECE", "Log loss"],
             [[_cell(run_names(runs)[r.index]), str(c.n), f"{c.brier:.3f}", f"{c.ece:.3f}", f"{c.log_loss:.3f}"]
-             for r in cal if (c := r.calibration) and c.brier is not None and c.ece is not None and c.log_loss is not None],
+             for r in cal if (c := r.calibration)],
             {1, 2, 3, 4},
         )
     for cov in data.coverage:

@@ -11,8 +11,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ..core.results import BudgetCurve, MetricBlock
-from .data import BANDS, Calibration, ContextDist, CoverageRow, HistoryPoint
+from ..core.results import BudgetCurve, Calibration, MetricBlock
+from .data import BANDS, ContextDist, CoverageRow, HistoryPoint
 
 N_COLOURS = 12  # run colours (report.css --c0 … --c11), distinct for up to 12 runs
 
@@ -205,15 +205,16 @@ def reliability(cal: Calibration) -> Markup:
     hb = t + ps + 14 + hist_h
     for bn in cal.bins:
         x, bw = l + bn.lo * ps + 1, (bn.hi - bn.lo) * ps - 2
+        confidence, accuracy = bn.confidence or 0.0, bn.accuracy or 0.0  # None only in an empty bin (not plotted)
         tip = (
-            f"<title>confidence {bn.lo:.1f}–{bn.hi:.1f}: mean {_pct(bn.confidence)}, "
-            f"accuracy {_pct(bn.accuracy)}, n={bn.n}</title>"
+            f"<title>confidence {bn.lo:.1f}–{bn.hi:.1f}: mean {_pct(confidence)}, "
+            f"accuracy {_pct(accuracy)}, n={bn.n}</title>"
         )
         out.append(
-            f'<rect class="bar s0" x="{_f(x)}" y="{_f(y_of(bn.accuracy))}" width="{_f(bw)}" '
-            f'height="{_f(bn.accuracy * ps)}">{tip}</rect>'
+            f'<rect class="bar s0" x="{_f(x)}" y="{_f(y_of(accuracy))}" width="{_f(bw)}" '
+            f'height="{_f(accuracy * ps)}">{tip}</rect>'
         )
-        out.append(f'<circle class="dot gapdot" cx="{_f(l + bn.confidence * ps)}" cy="{_f(y_of(bn.confidence))}" r="2.5"/>')
+        out.append(f'<circle class="dot gapdot" cx="{_f(l + confidence * ps)}" cy="{_f(y_of(confidence))}" r="2.5"/>')
         hh = bn.n / nmax * hist_h
         out.append(f'<rect class="bar muted" x="{_f(x)}" y="{_f(hb - hh)}" width="{_f(bw)}" height="{_f(hh)}">{tip}</rect>')
         if len(cal.bins) <= 12:

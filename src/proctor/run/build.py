@@ -29,7 +29,6 @@ from ..core.spec import (
     StopRule,
 )
 from ..metrics.human_labels import read_human_labels
-from ..metrics.money import Price
 from ..scoring.logprob import Norm
 from ..scoring.reasoning import parse_extra_body
 from ..util.errors import ProctorError, brief
@@ -94,7 +93,7 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
                               test_imports=options.test_imports or None,
                               second_ask=False if options.no_second_ask else None),
             generation=options.generation, epochs=options.epochs, shard=_shard(options.shard),
-            judge=_judge(options, model, price), price=_money(price),
+            judge=_judge(options, model, price), price=price,
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
             cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options),
             agent=agent_limits(options),
@@ -139,7 +138,7 @@ def with_prices(spec: RunSpec, options: EvalOptions) -> RunSpec:
     """`spec` with its model's price (the options' or the price table's) and the budget the options set."""
     price = _price(spec.model.spec, options, bool(spec.model.options.get("batch")))
     budget = Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None
-    return spec.model_copy(update={"price": _money(price), "budget": budget})
+    return spec.model_copy(update={"price": price, "budget": budget})
 
 
 def suite_spec(paths: Sequence[str | Path], model: str, *, norm: str = "sum", softmax_temperature: float = 1.0,
@@ -163,7 +162,7 @@ def suite_spec(paths: Sequence[str | Path], model: str, *, norm: str = "sum", so
         raise ProctorError(brief(e)) from None
 
 
-def _price(model: str, options: EvalOptions, batch: bool) -> Price | None:
+def _price(model: str, options: EvalOptions, batch: bool) -> Money | None:
     """The model's price: the options' own, else the price table's (None when unknown)."""
     prices = Path(options.prices) if options.prices else None
     price = resolve_price(
@@ -175,7 +174,7 @@ def _price(model: str, options: EvalOptions, batch: bool) -> Price | None:
     return price
 
 
-def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec | None:
+def _judge(options: EvalOptions, model: str, price: Money | None) -> JudgeSpec | None:
     """The judge with its own endpoint and key variable (never the model's); its price from the table."""
     if options.judge is None:
         return None
@@ -191,11 +190,7 @@ def _judge(options: EvalOptions, model: str, price: Price | None) -> JudgeSpec |
     except ValidationError as e:
         raise ProctorError("judge_" + brief(e)) from None
     return JudgeSpec(model=options.judge, base_url=options.judge_base_url, api_key_env=options.judge_api_key_env,
-                     price=_money(judge_price), settings=settings)
-
-
-def _money(price: Price | None) -> Money | None:
-    return price.money() if price is not None else None
+                     price=judge_price, settings=settings)
 
 
 def _shard(text: str | None) -> ShardSpec | None:

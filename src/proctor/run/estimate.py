@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+from ..core.money import Money
 from ..core.spec import RunSpec
-from ..metrics.money import Price, format_money, sample_cost
+from ..metrics.money import format_money, sample_cost
 from ..models import GenerateRequest, LoglikelihoodRequest
 from .pricing import CHAT_TOKENS_PER_REQUEST, estimate_tokens, prompt_tokens_bound, token_counter
 from .runner import _items_of, build_scorer
@@ -48,7 +49,7 @@ class Estimate(BaseModel):
     prompt_tokens: int
     counted: Counting
     max_output_tokens: int | None  # None: a request without a token limit (the most is unknown)
-    price: dict[str, str] | None = None
+    price: Money | None = None
     cost_low: str | None = None  # prompts only, no output
     cost_high: str | None = None  # every request using its whole output budget (None when unbounded or unpriced)
     currency: str = "USD"
@@ -65,8 +66,7 @@ class Estimate(BaseModel):
         else:
             low = format_money(Decimal(self.cost_low or 0), self.currency)
             high = format_money(Decimal(self.cost_high), self.currency) if self.cost_high is not None else "unbounded"
-            out.append(f"cost: {low} to {high} at {self.price.get('input_per_million')} in / "
-                       f"{self.price.get('output_per_million')} out per million tokens")
+            out.append(f"cost: {low} to {high} at {self.price.input} in / {self.price.output} out per million tokens")
         out.append("nothing was sent or written (--dry-run)")
         return out
 
@@ -104,13 +104,13 @@ def estimate_run(task: Task, model: Model, spec: RunSpec) -> Estimate:
     gen = [r for r in requests if isinstance(r, GenerateRequest)]
     limits = [r.settings.max_tokens for r in gen]
     max_out = None if any(m is None for m in limits) else sum(m or 0 for m in limits)
-    price = Price.of_money(spec.price)
+    price = spec.price
     low = sample_cost(price, prompt, 0) if price is not None else None
     high = sample_cost(price, prompt, max_out) if price is not None and max_out is not None else None
     return Estimate(
         dataset=task.name, model=spec.model.spec, mode=spec.scorer.mode or "generate", items=len(items),
         epochs=spec.epochs, requests=len(requests), prompt_tokens=prompt, counted=counted,
-        max_output_tokens=max_out, price=price.as_dict() if price is not None else None,
+        max_output_tokens=max_out, price=price,
         cost_low=str(low) if low is not None else None, cost_high=str(high) if high is not None else None,
         currency=price.currency if price is not None else "USD",
     )

@@ -15,8 +15,8 @@ Prices are per million tokens, in a YAML file (`--prices FILE`, else `$PROCTOR_P
 Amounts are `Decimal` from the YAML text itself (never through a float), kept exact and bounded
 (`check_amount`: finite, non-negative, at most MAX_PRICE, at most MAX_DECIMALS places); the file is read
 with the limits of every input file. `format_money` rounds to the cent for display. A sample whose usage
-is unknown is never counted as free: it is counted apart (`CostSummary.unpriced`), and the guard assumes
-the worst for it. A judge's calls are on the same bill (`CostSummary.judge`) and under the same guard.
+is unknown is never counted as free: it is counted apart (`Cost.unpriced_samples`), and the guard assumes
+the worst for it. A judge's calls are on the same bill (`Cost.judge`) and under the same guard.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from ..core.model import (
     Model,
     ModelWrapper,
 )
-from ..metrics.money import Price, format_money, sample_cost
+from ..core.money import Money
+from ..metrics.money import format_money, sample_cost
 from ..util.errors import CostLimitReached, InputError, ProctorError
 from ..util.limits import yaml_compose
 from ..util.textio import read_text
@@ -78,16 +79,20 @@ def check_amount(text: str, maximum: Decimal = MAX_PRICE) -> Decimal | str:
 
 @dataclass(frozen=True)
 class PriceEntry:
+    """One row of a price table: the model spec, name or glob it prices, its price and its batch API price."""
+
     pattern: str
-    price: Price
-    batch: Price | None
+    price: Money
+    batch: Money | None
 
 
 @dataclass(frozen=True)
 class PriceTable:
+    """A price file's rows, in its order."""
+
     entries: tuple[PriceEntry, ...]
 
-    def lookup(self, spec: str, *, batch: bool = False) -> Price | None:
+    def lookup(self, spec: str, *, batch: bool = False) -> Money | None:
         """The price for a model spec: exact spec, then the bare model name, then the longest matching glob."""
         bare = spec.partition(":")[2] or spec
         by_pattern = {e.pattern: e for e in self.entries}
@@ -174,11 +179,11 @@ def _entry(path: Path, pattern: str, node: object, currency: str, line: int | No
             raise InputError.at(path, f"missing {key}: (price per million tokens)", line, pattern)
     amounts = {k: _amount(path, pattern, k, v) for k, v in fields.items()}
     source = f"{path}:{line}"
-    price = Price(amounts["input"], amounts["output"], currency, source)
+    price = Money(input=amounts["input"], output=amounts["output"], currency=currency, source=source)
     batch = None
     if "batch_input" in amounts or "batch_output" in amounts:
-        batch = Price(amounts.get("batch_input", price.input), amounts.get("batch_output", price.output),
-                      currency, source + " (batch)")
+        batch = Money(input=amounts.get("batch_input", price.input), output=amounts.get("batch_output", price.output),
+                      currency=currency, source=source + " (batch)")
     return PriceEntry(pattern, price, batch)
 
 
@@ -212,13 +217,13 @@ def parse_money(text: str, what: str) -> Decimal:
 
 
 def resolve_price(spec: str, *, prices_file: Path | None = None, price_in: Decimal | None = None,
-                  price_out: Decimal | None = None, batch: bool = False) -> Price | None:
+                  price_out: Decimal | None = None, batch: bool = False) -> Money | None:
     """The price for `spec`: `--price-in/--price-out` when given (both needed), else the price table
     (`--prices FILE`, which must exist, else the default path when it exists). None when unknown."""
     if (price_in is None) != (price_out is None):
         raise ProctorError("--price-in and --price-out go together (prices per million input / output tokens)")
     if price_in is not None and price_out is not None:
-        return Price(price_in, price_out)
+        return Money(input=price_in, output=price_out)
     path = prices_file or default_prices_path()
     if prices_file is None and not path.is_file():
         return None
@@ -345,7 +350,7 @@ class GuardedModel(ModelWrapper):
     refused raises `CostLimitReached`; requests already sent finish and are kept. Put it under the cache:
     cached answers cost nothing. `role` names it on the bill ("model" or "judge")."""
 
-    def __init__(self, inner: Model, guard: CostGuard, concurrency: int, price: Price, role: str = "model",
+    def __init__(self, inner: Model, guard: CostGuard, concurrency: int, price: Money, role: str = "model",
                  then: GuardedModel | None = None) -> None:
         super().__init__(inner)
         self.then = then  # the judge that grades these answers: room for one of its calls is left free

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, overload
 
 from ..core.model import Capability, GenerateRequest, Model, require
+from ..core.money import Money
 from ..core.results import Results
 from ..core.spec import AgentLimits, HumanLabels, RunSpec
 from ..data.prompts import bind_tokenizer
@@ -51,7 +52,7 @@ from ..log.runlog import (
     write_manifest,
 )
 from ..log.sampleindex import item_order
-from ..metrics.money import Price, sample_cost
+from ..metrics.money import sample_cost
 from ..scoring.agent_scorer import AgentScorer, is_agent_kind
 from ..scoring.base import Scorer
 from ..scoring.choice_logprob import ChoiceScorer
@@ -670,7 +671,7 @@ async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: Sequence[tup
     nothing: they are on disk, and a run summarized from there never holds them."""
     size = _chunk_size(model, scorer, options)
     chunks = (list(plan[i : i + size]) for i in range(0, len(plan), size))
-    price, judge_price = Price.of_money(spec.price), Price.of_money(spec.judge.price if spec.judge else None)
+    price, judge_price = spec.price, spec.judge.price if spec.judge else None
 
     async def one_call(chunk: list[tuple[Item, int]]) -> tuple[list[Sample] | list[_Answered], Any]:
         with bar.chunk(len(chunk)) as handle:  # what the backend reports inside the call moves the bar
@@ -754,7 +755,7 @@ def _cache_use(model: Model, scorer: Scorer) -> CacheUse | None:
                     judge_hits=graded.hits if graded else 0, judge_asked=graded.hits + graded.misses if graded else 0)
 
 
-def _priced(samples: Sequence[Sample], price: Price | None, judge_price: Price | None) -> list[Sample]:
+def _priced(samples: Sequence[Sample], price: Money | None, judge_price: Money | None) -> list[Sample]:
     """Each sample with its exact cost, and its judge calls' (when prices are known and usage was reported)."""
     out = []
     for s in samples:
@@ -778,7 +779,7 @@ def _cost_guard(spent: Decimal, spec: RunSpec) -> CostGuard | None:
     return CostGuard(spec.budget.max_cost, spec.price.currency, spent)
 
 
-def _guarded(model: Model, guard: CostGuard | None, price: Price | None, role: str,
+def _guarded(model: Model, guard: CostGuard | None, price: Money | None, role: str,
              then: Model | None = None) -> Model:
     """`model` under the `--max-cost` guard (at most its own in-flight limit of requests reserved at once);
     `then`, its guarded judge, keeps room for one judge call free before an answer is asked for."""
@@ -822,10 +823,10 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     guard = _cost_guard(done.spent, spec)  # one budget: the model's and the judge's requests
     guarded_judge = None
     if judge is not None and scorer.kind == "judge":
-        judge_price = Price.of_money(spec.judge.price if spec.judge else None)
+        judge_price = spec.judge.price if spec.judge else None
         guarded_judge = _guarded(judge, guard, judge_price, "judge")
         scorer = replace(scorer, judge=_cached(guarded_judge, store, options))  # type: ignore[type-var]
-    price = Price.of_money(spec.price)
+    price = spec.price
     cached_model = _cached(_guarded(model, guard, price, "model", guarded_judge), store, options)
     items = _shard_items(task, spec, run_dir, run_id)
     plan, firsts = _Plan(items, spec.epochs, done.ids), done.firsts

@@ -31,6 +31,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from pydantic import JsonValue
+
 from ..core.model import GenerateRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..core.results import MetricBlock
 from ..core.tools import ToolCall
@@ -76,7 +78,7 @@ def default_store_path() -> Path:
 # ----------------------------------------------------------------------------- cache keys
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -161,12 +163,8 @@ class CacheStats:
 # ----------------------------------------------------------------------------- history records
 
 
-@dataclasses.dataclass(frozen=True)
-class GroupMetrics:
-    n_scored: int | None
-    accuracy: float | None
-    ci_low: float | None
-    ci_high: float | None
+#: what the history keeps of a category's or modality's `MetricBlock` (its `run_groups` row)
+GROUP_FIELDS = ("n_scored", "accuracy", "ci_low", "ci_high")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,8 +192,9 @@ class RunRecord:
     cost_per_correct: str | None = None
     currency: str | None = None
     truncated_rate: float | None = None
-    by_category: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
-    by_modality: dict[str, GroupMetrics] = dataclasses.field(default_factory=dict)
+    # results.json's blocks as the history keeps them (`GROUP_FIELDS`)
+    by_category: dict[str, MetricBlock] = dataclasses.field(default_factory=dict)
+    by_modality: dict[str, MetricBlock] = dataclasses.field(default_factory=dict)
     setting: dict[str, Any] = dataclasses.field(default_factory=dict)  # proctor.log.setting.run_setting
     partial: Partial | None = None  # a run --stop-when-decided stopped early: its items asked of its items
     stored_as: str | None = None  # its row's key in the history (`record_key`), when read from there
@@ -218,11 +217,14 @@ class RunRecord:
     def setting_key(self) -> str:
         return setting_key(self.setting or {"mode": self.mode, "prompt": self.prompt_kind})
 
-    def to_dict(self) -> dict[str, Any]:
-        fields = dataclasses.asdict(dataclasses.replace(self, partial=None))
+    def to_dict(self) -> dict[str, JsonValue]:
+        """The record as `runs --json` and `history --json` print it."""
+        fields: dict[str, JsonValue] = dataclasses.asdict(dataclasses.replace(self, partial=None, by_category={}, by_modality={}))
         del fields["stored_as"]  # the history's bookkeeping
+        for axis in ("by_category", "by_modality"):
+            fields[axis] = {k: g.model_dump(mode="json", include=set(GROUP_FIELDS)) for k, g in getattr(self, axis).items()}
         return {**fields, "setting_label": self.setting_label, "partial_label": self.partial_label,
-                "partial": self.partial.model_dump() if self.partial is not None else None}
+                "partial": self.partial.model_dump(mode="json") if self.partial is not None else None}
 
 
 PARTIAL_KEY = "+partial"  # a partial run's key in the history: its run id and this
@@ -250,12 +252,18 @@ class RunScores:
     items: dict[str, ItemScore]
 
 
-def _num(x: Any) -> float | None:
+def _num(x: object) -> float | None:
     return float(x) if isinstance(x, int | float) and not math.isnan(x) else None
 
 
-def _group(m: MetricBlock) -> GroupMetrics:
-    return GroupMetrics(m.n_scored, _num(m.accuracy), _num(m.ci_low), _num(m.ci_high))
+def _group(m: MetricBlock) -> MetricBlock:
+    """What the history keeps of a results block (`GROUP_FIELDS`)."""
+    return _stored_group(m.n_scored, m.accuracy, m.ci_low, m.ci_high)
+
+
+def _stored_group(n_scored: int | None, accuracy: object, ci_low: object, ci_high: object) -> MetricBlock:
+    """A `run_groups` row as the results block it keeps (`GROUP_FIELDS`; a number that is not one as None)."""
+    return MetricBlock(n_scored=n_scored or 0, accuracy=_num(accuracy), ci_low=_num(ci_low), ci_high=_num(ci_high))
 
 
 def record_from_log(log: RunLog) -> RunRecord:
@@ -263,7 +271,7 @@ def record_from_log(log: RunLog) -> RunRecord:
     man = log.manifest
     ds, model = man.dataset, man.model
     res = log.results
-    overall = _group(res.overall) if res else GroupMetrics(None, None, None, None)
+    overall = _group(res.overall) if res else None
     cost = res.cost if res else None
     return RunRecord(
         run_id=man.run_id,
@@ -278,11 +286,11 @@ def record_from_log(log: RunLog) -> RunRecord:
         extractor_version=man.extractor_version,
         started_at=man.started_at,
         finished_at=man.finished_at,
-        n_scored=overall.n_scored,
+        n_scored=overall.n_scored if overall else None,
         n_errors=res.overall.n_errors if res else None,
-        accuracy=overall.accuracy,
-        ci_low=overall.ci_low,
-        ci_high=overall.ci_high,
+        accuracy=overall.accuracy if overall else None,
+        ci_low=overall.ci_low if overall else None,
+        ci_high=overall.ci_high if overall else None,
         cost=str(cost.total) if cost else None,
         cost_per_correct=str(cost.per_correct) if cost and cost.per_correct is not None else None,
         currency=cost.currency if cost else None,
@@ -399,7 +407,7 @@ _DERIVED = {"cost": "$.cost.total", "cost_per_correct": "$.cost.per_correct", "c
 _DERIVED_COLS = ", ".join(f"json_extract(results, '{path}')" for path in _DERIVED.values())
 
 
-def _is_money(value: Any) -> bool:
+def _is_money(value: object) -> bool:
     """A finite, non-negative amount that can be shown to the cent."""
     from decimal import InvalidOperation
 
@@ -646,13 +654,13 @@ class Store:
         if not rows:
             return []
         ids = [r[0] for r in rows]
-        groups: dict[str, dict[str, dict[str, GroupMetrics]]] = {i: {"category": {}, "modality": {}} for i in ids}
+        groups: dict[str, dict[str, dict[str, MetricBlock]]] = {i: {"category": {}, "modality": {}} for i in ids}
         for i in range(0, len(ids), _CHUNK):
             part = ids[i : i + _CHUNK]
             for run_id, axis, name, n, a, lo, hi in self._read(
                 f"SELECT * FROM run_groups WHERE run_id IN ({','.join('?' * len(part))})", part
             ):
-                groups[run_id].setdefault(axis, {})[name] = GroupMetrics(n, a, lo, hi)
+                groups[run_id].setdefault(axis, {})[name] = _stored_group(n, a, lo, hi)
         return [_row_record(r, groups[r[0]]) for r in rows]
 
     def list_runs(self, model: str | None = None, dataset: str | None = None) -> list[RunRecord]:
@@ -710,7 +718,7 @@ def _record_row(rec: RunRecord) -> tuple[Any, ...]:
     return tuple(getattr(rec, f) for f in _RUN_FIELDS)
 
 
-def _row_record(row: Sequence[Any], groups: Mapping[str, dict[str, GroupMetrics]]) -> RunRecord:
+def _row_record(row: Sequence[Any], groups: Mapping[str, dict[str, MetricBlock]]) -> RunRecord:
     """A `runs` row (its fields, the derived ones, its manifest) as a record; its key read as its run id."""
     fields = _readable_cost(dict(zip((*_RUN_FIELDS, *_DERIVED), row[:-1], strict=True)))
     manifest = Manifest.model_validate_json(row[-1])
@@ -749,8 +757,8 @@ def load_run_scores(ref: str | Path, store: Store | None = None) -> RunScores:
 
 
 __all__ = [
+    "GROUP_FIELDS",
     "CacheStats",
-    "GroupMetrics",
     "ItemRows",
     "ItemScore",
     "RunRecord",

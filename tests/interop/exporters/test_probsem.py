@@ -11,6 +11,8 @@ from proctor.cli import main
 from proctor.interop.exporters import export
 from proctor.util.errors import InputError
 
+SUMMARY_KEYS = ("n_contexts", "n_scored", "n_unscored", "n_errors", "n_correct", "n_ties", "accuracy", "ci_low",
+                "ci_high", "ci_method", "brier", "ece", "log_loss")
 SUITES = Path(__file__).resolve().parents[2] / "fixtures" / "suites"
 
 
@@ -26,6 +28,10 @@ def test_export_rebuilds_what_score_wrote(tmp_path: Path) -> None:
         assert (tmp_path / "out" / name).read_bytes() == (scored / name).read_bytes()
     summary = json.loads((tmp_path / "out" / "random,seed=2_summary.json").read_text())
     assert summary == json.loads((run_dir / "summary.json").read_text())
+    # the summary's entries keep their flat keys, though the numbers come from results.json's own blocks
+    assert list(summary["overall"]) == list(SUMMARY_KEYS) and all(list(v) == list(SUMMARY_KEYS)
+                                                                 for v in summary["suites"].values())
+    assert summary["overall"]["n_contexts"] == sum(v["n_contexts"] for v in summary["suites"].values())
 
 
 def test_a_run_that_scored_no_suites_is_refused(mixed_run: Path, tmp_path: Path) -> None:

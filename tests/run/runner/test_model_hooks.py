@@ -72,7 +72,7 @@ def test_the_tokenizer_hook_reaches_token_counter_through_the_cache_and_the_cost
     from decimal import Decimal
 
     from proctor.core.model import ModelBase
-    from proctor.metrics.money import Price
+    from proctor.core.money import Money
     from proctor.run.cache import CachedModel
     from proctor.run.pricing import CostGuard, GuardedModel, token_counter
     from proctor.run.store import Store
@@ -86,7 +86,7 @@ def test_the_tokenizer_hook_reaches_token_counter_through_the_cache_and_the_cost
             return len(text.split())
 
     inner = Tokenized({})
-    guarded = GuardedModel(inner, CostGuard(Decimal(1)), concurrency=1, price=Price(Decimal(1), Decimal(1)))
+    guarded = GuardedModel(inner, CostGuard(Decimal(1)), concurrency=1, price=Money(input=Decimal(1), output=Decimal(1)))
     cached = CachedModel(guarded, Store(tmp_path / "cache.sqlite"))
     count = token_counter(cached)
     assert count is not None and count("three words here") == 3

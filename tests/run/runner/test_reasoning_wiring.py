@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 
 from proctor.core.model import GenerateRequest, Generation, GenerationSettings, Message, ModelBase
+from proctor.core.money import Money
 from proctor.log.runlog import Outcome, Sample
-from proctor.metrics.money import Price
 from proctor.metrics.results import summarize
 from proctor.models.registry import get_model
 from proctor.run.pricing import CostGuard, GuardedModel
@@ -74,7 +74,7 @@ def _request(max_tokens: int | None = 10) -> GenerateRequest:
 def test_guarded_model_never_sends_a_request_that_could_cross_the_limit() -> None:
     inner = _Counting()
     guard = CostGuard(Decimal(25))
-    model = GuardedModel(inner, guard, 1, Price(Decimal(0), Decimal(1_000_000)))  # $1 per output token
+    model = GuardedModel(inner, guard, 1, Money(input=Decimal(0), output=Decimal(1_000_000)))  # $1 per output token
 
     async def go() -> int:
         done = 0
@@ -94,7 +94,7 @@ def test_guarded_model_never_sends_a_request_that_could_cross_the_limit() -> Non
 
 def test_progress_shows_the_in_flight_limit_through_wrappers() -> None:
     http = get_model("openai:m", base_url="http://127.0.0.1:9/v1", concurrency=7)
-    guarded = GuardedModel(http, CostGuard(Decimal(1)), 7, Price(Decimal(1), Decimal(1)))
+    guarded = GuardedModel(http, CostGuard(Decimal(1)), 7, Money(input=Decimal(1), output=Decimal(1)))
     assert guarded.in_flight_limit == 7 and _Counting().in_flight_limit is None
     bar = Progress(3, enabled=False, in_flight=7)
     assert bar._limit_text() == "≤7 in flight"
