@@ -44,7 +44,7 @@ def long_trajectory(n: int = 50, result_bytes: int = 100_000) -> Trajectory:
     """`n` calling turns, each answered with a `result_bytes` result, stopped by the turn limit."""
     big = ("x" * 99 + "\n") * (result_bytes // 100)
     turns = [calling_turn(i, result=big, size=result_bytes * 4) for i in range(n)]
-    return Trajectory(tools=[ADD], turns=turns, stop="max_turns", stop_detail=str(n), wall_s=0.3 * n)
+    return Trajectory(tools=[ADD], turns=turns, stop="max_turns", stop_detail=f"{n} turns", wall_s=0.3 * n)
 
 
 def agent_sample(name: str, trajectory: Trajectory, outcome: Outcome = Outcome.CORRECT) -> Sample:

@@ -573,7 +573,7 @@ def test_a_long_trajectory_is_capped_in_the_page_and_says_what_it_left_out(
     traj = page.locator(".detail .traj")
     assert traj.locator(".turn").count() == 24
     assert "26 more turns (turns 13–38)" in traj.locator(".gap").inner_text()
-    assert "stopped at the turn limit 50" in traj.locator(".facts").inner_text()
+    assert "stopped at the turn limit (50 turns)" in traj.locator(".facts").inner_text()
     first = traj.locator(".call pre.res").nth(0).inner_text()
     assert "cut here: 96,000 more characters" in first
     assert "truncated" in traj.locator(".res-h").nth(0).inner_text() and "390.6 KB" in traj.locator(".res-h").nth(0).inner_text()

@@ -211,7 +211,7 @@
     var st = el("span");
     st.appendChild(el("b", null, "ended"));
     st.appendChild(el("span", "badge stop-" + (t.stop || "none"), t.stop ? STOPS[t.stop] || t.stop : "still running"));
-    if (t.sd) st.appendChild(document.createTextNode(" " + t.sd));
+    if (t.sd) st.appendChild(document.createTextNode(" (" + t.sd + ")"));
     facts.appendChild(st);
     fact(facts, "turns", t.n);
     fact(facts, "tool calls", t.calls);
