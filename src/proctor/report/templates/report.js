@@ -153,8 +153,13 @@
 
   function block(cls, c, empty) {
     // A text of the trajectory ([text] or [its head, characters cut]) as a <pre>, saying where it was cut.
-    var pre = el("pre", cls, c && c[0] !== "" ? c[0] : empty);
-    if (c && c.length > 1) pre.appendChild(el("span", "cut", "\n… cut here: " + c[1].toLocaleString("en") + " more characters in the run's samples.jsonl"));
+    var shown = c && c[0] !== "";
+    var pre = el("pre", cls, shown ? c[0] : c && c.length > 1 ? "" : empty);
+    if (c && c.length > 1) {
+      var n = c[1].toLocaleString("en");
+      pre.appendChild(el("span", "cut", shown ? "\n… cut here: " + n + " more characters in the run's samples.jsonl"
+        : "not shown (this sample's share of the page is spent): " + n + " characters in the run's samples.jsonl"));
+    }
     return pre;
   }
 
