@@ -60,7 +60,8 @@ def inspect_call(call: ToolCall) -> InspectCall:
         return InspectCall(id=call.id, function=call.name, arguments=parsed_arguments(call))
     except ValueError as e:
         return InspectCall(id=call.id, function=call.name, arguments={}, parse_error=str(e),
-                           view=ToolCallContent(title="arguments as sent", format="text", content=call.arguments))
+                           view=ToolCallContent(title=f"{call.name}: arguments as sent", format="text",
+                                                   content=call.arguments))
 
 
 def _assistant(turn: Turn, msg_id: str) -> ChatMessageAssistant:
