@@ -505,14 +505,17 @@ def test_the_budget_curve_reads_at_phone_and_laptop_widths(browser: Any, ladder_
 def trajectory_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from trajectory_samples import agent_sample, calling_turn, hostile_trajectory, long_trajectory
 
-    from proctor.core.trajectory import Trajectory
+    from proctor.core.trajectory import Trajectory, Turn
     from proctor.log.runlog import Outcome
 
     called = Trajectory(turns=[calling_turn(0)], stop="called", wall_s=0.3)
+    failed = Trajectory(turns=[calling_turn(0), Turn(index=1, error="HTTP 500 <b>after</b> 4 retries", started_s=0.3)],
+                        stop="model_error", stop_detail="HTTP 500 <b>after</b> 4 retries")
     samples = [agent_sample("traj-hostile", hostile_trajectory()),
                agent_sample("traj-long", long_trajectory(50, 100_000), Outcome.TRUNCATED),
                agent_sample("traj-called", called.model_copy(update={"turns": [
-                   calling_turn(0).model_copy(update={"text": ""})]}))]
+                   calling_turn(0).model_copy(update={"text": ""})]})),
+               agent_sample("traj-failed", failed, Outcome.ERROR).model_copy(update={"error": "HTTP 500"})]
     root = tmp_path_factory.mktemp("traj")
     d = write_run(root, "agent-run", model="openai:agent-model", samples=samples, dataset="agentic",
                   prompt_kind="function-calling")
@@ -592,3 +595,13 @@ def test_a_trajectory_that_ended_in_calls_shows_them_in_its_row(browser: Any, tr
     pg.page.fill("#sb-q", "step 1.")  # the search reads the turns' text
     pg.page.wait_for_selector("#sb-list[data-count='2']")
     assert pg.console == []
+
+
+def test_a_failed_request_shows_as_the_turn_s_error(browser: Any, trajectory_report: Path) -> None:
+    pg, page = _open_sample(browser, trajectory_report, "traj-failed", 390)
+    traj = page.locator(".detail .traj")
+    assert "the model's request failed (HTTP 500 <b>after</b> 4 retries)" in traj.locator(".facts").inner_text()
+    assert traj.locator(".turn").nth(1).locator("pre.err").inner_text() == "HTTP 500 <b>after</b> 4 retries"
+    assert page.locator(".detail .traj b", has_text="after").count() == 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 and pg.console == []
+    page.close()

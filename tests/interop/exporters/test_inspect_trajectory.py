@@ -160,3 +160,20 @@ def test_without_the_pool_each_model_event_holds_its_whole_input(
     models = [e for e in s.events if e.event == "model"]
     assert [len(e.input) for e in models] == [2, 4, 6] and s.events_data is None
     assert [m.text for m in models[2].input] == [m.text for m in s.messages[:6]]
+
+
+def test_a_failed_request_is_the_model_events_error_and_no_message(tmp_path: Path) -> None:
+    from trajectory_samples import calling_turn
+
+    from proctor.core.trajectory import Trajectory, Turn
+
+    failed = Turn(index=1, error="HTTP 500 after 4 retries", started_s=0.3)
+    t = Trajectory(turns=[calling_turn(0), failed], stop="model_error", stop_detail="HTTP 500 after 4 retries")
+    sample = agent_sample("failed", t, Outcome.ERROR).model_copy(update={"error": "HTTP 500 after 4 retries",
+                                                                         "raw_output": None})
+    run = write_run(tmp_path / "agentic", [sample], "agent-run", "0.3.0", max_tokens=256)
+    s = _samples(run, tmp_path / "inspect")["failed"]
+    assert [m.role for m in s.messages] == ["system", "user", "assistant", "tool"]
+    assert [e.event for e in s.events] == ["model", "tool", "model"]  # no limit event: not a limit
+    assert s.events[2].error == "HTTP 500 after 4 retries" and s.events[2].output.error == s.events[2].error
+    assert s.error is not None and s.limit is None and not s.scores
