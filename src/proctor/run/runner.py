@@ -22,7 +22,7 @@ import re
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -502,7 +502,7 @@ def sent_as_chat(task: Task, model: Model, scorer: Scorer) -> bool | None:
     return None
 
 
-def _with_chat(described: dict[str, Any], chat: bool | None) -> dict[str, Any]:
+def _with_chat(described: Mapping[str, object], chat: bool | None) -> Mapping[str, object]:
     """A backend's account (`identity`, `describe`) with its `chat` flag as the run's requests were sent: a
     completion request goes out as text whatever the endpoint's chat option; unchanged where it generates nothing."""
     if chat is None:
