@@ -170,3 +170,28 @@ def test_batch_apis_send_tools_and_map_names_back(server: LocalServer, batched: 
 
 def test_the_anthropic_backend_declares_tool_calling() -> None:
     assert Capability.TOOLS in AnthropicModel("m", base_url="http://127.0.0.1:9", api_key="x").capabilities
+
+
+def test_a_bfcl_function_calling_run_through_the_messages_api(server: LocalServer, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`proctor run` end to end: BFCL's function-calling kind on `anthropic:`, its calls scored by the rule."""
+    from benchmarks.bfcl_rows import AREA, write
+
+    from proctor.benchmarks import bfcl
+    from proctor.cli import main
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    rows = [{"id": f"simple_python_{i}", "question": [[{"role": "user", "content": f"Area for base {i}?"}]],
+             "function": [AREA]} for i in range(2)]
+    answers = [{"id": f"simple_python_{i}", "ground_truth": [{"geo.area": {"base": [2], "unit": ["m", ""]}}]}
+               for i in range(2)]
+    path = write(tmp_path / "data", "simple_python", rows, answers)
+    server.configure(tool_replies=[[{"name": "geo_area", "input": {"base": 2, "unit": "M"}}]])
+    code = main(["run", "bfcl-simple", "--data-file", str(path), "--prompt", bfcl.FUNCTION_CALLING,
+                 "--model", "anthropic:claude-test", "--base-url", server.url, "-o", str(tmp_path / "run"),
+                 "--store", str(tmp_path / "store.sqlite"), "--no-progress", "--no-history"])
+    assert code == 0
+    body = server.stats()["last_body"]
+    assert [t["name"] for t in body["tools"]] == ["geo_area"] and body["max_tokens"] == 4096
+    overall = json.loads((tmp_path / "run" / "results.json").read_text())["overall"]
+    assert overall["accuracy"] == pytest.approx(1.0) and overall["agent_stops"] == {"called": 2}

@@ -129,3 +129,30 @@ def test_tools_without_a_template_that_takes_them_are_an_error_record(tiny_model
     [g] = plain.generate_sync([GenerateRequest((Message("user", "x"),), GenerationSettings(max_tokens=2),
                                                tools=(ADD,))])
     assert g.error is not None and "chat template" in g.error
+
+
+def test_the_agent_runs_a_call_of_a_local_model(hermes: HFModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn 1 calls (scripted text), the result goes back through the template, turn 2 answers."""
+    import asyncio
+
+    from proctor.core.spec import AgentLimits
+    from proctor.scoring.agent import Agent, python_tool
+
+    replies = iter(['<tool_call>{"name": "math.add", "arguments": {"a": 2, "b": 3}}</tool_call>', "It is 5."])
+    prompts: list[str] = []
+
+    def fake(jobs: list[Any], settings: Any, max_new: int) -> tuple[list[list[int]], list[int | None]]:
+        prompts.extend(hermes.tokenizer.decode(j.prompt) for j in jobs)
+        ids = list(hermes.tokenizer(next(replies), add_special_tokens=False)["input_ids"])
+        return [ids + [hermes.tokenizer.eos_token_id]], [None]
+
+    monkeypatch.setattr(hermes, "_generate_batch", fake)
+
+    def add(a: int, b: int = 0) -> int:
+        """Add two numbers."""
+        return a + b
+
+    agent = Agent(hermes, [python_tool(add, name="math.add")], AgentLimits(max_turns=3))
+    t = asyncio.run(agent.run([Message("user", "2+3?")]))
+    assert t.stop == "answered" and t.answer == "It is 5." and [r.content for r in t.turns[0].results] == ["5"]
+    assert '<tool_response name="math.add">\n5\n</tool_response>' in prompts[1]
