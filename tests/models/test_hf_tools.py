@@ -156,3 +156,33 @@ def test_the_agent_runs_a_call_of_a_local_model(hermes: HFModel, monkeypatch: py
     t = asyncio.run(agent.run([Message("user", "2+3?")]))
     assert t.stop == "answered" and t.answer == "It is 5." and [r.content for r in t.turns[0].results] == ["5"]
     assert '<tool_response name="math.add">\n5\n</tool_response>' in prompts[1]
+
+
+# a Llama-3.1-style template, written here: the tools as JSON in the user turn, the reply the bare call
+LLAMA3 = """{%- for m in messages %}<|{{ m.role }}|>
+{%- if tools and loop.last %}Respond in the format {"name": function name, "parameters": dictionary of argument name and
+its value}. {% for t in tools %}{{ t | tojson }}{% endfor %}{% endif %}
+{%- if m.tool_calls %}{% for tc in m.tool_calls %}{"name": "{{ tc.function.name }}", "parameters": {{ tc.function.arguments |
+tojson }}}{% endfor %}{% else %}{{ m.content }}{% endif %}
+{% endfor %}{% if add_generation_prompt %}<|assistant|>
+{% endif %}"""
+
+
+def test_llama3_bare_json_calls(tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert call_format(LLAMA3) == "llama3_json"
+    out = tmp_path / "llama3"
+    shutil.copytree(tiny_model_dir, out)
+    (out / "chat_template.jinja").write_text(LLAMA3)
+    m = HFModel(str(out))
+    assert Capability.TOOLS in m.capabilities
+    assert '"name": "math.add"' in m.tokenizer.decode(m.render(GenerateRequest((Message("user", "x"),), tools=(ADD,))))
+    scripted(m, '{"name": "math.add", "parameters": {"a": 1}}; {"name": "math.add", "parameters": {"a": 2}}',
+             monkeypatch)
+    [g] = m.generate_sync([GenerateRequest((Message("user", "x"),), GenerationSettings(max_tokens=200), tools=(ADD,))])
+    assert g.text == "" and [json.loads(c.arguments) for c in g.tool_calls] == [{"a": 1}, {"a": 2}]
+    assert read_calls("The answer is 3.", "llama3_json") == ("The answer is 3.", ())
+    assert read_calls('{"answer": 3}', "llama3_json") == ('{"answer": 3}', ())
+    _, (cut,) = read_calls('{"name": "math.add", "parameters": {"a": ', "llama3_json")  # the token limit cut it
+    assert call_problem(cut, ["math.add"]) is not None
+    _, many = read_calls('{"name": "math.add", "parameters": {}};' * 300, "llama3_json")
+    assert len(many) == 300 and {call_problem(c, ["math.add"]) for c in many} == {None}

@@ -2,11 +2,14 @@
 JSON-schema form transformers documents) and the calls are read back from the generated text in the model
 family's own format.
 
-Read today: the Hermes format (`<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, one block per call),
-which Qwen2.5, Qwen3, QwQ, Hermes 2 Pro / Hermes 3 and their fine-tunes use. A model is offered tools only when its
-chat template takes `tools` and writes that format (`call_format`); any other (Llama 3.x's bare JSON, Mistral's
-`[TOOL_CALLS]`, a special token `skip_special_tokens` drops) declares no tool calling, and the agent refuses it
-before anything runs. `tool_choice` cannot be enforced on a local model (the template has no such input): `none`
+Read today (`call_format` tells them apart by the template's text):
+* `hermes`: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, one block per call — Qwen2.5, Qwen3, QwQ,
+  Hermes 2 Pro / Hermes 3 and their fine-tunes;
+* `llama3_json`: the reply is the call, a bare `{"name": ..., "parameters": {...}}` (several separated by `;`) —
+  Llama 3.1, 3.2 and 3.3, whose template asks for exactly that.
+A model is offered tools only when its chat template takes `tools` and writes one of them; any other (Mistral's
+`[TOOL_CALLS]`, a special token `skip_special_tokens` drops; pythonic lists) declares no tool calling, and the
+agent refuses it before anything runs. `tool_choice` cannot be enforced on a local model (the template has no such input): `none`
 leaves the tools out of the prompt and reads no call; `required` and a named function are not forced.
 
 A block that cannot be read (not JSON, not an object, no name, or cut off by the token limit) is still a call: its
@@ -25,15 +28,18 @@ from ...core.model import Message
 from ...core.tools import ToolCall, ToolChoice, ToolDef, parsed_arguments
 from ...util.limits import json_depth_exceeds
 
-CallFormat = Literal["hermes"]
+CallFormat = Literal["hermes", "llama3_json"]
 _HERMES = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+_LLAMA3 = '"parameters": dictionary of argument name'  # Llama 3.1-3.3's templates: "Respond in the format {...}"
 
 
 def call_format(template: object) -> CallFormat | None:
     """The call format a chat template writes, when it takes `tools` and proctor reads that format; else None."""
     if not isinstance(template, str) or "tools" not in template:
         return None
-    return "hermes" if "<tool_call>" in template else None
+    if "<tool_call>" in template:
+        return "hermes"
+    return "llama3_json" if _LLAMA3 in template else None
 
 
 def offers_tools(tools: Sequence[ToolDef], choice: ToolChoice | None) -> bool:
@@ -72,10 +78,36 @@ def _arguments(call: ToolCall) -> dict[str, Any] | str:
 
 def read_calls(text: str, fmt: CallFormat) -> tuple[str, tuple[ToolCall, ...]]:
     """(the text outside the call blocks, the calls) of a generated reply in format `fmt`."""
+    if fmt == "llama3_json":
+        return _llama3_calls(text)
     blocks = [m.group(1).strip() for m in _HERMES.finditer(text)]
     if not blocks:
         return text, ()
     return _HERMES.sub("", text).strip(), tuple(_call(body, i) for i, body in enumerate(blocks))
+
+
+def _llama3_calls(text: str) -> tuple[str, tuple[ToolCall, ...]]:
+    """A reply that is one or more JSON objects naming a function (`;` between them) is its calls; a reply that
+    starts as one and then cannot be read is one unreadable call; any other reply is text."""
+    body = text.strip().removeprefix("<|python_tag|>").strip()
+    if not body.startswith("{"):
+        return text, ()
+    decoder, at, calls = json.JSONDecoder(), 0, []
+    while at < len(body):
+        start = at
+        try:
+            _, at = decoder.raw_decode(body, at) if not json_depth_exceeds(body[at:]) else (None, -1)
+        except (ValueError, RecursionError):
+            at = -1
+        if at < 0:
+            calls.append(_call(body[start:], len(calls)))
+            break
+        calls.append(_call(body[start:at], len(calls)))
+        while at < len(body) and body[at] in " \t\r\n;":
+            at += 1
+    if not calls or (calls[0].name == "" and '"name"' not in body[:200]):
+        return text, ()
+    return "", tuple(calls)
 
 
 def _call(body: str, index: int) -> ToolCall:
