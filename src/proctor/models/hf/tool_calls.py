@@ -92,22 +92,28 @@ def _llama3_calls(text: str) -> tuple[str, tuple[ToolCall, ...]]:
     body = text.strip().removeprefix("<|python_tag|>").strip()
     if not body.startswith("{"):
         return text, ()
-    decoder, at, calls = json.JSONDecoder(), 0, []
+    calls: list[ToolCall] = []
+    at = 0
     while at < len(body):
-        start = at
-        try:
-            _, at = decoder.raw_decode(body, at) if not json_depth_exceeds(body[at:]) else (None, -1)
-        except (ValueError, RecursionError):
-            at = -1
-        if at < 0:
-            calls.append(_call(body[start:], len(calls)))
-            break
-        calls.append(_call(body[start:at], len(calls)))
+        end = _object_end(body, at)
+        calls.append(_call(body[at:end], len(calls)))
+        at = end
         while at < len(body) and body[at] in " \t\r\n;":
             at += 1
     if not calls or (calls[0].name == "" and '"name"' not in body[:200]):
         return text, ()
     return "", tuple(calls)
+
+
+def _object_end(text: str, start: int) -> int:
+    """Where the JSON value starting at `start` ends; the text's end when it cannot be read (the rest is one
+    unreadable call)."""
+    if json_depth_exceeds(text[start:]):
+        return len(text)
+    try:
+        return int(json.JSONDecoder().raw_decode(text, start)[1])
+    except (ValueError, RecursionError):
+        return len(text)
 
 
 def _call(body: str, index: int) -> ToolCall:
