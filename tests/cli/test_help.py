@@ -181,7 +181,7 @@ def test_long_help_is_grouped_and_reads_at_80_columns(command: str) -> None:
         if row:  # an option's first line: the description starts after the last gap of two spaces or more
             narrowest = min(narrowest, 80 - 2 - len(row.group(1)) - len(row.group(2)) - 1)
     assert narrowest >= 25, narrowest
-    assert len(text.splitlines()) <= (405 if command == "run" else 250), len(text.splitlines())  # #50: --human-labels
+    assert len(text.splitlines()) <= (400 if command == "run" else 250), len(text.splitlines())
 
 
 @pytest.mark.parametrize("columns", [80, 120])
