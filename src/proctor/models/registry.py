@@ -129,8 +129,8 @@ class VLLMOptions(ClientOptions, CompletionsOptions):
         return value
 
     vllm_python: str | None = Field(
-        default=None, description="Python of an environment with vLLM, run as -m vllm.entrypoints.openai.api_server "
-                                  "(default: $PROCTOR_VLLM_PYTHON, else the vllm executable on PATH).")
+        default=None, description="Python of an environment with vLLM (default: $PROCTOR_VLLM_PYTHON, else "
+                                  "the vllm executable on PATH).")
     startup_timeout: float | None = Field(
         default=None, gt=0, description="Seconds the engine may take to start (default: 900).")
     batch_invariant: bool | None = Field(
