@@ -816,7 +816,8 @@ async def evaluate_async(task: Task, model: Model, spec: RunSpec, options: RunOp
         _check_before_start(task, model, scorer, spec, judge)
         run_dir, run_id = locate_run(task, model.name, scorer, spec, options)
         model.set_log_dir(run_dir)  # vllm: its engine.log
-        await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
+        # e.g. a chat-only endpoint cannot score log-likelihoods; an agent's tools: vllm starts its tool parser
+        await model.probe([scorer.capability, *([Capability.TOOLS] if isinstance(scorer, AgentScorer) else [])])
         _check_context(task, model, scorer, spec)
         with hold_run_dir(run_dir):  # one writer per dir
             return await _evaluate(task, model, scorer, spec, replace(options, out=run_dir), judge, run_id)
