@@ -29,11 +29,11 @@ ENGINE_ARGS = ["--max-num-seqs 16", "--enforce-eager",
 
 async def test_the_managed_engine_serves_tool_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require("vllm")
-    from proctor.models.tiny import build_tiny_model
+    from proctor.models.tiny import TinyShape, build_tiny_model
 
     for k, v in ENGINE_ENV.items():
         monkeypatch.setenv(k, v)
-    model_dir = build_tiny_model(tmp_path / "llama", hidden_size=256)
+    model_dir = build_tiny_model(tmp_path / "llama", shape=TinyShape(hidden_size=256))
     model = VLLMModel(str(model_dir), vllm_python=str(VLLM_PYTHON), dtype="float32", max_model_len=2048,
                       gpu_memory_utilization=0.05, engine_args=ENGINE_ARGS, tool_call_parser="pythonic",
                       startup_timeout=900, max_retries=0)
