@@ -258,7 +258,7 @@ def _breakdown(r: RunRecord, by: str) -> dict[str, MetricBlock]:
     return r.by_category if by == "category" else r.by_modality
 
 
-@with_records(family=Family, resampling=SeededResampling)
+@with_records(in_place=True, family=Family, resampling=SeededResampling)
 def compare(
     runs: Annotated[list[str], typer.Argument(
         metavar="RUN...", show_default=False,
@@ -411,7 +411,7 @@ def comparison_table(cmp: Comparison) -> Table:
     return t
 
 
-@with_records(resampling=SeededResampling)
+@with_records(in_place=True, resampling=SeededResampling)
 def leaderboard(
     dataset: Annotated[str, typer.Argument(
         metavar="DATASET", show_default=False, help="Dataset name, as `proctor runs` shows it.")],

@@ -146,7 +146,7 @@ class LabelWidth:
     ] = None
 
 
-@with_records(difference=Difference, items=Items, test=Significance, labels=LabelWidth)
+@with_records(in_place=True, difference=Difference, items=Items, test=Significance, labels=LabelWidth)
 def plan(
     difference: Difference = Difference(),
     run: Annotated[list[str] | None, typer.Option(
@@ -265,7 +265,7 @@ class GateLabels:
         "own).")] = None
 
 
-@with_records(rule=GateRule, resampling=options.Resampling, labels=GateLabels)
+@with_records(in_place=True, rule=GateRule, resampling=options.Resampling, labels=GateLabels)
 def gate(
     candidate: Annotated[str, typer.Argument(
         metavar="CANDIDATE", show_default=False, help="The candidate run: a run directory or recorded run id.")],
