@@ -259,11 +259,11 @@ class Bubblewrap:
             bpf = seccomp_filter()
             if bpf is None:
                 return _supervise(lambda fd: self.command(limits, fd, program, inputs), root, program, limits,
-                                  self.name, Launch(user=user, status=True))
+                                  self.name, Spawn(user=user, status=True))
             (root / "seccomp.bpf").write_bytes(bpf)
             with open(root / "seccomp.bpf", "rb") as f:
                 return _supervise(lambda fd: self.command(limits, fd, program, inputs, f.fileno()), root, program,
-                                  limits, self.name, Launch(user=user, status=True, keep_fds=(f.fileno(),)))
+                                  limits, self.name, Spawn(user=user, status=True, keep_fds=(f.fileno(),)))
 
 
 @dataclass
@@ -294,7 +294,7 @@ class Unsafe:
             argv = [*_prlimit(limits, own_uid=user is not None), *_argv(program, python, inputs)]
             try:
                 return _supervise(lambda fd: argv, root, program, limits, self.name,
-                                  Launch(user=user, cwd=str(work), env=clean_env(str(work))))
+                                  Spawn(user=user, cwd=str(work), env=clean_env(str(work))))
             finally:
                 if user is not None:
                     kill_user(user)
@@ -336,7 +336,7 @@ def _write_inputs(root: Path, program: Program) -> str:
 
 
 @dataclass(frozen=True)
-class Launch:
+class Spawn:
     """How `_supervise` starts a program: as which user, in which directory and environment (None: an empty one),
     whether bubblewrap reports on a status pipe, and which other descriptors it keeps."""
 
@@ -348,7 +348,7 @@ class Launch:
 
 
 def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Program, limits: Limits, name: str,
-               launch: Launch) -> Execution:
+               launch: Spawn) -> Execution:
     """Start `argv` with stdin/stdout/stderr in host files, wait up to the wall limit, then kill everything it
     started: the sandbox's PID-namespace init (bubblewrap) or the process group (unsafe)."""
     user, status = launch.user, launch.status
