@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,6 +26,7 @@ from ..util.termsafe import escape_control, rich_safe
 from ..util.textio import write_json_atomic
 from . import options
 from .messages import warning
+from .run_options import with_records
 from .tables import show, whole_table
 
 if TYPE_CHECKING:
@@ -36,9 +38,34 @@ if TYPE_CHECKING:
 
 StoreOpt = options.Store
 JsonOpt = options.Json
-NBootOpt = options.NBoot
-SeedOpt = options.BootSeed
 OldSeed = Annotated[int | None, options.old_spelling("--seed", "N")]
+
+
+@dataclass(frozen=True)
+class SeededResampling(options.Resampling):
+    """The bootstrap, its seed also under its old spelling --seed."""
+
+    seed: OldSeed = None
+
+    def chosen_seed(self) -> int:
+        """--boot-seed, or its old spelling --seed (warned)."""
+        return int(options.prefer(self.boot_seed, self.seed, "--seed", "--boot-seed"))
+
+
+@dataclass(frozen=True)
+class Family:
+    """Which comparisons `compare` makes (against a baseline, or every pair) and how their p-values are adjusted."""
+
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", metavar="RUN", help="Compare each RUN against this one (default: every pair).")] = None
+    correction: Annotated[str, typer.Option(
+        "--correction", metavar="holm|bh",
+        help="Multiple-comparison correction over the family: Holm (family-wise error) or Benjamini–Hochberg "
+             "(false discovery rate).")] = "holm"
+    mix_settings: Annotated[bool, typer.Option(
+        "--mix-settings", help="Compare runs of the same items under different settings (warned).")] = False
+
+
 HumanLabelsOpt = Annotated[list[str] | None, typer.Option(
     "--human-labels", metavar="[RUN=]FILE",
     help="Human verdicts on a run's items (JSON Lines or CSV: docs/statistics.md); RUN=FILE names the run as "
@@ -231,22 +258,14 @@ def _breakdown(r: RunRecord, by: str) -> dict[str, MetricBlock]:
     return r.by_category if by == "category" else r.by_modality
 
 
+@with_records(in_place=True, family=Family, resampling=SeededResampling)
 def compare(
     runs: Annotated[list[str], typer.Argument(
         metavar="RUN...", show_default=False,
         help="Run directories or recorded run ids (a unique prefix will do): two or more.")],
-    baseline: Annotated[str | None, typer.Option(
-        "--baseline", metavar="RUN", help="Compare each RUN against this one (default: every pair).")] = None,
-    correction: Annotated[str, typer.Option(
-        "--correction", metavar="holm|bh",
-        help="Multiple-comparison correction over the family: Holm (family-wise error) or Benjamini–Hochberg "
-             "(false discovery rate).")] = "holm",
-    mix_settings: Annotated[bool, typer.Option(
-        "--mix-settings", help="Compare runs of the same items under different settings (warned).")] = False,
+    family: Family = Family(),
     store: StoreOpt = None,
-    n_boot: NBootOpt = 2000,
-    boot_seed: SeedOpt = 0,
-    seed: OldSeed = None,
+    resampling: SeededResampling = SeededResampling(),
     as_json: JsonOpt = False,
     save: Annotated[Path | None, typer.Option(
         "--save", metavar="FILE", help="Also write the comparison record (the --json figures) to FILE (default: not written).")] = None,
@@ -256,20 +275,20 @@ def compare(
     (adjusted for the family of comparisons), the smallest difference the items can detect, and a verdict.
     With human labels on both runs of a pair (--human-labels, or the runs' own), also the judge-corrected
     difference with its interval."""
-    seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
-    if correction not in ("holm", "bh"):
-        raise InputError.at("--correction", f"expected holm or bh, got {correction!r}")
+    seed, baseline = resampling.chosen_seed(), family.baseline
+    if family.correction not in ("holm", "bh"):
+        raise InputError.at("--correction", f"expected holm or bh, got {family.correction!r}")
     if len(runs) + (baseline is not None) < 2:
         raise InputError.at("RUN", "give at least two runs (or one and --baseline)")
     with maybe_store(store) as st:
         loaded = [load_run_scores(r, st) for r in runs]
         base = load_run_scores(baseline, st) if baseline is not None else None
-    family = compare_family(loaded, base, correction, mix_settings,  # type: ignore[arg-type]  # checked above
-                            n_boot=n_boot, seed=seed)
+    made = compare_family(loaded, base, family.correction, family.mix_settings,  # type: ignore[arg-type]  # checked
+                          n_boot=resampling.n_boot, seed=seed)
     given = [*zip(runs, loaded), *([(baseline, base)] if baseline is not None and base is not None else [])]
-    corrected = _corrected(family.comparisons, given, human_labels or [])
-    single = family.comparisons[0] if len(family.comparisons) == 1 and base is None else None
-    record = single.to_dict() if single is not None else family.to_dict()
+    corrected = _corrected(made.comparisons, given, human_labels or [])
+    single = made.comparisons[0] if len(made.comparisons) == 1 and base is None else None
+    record = single.to_dict() if single is not None else made.to_dict()
     if any(c is not None for c in corrected):
         record["judge_corrected"] = (corrected[0].model_dump(mode="json") if single is not None and corrected[0]
                                      else [c.model_dump(mode="json") if c else None for c in corrected])
@@ -281,8 +300,8 @@ def compare(
     if single is not None:
         _print_comparison(single)
     else:
-        _print_family(family.comparisons, family.correction)
-    for c, cd in zip(family.comparisons, corrected, strict=True):
+        _print_family(made.comparisons, made.correction)
+    for c, cd in zip(made.comparisons, corrected, strict=True):
         if cd is not None:
             who = "" if single is not None else f"{escape_control(c.a.model)} vs {escape_control(c.b.model)}: "
             _console().print(who + cd.text(), markup=False)
@@ -392,6 +411,7 @@ def comparison_table(cmp: Comparison) -> Table:
     return t
 
 
+@with_records(in_place=True, resampling=SeededResampling)
 def leaderboard(
     dataset: Annotated[str, typer.Argument(
         metavar="DATASET", show_default=False, help="Dataset name, as `proctor runs` shows it.")],
@@ -402,18 +422,15 @@ def leaderboard(
     mix_settings: Annotated[bool, typer.Option(
         "--mix-settings", help="Rank each model's latest run together whatever its setting (warned).")] = False,
     store: StoreOpt = None,
-    n_boot: NBootOpt = 2000,
-    boot_seed: SeedOpt = 0,
-    seed: OldSeed = None,
+    resampling: SeededResampling = SeededResampling(),
     as_json: JsonOpt = False,
 ) -> None:
     """Rank models on DATASET, one board per setting, with the winner's selection-adjusted score.
 
     A board ranks each model's latest run of one setting (mode, prompt, epochs, generation settings):
     runs of different settings are never ranked together unless --mix-settings asks for it."""
-    seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     with _store(store) as st:
-        boards = leaderboards(st, dataset, n_boot=n_boot, seed=seed, mix_settings=mix_settings, mode=mode,
+        boards = leaderboards(st, dataset, n_boot=resampling.n_boot, seed=resampling.chosen_seed(), mix_settings=mix_settings, mode=mode,
                               prompt=prompt)
     if as_json:
         _echo_json([b.to_dict() for b in boards])

@@ -69,6 +69,15 @@ ChoiceSeed = Annotated[int, typer.Option(
     "--seed", metavar="N", help="Seed of the choice order where a benchmark shuffles it (GPQA).")]
 NBoot = Annotated[int, typer.Option("--n-boot", metavar="N", min=100, help="Bootstrap resamples.")]
 BootSeed = Annotated[int, typer.Option("--boot-seed", metavar="N", help="Seed of the bootstrap resamples.")]
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """The bootstrap of a command's intervals: how many resamples, and their seed."""
+
+    n_boot: NBoot = 2000
+    boot_seed: BootSeed = 0
+
 Limit = Annotated[int | None, typer.Option(
     "--limit", metavar="N", help="Evaluate the first N items only (default: all).")]
 Cluster = Annotated[str | None, typer.Option(
@@ -211,18 +220,22 @@ def _fields(spec: str) -> set[str]:
     return set(backend.options.model_fields)
 
 
-def expand(func: F, target: str, added: list[inspect.Parameter], collect: Callable[[dict[str, object]], object]) -> F:
-    """`func` as a command whose parameter `target` is replaced by the parameters `added`: `collect` takes their
-    values out of the keyword arguments and makes `target`'s value (the backends' options, the run options…)."""
+def expand(func: F, target: str, added: list[inspect.Parameter], collect: Callable[[dict[str, object]], object],
+           in_place: bool = False) -> F:
+    """`func` as a command whose parameter `target` is replaced by the parameters `added`, after its own (`in_place`:
+    where `target` stands): `collect` takes their values out of the keyword arguments and makes `target`'s value
+    (the backends' options, the run options…)."""
     signature = inspect.signature(func, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != target]
+    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in signature.parameters.values()]
+    at = [p.name for p in own].index(target) if in_place else len(own)
+    own = [p for p in own if p.name != target]
 
     @functools.wraps(func)
     def command(**kwargs: Any) -> Any:
         value = collect(kwargs)
         return func(**kwargs, **{target: value})
 
-    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + added
+    params = own[:at] + added + own[at:]
     command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
     del command.__wrapped__

@@ -77,16 +77,20 @@ def with_run_options(only: Sequence[str] | None = None) -> Callable[[F], F]:
     return decorate
 
 
-def with_records(**records: type) -> Callable[[F], F]:
-    """Give the command one option per field of each record (`output=Output`); it receives the records."""
+def with_records(*, in_place: bool = False, **records: type) -> Callable[[F], F]:
+    """Give the command one option per field of each record (`output=Output`), after its own options (`in_place`:
+    where the record's parameter stands; a field without a default is a required option); it receives the
+    records."""
 
     def decorate(func: F) -> F:
         for target, record in records.items():
             hints = typing.get_type_hints(record, include_extras=True)
             fields = dataclasses.fields(record)
-            added = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
-                                       annotation=hints[f.name]) for f in fields]
-            func = options.expand(func, target, added, _collector(record, [f.name for f in fields]))
+            added = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=hints[f.name],
+                                       default=inspect.Parameter.empty if f.default is dataclasses.MISSING
+                                       else f.default) for f in fields]
+            func = options.expand(func, target, added, _collector(record, [f.name for f in fields]),
+                                  in_place=in_place)
         return func
 
     return decorate

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,6 +22,7 @@ from ..core.results import Results
 from ..log.runlog import MANIFEST, read_manifest
 from ..run.stopwhen import check_record
 from ..run.store import RunScores, load_run_scores
+from ..stats.power import Plan
 from ..stats.power import plan as make_plan
 from ..stats.ppi import LabelPlan, label_plan
 from ..util.errors import DatasetAccessError, InputError
@@ -29,6 +31,7 @@ from ..util.textio import write_json_atomic
 from . import options
 from .history_cmds import maybe_store
 from .messages import warning
+from .run_options import with_records
 
 _RUNS = """  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:first -o runs/mmlu-first
   proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:random -o runs/mmlu-random
@@ -89,47 +92,91 @@ def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float
     return (o.b10 + o.b01) / o.n, (o.acc_a + o.acc_b) / 2, where
 
 
-def plan(
+@dataclass(frozen=True)
+class Difference:
+    """The difference `plan` sizes: how many points, near which accuracy, with which discordance."""
+
     delta: Annotated[float | None, typer.Option(
         "--delta", metavar="POINTS", show_default=False,
-        help="The difference of accuracies to detect, in points (required unless --label-width).")] = None,
+        help="The difference of accuracies to detect, in points (required unless --label-width).")] = None
     accuracy: Annotated[float | None, typer.Option(
-        "--accuracy", metavar="PERCENT", help="The accuracy the two models are near (default: from --run).")] = None,
+        "--accuracy", metavar="PERCENT", help="The accuracy the two models are near (default: from --run).")] = None
     discordance: Annotated[float | None, typer.Option(
         "--discordance", metavar="PERCENT",
         help="Share of items one model gets right and the other wrong (default: from --run, else independent "
-             "errors, an upper bound).")] = None,
-    run: Annotated[list[str] | None, typer.Option(
-        "--run", metavar="RUN",
-        help="Two earlier runs (give --run twice) to take the discordance from (default: none).")] = None,
+             "errors, an upper bound).")] = None
+
+
+@dataclass(frozen=True)
+class Items:
+    """The items `plan` is asked about: a dataset's, or a number of them."""
+
     dataset: Annotated[str | None, typer.Option(
-        "--dataset", metavar="NAME|PATH", help="Say whether this dataset has enough items (default: not asked).")] = None,
+        "--dataset", metavar="NAME|PATH", help="Say whether this dataset has enough items (default: not asked).")] = None
     items: Annotated[int | None, typer.Option(
-        "--items", metavar="N", min=1, help="Say whether N items are enough (default: not asked).")] = None,
-    power: Annotated[float, typer.Option("--power", metavar="PERCENT", help="Power wanted.")] = 80.0,
-    alpha: Annotated[float, typer.Option("--alpha", metavar="LEVEL", help="Two-sided significance level.")] = 0.05,
-    store: options.Store = None,
-    as_json: options.Json = False,
+        "--items", metavar="N", min=1, help="Say whether N items are enough (default: not asked).")] = None
+
+    def count(self) -> int | None:
+        """N, the dataset's size, or None (not asked)."""
+        return self.items if self.items is not None else _dataset_items(self.dataset) if self.dataset else None
+
+
+@dataclass(frozen=True)
+class Significance:
+    """The test `plan` sizes for: its power and its significance level."""
+
+    power: Annotated[float, typer.Option("--power", metavar="PERCENT", help="Power wanted.")] = 80.0
+    alpha: Annotated[float, typer.Option("--alpha", metavar="LEVEL", help="Two-sided significance level.")] = 0.05
+
+
+@dataclass(frozen=True)
+class LabelWidth:
+    """`plan --label-width`: the judge-corrected interval's width, and the judge's figures when no run gives them."""
+
     label_width: Annotated[float | None, typer.Option(
         "--label-width", metavar="POINTS", help="Instead: how many human labels give the judge-corrected accuracy "
         "a 95% interval this wide (PPI; from --run RUN with labels, or --judge-accuracy, --disagreement and "
-        "--items/--dataset; docs/statistics.md; default: not asked).")] = None,
+        "--items/--dataset; docs/statistics.md; default: not asked).")] = None
     judge_accuracy: Annotated[float | None, typer.Option(
-        "--judge-accuracy", metavar="PERCENT", help="With --label-width: the judge's own accuracy (default: from --run).")] = None,
+        "--judge-accuracy", metavar="PERCENT", help="With --label-width: the judge's own accuracy (default: from --run).")] = None
     disagreement: Annotated[float | None, typer.Option(
         "--disagreement", metavar="PERCENT",
         help="With --label-width: the share of samples where judge and humans disagree (an upper bound serves; "
              "default: from --run).")
-    ] = None,
+    ] = None
+
+
+@with_records(in_place=True, difference=Difference, items=Items, test=Significance, labels=LabelWidth)
+def plan(
+    difference: Difference = Difference(),
+    run: Annotated[list[str] | None, typer.Option(
+        "--run", metavar="RUN",
+        help="Two earlier runs (give --run twice) to take the discordance from (default: none).")] = None,
+    items: Items = Items(),
+    test: Significance = Significance(),
+    store: options.Store = None,
+    as_json: options.Json = False,
+    labels: LabelWidth = LabelWidth(),
 ) -> None:
     """How many items a paired comparison needs to detect --delta points between two models (McNemar's test,
     Connor 1987), and whether a dataset has them; with --label-width, how many human labels a judge-corrected
     interval of that width needs."""
-    if label_width is not None:
-        lp = _label_plan(label_width, run, items if items is not None else _dataset_items(dataset) if dataset else None,
-                         judge_accuracy, disagreement, alpha)
+    if (width := labels.label_width) is not None:
+        lp = _label_plan(width, labels, run, items.count(), test.alpha)
         typer.echo(json.dumps(lp.model_dump(mode="json"), indent=2) if as_json else lp.text())
         return
+    got = _items_plan(difference, run, items, test, store)
+    if as_json:
+        typer.echo(json.dumps(got.model_dump(mode="json"), indent=2))
+        return
+    for line in got.lines():
+        typer.echo(line)
+
+
+def _items_plan(difference: Difference, run: list[str] | None, items: Items, test: Significance,
+                store: Path | None) -> Plan:
+    """The items a paired comparison needs to detect the difference (its figures given, or from two runs)."""
+    delta, accuracy, discordance, alpha = difference.delta, difference.accuracy, difference.discordance, test.alpha
     if delta is None:
         raise InputError.at("--delta", "give the difference to detect (--delta POINTS), or --label-width POINTS")
     source = "given"
@@ -146,26 +193,23 @@ def plan(
                                           f"({accuracy:g}%, {delta:g} points); for {100 * accuracy:g}% and "
                                           f"{100 * delta:g} points write --accuracy {100 * accuracy:g} "
                                           f"--delta {100 * delta:g}")
-    n = items if items is not None else _dataset_items(dataset) if dataset is not None else None
+    n = items.items if items.items is not None else \
+        _dataset_items(items.dataset) if items.dataset is not None else None
     try:
-        got = make_plan(_percent(delta, "--delta"), _percent(accuracy, "--accuracy"),
-                        _percent(discordance, "--discordance", high=100.0001) if discordance is not None else None,
-                        source, n, dataset, alpha,
-                        _percent(power, "--power"))
+        return make_plan(_percent(delta, "--delta"), _percent(accuracy, "--accuracy"),
+                         _percent(discordance, "--discordance", high=100.0001) if discordance is not None else None,
+                         source, n, items.dataset, alpha,
+                         _percent(test.power, "--power"))
     except ValueError as e:
         raise InputError.at("--delta", str(e)) from None
-    if as_json:
-        typer.echo(json.dumps(got.model_dump(mode="json"), indent=2))
-        return
-    for line in got.lines():
-        typer.echo(line)
 
 
-def _label_plan(width: float, runs: list[str] | None, n_items: int | None, judge_accuracy: float | None,
-                disagreement: float | None, alpha: float) -> LabelPlan:
+def _label_plan(width: float, asked: LabelWidth, runs: list[str] | None, n_items: int | None,
+                alpha: float) -> LabelPlan:
     """The labels a judge-corrected interval `width` points wide needs: the spreads from a labelled run's
-    judge_corrected block, or from the judge's accuracy and its disagreement with the humans."""
+    judge_corrected block, or from the judge's accuracy and its disagreement (`asked`) with the humans."""
     half = _percent(width, "--label-width") / 2
+    judge_accuracy, disagreement = asked.judge_accuracy, asked.disagreement
     if runs:
         if len(runs) != 1:
             raise InputError.at("--run", f"with --label-width give one run with human labels, got {len(runs)}")
@@ -196,39 +240,53 @@ def run_dir_results(ref: str) -> Results:
     return results
 
 
+@dataclass(frozen=True)
+class GateRule:
+    """What the gate holds the candidate to: the largest drop allowed, overall or in every category too."""
+
+    max_drop: Annotated[float, typer.Option(
+        "--max-drop", metavar="POINTS", show_default=False, help="The largest drop in accuracy allowed, in points.")]
+    per_category: Annotated[bool, typer.Option(
+        "--per-category", help="Gate every category too (Bonferroni over the categories).")] = False
+    mix_settings: Annotated[bool, typer.Option(
+        "--mix-settings", help="Gate runs of the same items under different settings (warned).")] = False
+
+
+@dataclass(frozen=True)
+class GateLabels:
+    """Human verdicts on the candidate's and the baseline's items (default: each run's own)."""
+
+    human_labels: Annotated[Path | None, typer.Option(
+        "--human-labels", metavar="FILE", help="Human verdicts on the candidate's items (JSON Lines or CSV: "
+        "docs/statistics.md); with the baseline's, the overall check is judge-corrected (default: the run's own, "
+        "from `run --human-labels`).")] = None
+    baseline_labels: Annotated[Path | None, typer.Option(
+        "--baseline-labels", metavar="FILE", help="Human verdicts on the baseline's items (default: the run's "
+        "own).")] = None
+
+
+@with_records(in_place=True, rule=GateRule, resampling=options.Resampling, labels=GateLabels)
 def gate(
     candidate: Annotated[str, typer.Argument(
         metavar="CANDIDATE", show_default=False, help="The candidate run: a run directory or recorded run id.")],
     baseline: Annotated[str, typer.Option(
         "--baseline", metavar="RUN", show_default=False, help="The run to hold the candidate to.")],
-    max_drop: Annotated[float, typer.Option(
-        "--max-drop", metavar="POINTS", show_default=False, help="The largest drop in accuracy allowed, in points.")],
-    per_category: Annotated[bool, typer.Option(
-        "--per-category", help="Gate every category too (Bonferroni over the categories).")] = False,
-    mix_settings: Annotated[bool, typer.Option(
-        "--mix-settings", help="Gate runs of the same items under different settings (warned).")] = False,
+    rule: GateRule,
     store: options.Store = None,
-    n_boot: options.NBoot = 2000,
-    boot_seed: options.BootSeed = 0,
+    resampling: options.Resampling = options.Resampling(),
     as_json: options.Json = False,
-    human_labels: Annotated[Path | None, typer.Option(
-        "--human-labels", metavar="FILE", help="Human verdicts on the candidate's items (JSON Lines or CSV: "
-        "docs/statistics.md); with the baseline's, the overall check is judge-corrected (default: the run's own, "
-        "from `run --human-labels`).")] = None,
-    baseline_labels: Annotated[Path | None, typer.Option(
-        "--baseline-labels", metavar="FILE", help="Human verdicts on the baseline's items (default: the run's "
-        "own).")] = None,
+    labels: GateLabels = GateLabels(),
 ) -> None:
     """GO, NO-GO or INCONCLUSIVE: is the candidate within --max-drop points of the baseline, on their shared items?
     With human labels on both runs the overall check is the judge-corrected difference (docs/statistics.md).
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
-    if not 0 <= max_drop < 100:
-        raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
+    if not 0 <= rule.max_drop < 100:
+        raise InputError.at("--max-drop", f"expected points between 0 and 100, got {rule.max_drop:g}")
     with maybe_store(store) as st:
         cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
-    result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed,
-                      sequential=_sequential(cand.run.path, base))
-    result = _gate_corrected(result, cand, base, human_labels, baseline_labels)
+    result = run_gate(cand, base, rule.max_drop / 100, rule.per_category, rule.mix_settings,
+                      n_boot=resampling.n_boot, seed=resampling.boot_seed, sequential=_sequential(cand.run.path, base))
+    result = _gate_corrected(result, cand, base, labels.human_labels, labels.baseline_labels)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:

@@ -22,7 +22,7 @@ import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
 
 import aiohttp
 import yarl
@@ -410,6 +410,17 @@ async def generate_all(requests: Sequence[GenerateRequest],
     return [redacted(g) for g in await run_all(requests, one, lambda msg: Generation(error=msg))]
 
 
+class ClientKeywords(TypedDict, total=False):
+    """How an HTTP backend's client sends: requests in flight, seconds per attempt, retries, the first backoff and
+    the jitter's seed (the backend's `client_defaults` where not given)."""
+
+    concurrency: int
+    timeout: float
+    max_retries: int
+    backoff_base: float
+    seed: int
+
+
 class HTTPModel(ModelBase):
     """What every HTTP backend shares: spec name, base URLs, headers, retry policy and one `HTTPBackend`.
 
@@ -423,9 +434,11 @@ class HTTPModel(ModelBase):
     base_url_env: ClassVar[str]
     default_base_url: ClassVar[str]
     api_key_env: ClassVar[str]  # where the key comes from when none is passed, e.g. OPENAI_API_KEY
+    client_defaults: ClassVar[ClientKeywords]  # every client setting, where the caller gives none
 
     def __init__(self, model: str, base_url: str | Sequence[str] | None, *, api_key: str | None,
-                 concurrency: int, timeout: float, max_retries: int, backoff_base: float, seed: int) -> None:
+                 **given: Unpack[ClientKeywords]) -> None:
+        client = self.client_defaults | given
         self.model = model
         self.name = f"{self.prefix}:{model}"
         urls, url_key = split_credentials(normalize_base_urls(base_url, self.base_url_env, self.default_base_url))
@@ -442,8 +455,9 @@ class HTTPModel(ModelBase):
                 register_secret(value.removeprefix("Bearer "))  # masked wherever a server echoes it back
         for secret in (s for u in urls for s in url_secrets(u)):
             register_secret(secret)  # a key in the base URL's query, the same way
-        policy = RetryPolicy(max_retries=max_retries, timeout=timeout, backoff_base=backoff_base)
-        self.http = HTTPBackend(urls, headers, concurrency=concurrency, policy=policy, seed=seed)
+        policy = RetryPolicy(max_retries=client["max_retries"], timeout=client["timeout"],
+                             backoff_base=client["backoff_base"])
+        self.http = HTTPBackend(urls, headers, concurrency=client["concurrency"], policy=policy, seed=client["seed"])
 
     def _require_key(self, urls: Sequence[str], key: str | None) -> None:
         """Refuse, before any request, the vendor's own API without a key (a local server may need none)."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar, Unpack
 
 from ..core.model import Capability, GenerateRequest, Generation
-from ._http import HTTPModel, api_key, generate_all
+from ._http import ClientKeywords, HTTPModel, api_key, generate_all
 from .anthropic_tools import tools_body, uses_tools, wire_messages
 from .openai import merge_extra_body
 from .replies import anthropic_generation
@@ -33,24 +33,13 @@ class AnthropicModel(HTTPModel):
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
     api_key_env = "ANTHROPIC_API_KEY"
+    client_defaults: ClassVar[ClientKeywords] = {"concurrency": 16, "timeout": 300.0, "max_retries": 5,
+                                                 "backoff_base": 0.5, "seed": 0}
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | Sequence[str] | None = None,
-        *,
-        api_key: str | None = None,
-        concurrency: int = 16,
-        timeout: float = 300.0,
-        max_retries: int = 5,
-        backoff_base: float = 0.5,
-        default_max_tokens: int = 4096,
-        seed: int = 0,
-        **_: Any,
-    ) -> None:
+    def __init__(self, model: str, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
+                 default_max_tokens: int = 4096, **client: Unpack[ClientKeywords]) -> None:
         self.default_max_tokens = default_max_tokens
-        super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
-                         max_retries=max_retries, backoff_base=backoff_base, seed=seed)
+        super().__init__(model, base_url, api_key=api_key, **client)
 
     def _headers(self, explicit_key: str | None) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}

@@ -24,7 +24,7 @@ import asyncio
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Unpack
 
 from ..core.model import (
     Capability,
@@ -40,7 +40,16 @@ from ..core.model import (
 )
 from ..util.errors import CapabilityError, ProctorError
 from ._echo import TokenLogprob, continuation_by_tokens, prompt_tokens
-from ._http import HTTPModel, RequestFailed, api_key, endpoint_url, generate_all, get_once, run_all
+from ._http import (
+    ClientKeywords,
+    HTTPModel,
+    RequestFailed,
+    api_key,
+    endpoint_url,
+    generate_all,
+    get_once,
+    run_all,
+)
 from .openai_tools import tools_body, wire_message, wire_names
 from .replies import chat_generation, completion_generation
 
@@ -56,30 +65,18 @@ class OpenAIModel(HTTPModel):
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
     api_key_env = "OPENAI_API_KEY"
+    client_defaults: ClassVar[ClientKeywords] = {"concurrency": 32, "timeout": 120.0, "max_retries": 5,
+                                                 "backoff_base": 0.5, "seed": 0}
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | Sequence[str] | None = None,
-        *,
-        api_key: str | None = None,
-        concurrency: int = 32,
-        timeout: float = 120.0,
-        max_retries: int = 5,
-        backoff_base: float = 0.5,
-        chat: bool = True,
-        echo_max_tokens: int = 0,
-        seed: int = 0,
-        tokenizer: str | None = None,
-        **_: Any,
-    ) -> None:
+    def __init__(self, model: str, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
+                 chat: bool = True, echo_max_tokens: int = 0, tokenizer: str | None = None,
+                 **client: Unpack[ClientKeywords]) -> None:
         self.chat = chat
         self.echo_max_tokens = echo_max_tokens
         self.context_length: int | None = None  # learnt by probe() from GET /models (max_model_len)
         self.tokenizer_path = tokenizer or os.environ.get("OPENAI_TOKENIZER") or None
         self._splitter = TokenSplitter(self.tokenizer_path) if self.tokenizer_path is not None else None
-        super().__init__(model, base_url, api_key=api_key, concurrency=concurrency, timeout=timeout,
-                         max_retries=max_retries, backoff_base=backoff_base, seed=seed)
+        super().__init__(model, base_url, api_key=api_key, **client)
 
     @property
     def has_tokenizer(self) -> bool:

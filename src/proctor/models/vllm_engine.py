@@ -41,7 +41,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 from ..core.model import (
     Capability,
@@ -55,6 +55,7 @@ from ..core.model import (
     weights_fingerprint,
 )
 from ..util.errors import CapabilityError, ProctorError
+from ._http import ClientKeywords as HTTPClientKeywords
 from ._http import RequestFailed, get_once
 from .dtype import check_dtype, checkpoint_dtype, checkpoint_model_type, nvidia_bf16_supported, resolve_dtype
 from .openai import OpenAIModel, openai_prompt
@@ -76,16 +77,25 @@ CLIENT_DEFAULTS = {"concurrency": 64, "timeout": 600.0, "max_retries": 2, "backo
                    "chat": True, "echo_max_tokens": 0}
 
 
-class ClientKeywords(TypedDict, total=False):
+class ClientKeywords(HTTPClientKeywords, total=False):
     """The options of the `openai:` client that talks to the engine (`CLIENT_DEFAULTS` where not given)."""
 
-    concurrency: int
-    timeout: float
-    max_retries: int
-    backoff_base: float
-    seed: int
     chat: bool
     echo_max_tokens: int
+
+
+class VLLMKeywords(ClientKeywords, total=False):
+    """`VLLMModel`'s options: its client's, and the engine's own (tensor and data parallel sizes, the share of GPU
+    memory, the context window, the dtype, more server arguments, VLLM_BATCH_INVARIANT, vLLM --seed)."""
+
+    tensor_parallel: int
+    data_parallel: int
+    gpu_memory_utilization: float | None
+    max_model_len: int | None
+    dtype: str
+    engine_args: Sequence[str] | str
+    batch_invariant: bool
+    engine_seed: int
 
 
 class EngineStartError(ProctorError):
@@ -302,33 +312,24 @@ class VLLMModel(ModelBase):
     text_completion = True  # its OpenAI client sends a completion request to /v1/completions
     preferred_chunk_size = 1  # as openai: every answer is cached and logged the moment it arrives
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        tensor_parallel: int = 1,
-        data_parallel: int = 1,
-        gpu_memory_utilization: float | None = None,
-        max_model_len: int | None = None,
-        dtype: str = "auto",
-        engine_args: Sequence[str] | str = (),
-        vllm_python: str | None = None,
-        startup_timeout: float = 900.0,
-        batch_invariant: bool = False,
-        engine_seed: int = 0,
-        tool_call_parser: str | None = None,
-        **client: Unpack[ClientKeywords],
-    ) -> None:
+    def __init__(self, model: str, *, vllm_python: str | None = None, startup_timeout: float = 900.0,
+                 tool_call_parser: str | None = None, **options: Unpack[VLLMKeywords]) -> None:
         self.model, self.name = model, f"vllm:{model}"
+        engine_args = options.get("engine_args", ())
         given = [engine_args] if isinstance(engine_args, str) else list(engine_args)
         self.extra_args = [a for arg in given for a in shlex.split(arg)]
-        self.settings = {"tensor_parallel": tensor_parallel, "data_parallel": data_parallel,
-                         "dtype": engine_dtype(model, dtype),
-                         "max_model_len": max_model_len, "batch_invariant": batch_invariant, "engine_seed": engine_seed}
+        self.settings = {"tensor_parallel": options.get("tensor_parallel", 1),
+                         "data_parallel": options.get("data_parallel", 1),
+                         "dtype": engine_dtype(model, options.get("dtype", "auto")),
+                         "max_model_len": options.get("max_model_len"),
+                         "batch_invariant": options.get("batch_invariant", False),
+                         "engine_seed": options.get("engine_seed", 0)}
+        gpu_memory_utilization = options.get("gpu_memory_utilization")
         self.args = engine_args_for(model, self.settings, gpu_memory_utilization, self.extra_args)
         self.launcher = engine_launcher(vllm_python)
         self.startup_timeout = startup_timeout
-        self.client_options: dict[str, Any] = {**CLIENT_DEFAULTS, **client}
+        self.client_options: dict[str, Any] = CLIENT_DEFAULTS | {k: v for k, v in options.items()
+                                                                 if k in ClientKeywords.__optional_keys__}
         self.tool_call_parser = tool_call_parser  # given; the one serving is `tools_parser` (probe with TOOLS)
         self.tools_parser: str | None = None
         self.log_dir: Path | None = None

@@ -8,7 +8,7 @@ import inspect
 import os
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import torch
 from jinja2 import TemplateError
@@ -44,26 +44,34 @@ STAT_KEYS = ("tokens_forwarded", "tokens_padded", "unique_tokens", "scheduled_to
              "plain_sequences", "oom_splits")
 
 
+class Scheduling(TypedDict, total=False):
+    """How `HFModel` batches its forward passes (`SCHEDULING` where not given): sequences per pass, whether a prompt
+    shared by several choices runs once and packs them into one row, log-likelihood tokens per pass (None: from
+    the device's memory), and the sharing cost model's (per child row, per edge) costs (None: the device's)."""
+
+    batch_size: int
+    share_prefixes: bool
+    pack_siblings: bool
+    max_batch_tokens: int | None
+    prefix_costs: tuple[int, int] | None
+
+
+SCHEDULING: Scheduling = {"batch_size": 32, "share_prefixes": True, "pack_siblings": True, "max_batch_tokens": None,
+                          "prefix_costs": None}
+
+
 class HFModel(GenerationMixin, ModelBase):
     """A transformers causal LM with scheduled (shared-prefix or plain) log-likelihood and batched generation."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
     text_completion = True
 
-    def __init__(
-        self,
-        path: str,
-        dtype: str = "auto",
-        device: str = "cpu",
-        batch_size: int = 32,
-        trust_remote_code: bool = False,
-        max_length: int | None = None,
-        share_prefixes: bool = True,
-        pack_siblings: bool = True,
-        max_batch_tokens: int | None = None,
-        prefix_costs: tuple[int, int] | None = None,
-        threads: int | None = None,
-    ) -> None:
+    def __init__(self, path: str, dtype: str = "auto", device: str = "cpu", *, trust_remote_code: bool = False,
+                 max_length: int | None = None, threads: int | None = None,
+                 **scheduling: Unpack[Scheduling]) -> None:
+        given = SCHEDULING | scheduling
+        batch_size, max_batch_tokens, prefix_costs = given["batch_size"], given["max_batch_tokens"], given["prefix_costs"]
+        share_prefixes, pack_siblings = given["share_prefixes"], given["pack_siblings"]
         self.name, self.path, self.trust_remote_code = f"hf:{path}", path, trust_remote_code
         if batch_size < 1:
             raise ProctorError(f"batch size must be at least 1, got {batch_size}")

@@ -259,11 +259,11 @@ class Bubblewrap:
             bpf = seccomp_filter()
             if bpf is None:
                 return _supervise(lambda fd: self.command(limits, fd, program, inputs), root, program, limits,
-                                  self.name, user=user, status=True)
+                                  self.name, Spawn(user=user, status=True))
             (root / "seccomp.bpf").write_bytes(bpf)
             with open(root / "seccomp.bpf", "rb") as f:
                 return _supervise(lambda fd: self.command(limits, fd, program, inputs, f.fileno()), root, program,
-                                  limits, self.name, user=user, status=True, keep_fds=(f.fileno(),))
+                                  limits, self.name, Spawn(user=user, status=True, keep_fds=(f.fileno(),)))
 
 
 @dataclass
@@ -293,8 +293,8 @@ class Unsafe:
             python = python_for_sandbox() if user is not None else self.python
             argv = [*_prlimit(limits, own_uid=user is not None), *_argv(program, python, inputs)]
             try:
-                return _supervise(lambda fd: argv, root, program, limits, self.name, cwd=str(work),
-                                  env=clean_env(str(work)), user=user)
+                return _supervise(lambda fd: argv, root, program, limits, self.name,
+                                  Spawn(user=user, cwd=str(work), env=clean_env(str(work))))
             finally:
                 if user is not None:
                     kill_user(user)
@@ -335,11 +335,23 @@ def _write_inputs(root: Path, program: Program) -> str:
     return str(inputs)
 
 
-def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Program, limits: Limits, name: str, *, user: int | None = None,
-               status: bool = False, cwd: str | None = None, env: dict[str, str] | None = None,
-               keep_fds: tuple[int, ...] = ()) -> Execution:
+@dataclass(frozen=True)
+class Spawn:
+    """How `_supervise` starts a program: as which user, in which directory and environment (None: an empty one),
+    whether bubblewrap reports on a status pipe, and which other descriptors it keeps."""
+
+    user: int | None = None
+    status: bool = False
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+    keep_fds: tuple[int, ...] = ()
+
+
+def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Program, limits: Limits, name: str,
+               launch: Spawn) -> Execution:
     """Start `argv` with stdin/stdout/stderr in host files, wait up to the wall limit, then kill everything it
     started: the sandbox's PID-namespace init (bubblewrap) or the process group (unsafe)."""
+    user, status = launch.user, launch.status
     (root / "stdin").write_text(program.stdin, encoding="utf-8")  # the launcher's token: this process's to read
     (root / "stdin").chmod(0o600)
     out_path, err_path = root / "stdout", root / "stderr"
@@ -350,8 +362,9 @@ def _supervise(make_argv: Callable[[int], list[str]], root: Path, program: Progr
         with open(root / "stdin", "rb") as stdin, open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
                 proc = subprocess.Popen(
-                    argv, stdin=stdin, stdout=out, stderr=err, cwd=cwd, env=env if env is not None else {},
-                    start_new_session=True, pass_fds=((write_fd,) if status else ()) + keep_fds,
+                    argv, stdin=stdin, stdout=out, stderr=err, cwd=launch.cwd,
+                    env=launch.env if launch.env is not None else {},
+                    start_new_session=True, pass_fds=((write_fd,) if status else ()) + launch.keep_fds,
                     user=user, group=user, extra_groups=[] if user is not None else None)
             except OSError as e:
                 return Execution(exit_code=None, error=f"could not start {argv[0]}: {e}", sandbox=name)
