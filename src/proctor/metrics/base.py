@@ -12,6 +12,7 @@ from ..core.results import (
     Calibration,
     Cost,
     EpochSpread,
+    Failures,
     JudgeAgreement,
     MetricBlock,
     MetricValue,
@@ -20,7 +21,7 @@ from ..log.runlog import Manifest, Sample
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
 MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
-                | AnswerReading | BudgetCurve | float)
+                | AnswerReading | BudgetCurve | Failures | float)
 
 
 @dataclass(frozen=True)
