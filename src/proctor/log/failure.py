@@ -21,10 +21,22 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .runlog import Sample
+
+class Recorded(Protocol):
+    """What the rules read of a sample (`proctor.log.runlog.Sample`, which this module never imports)."""
+
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def finish_reason(self) -> str | None: ...
+    @property
+    def extracted(self) -> str | None: ...
+    @property
+    def details(self) -> object: ...
 
 
 class Failure(StrEnum):
@@ -54,27 +66,20 @@ def error_failure(message: str | None) -> Failure:
     return Failure.SERVER if _SERVER.search(text) else Failure.REQUEST
 
 
-def failure_of(s: Sample) -> Failure | None:
+def failure_of(s: Recorded) -> Failure | None:
     """The sample's failure class (module docstring); None when it is no failure (credit earned, or unscored)."""
-    from .runlog import ExecutionDetails, Outcome
-
     d = s.details
-    execution = d if isinstance(d, ExecutionDetails) else None
-    if s.outcome is Outcome.ERROR:
-        ran = execution is not None and execution.verdict == "error" and (
-            s.extracted is not None or execution.sandbox is not None)
+    execution = getattr(d, "kind", None) == "execution"
+    verdict = getattr(d, "verdict", None) if execution else None
+    if s.outcome == "error":
+        ran = verdict == "error" and (s.extracted is not None or getattr(d, "sandbox", None) is not None)
         return Failure.SANDBOX if ran else error_failure(s.error)
-    if s.outcome in (Outcome.CORRECT, Outcome.PARTIAL, Outcome.UNSCORED):
+    if s.outcome in ("correct", "partial", "unscored"):
         return None
     if s.finish_reason in REFUSAL_FINISHES:
         return Failure.REFUSAL
-    if execution is not None and execution.beyond_authors:
+    if execution and getattr(d, "beyond_authors", None):
         return Failure.SANDBOX
-    if s.outcome is Outcome.TRUNCATED or (execution is not None and execution.verdict == "limit"):
+    if s.outcome == "truncated" or verdict == "limit":
         return Failure.LIMIT
     return Failure.WRONG
-
-
-def is_infrastructure(s: Sample) -> bool:
-    """The sample failed for the infrastructure's reason, not the model's."""
-    return failure_of(s) in INFRA_FAILURES
