@@ -115,3 +115,11 @@ def test_injected_infrastructure_failures_are_classified_exactly(
     assert sorted(x.item_id for x in record.infra_flips) == infra_items
     assert all(x.failure_b is None for x in record.infra_flips)
     assert any(line.startswith("infrastructure explains 6 differences") for line in record.lines())
+    shown = cli("agree", tmp_path / "noisy", tmp_path / "clean")
+    assert shown.code == 0 and "infrastructure explains 6 differences: samples it failed in one run only (run 1 6, " \
+        "run 2 0)" in shown.out
+    report = tmp_path / "report.md"
+    assert cli("report", tmp_path / "noisy", "-o", report).code == 0
+    text = report.read_text()
+    assert "6 of 12 samples (50.0%) failed by the infrastructure" in text  # the warning
+    assert "by the infrastructure (sandbox 2, server 3, timeout 1)" in text  # the classes, with the interval
