@@ -167,6 +167,8 @@ def test_a_run_scores_replies_as_bfcl_eval_does(tmp_path: Path) -> None:
     assert results["overall"]["accuracy"] == pytest.approx(0.5)
     samples = [json.loads(line) for line in (tmp_path / "bfcl-simple.run" / "samples.jsonl").read_text().splitlines()]
     assert sorted(s["outcome"] for s in samples) == ["correct", "correct", "no_answer", "wrong"]
+    manifest = json.loads((tmp_path / "bfcl-simple.run" / "manifest.json").read_text())
+    assert manifest["spec"]["generation"]["max_tokens"] is None  # bfcl-eval's _query_prompting sends no token limit
 
 
 def test_a_run_of_irrelevance_counts_the_replies_that_call_nothing(tmp_path: Path) -> None:

@@ -162,6 +162,10 @@ def test_a_trajectory_past_its_wall_time_is_truncated_and_counted_and_not_retrie
                      "--no-progress", "--no-history"]) == 2
         assert "cut by the agent's limits" in capsys.readouterr().err
         assert srv.stats()["by_path"].get("/v1/chat/completions", 0) == 0
+        # nor a budget ladder: refused before its first step asks anything
+        assert _run(tmp_path, "bfcl-simple", path, srv, "--budgets", "1024,4096", out="ladder") == 2
+        assert "cut by the agent's limits" in capsys.readouterr().err
+        assert srv.stats()["by_path"].get("/v1/chat/completions", 0) == 0 and not (tmp_path / "ladder").exists()
 
 
 def test_the_kind_and_the_limits_are_in_the_run_id_and_refused_elsewhere(

@@ -219,8 +219,9 @@ class BFCLPrompts:
                          calls_answer=True)
 
     def request_defaults(self, kind: str) -> KindDefaults:
-        """The function-calling kind sends no token limit, as bfcl-eval's `_query_FC` (`--max-tokens` wins)."""
-        return KindDefaults(sends_max_tokens=False) if kind == FUNCTION_CALLING else KindDefaults()
+        """No token limit, as bfcl-eval's OpenAI handler sends none (`_query_prompting`, `_query_FC`;
+        `--max-tokens` wins)."""
+        return KindDefaults(sends_max_tokens=False)
 
     def logprob_context(self, item: Item) -> str:
         return item.prompt

@@ -156,6 +156,7 @@ def _run_ladder(datasets: list[str], model: str | None, flags: Mapping[str, Any]
 
     from ..log.runlog import Outcome, iter_run_samples
     from ..run.pipeline import RunOptions
+    from ..run.resolve import resolve
     from ..run.retry import retry_spec
 
     elsewhere = "--retry-truncated" if again.retry_truncated is not None else "--claim" if output.claim else _elsewhere(
@@ -167,7 +168,10 @@ def _run_ladder(datasets: list[str], model: str | None, flags: Mapping[str, Any]
                              use_cache=not output.no_cache, record_history=not output.no_history,
                              progress=output.progress, command=["proctor", *sys.argv[1:]],
                              outputs=exports(output.export or [], False))
-    specs = _specs(datasets, model, {**flags, "max_tokens": budgets[0]}, given)
+    specs = [resolve(s) for s in _specs(datasets, model, {**flags, "max_tokens": budgets[0]}, given)]
+    if any(s.agent is not None for s in specs):
+        raise ProctorError("--budgets: a trajectory is cut by the agent's limits (--max-turns…), not by --max-tokens; "
+                           "raise those and run again")
     statuses: list[int] = []
     for i, budget in enumerate(budgets):
         step = replace(run_options, out=output.out / f"max-tokens-{budget}" if output.out is not None else None)

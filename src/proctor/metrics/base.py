@@ -14,6 +14,7 @@ from ..core.results import (
     EpochSpread,
     Failures,
     JudgeAgreement,
+    JudgeCorrected,
     MetricBlock,
     MetricValue,
 )
@@ -21,7 +22,7 @@ from ..log.runlog import Manifest, Sample
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
 MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
-                | AnswerReading | BudgetCurve | Failures | float)
+                | AnswerReading | BudgetCurve | Failures | JudgeCorrected | float)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any, Literal, cast, overload
 from ..core.model import Capability, GenerateRequest, Model, require
 from ..core.money import Money
 from ..core.results import Results
-from ..core.spec import AgentLimits, RunSpec
+from ..core.spec import AgentLimits, HumanLabels, RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
@@ -67,7 +67,7 @@ from ..util.progress import Progress
 from ..util.safepath import safe_component
 from .cache import CachedModel
 from .chunk import score_chunk
-from .finalize import finalize_run, results_of
+from .finalize import finalize_run, on_disk, results_of
 from .lock import hold_run_dir
 from .outputs import RunOutput
 from .pricing import CostGuard, GuardedModel, token_counter
@@ -277,11 +277,15 @@ def _planned(sample_id: str, items: Container[str], epochs: int) -> bool:
     return item in items and epoch < epochs and f"{item}#{epoch}" == sample_id
 
 
-def finish_done_run(state: RunState, options: RunOptions = RunOptions()) -> RunLog:
-    """A run with nothing left to ask: its results recomputed from its samples (no model loads)."""
+def finish_done_run(state: RunState, options: RunOptions = RunOptions(), labels: HumanLabels | None = None) -> RunLog:
+    """A run with nothing left to ask: its results recomputed from its samples (no model loads); `labels`
+    (`--human-labels`) replace the ones its manifest holds."""
     with hold_run_dir(state.run_dir):
         store = _open_store(options) if options.record_history else None
-        return finalize_run(state.run_dir, store)
+        log = on_disk(state.run_dir)
+        if labels is not None and log.manifest.spec is not None:
+            log.manifest.spec = log.manifest.spec.model_copy(update={"human_labels": labels})
+        return finalize_run(log, store)
 
 
 CHARS_PER_TOKEN_UPPER_BOUND = 10  # no tokenizer at hand: a prompt has at least len/10 tokens (refuse only sure cases)
@@ -527,6 +531,8 @@ def _open_run_dir(run_dir: Path, manifest: Manifest) -> None:
             )
         _same_claim(run_dir, old, manifest)
         manifest.started_at = old.started_at
+        if manifest.spec is not None and manifest.spec.human_labels is None and old.spec is not None:
+            manifest.spec = manifest.spec.model_copy(update={"human_labels": old.spec.human_labels})  # kept
         manifest.elapsed_s = old.elapsed_s  # this session's time is added when it finishes
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
