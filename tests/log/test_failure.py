@@ -46,6 +46,9 @@ def _garbled() -> str:
     (lambda: _http(400), Failure.REQUEST), (lambda: _http(401), Failure.REQUEST), (lambda: _http(404), Failure.REQUEST),
     (lambda: "unexpected response shape: KeyError: 'choices'", Failure.REQUEST),
     (lambda: "prompt has 2045 tokens; max_length is 1024", Failure.REQUEST),
+    (lambda: "openai batch batch_1 ended 'expired' without a result for this request", Failure.SERVER),
+    (lambda: "batch request expired (not run; the next run submits it again)", Failure.SERVER),
+    (lambda: "HTTP 503 inside the batch: overloaded", Failure.SERVER),
 ])
 def test_error_messages_as_the_backends_write_them(message: Any, expected: Failure) -> None:
     text = message()

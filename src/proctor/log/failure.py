@@ -5,7 +5,8 @@ run written before it is classified too. See docs/statistics.md, "Infrastructure
 The rules, in order (a sample that earned credit, or has no reference, is no failure):
 
 * an error (`Outcome.ERROR`): the message as `proctor.models._http` writes it — `timed out after` is a timeout;
-  HTTP 408/409/425/429/5xx/529, a connection error or an unreadable body is the server; an execution that failed
+  HTTP 408/409/425/429/5xx/529, a connection error, an unreadable body or a batch that ended without running
+  the request is the server; an execution that failed
   with code taken from the reply (`ExecutionDetails.verdict == "error"` with the code or the sandbox recorded) is the
   sandbox; any other error (HTTP 4xx, a prompt longer than the context, a reply of the wrong shape) is a request
   error;
@@ -55,7 +56,8 @@ REFUSAL_FINISHES = frozenset({"content_filter", "refusal"})
 
 _TIMEOUT = re.compile(r"\btimed out after\b")
 _SERVER = re.compile(r"\bHTTP (?:5\d\d|408|409|425|429)\b|\bconnection error\b|\bunreadable JSON body\b"
-                     r"|\bexpected a JSON object\b|\bnested too deeply\b")
+                     r"|\bexpected a JSON object\b|\bnested too deeply\b"
+                     r"|\bwithout a result\b|\bno result yet\b|\(not run; the next run submits it again\)")  # batches
 
 
 def error_failure(message: str | None) -> Failure:
