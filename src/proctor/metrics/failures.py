@@ -85,7 +85,8 @@ class FailureMetric(Tallied):
 
 def failure_line(f: Failures) -> str | None:
     """`failures: 12 of 200 (6.0%) by the infrastructure (server 9, timeout 3), 40 by the model (wrong 38, limit 2);
-    accuracy 0.500 … 0.560 had they answered, interval [0.431, 0.628]` (None: nothing failed)."""
+    accuracy 0.500 … 0.560 had they answered, interval [0.431, 0.628]`: the bounds with every infrastructure failure
+    wrong … right (None: nothing failed)."""
     if not f.model and not f.infrastructure:
         return None
 
@@ -96,8 +97,7 @@ def failure_line(f: Failures) -> str | None:
     line = (f"failures: {f.infrastructure} of {f.n} ({f.infrastructure_rate or 0.0:.1%}) by the infrastructure"
             f"{parts(INFRA_FAILURES)}, {f.model} by the model{parts(MODEL_FAILURES)}")
     if f.low is not None and f.high is not None and f.ci_low is not None and f.ci_high is not None:
-        line += (f"; accuracy {f.low:.3f} if every infrastructure failure is wrong … {f.high:.3f} if every one is "
-                 f"right, interval [{f.ci_low:.3f}, {f.ci_high:.3f}]")
+        line += f"; accuracy {f.low:.3f} … {f.high:.3f} had they answered, interval [{f.ci_low:.3f}, {f.ci_high:.3f}]"
     return line
 
 
@@ -105,7 +105,5 @@ def infrastructure_warning(f: Failures | None) -> str | None:
     """The warning when infrastructure failures exceed `INFRA_WARN_RATE` of the samples (None: they do not)."""
     if f is None or not f.exceeds:
         return None
-    return (f"{f.infrastructure} of {f.n} samples ({f.infrastructure_rate or 0.0:.1%}) failed by the infrastructure "
-            f"(sandbox, server, timeout, request), above {INFRA_WARN_RATE:.0%}: the accuracy says less about the "
-            "model; run the same command again to ask the errors again, and read the interval that "
-            "includes them")
+    return (f"{f.infrastructure} of {f.n} samples ({f.infrastructure_rate or 0.0:.1%}) failed by the infrastructure, "
+            f"above {INFRA_WARN_RATE:.0%}: the accuracy says less about the model (the failures line bounds it)")
