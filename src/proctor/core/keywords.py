@@ -104,6 +104,7 @@ class BackendKeywords(TypedDict, total=False):
     startup_timeout: float | None
     batch_invariant: bool | None
     engine_seed: int | None
+    tool_call_parser: str | None
 
 
 class Keywords(RunKeywords, BackendKeywords, total=False):
