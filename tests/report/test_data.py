@@ -45,7 +45,7 @@ def test_summary_uses_results_json_and_falls_back_per_block(runs: list[Path]) ->
     rep = data.load(runs, history=[])
     a, b, p = rep.runs
     # run-a's results.json has overall, by_category and by_difficulty: the rest come from the samples
-    assert a.notes == ["by_modality", "macro_accuracy"]
+    assert a.notes == ["by_modality", "macro_accuracy", "failures"]
     assert set(b.notes) >= {"overall", "by_category", "by_difficulty"}
     assert a.duration_s == 200 and b.duration_s == 2 * 3600 + 14 * 60 + 5
     assert p.results.overall.n_unscored == 5 and p.calibration is not None and p.calibration.n == 45

@@ -5,7 +5,9 @@ Samples are paired by item and epoch. For log-likelihood runs (a choice's or a s
 the sample's details), the per-item difference is the largest |log p_A − log p_B| over its options; the record
 gives its maximum, 99th percentile and mean. For every run, an answer *flips* when the answer read (`extracted`)
 differs; the flip rate gets a Wilson 95% interval, and generation runs also report the share of byte-identical
-outputs. The flipping items are listed. See docs/statistics.md.
+outputs. The flipping items are listed. A sample the infrastructure failed in one run and not in the other
+(`Sample.failure`: sandbox, server, timeout, request) is a difference the model did not make: those are listed apart
+(`infra_flips`), with how many of the flips they are. See docs/statistics.md.
 
 A side whose answers came from the request cache (`Sample.cached_requests`) repeats an earlier run's answers: the
 cache key is the backend's identity, which leaves out what should not change an answer (batch size, concurrency,
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ..log.failure import INFRA_FAILURES
 from ..log.runlog import RunLog, Sample
 from ..metrics.results import read_run
 from ..run.store import record_from_log
@@ -44,6 +47,18 @@ class Flip(BaseModel):
     answer_b: str | None
     score_a: float | None
     score_b: float | None
+
+
+class InfraFlip(BaseModel):
+    """One item (and epoch) the infrastructure failed in one run and not in the other: a difference the model did
+    not make (`Sample.failure`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str
+    epoch: int
+    failure_a: str | None  # the failure class in run 1 (None: no failure)
+    failure_b: str | None
 
 
 class LogprobDelta(BaseModel):
@@ -77,6 +92,10 @@ class Agreement(BaseModel):
     identical_share: float | None
     n_score_changes: int  # paired samples whose score differs
     flips: list[Flip]
+    # samples both runs hold (answered or not) that the infrastructure failed in one run only: the differences it
+    # explains; `n_flips_infra`: of the flips above, those (an infrastructure failure scored, e.g. a sandbox limit)
+    infra_flips: list[InfraFlip] = []
+    n_flips_infra: int = 0
     cached_a: int = 0  # paired samples of run 1 with an answer from the request cache
     cached_b: int = 0  # … of run 2
     warnings: list[str] = []
@@ -88,6 +107,11 @@ class Agreement(BaseModel):
                "change score")]
         if self.identical_share is not None:
             out.append(f"identical outputs: {self.n_identical_outputs:,} ({100 * self.identical_share:.1f}%)")
+        if self.infra_flips:
+            one = sum(f.failure_a is not None and f.failure_a in _INFRA for f in self.infra_flips)
+            out.append(f"infrastructure explains {len(self.infra_flips):,} differences: samples it failed in one run "
+                       f"only ({RUN_LABELS[0]} {one:,}, {RUN_LABELS[1]} {len(self.infra_flips) - one:,}), "
+                       f"{self.n_flips_infra:,} of them among the flips")
         if self.logprob is not None:
             lp = self.logprob
             out.append(f"per-item |Δ log p| over {lp.n:,} items: max {lp.max:.2e}, p99 {lp.p99:.2e}, "
@@ -134,6 +158,17 @@ def _answered(log: RunLog) -> dict[tuple[str, int], Sample]:
     return {(s.item_id, s.epoch): s for s in log.samples if s.scored}
 
 
+_INFRA = frozenset(f.value for f in INFRA_FAILURES)
+
+
+def infra_flips(a: RunLog, b: RunLog) -> list[InfraFlip]:
+    """The samples both runs hold that the infrastructure failed in exactly one of them (`Sample.failure`)."""
+    fa = {(s.item_id, s.epoch): s.failure for s in a.samples}
+    fb = {(s.item_id, s.epoch): s.failure for s in b.samples}
+    return [InfraFlip(item_id=i, epoch=e, failure_a=fa[i, e], failure_b=fb[i, e]) for i, e in sorted(fa.keys() & fb.keys())
+            if (fa[i, e] in INFRA_FAILURES) != (fb[i, e] in INFRA_FAILURES)]
+
+
 def agreement(a: RunLog, b: RunLog) -> Agreement:
     """Hold run `b` to run `a` on the samples both answered."""
     sa, sb = _answered(a), _answered(b)
@@ -148,12 +183,15 @@ def agreement(a: RunLog, b: RunLog) -> Agreement:
     identical = sum(sa[k].raw_output == sb[k].raw_output for k in keys) if generation else None
     lo, hi = wilson_interval(len(flips), len(keys))
     cached = (sum(bool(sa[k].cached_requests) for k in keys), sum(bool(sb[k].cached_requests) for k in keys))
+    infra = infra_flips(a, b)
+    explained = {(f.item_id, f.epoch) for f in infra}
     return Agreement(
         a=run_ref(record_from_log(a)), b=run_ref(record_from_log(b)), n_paired=len(keys),
         only_in_a=len(sa.keys() - sb.keys()), only_in_b=len(sb.keys() - sa.keys()), logprob=_summary(deltas),
         n_flips=len(flips), flip_rate=len(flips) / len(keys), flip_ci_low=lo, flip_ci_high=hi,
         n_identical_outputs=identical, identical_share=identical / len(keys) if identical is not None else None,
         n_score_changes=sum(sa[k].score != sb[k].score for k in keys), flips=flips,
+        infra_flips=infra, n_flips_infra=sum((f.item_id, f.epoch) in explained for f in flips),
         cached_a=cached[0], cached_b=cached[1], warnings=cache_warnings(cached, len(keys)),
     )
 
@@ -170,4 +208,5 @@ def read_for_agreement(ref: str | Path, store: Any = None) -> RunLog:
                                                           if store is not None else ""))
 
 
-__all__ = ["RUN_LABELS", "Agreement", "Flip", "LogprobDelta", "agreement", "cache_warnings", "read_for_agreement"]
+__all__ = ["RUN_LABELS", "Agreement", "Flip", "InfraFlip", "LogprobDelta", "agreement", "cache_warnings", "infra_flips",
+           "read_for_agreement"]

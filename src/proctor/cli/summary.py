@@ -8,10 +8,12 @@ from ..core.results import MetricBlock, MetricValue, Results
 from ..log.runlog import RunLog
 from ..metrics.accuracy import clustering_text
 from ..metrics.answer_reading import levels_line
+from ..metrics.failures import failure_line, infrastructure_warning
 from ..metrics.judge_corrected import corrected_lines
 from ..metrics.money import cost_line
 from ..run.runner import accuracy_line
 from ..util.termsafe import rich_safe
+from .messages import warning
 
 
 def _fmt(m: MetricBlock) -> tuple[str, str, str, str, str, str]:
@@ -69,6 +71,9 @@ def print_results(log: RunLog) -> None:
     console.print(table)
     for line in reasoning_lines(results):
         console.print(rich_safe(line))  # the cost line carries a currency name from a price file
+    infra = infrastructure_warning(results.failures)
+    if infra is not None:
+        warning(infra)
     agreement = results.judge_agreement
     if agreement is not None and agreement.agreement is not None:
         kappa = agreement.kappa
@@ -89,6 +94,8 @@ def reasoning_lines(results: Results) -> list[str]:
     if overall.agent_stops:  # trajectories (docs/agents.md): how each ended
         lines.append("trajectories: " + ", ".join(f"{stop} {n} ({overall.agent_stop_rates.get(stop, 0.0):.1%})"
                                                   for stop, n in overall.agent_stops.items()))
+    if results.failures is not None and results.failures.infrastructure:
+        lines.append(failure_line(results.failures) or "")
     lines += answer_reading_lines(results)
     lines += cluster_lines(results)
     ep = results.epochs

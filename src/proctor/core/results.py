@@ -220,6 +220,34 @@ class AnswerReading(_Block):
     robust_accuracy: float | None = None  # proctor's robust reader, unread wrong
 
 
+INFRA_WARN_RATE = 0.02  # infrastructure failures above this share of the samples: the summary and report warn
+
+
+class Failures(_Block):
+    """results.json's `failures` (`proctor.metrics.failures`): every failed sample by its class
+    (`proctor.log.failure`), the model's share apart from the infrastructure's, and the accuracy had the
+    infrastructure not failed: its bounds (every infrastructure-failed sample wrong … right) and an interval that
+    holds both (the union of `overall`'s interval method at each bound; docs/statistics.md)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    n: int = 0  # samples with a reference (unscored ones left out)
+    by_class: dict[str, int] = Field(default_factory=dict)  # wrong, refusal, limit, sandbox, server, timeout, request
+    model: int = 0  # failed by the model: wrong, refusal, limit
+    infrastructure: int = 0  # failed by the infrastructure: sandbox, server, timeout, request
+    infrastructure_rate: float | None = None  # of `n`
+    low: float | None = None  # accuracy with every infrastructure-failed sample wrong (None: none failed so)
+    high: float | None = None  # … every one right
+    ci_low: float | None = None  # the interval at `low` and at `high`, joined
+    ci_high: float | None = None
+    ci_method: str | None = None  # "wilson at both bounds", "clustered_wilson at both bounds"…
+
+    @property
+    def exceeds(self) -> bool:
+        """Infrastructure failures above `INFRA_WARN_RATE` of the samples: the results say less about the model."""
+        return self.infrastructure_rate is not None and self.infrastructure_rate > INFRA_WARN_RATE
+
+
 class Results(_Block):
     """results.json: the metrics, a pure function of the samples (see docs/runlog.md).
 
@@ -247,6 +275,7 @@ class Results(_Block):
     cluster: str | None = None  # the item attribute the intervals are clustered by (None: items alone)
     cost: Cost | None = None  # `proctor.metrics.money.run_cost` when prices are known
     budget_curve: BudgetCurve | None = None  # a ladder of retries (run --budgets): accuracy at every budget
+    failures: Failures | None = None  # every failure by class, the infrastructure's share and its interval
     errors: dict[str, int] = Field(default_factory=dict)  # distinct error message -> samples, most first
 
     @model_validator(mode="before")

@@ -39,6 +39,7 @@ from ..util.errors import InputError, ProctorError, brief
 from ..util.limits import check_json_depth
 from ..util.redact import redact
 from ..util.textio import open_checked, read_record_text, refuse_special, write_json_atomic
+from .failure import Failure, failure_of
 from .prompts import PROMPTS, HeadReader, prompt_text, writer_for
 from .provenance import (
     SCORER_SETTINGS,
@@ -426,6 +427,12 @@ class Sample(_Log):
     @property
     def scored(self) -> bool:
         return self.outcome in SCORED_OUTCOMES
+
+    @property
+    def failure(self) -> Failure | None:
+        """Why it failed (`proctor.log.failure`: the model's answer, a refusal, a limit, or the infrastructure's
+        sandbox, server, timeout or request), read from what it records; None when it is no failure."""
+        return failure_of(self)
 
 
 def _iso_time(value: str) -> str:

@@ -12,6 +12,7 @@ from ..core.results import (
     Calibration,
     Cost,
     EpochSpread,
+    Failures,
     JudgeAgreement,
     JudgeCorrected,
     MetricBlock,
@@ -21,7 +22,7 @@ from ..log.runlog import Manifest, Sample
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
 MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
-                | AnswerReading | BudgetCurve | JudgeCorrected | float)
+                | AnswerReading | BudgetCurve | Failures | JudgeCorrected | float)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from .budget import METRICS as BUDGET_METRICS
 from .calibration import CalibrationMetric
 from .cost import CostMetric
 from .epochs import Epochs
+from .failures import FailureMetric
 from .first_attempt import METRICS as FIRST_ATTEMPT_METRICS
 from .hle import METRICS as HLE_METRICS
 from .ifeval import METRICS as IFEVAL_METRICS
@@ -24,5 +25,5 @@ BUILTIN: list[Metric] = [
     MacroAccuracy(), Epochs(), CalibrationMetric(), AccNorm(), JudgeAgreementMetric(), JudgeCorrectedMetric(), CostMetric(),
     AnswerReadingMetric(),
     *(TextOverlap(m) for m in MEASURES), *IFEVAL_METRICS, *SIMPLEQA_METRICS, *HLE_METRICS,
-    *FIRST_ATTEMPT_METRICS, *BUDGET_METRICS,
+    *FIRST_ATTEMPT_METRICS, *BUDGET_METRICS, FailureMetric(),
 ]

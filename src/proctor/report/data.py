@@ -27,6 +27,7 @@ from ..data.coverage import flag_categories
 from ..log.runlog import Manifest, RunLog, Sample
 from ..metrics import registered
 from ..metrics.accuracy import clustering_text
+from ..metrics.failures import infrastructure_warning
 from ..metrics.judge_corrected import corrected_of
 from ..metrics.results import open_run, summarize
 from ..run.store import Store, default_store_path, record_key
@@ -468,6 +469,7 @@ def load(
     scored = [r for r in summaries if _n_scored(r) > 0]
     aborted = [r for r in summaries if _n_scored(r) == 0] if scored else []
     runs = [dataclasses.replace(r, index=i) for i, r in enumerate(scored or summaries)]
+    warnings += [f"{r.model} on {r.dataset}: {w}" for r in runs if (w := infrastructure_warning(r.results.failures))]
     by_ds: dict[str, list[RunSummary]] = defaultdict(list)
     for r in runs:
         by_ds[r.dataset].append(r)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.results import MetricBlock, MetricValue
 from ..metrics.answer_reading import levels_line
+from ..metrics.failures import failure_line
 from ..metrics.money import cost_line
 from ..stats.comparison import p_cell, points
 from .data import BANDS, ReportData, RunSummary, confusion_matrix
@@ -109,7 +110,8 @@ def _judge_corrected(runs: Sequence[RunSummary]) -> list[str]:
 
 
 def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
-    """Truncated answers (overall and per category, and how accuracy counted them) and cost, per run."""
+    """Truncated answers (overall and per category, and how accuracy counted them), infrastructure failures and cost,
+    per run."""
     names = dict(zip((r.index for r in runs), run_names(runs)))
     out: list[str] = []
     for r in runs:
@@ -123,6 +125,9 @@ def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
                           "every one is right" if o.truncated_low is not None else ""))
         if r.results.cost:
             out.append(f"- {_cell(names[r.index])}: {cost_line(r.results.cost)}")
+        failures = r.results.failures
+        if failures is not None and failures.infrastructure:
+            out.append(f"- {_cell(names[r.index])}: {failure_line(failures)}")
     return ["", "## Truncation and cost", "", *out] if out else []
 
 

@@ -66,6 +66,9 @@ class ServerConfig:
     reasoning: str | None = None  # sent as reasoning_content (OpenAI) / a thinking block (Anthropic)
     api_key: str | None = None  # when set, requests must carry it (Bearer or x-api-key), else 401
     poison: str | None = None  # requests whose body contains this text always fail with 500
+    # (TEXT, KIND) pairs: a request whose body contains TEXT always fails as the fault KIND (one of FAULT_KINDS),
+    # the first pair that matches: a fault on chosen items (tests of failure classes)
+    poisons: tuple[tuple[str, str], ...] = ()
     capacity: int | None = None  # more requests than this in flight: 429 with Retry-After (a rate limit)
     truncate: bool = False  # honour max_tokens (a word is a token): cut answers, finish_reason length/max_tokens
     batch_polls: int = 2  # a batch (OpenAI or Anthropic) ends after this many status requests
@@ -84,7 +87,7 @@ class ServerConfig:
     answer_with_result: bool = False  # past the script, after a tool message: answer "result: CONTENT" (its content)
 
     def __post_init__(self) -> None:
-        bad = [k for k in self.faults if k not in FAULT_KINDS]
+        bad = [k for k in self.faults if k not in FAULT_KINDS] + [k for _, k in self.poisons if k not in FAULT_KINDS]
         if self.usage not in USAGE_COUNTS:
             raise ValueError(f"usage must be one of {USAGE_COUNTS}, got {self.usage!r}")
         if bad or not 0.0 <= self.fault_rate <= 1.0:
@@ -101,6 +104,8 @@ class ServerConfig:
             raise ValueError(f"unknown server settings: {sorted(unknown)}")
         if "faults" in d:
             d = {**d, "faults": tuple(d["faults"])}
+        if "poisons" in d:
+            d = {**d, "poisons": tuple((str(t), str(k)) for t, k in d["poisons"])}
         if "tool_replies" in d:
             replies = d["tool_replies"]
             if not isinstance(replies, list | tuple) or not all(isinstance(t, list | tuple) for t in replies):
@@ -218,6 +223,11 @@ def build_app(config: ServerConfig) -> Any:
             return None
         return rng.choice(c.faults)
 
+    def poisoned(body: dict[str, Any]) -> str | None:
+        """The fault of the first `poisons` pair whose text the body holds."""
+        text = json.dumps(body) if state.config.poisons else ""
+        return next((kind for t, kind in state.config.poisons if t in text), None)
+
     def authorized(request: Request) -> bool:
         key = state.config.api_key
         got = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
@@ -238,7 +248,8 @@ def build_app(config: ServerConfig) -> Any:
                     state.faults["capacity"] += 1
                     return JSONResponse({"error": {"message": "rate limited", "type": "rate_limit"}}, 429,
                                         headers={"Retry-After": f"{state.config.retry_after:g}"})
-                fault = draw_fault()
+                body = await request.json() if request.method == "POST" else {}
+                fault = draw_fault() or poisoned(body)
                 if fault is not None:
                     state.faults[fault] += 1
                     if fault == "429":
@@ -249,7 +260,6 @@ def build_app(config: ServerConfig) -> Any:
                     if fault == "hang":
                         await asyncio.sleep(state.config.hang_s)
                         return JSONResponse({"error": {"message": "hung"}}, 504)
-                body = await request.json() if request.method == "POST" else {}
                 state.last_body = body
                 poison = state.config.poison
                 if poison and poison in json.dumps(body):
@@ -513,6 +523,7 @@ SETTINGS: dict[str, str] = {
     "reasoning": "text sent as reasoning_content (OpenAI) / a thinking block (Anthropic)",
     "api_key": "when set, requests must carry it (Bearer or x-api-key), else 401",
     "poison": "requests whose body contains this text always fail with 500",
+    "poisons": "[TEXT, KIND] pairs: a request whose body holds TEXT always fails as fault KIND (first match)",
     "capacity": "more requests than this in flight: 429 with Retry-After (a rate limit)",
     "truncate": "honour max_tokens (a word is a token): cut answers, finish_reason length/max_tokens",
     "batch_polls": "a batch (OpenAI or Anthropic) ends after this many status requests",
@@ -534,7 +545,8 @@ def help_epilog() -> str:
         return [f"  {k:<{width}}  {v}" for k, v in items.items()]
 
     defaults = asdict(ServerConfig())
-    settings = {f"{f.name} (default {defaults[f.name]!r})" if f.name not in ("faults", "tool_replies") else f.name:
+    settings = {f"{f.name} (default {defaults[f.name]!r})" if f.name not in ("faults", "tool_replies", "poisons")
+                else f.name:
                 SETTINGS.get(f.name, "") for f in fields(ServerConfig)}
     return "\n".join(["responders (--config '{\"responder\": \"RULE\"}'):", *rows(RULES),
                       "options after a comma (e.g. random,seed=3):", *rows(RULE_OPTIONS),
