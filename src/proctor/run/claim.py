@@ -14,7 +14,7 @@ checksums of its files, and the time, with an Ed25519 signature (`proctor keygen
   or the paired interval of run − baseline (Tango's score interval for 0/1 scores, a paired bootstrap for graded
   ones, at level 1 − α) at or above −drop;
 * FAIL — the whole interval is below the bound;
-* INCONCLUSIVE — the interval straddles the bound (or holds no value).
+* INCONCLUSIVE — the interval straddles the bound (or holds no value), or samples errored (left out of it).
 """
 
 from __future__ import annotations
@@ -366,8 +366,14 @@ def _judged(run_dir: Path, loaded: Loaded, baseline: Path | None) -> Verdict:
         out.reason = ("the run stopped early (--stop-when-decided): a fixed-sample interval does not hold on the "
                       "items it asked; verify the complete run")
         return out
-    if claim.comparison == "no_worse_than" and baseline is not None:
-        got = _paired(scores_from_log(log), scores_from_log(read_run(baseline)), claim.alpha)
+    base_log = read_run(baseline) if claim.comparison == "no_worse_than" and baseline is not None else None
+    errored = sum(r.results.overall.n_errors for r in (log, base_log) if r is not None and r.results is not None)
+    if errored:  # an interval over the samples that answered leaves them out: a model's wrong answers, errored
+        out.reason = (f"{errored:,} sample(s) errored{' (run and baseline)' if base_log is not None else ''}: "
+                      "an interval over the rest leaves them out; ask them again (the same run command) and verify")
+        return out
+    if base_log is not None:
+        got = _paired(scores_from_log(log), scores_from_log(base_log), claim.alpha)
         out.bound = -claim.threshold
         if got is None:
             out.reason = "the run and the baseline share no scored items"
