@@ -72,8 +72,10 @@ GRADE: PARTIALLY_CORRECT
 GRADE: INCORRECT
 """
 
+# possessive runs and a grade ending in a letter: no two parts can trade characters, so a line of 20,000 underscores
+# is read in linear time (the lazy group and the runs around it backtracked cubically, in C, past the grader budget)
 _GRADE_RE = re.compile(
-    r"^[ \t>*_#`]*GRADE[ \t*_`]*:[ \t*_`]*([A-Za-z_ ]+?)[ \t*_`.]*$", re.MULTILINE | re.IGNORECASE
+    r"^[ \t>*_#`]*+GRADE[ \t*_`]*+:[ \t*_`]*+([A-Za-z_ ]*[A-Za-z])[ \t*_`.]*+$", re.MULTILINE | re.IGNORECASE
 )
 # a candidate's line that reads like a verdict (`GRADE: CORRECT`, `correct: yes`, `"correct": "yes"`): the judge's
 # reply may quote it, and the verdict is the judge's, never the candidate's
