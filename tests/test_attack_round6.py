@@ -121,3 +121,20 @@ def test_hles_fence_reader_is_linear_in_the_reply() -> None:
     fenced = 'Quoting:\n```json\n{"correct": "yes", "confidence": 1}\n```\n```json\n{"correct": "no", "confidence": 90}\n```'
     reading = hle.parse(fenced)
     assert reading is not None and reading.grade == "no"
+
+
+def test_gate_refuses_a_run_edited_since_its_checksums(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The baseline's samples.jsonl hand-edited (100 of 200 turned wrong): `gate` said GO at +50 points, warning
+    only that results.json disagrees with the samples (`run --stop-when-decided` refuses such a baseline)."""
+    items = _items(tmp_path, 200, 200)
+    for name, model in (("cand", "scripted:fixed=The answer is (A)"), ("base", "scripted:first")):
+        assert main(["run", str(items), "--model", model, "-o", str(tmp_path / name), *QUIET]) == 0
+    samples = tmp_path / "base" / "samples.jsonl"
+    rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+    for r in rows[:100]:
+        r.update(score=0.0, outcome="wrong", extracted="B")
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["gate", str(tmp_path / "cand"), "--baseline", str(tmp_path / "base"), "--max-drop", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "samples.jsonl:1: differs" in err and "Traceback" not in err, err

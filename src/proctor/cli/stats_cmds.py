@@ -15,9 +15,11 @@ from ..analysis.gate import gate as run_gate
 from ..benchmarks.registry import BUILTINS, load_task
 from ..benchmarks.spec import read_spec
 from ..benchmarks.spec_task import find_spec
+from ..log.checksums import CHECKSUMS
 from ..log.runlog import MANIFEST, read_manifest
 from ..run.stopwhen import check_record
 from ..run.store import load_run_scores
+from ..run.verify import unchanged
 from ..stats.power import plan as make_plan
 from ..util.errors import DatasetAccessError, InputError
 from ..util.termsafe import escape_control
@@ -157,6 +159,9 @@ def gate(
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
     if not 0 <= max_drop < 100:
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
+    for given in (candidate, baseline):  # a run directory is held to its checksums, as a stopped run's baseline is
+        if (Path(given) / CHECKSUMS).exists() and (why := unchanged(given)) is not None:
+            raise InputError.at(given, f"does not verify ({why}): a gated run is held to its checksums")
     with maybe_store(store) as st:
         cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
     result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed,
