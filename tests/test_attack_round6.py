@@ -138,3 +138,18 @@ def test_gate_refuses_a_run_edited_since_its_checksums(tmp_path: Path, capsys: p
     code = main(["gate", str(tmp_path / "cand"), "--baseline", str(tmp_path / "base"), "--max-drop", "5"])
     err = capsys.readouterr().err
     assert code == 2 and "samples.jsonl:1: differs" in err and "Traceback" not in err, err
+
+
+def test_a_claim_against_a_run_of_its_own_settings_is_refused(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`claim --no-worse-than BASE` where BASE has the claimed run's very id (the same model and settings): the
+    claim was written and a run under it PASSed, candidate − baseline +0.0 — a comparison with itself (`gate` warns
+    of one: "decides nothing")."""
+    items = _items(tmp_path, 40, 30)
+    assert main(["run", str(items), "--model", "scripted:first", "-o", str(tmp_path / "base"), *QUIET]) == 0
+    capsys.readouterr()
+    code = main(["claim", str(items), "--model", "scripted:first", "-o", str(tmp_path / "CLAIM.json"),
+                 "--no-worse-than", str(tmp_path / "base"), "--allowed-drop", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "itself" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "CLAIM.json").exists()

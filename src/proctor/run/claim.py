@@ -173,6 +173,9 @@ def make_claim(spec: RunSpec, task: Task, terms: Terms) -> ClaimBody:
     if not spec.resolved or task.content_hash is None:
         raise ProctorError("internal: a claim is made of a resolved spec and its loaded data")
     base = baseline_ref(terms.baseline, task.content_hash) if terms.baseline is not None else None
+    if base is not None and base.run_id == spec.run_id():
+        raise InputError.at(terms.baseline or "--no-worse-than", f"baseline: run {base.run_id[:12]} is the claimed "
+                            "run's own id (the same model and settings): a claim against itself decides nothing")
     return ClaimBody(dataset=task.name, content_hash=task.content_hash, run_id=spec.run_id(), model=spec.model.spec,
                      metric=terms.metric, comparison=terms.comparison, threshold=terms.threshold, alpha=terms.alpha,
                      baseline=base, written_at=_now())
