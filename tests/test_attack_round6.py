@@ -153,3 +153,23 @@ def test_a_claim_against_a_run_of_its_own_settings_is_refused(tmp_path: Path,
     err = capsys.readouterr().err
     assert code == 2 and "itself" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "CLAIM.json").exists()
+
+
+# ---------------------------------------------------------------- proctor's own reader: no budget, so linear
+
+NUMERIC = Item(identifier="n", modality="single-value", prompt="How many?", response="42")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("name", "reply"), [
+    ("unclosed boxes", "\\boxed{" * 140_000),  # 2,000 took 10 s: each box scanned to the end for its brace
+    ("nested wrappers", "\\text{" * 70_000 + "42" + "}" * 70_000),  # 2,300 levels took 0.6 s: a `sub` per level
+])
+def test_proctors_reader_is_linear_in_the_reply(name: str, reply: str) -> None:
+    """`score_robust` (proctor's reader, beside every reference rule) runs outside the graders' budget: a reply of
+    a million characters took hours in `last_boxed` and `clean`."""
+    from proctor.scoring.scorers import score_item
+
+    start = time.perf_counter()
+    verdict = score_item(NUMERIC, reply)
+    assert time.perf_counter() - start < 5, name
+    assert verdict.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.NO_ANSWER)
