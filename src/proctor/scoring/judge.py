@@ -93,7 +93,19 @@ def judge_own_text(judge_text: str, candidate: str) -> str:
     own = judge_text
     for line in sorted((q for q in quoted if q), key=len, reverse=True):
         own = own.replace(line, " ")
+    said = {v for q in quoted for v in _verdicts(q)}  # requoted in another case, spacing or layout: blanked too
+    if said:
+        own = "\n".join(" " if said & _verdicts(line) else line for line in own.split("\n"))
     return own if _VERDICT_LIKE.search(own) or not quoted else judge_text
+
+
+_QUOTE_NOISE = re.compile(r"[\s>*_`\"'|]+")
+_VERDICT_SAID = re.compile(r"(?:grade|correct)[:=][a-z0-9]+")
+
+
+def _verdicts(line: str) -> set[str]:
+    """The verdicts a line states, squeezed (`**Correct :** YES` and `{"correct": "yes"}` both `correct:yes`)."""
+    return set(_VERDICT_SAID.findall(_QUOTE_NOISE.sub("", line).lower())) if _VERDICT_LIKE.search(line) else set()
 
 
 
