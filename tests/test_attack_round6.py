@@ -197,3 +197,29 @@ def test_proctors_reader_is_linear_in_the_reply(name: str, reply: str) -> None:
     verdict = score_item(NUMERIC, reply)
     assert time.perf_counter() - start < 5, name
     assert verdict.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.NO_ANSWER)
+
+
+def _answering(tmp_path: Path, items: Path, name: str, answers: dict[int, str]) -> str:
+    """A scripted model answering item i with answers[i] ("A", "B") and erroring on every other item."""
+    path = tmp_path / f"{name}.jsonl"
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    prompt = "{}\n\nA) yes\nB) no\n\nAnswer with the letter of the correct choice only: A or B."
+    path.write_text("".join(json.dumps({"prompt": prompt.format(r["prompt"]), "answer": f"The answer is ({answers[i]})"})
+                            + "\n" for i, r in enumerate(rows) if i in answers), encoding="utf-8")
+    return f"scripted:file={path}"
+
+
+def test_a_baseline_with_errored_samples_never_lets_a_sequence_decide_go(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The baseline errored on the 50 items the candidate answers wrong: `run --stop-when-decided` paired the other
+    150 and said GO (+0.0 points) for a candidate at 75% against a baseline right on every item it answered, and
+    `gate` repeated it from the record."""
+    items = _items(tmp_path, 200, 200)
+    base = _answering(tmp_path, items, "base", {i: "A" for i in range(150)})
+    main(["run", str(items), "--model", base, "-o", str(tmp_path / "base"), "--max-error-rate", "1", *QUIET])
+    cand = _answering(tmp_path, items, "cand", {i: "A" if i < 150 else "B" for i in range(200)})
+    capsys.readouterr()
+    code = main(["run", str(items), "--model", cand, "-o", str(tmp_path / "cand"), "--baseline",
+                 str(tmp_path / "base"), "--max-drop", "5", "--stop-when-decided", *QUIET])
+    out = capsys.readouterr()
+    assert code == 2 and "errored" in out.err and "GO" not in out.out, out.out + out.err

@@ -159,6 +159,10 @@ def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_categor
                                  + ([("the candidate", candidate.run)] if sequential is None else []))
     if sequential is not None and sequential.baseline_run_id == baseline.run.run_id:
         check = _sequence_check(sequential, candidate, baseline, max_drop)
+        if baseline.run.n_errors and check.decision is Decision.GO:  # the sequence bounds the candidate's only
+            check = check.model_copy(update={"decision": Decision.INCONCLUSIVE})
+            warnings.append(f"{baseline.run.n_errors:,} of the baseline's samples errored: a GO on the rest leaves "
+                            "them out; resume the baseline and gate again")
         if per_category:
             warnings.append("--per-category: a run stopped by its confidence sequence is gated overall only")
         return GateResult(decision=check.decision, max_drop=max_drop, candidate=run_ref(candidate.run),
