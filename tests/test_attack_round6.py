@@ -223,3 +223,35 @@ def test_a_baseline_with_errored_samples_never_lets_a_sequence_decide_go(
                  str(tmp_path / "base"), "--max-drop", "5", "--stop-when-decided", *QUIET])
     out = capsys.readouterr()
     assert code == 2 and "errored" in out.err and "GO" not in out.out, out.out + out.err
+
+
+# ---------------------------------------------------------------- samples.jsonl read with bounds
+
+
+def test_a_huge_line_in_samples_jsonl_is_never_held_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """samples.jsonl replaced by a sparse file without a newline (600 MB: verify, gate, report and a resume each
+    held 1.3 GB; the file limit lets 4 GiB through): a line past PROCTOR_MAX_LINE_BYTES is one line, exit 2, and
+    its checksum is taken in pieces."""
+    import tracemalloc
+
+    from proctor.log.checksums import digest
+
+    items = _items(tmp_path, 6, 6)
+    argv = ["run", str(items), "--model", "scripted:first", "-o", str(tmp_path / "r"), *QUIET]
+    assert main(argv) == 0
+    samples = tmp_path / "r" / "samples.jsonl"
+    with samples.open("wb") as f:
+        f.truncate(32 << 20)
+    monkeypatch.setenv("PROCTOR_MAX_LINE_BYTES", str(1 << 20))
+    tracemalloc.start()
+    try:
+        assert len(digest(samples)["lines"]) == 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r"), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "samples.jsonl:1: " in err and "PROCTOR_MAX_LINE_BYTES" in err and len(err.strip().splitlines()) == 1, err

@@ -10,7 +10,6 @@ from the items). Written by `proctor.run.finalize.finalize_run` after results.js
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +24,26 @@ OPTIONAL = frozenset({PROMPTS})  # a run whose prompts share no head, or written
 LINE_HEX = 16  # a line's hash, in hex digits: enough to find the line; the file's full sha256 proves it
 
 
-def _lines(path: Path) -> Iterator[bytes]:
-    with open_checked(path) as f:  # a regular file: a FIFO or a device is refused, never waited on
-        yield from f
-
-
 def line_hash(line: bytes) -> str:
     """The short sha256 checksums.json records for one line (newline included)."""
     return hashlib.sha256(line).hexdigest()[:LINE_HEX]
 
 
 def digest(path: Path) -> dict[str, Any]:
-    """A file's sha256 and the short sha256 of each of its lines (newline included)."""
+    """A file's sha256 and the short sha256 of each of its lines (newline included), read in pieces of at most
+    1 MiB (a line of gigabytes, a sparse file's, is never held whole)."""
     whole, lines = hashlib.sha256(), []
-    for line in _lines(path):
-        whole.update(line)
-        lines.append(line_hash(line))
+    line, open_line = hashlib.sha256(), False
+    with open_checked(path) as f:  # a regular file: a FIFO or a device is refused, never waited on
+        while piece := f.readline(1 << 20):
+            whole.update(piece)
+            line.update(piece)
+            open_line = not piece.endswith(b"\n")
+            if not open_line:
+                lines.append(line.hexdigest()[:LINE_HEX])
+                line = hashlib.sha256()
+    if open_line:
+        lines.append(line.hexdigest()[:LINE_HEX])
     return {"sha256": whole.hexdigest(), "lines": lines}
 
 
