@@ -255,3 +255,22 @@ def test_a_huge_line_in_samples_jsonl_is_never_held_whole(tmp_path: Path, capsys
     assert main(["report", str(tmp_path / "r"), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert "samples.jsonl:1: " in err and "PROCTOR_MAX_LINE_BYTES" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_resume_refuses_a_finished_run_whose_wrong_samples_were_deleted(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished run's wrong samples deleted from samples.jsonl: the same command asked them again and finished
+    with new checksums (an edit round 5's check let through: it compared only the lines still there) — with a
+    sampling model, the way to redraw every wrong answer until it is right, under a claim too."""
+    items = _items(tmp_path, 12, 8)
+    argv = ["run", str(items), "--model", "scripted:first", "-o", str(tmp_path / "r"), *QUIET]
+    assert main(argv) == 0
+    samples = tmp_path / "r" / "samples.jsonl"
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    samples.write_text("".join(line for line in lines if json.loads(line)["score"] == 1.0), encoding="utf-8")
+    checksums = (tmp_path / "r" / "checksums.json").read_bytes()
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "samples.jsonl:9: " in err and "resume refused" in err, err
+    assert (tmp_path / "r" / "checksums.json").read_bytes() == checksums

@@ -13,6 +13,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from ..util.errors import InputError
+from ..util.limits import max_line_bytes
 from ..util.textio import open_checked, read_json_record, write_json_atomic
 from .prompts import PROMPTS
 from .runlog import MANIFEST, RESULTS, SAMPLES, Manifest, read_manifest
@@ -65,7 +67,8 @@ def write_checksums(run_dir: Path, manifest: Manifest | None = None) -> Path:
 def edited_sample_line(run_dir: Path) -> int | None:
     """The first line of `run_dir`'s samples.jsonl that differs from what checksums.json recorded when the run last
     finished, or None (not finished yet, or every recorded line as it was: lines appended since are a later
-    attempt's, and a torn last line, killed mid-append, is cut by the next run, not edited)."""
+    attempt's, and a torn last line, killed mid-append, is cut by the next run, not edited); a recorded line no
+    longer there is the first one missing (deleted wrong answers would be asked again)."""
     if not (run_dir / CHECKSUMS).exists() or not (run_dir / SAMPLES).exists():  # a FIFO is there: refused below
         return None
     record = read_json_record(run_dir / CHECKSUMS)  # bounded: a FIFO, /dev/zero or deep JSON is one line, exit 2
@@ -75,9 +78,21 @@ def edited_sample_line(run_dir: Path) -> int | None:
         return None  # no usable record: nothing to hold the samples to (`proctor verify` says so)
     if not isinstance(recorded, list):
         return None
+    longest = max_line_bytes()
+    whole, torn = 0, False  # complete lines read; fewer than recorded, but for a torn last one, is lines deleted
     with open_checked(run_dir / SAMPLES) as f:
-        return next((i for i, (line, old) in enumerate(zip(f, recorded), start=1)
-                     if line.endswith(b"\n") and line_hash(line) != old), None)
+        for i, old in enumerate(recorded, start=1):
+            line = f.readline(longest + 1)
+            if len(line) > longest:
+                raise InputError.at(run_dir / SAMPLES, f"line longer than {longest:,} bytes (raise "
+                                                       "PROCTOR_MAX_LINE_BYTES to read it)", i)
+            if not line.endswith(b"\n"):
+                torn = bool(line)
+                break
+            whole = i
+            if line_hash(line) != old:
+                return i
+    return whole + 1 if whole + torn < len(recorded) else None
 
 
 __all__ = ["CHECKSUMS", "FORMAT", "HASHED", "OPTIONAL", "digest", "edited_sample_line", "line_hash", "write_checksums"]
