@@ -34,10 +34,11 @@ def main() -> None:
 
     from proctor.core.model import LoglikelihoodRequest
     from proctor.models.hf import HFModel
-    from proctor.models.tiny import build_tiny_model
+    from proctor.models.tiny import TinyShape, build_tiny_model
 
     torch.set_num_threads(args.threads)
-    model_dir = build_tiny_model(Path(tempfile.gettempdir()) / "proctor-bench-tiny", hidden_size=128, num_layers=4)
+    model_dir = build_tiny_model(Path(tempfile.gettempdir()) / "proctor-bench-tiny",
+                                 shape=TinyShape(hidden_size=128, num_layers=4))
     ours = HFModel(str(model_dir), batch_size=args.batch_size, dtype="float32", device="cpu")
     theirs = HFLM(pretrained=str(model_dir), batch_size=args.batch_size, device="cpu", dtype="float32", add_bos_token=True)
 

@@ -50,9 +50,9 @@ def main() -> None:
     if args.child:
         child(args.child)
         return
-    from proctor.models.tiny import build_tiny_model
+    from proctor.models.tiny import TinyShape, build_tiny_model
 
-    build_tiny_model(MODEL_DIR, hidden_size=128, num_layers=4)
+    build_tiny_model(MODEL_DIR, shape=TinyShape(hidden_size=128, num_layers=4))
     print(f"cross-product workload, {args.base}/{4 * args.base}/{16 * args.base} contexts x 4 queries, "
           "tiny llama (hidden 128, 4 layers), batch 32, 1 torch thread, fresh process each")
     print("| size | pairs | tokens forwarded | wall s | time vs 1× | s / 1k pairs | peak RSS MB |")

@@ -139,10 +139,10 @@ def main() -> None:
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from proctor.models.tiny import build_tiny_model
+    from proctor.models.tiny import TinyShape, build_tiny_model
 
     model_dir = a.model_dir or str(build_tiny_model(Path(tempfile.gettempdir()) / "proctor-bench-vllm-llama",
-                                                    hidden_size=256))
+                                                    shape=TinyShape(hidden_size=256)))
     texts = prompts(a.prompts)
     rows: dict[str, dict[str, Any]] = {"hf": bench_hf(model_dir, texts, a.max_tokens, a.batch_size, a.reps)}
     if a.vllm_python:

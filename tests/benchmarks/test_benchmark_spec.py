@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.benchmarks.registry import load_task
+from proctor.benchmarks.registry import Prompting, load_task
 from proctor.benchmarks.spec import read_spec
 from proctor.benchmarks.spec_prompts import SpecPrompts
 from proctor.benchmarks.spec_template import hellaswag_preprocess
@@ -51,8 +51,8 @@ def test_five_shot_is_the_same_category_examples_in_file_order() -> None:
 
 
 def test_shots_and_chat_format() -> None:
-    two = _prompts(load_task(str(QUIZ), shots=2))
-    task = load_task(str(QUIZ), fmt="chat")
+    two = _prompts(load_task(str(QUIZ), prompting=Prompting(shots=2)))
+    task = load_task(str(QUIZ), prompting=Prompting(fmt="chat"))
     chat = _prompts(task)
     item = task.items[0]
     assert two.text(item, "five_shot").count("\nA: ") == 2
@@ -227,12 +227,12 @@ def test_a_model_without_plain_text_prompts_is_refused_before_the_run() -> None:
         name = "chat-only"
         capabilities = frozenset({Capability.GENERATE})
 
-    task = load_task(str(QUIZ), fmt="completion")
+    task = load_task(str(QUIZ), prompting=Prompting(fmt="completion"))
     spec = RunSpec(dataset=DatasetRef(name=str(QUIZ)), model=ModelSpec(spec="chat-only"),
                    scorer=ScorerSpec(mode="generate"))
     with pytest.raises(Exception, match="--format chat"):
         _check_before_start(task, ChatOnly(), build_scorer(task, resolve(spec, task)), resolve(spec, task))
-    chat_task = load_task(str(QUIZ), fmt="chat")
+    chat_task = load_task(str(QUIZ), prompting=Prompting(fmt="chat"))
     _check_before_start(chat_task, ChatOnly(), build_scorer(chat_task, resolve(spec, chat_task)), resolve(spec, chat_task))
 
 

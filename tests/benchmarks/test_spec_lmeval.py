@@ -30,7 +30,7 @@ from lmeval_oracle import (
     write_jsonl,
 )
 
-from proctor.benchmarks.registry import load_task
+from proctor.benchmarks.registry import Prompting, load_task
 from proctor.data.tasks import Task
 from proctor.scoring.extract import ANSWER_RULES
 from proctor.scoring.scorers import score_item
@@ -62,7 +62,7 @@ def _ours(task: Task) -> list[tuple[str, str]]:
 def test_winogrande_partial_scoring_prompts_equal_lm_eval(tmp_path: Path, shots: int) -> None:
     files = _winogrande(tmp_path)
     theirs = lmeval_requests(lmeval_task("winogrande/default.yaml", files, num_fewshot=shots))
-    ours = load_task("winogrande", data_file=tmp_path, shots=shots or None)
+    ours = load_task("winogrande", data_file=tmp_path, prompting=Prompting(shots=shots or None))
     assert _ours(ours) == [args for _, args in theirs]
 
 
@@ -70,7 +70,7 @@ def test_winogrande_partial_scoring_prompts_equal_lm_eval(tmp_path: Path, shots:
 def test_arc_challenge_prompts_equal_lm_eval(tmp_path: Path, shots: int) -> None:
     files = _arc(tmp_path)
     theirs = lmeval_requests(lmeval_task("arc/arc_challenge.yaml", files, num_fewshot=shots))
-    ours = load_task("arc-challenge", data_file=tmp_path, shots=shots or None)
+    ours = load_task("arc-challenge", data_file=tmp_path, prompting=Prompting(shots=shots or None))
     assert _ours(ours) == [args for _, args in theirs]
 
 
@@ -78,7 +78,7 @@ def test_arc_challenge_prompts_equal_lm_eval(tmp_path: Path, shots: int) -> None
 def test_hellaswag_prompts_equal_lm_eval(tmp_path: Path, shots: int) -> None:
     files = _hellaswag(tmp_path)
     theirs = lmeval_requests(lmeval_task("hellaswag/hellaswag.yaml", files, num_fewshot=shots))
-    ours = load_task("hellaswag", data_file=tmp_path, shots=shots or None)
+    ours = load_task("hellaswag", data_file=tmp_path, prompting=Prompting(shots=shots or None))
     assert _ours(ours) == [args for _, args in theirs]
     assert "[" not in ours.items[0].prompt and "  " not in ours.items[0].prompt  # the preprocessing ran
 
@@ -163,10 +163,10 @@ def test_acc_and_acc_norm_equal_simple_evaluate(name: str, tmp_path: Path, tiny_
         ours = load_task("mmlu", data_file=tmp_path / "abstract_algebra")
     elif name == "arc-challenge":
         theirs_task = lmeval_task("arc/arc_challenge.yaml", _arc(tmp_path), 2)
-        ours = load_task(name, data_file=tmp_path, shots=2)
+        ours = load_task(name, data_file=tmp_path, prompting=Prompting(shots=2))
     elif name == "winogrande":
         theirs_task = lmeval_task("winogrande/default.yaml", _winogrande(tmp_path), 1)
-        ours = load_task(name, data_file=tmp_path, shots=1)
+        ours = load_task(name, data_file=tmp_path, prompting=Prompting(shots=1))
     else:
         theirs_task = lmeval_task("hellaswag/hellaswag.yaml", _hellaswag(tmp_path))
         ours = load_task(name, data_file=tmp_path)
@@ -237,7 +237,7 @@ def test_mmlu_description_of_every_subject_equals_lm_evals(tmp_path: Path) -> No
             for c in configs]
     write_jsonl(tmp_path / "test.jsonl", rows)
     write_jsonl(tmp_path / "dev.jsonl", rows)
-    task = load_task("mmlu", data_file=tmp_path, shots=0)
+    task = load_task("mmlu", data_file=tmp_path, prompting=Prompting(shots=0))
     assert [task.prompts.description(it) for it in task.items] == [c["description"] for c in configs]  # type: ignore[attr-defined]
 
 
@@ -256,13 +256,13 @@ def _lmeval_chat(task: Any, num_fewshot: int) -> list[list[dict[str, str]]]:
 def test_chat_format_is_lm_evals_multiturn_rendering(tmp_path: Path) -> None:
     files = _mmlu_files(tmp_path)["virology"]
     theirs = _lmeval_chat(lmeval_task("mmlu/default/mmlu_virology.yaml", files, 5), 5)
-    ours = load_task("mmlu", data_file=tmp_path / "virology", fmt="chat")
+    ours = load_task("mmlu", data_file=tmp_path / "virology", prompting=Prompting(fmt="chat"))
     mine = [[{"role": m.role, "content": m.content} for m in ours.prompts.messages(it, "five_shot")]
             for it in ours.items]
     assert mine == theirs and theirs[0][0]["role"] == "system"
     gsm = _gsm8k(tmp_path / "gsm8k")
     theirs = _lmeval_chat(lmeval_task("gsm8k/gsm8k.yaml", gsm), 5)
-    ours = load_task("gsm8k", data_file=tmp_path / "gsm8k", fmt="chat")
+    ours = load_task("gsm8k", data_file=tmp_path / "gsm8k", prompting=Prompting(fmt="chat"))
     assert [[{"role": m.role, "content": m.content} for m in ours.prompts.messages(it, "five_shot")]
             for it in ours.items] == theirs
     assert len(theirs) == 6 and [m["role"] for m in theirs[0]] == ["user", "assistant"] * 5 + ["user"]
@@ -278,7 +278,7 @@ def test_contexts_ending_in_whitespace_score_as_lm_evals_encode_pair(tmp_path: P
     files = {"train": write_jsonl(tmp_path / "train.jsonl", winogrande_rows(4, "t")),
              "validation": write_jsonl(tmp_path / "validation.jsonl", rows)}
     theirs = _lmeval_samples(tiny_model_dir, lmeval_task("winogrande/default.yaml", files, 0))
-    ours = load_task("winogrande", data_file=tmp_path, shots=0)
+    ours = load_task("winogrande", data_file=tmp_path, prompting=Prompting(shots=0))
     assert all(c.endswith(" ") for it in ours.items for c, _ in ours.prompts.choice_pairs(it))  # type: ignore[attr-defined]
     mine = _proctor_accs(tiny_model_dir, ours)
     for i, (acc, _, logprobs) in enumerate(mine):

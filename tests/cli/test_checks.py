@@ -128,3 +128,15 @@ def test_schemes_are_the_backend_registrys(monkeypatch: pytest.MonkeyPatch) -> N
     model_spec("mybackend:m")
     with pytest.raises(ProctorError, match="SCHEME one of hf, openai, anthropic, vllm, scripted, mybackend"):
         model_spec("mybackend")
+
+
+@pytest.mark.parametrize(("limits", "message"), [
+    ((0, None, None), "--concurrency"), ((None, 0.0, None), "--timeout"), ((None, None, -1), "--max-retries"),
+])
+def test_the_request_limits_are_checked_by_flag(limits: tuple[int | None, float | None, int | None],
+                                                message: str) -> None:
+    from proctor.cli.checks import check_request_limits
+
+    check_request_limits(4, 30.0, 0)  # in range: nothing to say
+    with pytest.raises(ProctorError, match=message):
+        check_request_limits(*limits)

@@ -55,9 +55,10 @@ def test_verify_exits_by_the_answer(tmp_path: Path, capsys: pytest.CaptureFixtur
         claim.read_text(encoding="utf-8"))["sha256"]
     capsys.readouterr()
     assert main(["verify", str(run), "--claim", str(claim)]) == code
-    out = capsys.readouterr().out.splitlines()
+    said = capsys.readouterr()
+    out = said.out.splitlines()
     assert out[-1].startswith(f"{answer}: accuracy 80.0%, 95% interval [58.4, 91.9] vs the threshold")
-    assert any("unsigned" in line for line in out)
+    assert any(line.startswith("note:") and "unsigned" in line for line in said.err.splitlines())  # notes: stderr
     assert main(["verify", str(run), "--claim", str(claim), "--json"]) == code
     got = json.loads(capsys.readouterr().out)
     assert got["answer"] == answer and got["claim"]["threshold"] == pytest.approx(float(threshold) / 100)

@@ -130,3 +130,16 @@ def test_subprocess_bad_input_exits_2_without_traceback() -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"error: {FIXTURES / 'malformed.jsonl'}:2: malformed JSON")
     assert "Traceback" not in proc.stderr
+
+
+def test_convert_and_stats_read_a_builtin_from_its_data_file(capsys: pytest.CaptureFixture[str],
+                                                              tmp_path: Path) -> None:
+    """--data-file and --seed (one record, `BenchmarkData`) reach the benchmark's loader in both commands."""
+    data = EXAMPLES / "upstream" / "mmlu_pro"
+    code, out, _ = run(capsys, "convert", "mmlu-pro", "--data-file", data, "--seed", "3", "--to", "items",
+                       "-o", tmp_path / "mmlu.jsonl")
+    assert code == 0 and out.startswith(f"wrote {tmp_path / 'mmlu.jsonl'}: ")
+    n = len(read_items(tmp_path / "mmlu.jsonl"))
+    assert n > 0 and out.split(": ")[1].startswith(f"{n} items as items")
+    code, out, _ = run(capsys, "stats", "mmlu-pro", "--data-file", data, "--json")
+    assert code == 0 and json.loads(out)["total"] == n

@@ -19,6 +19,7 @@ from proctor.core.spec import (
     Budget,
     DatasetRef,
     GenerationSpec,
+    HumanLabels,
     JudgeSpec,
     ModelSpec,
     Money,
@@ -123,6 +124,7 @@ CHANGED: dict[str, Any] = {
     "stop_when": StopRule(baseline="runs/base", max_drop=0.05),
     "retry_of": RetryOf(run="runs/first", run_id="0123456789ab", max_tokens=512),
     "agent": AgentLimits(max_turns=5),
+    "human_labels": HumanLabels(path="labels.jsonl", sha256="0" * 64, labels={"q1": True}),
 }
 
 

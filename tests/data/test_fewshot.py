@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.benchmarks.registry import load_task
+from proctor.benchmarks.registry import Prompting, load_task
 from proctor.data.fewshot import FewShotPrompts
 from proctor.util.errors import ProctorError
 
@@ -16,7 +16,7 @@ MC = EXAMPLES / "multiple-choice.jsonl"
 
 
 def _builder(**kwargs: object) -> tuple[FewShotPrompts, list]:
-    task = load_task(str(MC), **kwargs)  # type: ignore[arg-type]
+    task = load_task(str(MC), prompting=Prompting(**kwargs))  # type: ignore[arg-type]
     assert isinstance(task.prompts, FewShotPrompts)
     return task.prompts, task.items
 
@@ -52,4 +52,4 @@ def test_shots_from_another_file_in_completion_format(tmp_path: Path) -> None:
 
 def test_builtins_keep_their_own_prompt_kinds(tmp_path: Path) -> None:
     with pytest.raises(ProctorError, match="--prompt"):
-        load_task("mmlu-pro", shots=3)
+        load_task("mmlu-pro", prompting=Prompting(shots=3))

@@ -15,13 +15,14 @@ import pytest
 from proctor.cli import main
 from proctor.core.money import Money, recorded_money
 from proctor.core.spec import GenerationSpec
-from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo
+from proctor.log.provenance import SCORER_SETTINGS, BackendIdentity, BackendInfo, DatasetInfo, ImportOrigin
 from proctor.log.runlog import (
     RUNLOG_VERSION,
     GenerationDetails,
     JudgeCheck,
     JudgeUsage,
     Manifest,
+    RunSettings,
     SuiteDetails,
     SuiteRow,
     write_manifest,
@@ -180,8 +181,9 @@ def test_an_imported_runs_unrecorded_temperature_stays_unknown(tmp_path: Path) -
     from proctor.interop.imported import new_manifest
     from proctor.report.labels import settings_text
 
-    man = new_manifest(run_id="r", dataset={"name": "d"}, model={"spec": "openai:m"}, mode="generate",
-                       started_at=None, imported_from={"harness": "inspect"}, generation={"top_p": 0.9, "max_tokens": 8})
+    settings = RunSettings(mode="generate", generation=GenerationSpec.recorded({"top_p": 0.9, "max_tokens": 8}))
+    man = new_manifest(run_id="r", dataset=DatasetInfo(name="d"), model=BackendInfo(spec="openai:m"),
+                       settings=settings, started_at=None, imported_from=ImportOrigin(harness="inspect"))
     write_manifest(tmp_path, man)
     data = json.loads((tmp_path / "manifest.json").read_text())
     back = Manifest.model_validate(data)

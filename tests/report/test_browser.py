@@ -497,3 +497,111 @@ def test_the_budget_curve_reads_at_phone_and_laptop_widths(browser: Any, ladder_
     assert "settles at 300 tokens" in page.inner_text("#budgets")
     assert page.locator("#budgets table tbody tr").count() == 3
     page.close()
+
+
+# ---------------------------------------------------------------- trajectories (issue 48)
+
+@pytest.fixture(scope="module")
+def trajectory_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from trajectory_samples import agent_sample, calling_turn, hostile_trajectory, long_trajectory
+
+    from proctor.core.trajectory import Trajectory, Turn
+    from proctor.log.runlog import Outcome
+
+    called = Trajectory(turns=[calling_turn(0)], stop="called", wall_s=0.3)
+    failed = Trajectory(turns=[calling_turn(0), Turn(index=1, error="HTTP 500 <b>after</b> 4 retries", started_s=0.3)],
+                        stop="model_error", stop_detail="HTTP 500 <b>after</b> 4 retries")
+    samples = [agent_sample("traj-hostile", hostile_trajectory()),
+               agent_sample("traj-long", long_trajectory(50, 100_000), Outcome.TRUNCATED),
+               agent_sample("traj-called", called.model_copy(update={"turns": [
+                   calling_turn(0).model_copy(update={"text": ""})]})),
+               agent_sample("traj-failed", failed, Outcome.ERROR).model_copy(update={"error": "HTTP 500"})]
+    root = tmp_path_factory.mktemp("traj")
+    d = write_run(root, "agent-run", model="openai:agent-model", samples=samples, dataset="agentic",
+                  prompt_kind="function-calling")
+    return write_report([d], root / "traj.html", history=[])
+
+
+def _open_sample(browser: Any, path: Path, name: str, width: int) -> tuple[Page, Any]:
+    pg = Page(browser)
+    pg.page.set_viewport_size({"width": width, "height": 900})
+    pg.open(path)
+    pg.page.click(f".row:has-text('{name}')")
+    pg.page.wait_for_selector(".detail .traj")
+    return pg, pg.page
+
+
+OFF_SCREEN = """(w) => [...document.querySelectorAll('.detail .traj *')].filter(e => e.getClientRects().length)
+  .filter(e => e.getBoundingClientRect().right > w + 0.5 || e.getBoundingClientRect().left < -0.5)
+  .map(e => e.className + ': ' + e.textContent.slice(0, 60))"""
+
+
+@pytest.mark.parametrize("width", (390, 1280))
+def test_a_trajectory_shows_its_turns_calls_and_results_and_its_hostile_text_stays_text(
+        browser: Any, trajectory_report: Path, width: int) -> None:
+    from trajectory_samples import HOSTILE
+
+    pg, page = _open_sample(browser, trajectory_report, "traj-hostile", width)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"trajectory-{width}.png"), full_page=True)
+    traj = page.locator(".detail .traj")
+    assert page.locator(".detail .traj .turn").count() == 3
+    facts = traj.locator(".facts").inner_text()
+    assert "answered" in facts and "tool calls2" in facts and "math.add" in facts
+    calls = traj.locator(".call")
+    assert calls.count() == 2 and calls.nth(0).locator(".fn").inner_text() == "math.add"
+    assert HOSTILE.replace('"', '\\"') in calls.nth(0).locator("pre.args").inner_text()  # arguments as sent
+    assert calls.nth(0).locator("pre.res").inner_text() == HOSTILE  # the result, as text
+    assert "{not json " + HOSTILE in calls.nth(1).locator("pre.args").inner_text()
+    assert calls.nth(1).locator(".badge").inner_text() == "bad arguments"
+    assert "38 B" in calls.nth(0).locator(".res-h").inner_text()
+    head = traj.locator(".turn-h").nth(0).inner_text()
+    assert "Turn 1" in head and "40 in / 12 out" in head and "0.25 s" in head
+    assert "cached" in traj.locator(".turn-h").nth(2).inner_text()
+    assert "The answer is 5." in traj.locator(".turn").nth(2).inner_text()
+    assert page.locator("#sb-list img").count() == 0 and page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.evaluate(OFF_SCREEN, width) == []
+    assert pg.console == [] and pg.requests == [trajectory_report.resolve().as_uri()]
+    page.close()
+
+
+@pytest.mark.parametrize("width", (390, 1280))
+def test_a_long_trajectory_is_capped_in_the_page_and_says_what_it_left_out(
+        browser: Any, trajectory_report: Path, width: int) -> None:
+    """50 turns of 100 KB results (5 MB of sample): the page carries 24 turns, each text cut, and says so."""
+    size = trajectory_report.stat().st_size
+    assert size < 600_000, size
+    pg, page = _open_sample(browser, trajectory_report, "traj-long", width)
+    traj = page.locator(".detail .traj")
+    assert traj.locator(".turn").count() == 24
+    assert "26 more turns (turns 13–38)" in traj.locator(".gap").inner_text()
+    assert "stopped at the turn limit (50 turns)" in traj.locator(".facts").inner_text()
+    first = traj.locator(".call pre.res").nth(0).inner_text()
+    assert "cut here: 96,000 more characters" in first
+    assert "truncated" in traj.locator(".res-h").nth(0).inner_text() and "390.6 KB" in traj.locator(".res-h").nth(0).inner_text()
+    assert "Turn 50" in traj.locator(".turn-h").nth(23).inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.evaluate(OFF_SCREEN, width) == []
+    assert pg.console == []
+    page.close()
+
+
+def test_a_trajectory_that_ended_in_calls_shows_them_in_its_row(browser: Any, trajectory_report: Path) -> None:
+    pg = Page(browser)
+    pg.open(trajectory_report)
+    snip = pg.page.inner_text(".row:has-text('traj-called') .snip")
+    assert snip.upper().startswith("CALLS") and 'math.add({"a": 2, "b": 3})' in snip
+    pg.page.fill("#sb-q", "step 1.")  # the search reads the turns' text
+    pg.page.wait_for_selector("#sb-list[data-count='2']")
+    assert pg.console == []
+
+
+def test_a_failed_request_shows_as_the_turn_s_error(browser: Any, trajectory_report: Path) -> None:
+    pg, page = _open_sample(browser, trajectory_report, "traj-failed", 390)
+    traj = page.locator(".detail .traj")
+    assert "the model's request failed (HTTP 500 <b>after</b> 4 retries)" in traj.locator(".facts").inner_text()
+    assert traj.locator(".turn").nth(1).locator("pre.err").inner_text() == "HTTP 500 <b>after</b> 4 retries"
+    assert page.locator(".detail .traj b", has_text="after").count() == 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 and pg.console == []
+    page.close()

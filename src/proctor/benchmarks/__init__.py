@@ -2,12 +2,13 @@
 
 from .builtin import Builtin
 from .hub import Loaded, is_offline
-from .registry import BUILTINS, is_builtin, load_builtin, load_dataset, load_task, select
+from .registry import BUILTINS, Prompting, is_builtin, load_builtin, load_dataset, load_task, select
 
 __all__ = [
     "BUILTINS",
     "Builtin",
     "Loaded",
+    "Prompting",
     "is_builtin",
     "is_offline",
     "load_builtin",

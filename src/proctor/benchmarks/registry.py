@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from importlib import metadata
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -206,6 +207,23 @@ def _items_of(questions: list[Question], dataset: str) -> list[Item]:
     return items
 
 
+@dataclass(frozen=True)
+class Prompting:
+    """How items are asked, beyond the benchmark's own prompts: `shots` examples before each (--shots), as chat
+    turns or one completion text (`fmt`, --format), from `fewshot_from` (--fewshot-from: item data only; default
+    the data itself), for the prompt kind `prompt_kind` (--prompt; on item data five_shot asks for five)."""
+
+    shots: int | None = None
+    fmt: str | None = None
+    fewshot_from: str | Path | None = None
+    prompt_kind: str | None = None
+
+    @property
+    def few_shot(self) -> bool:
+        """Whether --shots, --format or --fewshot-from was given (the built-ins refuse them)."""
+        return self.shots is not None or self.fmt is not None or self.fewshot_from is not None
+
+
 def load_task(
     spec: str,
     *,
@@ -214,25 +232,23 @@ def load_task(
     limit: int | None = None,
     limit_per_category: int | None = None,
     prompt_options: Mapping[str, Any] | None = None,
-    shots: int | None = None,
-    fmt: str | None = None,
-    fewshot_from: str | Path | None = None,
-    prompt_kind: str | None = None,
+    prompting: Prompting = Prompting(),
 ) -> Task:
     """A Task for a built-in name, a spec benchmark (a shipped or user spec's name, or a spec file's path) or a
-    path (items JSONL, CommonEval directory, Question dataset). `shots` and `fmt` (--shots, --format) apply to
-    spec benchmarks and paths; a path's examples come from `fewshot_from` (--fewshot-from), else from itself
-    (`prompt_kind` five_shot asks for five)."""
+    path (items JSONL, CommonEval directory, Question dataset). `prompting`'s shots and format (--shots, --format)
+    apply to spec benchmarks and paths; a path's examples come from its `fewshot_from` (--fewshot-from), else from
+    itself (its `prompt_kind` five_shot asks for five)."""
     spec_path = None if is_builtin(spec) else find_spec(spec)
     check_name_clash(spec, spec_path)
     if spec_path is not None:
-        if fewshot_from is not None:
+        if prompting.fewshot_from is not None:
             raise ProctorError(f"{spec}: a spec benchmark names its own few-shot source (`fewshot:`); "
                                "--fewshot-from is for item files")
-        task = load_spec_task(spec_path, data_file=data_file, shots=shots, fmt=fmt, prompt_kind=prompt_kind)
+        task = load_spec_task(spec_path, data_file=data_file, shots=prompting.shots, fmt=prompting.fmt,
+                              prompt_kind=prompting.prompt_kind)
         task.items = select(task.items, limit=limit, limit_per_category=limit_per_category)
         return task
-    if is_builtin(spec) and (shots is not None or fmt is not None or fewshot_from is not None):
+    if is_builtin(spec) and prompting.few_shot:
         raise ProctorError(f"--shots, --format and --fewshot-from apply to spec benchmarks and item files, not to "
                            f"the built-in {spec!r} (its prompt kinds: --prompt)")
     if is_builtin(spec):
@@ -256,15 +272,15 @@ def load_task(
             f"not to {spec!r}"
         )
     task = _path_task(spec, limit=limit, limit_per_category=limit_per_category)
-    if shots is None and fmt is None and fewshot_from is None and prompt_kind != FIVE_SHOT:
+    if not prompting.few_shot and prompting.prompt_kind != FIVE_SHOT:
         return task
-    return with_fewshot(task, shots=shots, fmt=fmt, fewshot_from=fewshot_from, prompt_kind=prompt_kind)
+    return with_fewshot(task, prompting)
 
 
-def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from: str | Path | None,
-                 prompt_kind: str | None = None) -> Task:
-    """An item task with examples before each item (`proctor.data.fewshot`): from `fewshot_from` (any item format),
-    else the task's own items (never the one asked)."""
+def with_fewshot(task: Task, prompting: Prompting) -> Task:
+    """An item task with examples before each item (`proctor.data.fewshot`): from `prompting.fewshot_from` (any
+    item format), else the task's own items (never the one asked)."""
+    shots, fmt, fewshot_from = prompting.shots, prompting.fmt, prompting.fewshot_from
     if fmt is not None and fmt not in FORMATS:
         raise ProctorError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     assert isinstance(task.prompts, ItemPromptBuilder)
@@ -273,7 +289,7 @@ def with_fewshot(task: Task, *, shots: int | None, fmt: str | None, fewshot_from
     if fewshot_from is not None:
         task.source["fewshot"] = {"path": str(Path(fewshot_from).resolve()), "sha256": file_sha256(fewshot_from)}
     task.prompts = FewShotPrompts(task.prompts, pool=pool, shots=shots, format="completion" if fmt == "completion"
-                                  else "chat", kind=prompt_kind)
+                                  else "chat", kind=prompting.prompt_kind)
     return task
 
 

@@ -156,15 +156,13 @@ def _in_hf_cache(repo_id: str) -> bool:
 
 
 def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: str, judge: str | None,
-                   mode: str | None, prompt: str | None, concurrency: int | None, timeout: float | None, max_retries: int | None,
-                   data_file: Path | None, prompt_kinds: Sequence[str] = PROMPT_KINDS) -> None:
-    """Everything `proctor run` can check without importing a backend or reading a dataset (`prompt_kinds`:
-    the built-ins' kinds plus those the spec benchmarks named declare)."""
+                   mode: str | None, prompt: str | None, data_file: Path | None,
+                   prompt_kinds: Sequence[str] = PROMPT_KINDS) -> None:
+    """Everything `proctor run` can check of its own flags without importing a backend or reading a dataset
+    (`prompt_kinds`: the built-ins' kinds plus those the spec benchmarks named declare); the backend's request
+    limits: `check_request_limits`."""
     choice(mode, ("generate", "logprob"), "--mode")
     choice(prompt, prompt_kinds, "--prompt")
-    at_least(concurrency, 1, "--concurrency")
-    positive(timeout, "--timeout")
-    at_least(max_retries, 0, "--max-retries")
     readable_file(data_file, "--data-file", allow_dir=True)  # a directory of split files (test + validation)
     if data_file is None:
         dataset_names(datasets, builtins)
@@ -173,5 +171,12 @@ def check_run_args(*, datasets: Sequence[str], builtins: Sequence[str], model: s
         model_spec(judge, "--judge")
 
 
-__all__ = ["PROMPT_KINDS", "at_least", "check_run_args", "choice", "dataset_names", "hf_location",
+def check_request_limits(concurrency: int | None, timeout: float | None, max_retries: int | None) -> None:
+    """The backend's request limits `proctor run` was given (--concurrency, --timeout, --max-retries)."""
+    at_least(concurrency, 1, "--concurrency")
+    positive(timeout, "--timeout")
+    at_least(max_retries, 0, "--max-retries")
+
+
+__all__ = ["PROMPT_KINDS", "at_least", "check_request_limits", "check_run_args", "choice", "dataset_names", "hf_location",
            "model_spec", "positive", "readable_file"]

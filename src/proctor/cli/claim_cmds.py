@@ -14,6 +14,7 @@ from ..util.errors import ProctorError
 from ..util.termsafe import escape_control, plain
 from . import options
 from .fields import with_flags
+from .messages import note
 from .options import with_model_options
 from .run_options import with_records, with_run_options
 
@@ -129,7 +130,7 @@ def verify_against(run: Path, claim_path: Path, keys: tuple[Path | None, Path | 
 
 def _print_verdict(got: Verdict) -> None:
     for line in got.notes:
-        typer.echo(f"note: {escape_control(line)}")
+        note(escape_control(line))
     typer.echo(f"claim: {escape_control(got.claim.text())} of run {got.claim.run_id}"
                + (f", signed by {got.signer}" if got.signer else ""))
     typer.echo(f"{got.answer.value}: {escape_control(got.reason)}")

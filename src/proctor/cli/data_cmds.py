@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +27,10 @@ from ..util.errors import InputError, Problem, ProctorError
 from ..util.termsafe import plain
 from . import options
 from .messages import error, note, warning
+from .run_options import with_records
+
+DataFileOption = options.DataFile
+SeedOption = options.ChoiceSeed
 
 
 class Target(StrEnum):
@@ -40,12 +45,21 @@ class DialectChoice(StrEnum):
     COMMONEVAL = "commoneval"
 
 
-def resolve_dataset(spec: str, data_file: Path | None = None, seed: int = 0) -> ItemSet:
+@dataclass(frozen=True)
+class BenchmarkData:
+    """How a built-in or spec benchmark is read: from a local copy (`--data-file`; default: the Hub), its choice
+    order shuffled with `--seed`."""
+
+    data_file: DataFileOption = None
+    seed: SeedOption = 0
+
+
+def resolve_dataset(spec: str, data: BenchmarkData = BenchmarkData()) -> ItemSet:
     """DATASET: a path in any item-bearing format, else a built-in benchmark or a benchmark spec (its name or
-    file; hub or `data_file`)."""
-    if data_file is None and Path(spec).exists() and not is_spec_file(spec):
+    file; hub or `data.data_file`)."""
+    if data.data_file is None and Path(spec).exists() and not is_spec_file(spec):
         return load_itemset(spec)
-    task = load_task(spec, data_file=data_file, seed=seed)
+    task = load_task(spec, data_file=data.data_file, seed=data.seed)
     return ItemSet(
         identifier=slug(task.name),
         name=task.name,
@@ -54,9 +68,6 @@ def resolve_dataset(spec: str, data_file: Path | None = None, seed: int = 0) -> 
         items=list(task.items),
     )
 
-
-DataFileOption = options.DataFile
-SeedOption = options.ChoiceSeed
 VALIDATE_EXAMPLES = """Example:
 
   proctor validate examples/items/demo.jsonl examples/commoneval examples/questions/demo.json examples/suites
@@ -128,24 +139,24 @@ def validate(paths: Annotated[list[Path], typer.Argument(
         raise typer.Exit(2)
 
 
+@with_records(data=BenchmarkData)
 def stats(
     dataset: Annotated[str, typer.Argument(
         metavar="DATASET", show_default=False,
         help="A path (any item-bearing format, or a folder of CommonEval datasets) or a built-in name.")],
     as_json: options.Json = False,
-    data_file: DataFileOption = None,
-    seed: SeedOption = 0,
+    data: BenchmarkData = BenchmarkData(),
 ) -> None:
     """Counts per category, subcategory, modality and difficulty band; flags under/over-represented categories.
 
     Over a folder of several CommonEval datasets: counts per dataset `subject` (the Dataset spec's
     under- or over-represented subject areas), then the pooled items.
     """
-    folder = dataset_folder(Path(dataset)) if data_file is None else None
+    folder = dataset_folder(Path(dataset)) if data.data_file is None else None
     if folder:
         _stats_by_subject(folder, subject_coverage(folder), as_json)
         return
-    itemset = resolve_dataset(dataset, data_file, seed)
+    itemset = resolve_dataset(dataset, data)
     _echo_warnings(itemset)
     cov = coverage(itemset.items)
     if as_json:
@@ -173,6 +184,7 @@ def _echo_warnings(itemset: ItemSet) -> None:
         warning(str(w))
 
 
+@with_records(data=BenchmarkData)
 def convert(
     src: Annotated[str, typer.Argument(
         metavar="DATASET", show_default=False, help="A path in any item-bearing format or a built-in name.")],
@@ -190,14 +202,13 @@ def convert(
     meta: Annotated[list[str] | None, typer.Option(
         "--meta", metavar="KEY=VALUE", help=(
             "commoneval: a dataset attribute (created, creator, subject, …); repeatable (default: none)."))] = None,
-    data_file: DataFileOption = None,
-    seed: SeedOption = 0,
+    data: BenchmarkData = BenchmarkData(),
 ) -> None:
     """Convert between items JSONL, Question JSON, CommonEval directories and probsem suites (atomic)."""
     out = options.prefer(out, output, "--output", "--out")
     if out is None:
         raise ProctorError("convert needs --out PATH (the file or directory to write)")
-    itemset = resolve_dataset(src, data_file, seed)
+    itemset = resolve_dataset(src, data)
     _echo_warnings(itemset)
     chosen = Dialect(dialect.value) if dialect is not None else None
     notes: list[str] = []

@@ -13,7 +13,6 @@ from ..run.executors import EXECUTORS, Settings, attempt_logs, launch, print_lin
 from ..run.executors import status as shard_status
 from ..run.executors.k8s import write_job
 from ..run.runner import accuracy_line
-from ..run.store import default_store_path
 from ..util.errors import ProctorError
 from ..util.termsafe import plain
 from .outcome import error_status
@@ -82,15 +81,12 @@ def run_sharded(specs: list[RunSpec], run_options: RunOptions, settings: Setting
     if not wait and settings.executor == "ray":  # a driver's tasks end with it
         raise ProctorError("--no-wait works with --executor slurm, local and k8s: Ray ends a run's tasks when the "
                            "command that submitted them exits")
-    store = run_options.store or default_store_path()
     if settings.executor == "k8s":
         path = write_job(specs[0], settings, run_options.out, image=image, use_cache=run_options.use_cache,
                          command=run_options.command or [])
         typer.echo(plain(f"Kubernetes indexed Job for {settings.shards} shard(s) → {path}"))
         return 0
-    log: RunLog | None = launch(specs[0], settings, run_options.out, store=store, use_cache=run_options.use_cache,
-                                record_history=run_options.record_history, command=run_options.command or [],
-                                wait=wait, say=lambda line: print_line(plain(line)))
+    log: RunLog | None = launch(specs[0], settings, run_options, wait=wait, say=lambda line: print_line(plain(line)))
     if log is None:
         typer.echo(plain(f"submitted; `proctor status {run_options.out}` shows the shards, "
                          f"`proctor merge {run_options.out}` merges them when they are done"))

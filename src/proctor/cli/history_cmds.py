@@ -28,9 +28,10 @@ from .messages import warning
 from .tables import show, whole_table
 
 if TYPE_CHECKING:
+    from ..analysis.corrected import CorrectedDifference
     from ..analysis.leaderboard import Leaderboard
     from ..core.results import MetricBlock
-    from ..run.store import RunRecord
+    from ..run.store import RunRecord, RunScores
     from ..stats.comparison import Comparison, RunRef
 
 StoreOpt = options.Store
@@ -38,6 +39,10 @@ JsonOpt = options.Json
 NBootOpt = options.NBoot
 SeedOpt = options.BootSeed
 OldSeed = Annotated[int | None, options.old_spelling("--seed", "N")]
+HumanLabelsOpt = Annotated[list[str] | None, typer.Option(
+    "--human-labels", metavar="[RUN=]FILE",
+    help="Human verdicts on a run's items (JSON Lines or CSV: docs/statistics.md); RUN=FILE names the run as "
+         "given, FILE alone with one run; repeatable (default: each run's own, from `run --human-labels`).")]
 _RUNS = """  proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:first -o runs/mmlu-first
   proctor run mmlu-pro --data-file examples/upstream/mmlu_pro --model scripted:random -o runs/mmlu-random
 """
@@ -245,9 +250,12 @@ def compare(
     as_json: JsonOpt = False,
     save: Annotated[Path | None, typer.Option(
         "--save", metavar="FILE", help="Also write the comparison record (the --json figures) to FILE (default: not written).")] = None,
+    human_labels: HumanLabelsOpt = None,
 ) -> None:
     """Compare runs on their shared items: each difference with a paired 95% interval, McNemar's exact test
-    (adjusted for the family of comparisons), the smallest difference the items can detect, and a verdict."""
+    (adjusted for the family of comparisons), the smallest difference the items can detect, and a verdict.
+    With human labels on both runs of a pair (--human-labels, or the runs' own), also the judge-corrected
+    difference with its interval."""
     seed = options.prefer(boot_seed, seed, "--seed", "--boot-seed")
     if correction not in ("holm", "bh"):
         raise InputError.at("--correction", f"expected holm or bh, got {correction!r}")
@@ -258,16 +266,38 @@ def compare(
         base = load_run_scores(baseline, st) if baseline is not None else None
     family = compare_family(loaded, base, correction, mix_settings,  # type: ignore[arg-type]  # checked above
                             n_boot=n_boot, seed=seed)
+    given = [*zip(runs, loaded), *([(baseline, base)] if baseline is not None and base is not None else [])]
+    corrected = _corrected(family.comparisons, given, human_labels or [])
     single = family.comparisons[0] if len(family.comparisons) == 1 and base is None else None
     record = single.to_dict() if single is not None else family.to_dict()
+    if any(c is not None for c in corrected):
+        record["judge_corrected"] = (corrected[0].model_dump(mode="json") if single is not None and corrected[0]
+                                     else [c.model_dump(mode="json") if c else None for c in corrected])
     if save is not None:
         write_json_atomic(save, record)
     if as_json:
         _echo_json(record)
-    elif single is not None:
+        return
+    if single is not None:
         _print_comparison(single)
     else:
         _print_family(family.comparisons, family.correction)
+    for c, cd in zip(family.comparisons, corrected, strict=True):
+        if cd is not None:
+            who = "" if single is not None else f"{escape_control(c.a.model)} vs {escape_control(c.b.model)}: "
+            _console().print(who + cd.text(), markup=False)
+
+
+def _corrected(comparisons: list[Comparison], given: list[tuple[str, RunScores]],
+               flags: list[str]) -> list[CorrectedDifference | None]:
+    """Each comparison's judge-corrected difference when both its runs have labels (None otherwise)."""
+    from ..analysis.corrected import corrected_difference, labels_by_run, run_labels
+
+    files = labels_by_run(flags, [ref for ref, _ in given]) if flags else {}
+    labels = {scores.run.run_id: got for ref, scores in given if (got := run_labels(scores, files.get(ref)))}
+    by_id = {scores.run.run_id: scores for _, scores in given}
+    return [corrected_difference(by_id[c.a.run_id], by_id[c.b.run_id], labels[c.a.run_id], labels[c.b.run_id])
+            if c.a.run_id in labels and c.b.run_id in labels else None for c in comparisons]
 
 
 def maybe_store(path: Path | None) -> Any:

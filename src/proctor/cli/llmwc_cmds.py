@@ -87,14 +87,15 @@ def run_config(config_path: Path, given: ConfigRunOptions) -> int:
     """Run the config's models (or the one --model names); llm-wc's results directory is the pipeline's last
     output (`proctor.interop.llmwc_config.config_run`); the exit status."""
     # the library's run entry points load when a run starts, not when any command starts (start-up time)
-    from ..interop.llmwc_config import config_errors, config_run
+    from ..interop.llmwc_config import ConfigChoices, config_errors, config_run
     from ..run import pipeline
     from ..run.pipeline import Events, RunOptions
 
     how = RunOptions(store=given.store, progress=given.progress, use_cache=given.use_cache,
                      record_history=given.record_history, command=["proctor", *sys.argv[1:]])
-    door = config_run(config_path, how, model=given.model, data_file=given.data_file, out=given.out,
-                      max_tokens=given.max_tokens, prices=given.prices, max_cost=given.max_cost, http=given.http)
+    door = config_run(config_path, how, ConfigChoices(
+        model=given.model, data_file=given.data_file, out=given.out, max_tokens=given.max_tokens, prices=given.prices,
+        max_cost=given.max_cost, http=given.http))
     statuses: list[int] = []
 
     def finished(log: RunLog) -> None:

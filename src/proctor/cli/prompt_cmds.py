@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..benchmarks.registry import load_task
+from ..benchmarks.registry import Prompting, load_task
 from ..core.model import GenerateRequest, request_prompt
 from ..core.spec import GenerationSpec
 from ..data.prompts import bind_tokenizer, check_kind
@@ -91,8 +91,8 @@ def show_prompt(
         raise with_flags(e) from None
     task = load_task(dataset, data_file=given.get("data_file"), seed=given.get("seed", 0),
                      prompt_options={"cot_examples": cot_examples, "instruction": instruction},
-                     shots=checked.shots, fmt=given.get("format"), fewshot_from=given.get("fewshot_from"),
-                     prompt_kind=prompt)
+                     prompting=Prompting(shots=checked.shots, fmt=given.get("format"),
+                                         fewshot_from=given.get("fewshot_from"), prompt_kind=prompt))
     if tokenizer is not None:
         splitter = TokenSplitter(tokenizer)
         bind_tokenizer(task.prompts, lambda text: len(splitter.encode(text)))

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..core.spec import HumanLabels
 from ..log.runlog import expand_run_dirs
 from ..report import MAX_SAMPLES, write_report
 from . import options
@@ -48,6 +49,12 @@ def report(
             "At most N samples in the HTML sample browser, over every run; runs holding more show a random sample "
             "(seeded by each run id) and the page says so. 0: all. (default: 10000)"))
     ] = MAX_SAMPLES,
+    human_labels: Annotated[list[str] | None, typer.Option(
+        "--human-labels", metavar="[RUN_DIR=]FILE", help=(
+            "Human verdicts on a run's items (JSON Lines or CSV: docs/statistics.md): the report shows the "
+            "judge-corrected accuracy; RUN_DIR=FILE names the run, FILE alone with one run; repeatable (default: "
+            "each run's own, from `run --human-labels`)."))
+    ] = None,
 ) -> None:
     """Write a report of one or more runs and print its path."""
     output = options.prefer(out, output, "--output", "--out")
@@ -57,8 +64,18 @@ def report(
     runs = expand_run_dirs(run_dirs)
     out = output or beside(runs) / ("report.md" if fmt == ReportFormat.MD else "report.html")
     path = write_report(runs, out, fmt="md" if fmt == ReportFormat.MD else "html", store=store,
-                        mix_settings=mix_settings, max_samples=max_samples)
+                        mix_settings=mix_settings, max_samples=max_samples,
+                        labels=_labels(human_labels or [], runs))
     typer.echo(str(path))
+
+
+def _labels(given: list[str], runs: list[Path]) -> dict[Path, HumanLabels]:
+    """`--human-labels` by run directory (resolved): each file read and checked."""
+    from ..analysis.corrected import labels_by_run
+    from ..metrics.human_labels import read_human_labels
+
+    files = labels_by_run(given, [str(r) for r in runs]) if given else {}
+    return {Path(run).resolve(): read_human_labels(file) for run, file in files.items()}
 
 
 def beside(runs: list[Path]) -> Path:

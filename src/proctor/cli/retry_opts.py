@@ -26,8 +26,7 @@ RetryTruncated = Annotated[str | None, typer.Option(
 
 Budgets = Annotated[str | None, typer.Option(
     "--budgets", metavar="N,N,...", show_default=False, help=(
-        "A ladder: run at the first budget, ask the still truncated again at each next (OUT/max-tokens-N; "
-        "default: none)."),
+        "Budget ladder: ask the still truncated again at each next budget (default: none)."),
     rich_help_panel="Generation (--mode generate)")]
 
 

@@ -19,7 +19,7 @@ from ..util.termsafe import plain
 from . import executor_cmds as ex
 from . import options
 from . import retry_opts as retry
-from .checks import check_run_args
+from .checks import check_request_limits, check_run_args
 from .fields import with_flags
 from .llmwc_cmds import ConfigRunOptions, backend_options, refuse_unapplied, run_config
 from .messages import hint, note
@@ -197,9 +197,10 @@ def _specs(datasets: list[str], model: str | None, flags: Mapping[str, Any], giv
 
     if not datasets or model is None:
         raise ProctorError("give DATASETs and --model (or --config LLMWC.yaml)")
-    http: dict[str, Any] = {k: given.set().get(k) for k in ("concurrency", "timeout", "max_retries")}
+    http = given.set()
+    check_request_limits(http.get("concurrency"), http.get("timeout"), http.get("max_retries"))
     check_run_args(  # before torch is imported or a model loads: a typo costs milliseconds
-        datasets=datasets, builtins=benchmark_names(), model=model, **{k: flags.get(k) for k in _CHECKED}, **http,
+        datasets=datasets, builtins=benchmark_names(), model=model, **{k: flags.get(k) for k in _CHECKED},
         prompt_kinds=tuple(dict.fromkeys(kind for d in datasets for kind in declared_kinds([d]) or ITEM_KINDS)))
     if flags.get("data_file") is not None and len(datasets) > 1:
         raise ProctorError("--data-file applies to one dataset at a time")

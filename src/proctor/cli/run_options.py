@@ -104,7 +104,7 @@ ExportTo = Annotated[list[str] | None, typer.Option(
 
 ClaimFile = Annotated[Path | None, typer.Option(
     "--claim", metavar="CLAIM.json", show_default=False,
-    help="Run under a `proctor claim` claim (default: none).")]
+    help="Run under CLAIM.json (default: none).")]
 
 
 @dataclass(frozen=True)

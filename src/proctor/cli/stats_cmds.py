@@ -4,6 +4,7 @@ backends held to each other."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,16 +12,19 @@ import typer
 
 from ..analysis.agree import RUN_LABELS, SHOWN_FLIPS, agreement, read_for_agreement
 from ..analysis.compare import compare_scores
+from ..analysis.gate import GateResult
 from ..analysis.gate import gate as run_gate
 from ..benchmarks.registry import BUILTINS, load_task
 from ..benchmarks.spec import read_spec
 from ..benchmarks.spec_task import find_spec
+from ..core.results import Results
 from ..log.checksums import CHECKSUMS
 from ..log.runlog import MANIFEST, read_manifest
 from ..run.stopwhen import check_record
-from ..run.store import load_run_scores
+from ..run.store import RunScores, load_run_scores
 from ..run.verify import unchanged
 from ..stats.power import plan as make_plan
+from ..stats.ppi import LabelPlan, label_plan
 from ..util.errors import DatasetAccessError, InputError
 from ..util.termsafe import escape_control
 from ..util.textio import write_json_atomic
@@ -88,8 +92,9 @@ def _runs_discordance(refs: list[str], store: Path | None) -> tuple[float, float
 
 
 def plan(
-    delta: Annotated[float, typer.Option(
-        "--delta", metavar="POINTS", show_default=False, help="The difference of accuracies to detect, in points.")],
+    delta: Annotated[float | None, typer.Option(
+        "--delta", metavar="POINTS", show_default=False,
+        help="The difference of accuracies to detect, in points (required unless --label-width).")] = None,
     accuracy: Annotated[float | None, typer.Option(
         "--accuracy", metavar="PERCENT", help="The accuracy the two models are near (default: from --run).")] = None,
     discordance: Annotated[float | None, typer.Option(
@@ -107,9 +112,28 @@ def plan(
     alpha: Annotated[float, typer.Option("--alpha", metavar="LEVEL", help="Two-sided significance level.")] = 0.05,
     store: options.Store = None,
     as_json: options.Json = False,
+    label_width: Annotated[float | None, typer.Option(
+        "--label-width", metavar="POINTS", help="Instead: how many human labels give the judge-corrected accuracy "
+        "a 95% interval this wide (PPI; from --run RUN with labels, or --judge-accuracy, --disagreement and "
+        "--items/--dataset; docs/statistics.md; default: not asked).")] = None,
+    judge_accuracy: Annotated[float | None, typer.Option(
+        "--judge-accuracy", metavar="PERCENT", help="With --label-width: the judge's own accuracy (default: from --run).")] = None,
+    disagreement: Annotated[float | None, typer.Option(
+        "--disagreement", metavar="PERCENT",
+        help="With --label-width: the share of samples where judge and humans disagree (an upper bound serves; "
+             "default: from --run).")
+    ] = None,
 ) -> None:
     """How many items a paired comparison needs to detect --delta points between two models (McNemar's test,
-    Connor 1987), and whether a dataset has them."""
+    Connor 1987), and whether a dataset has them; with --label-width, how many human labels a judge-corrected
+    interval of that width needs."""
+    if label_width is not None:
+        lp = _label_plan(label_width, run, items if items is not None else _dataset_items(dataset) if dataset else None,
+                         judge_accuracy, disagreement, alpha)
+        typer.echo(json.dumps(lp.model_dump(mode="json"), indent=2) if as_json else lp.text())
+        return
+    if delta is None:
+        raise InputError.at("--delta", "give the difference to detect (--delta POINTS), or --label-width POINTS")
     source = "given"
     if run:
         psi, acc, source = _runs_discordance(run, store)
@@ -139,6 +163,41 @@ def plan(
         typer.echo(line)
 
 
+def _label_plan(width: float, runs: list[str] | None, n_items: int | None, judge_accuracy: float | None,
+                disagreement: float | None, alpha: float) -> LabelPlan:
+    """The labels a judge-corrected interval `width` points wide needs: the spreads from a labelled run's
+    judge_corrected block, or from the judge's accuracy and its disagreement with the humans."""
+    half = _percent(width, "--label-width") / 2
+    if runs:
+        if len(runs) != 1:
+            raise InputError.at("--run", f"with --label-width give one run with human labels, got {len(runs)}")
+        block = run_dir_results(runs[0]).judge_corrected
+        if block is None or block.sd_pred is None or block.sd_resid is None:
+            raise InputError.at(runs[0], "no judge-corrected accuracy here (run it with --human-labels, 2+ labels)")
+        h = block.human_accuracy
+        return label_plan(half, n_items or block.n, (block.sd_pred, block.sd_resid,
+                                                     math.sqrt(h * (1 - h)) if h is not None else None),
+                          alpha, f"run {runs[0]}")
+    if judge_accuracy is None or disagreement is None or n_items is None:
+        raise InputError.at("--label-width", "give --run RUN (with labels), or --judge-accuracy, --disagreement "
+                                             "and --items N (or --dataset)")
+    p, d = _percent(judge_accuracy, "--judge-accuracy"), _percent(disagreement, "--disagreement", high=100.0001)
+    return label_plan(half, n_items, (math.sqrt(p * (1 - p)), math.sqrt(d), math.sqrt(p * (1 - p))), alpha,
+                      "given (the disagreement's sd √d: an upper bound; the truth's sd taken as the judge's)")
+
+
+def run_dir_results(ref: str) -> Results:
+    """A run directory's results, recomputed from its samples."""
+    from ..metrics.results import read_run
+
+    if not (Path(ref) / MANIFEST).is_file():
+        raise InputError.at(ref, "not a run directory")
+    results = read_run(ref).results
+    if results is None:
+        raise InputError.at(ref, "an unfinished run (no results.json)")
+    return results
+
+
 def gate(
     candidate: Annotated[str, typer.Argument(
         metavar="CANDIDATE", show_default=False, help="The candidate run: a run directory or recorded run id.")],
@@ -154,8 +213,16 @@ def gate(
     n_boot: options.NBoot = 2000,
     boot_seed: options.BootSeed = 0,
     as_json: options.Json = False,
+    human_labels: Annotated[Path | None, typer.Option(
+        "--human-labels", metavar="FILE", help="Human verdicts on the candidate's items (JSON Lines or CSV: "
+        "docs/statistics.md); with the baseline's, the overall check is judge-corrected (default: the run's own, "
+        "from `run --human-labels`).")] = None,
+    baseline_labels: Annotated[Path | None, typer.Option(
+        "--baseline-labels", metavar="FILE", help="Human verdicts on the baseline's items (default: the run's "
+        "own).")] = None,
 ) -> None:
     """GO, NO-GO or INCONCLUSIVE: is the candidate within --max-drop points of the baseline, on their shared items?
+    With human labels on both runs the overall check is the judge-corrected difference (docs/statistics.md).
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
     if not 0 <= max_drop < 100:
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {max_drop:g}")
@@ -166,11 +233,30 @@ def gate(
         cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
     result = run_gate(cand, base, max_drop / 100, per_category, mix_settings, n_boot=n_boot, seed=boot_seed,
                       sequential=_sequential(cand.run.path, base))
+    result = _gate_corrected(result, cand, base, human_labels, baseline_labels)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
         _print_gate(result)
     raise typer.Exit(result.exit_code)
+
+
+def _gate_corrected(result: GateResult, cand: RunScores, base: RunScores, cand_file: Path | None,
+                    base_file: Path | None) -> GateResult:
+    """The gate decided on the judge-corrected difference when both runs have human labels (not for a run its
+    confidence sequence stopped: its record decides)."""
+    from ..analysis.corrected import corrected_difference, run_labels, with_corrected
+
+    la, lb = run_labels(cand, cand_file), run_labels(base, base_file)
+    if la is None or lb is None:
+        if cand_file is not None or base_file is not None:
+            warning("human labels on one run only: the gate uses the verdicts (give --human-labels and "
+                    "--baseline-labels)")
+        return result
+    if result.sequential is not None:
+        warning("human labels: a run stopped by its confidence sequence is gated by its record, not corrected")
+        return result
+    return with_corrected(result, corrected_difference(cand, base, la, lb))
 
 
 def _sequential(path: str, base: Any) -> Any:

@@ -8,6 +8,7 @@ from ..core.results import MetricBlock, MetricValue, Results
 from ..log.runlog import RunLog
 from ..metrics.accuracy import clustering_text
 from ..metrics.answer_reading import levels_line
+from ..metrics.judge_corrected import corrected_lines
 from ..metrics.money import cost_line
 from ..run.runner import accuracy_line
 from ..util.termsafe import rich_safe
@@ -102,6 +103,8 @@ def reasoning_lines(results: Results) -> list[str]:
             for k, v in ep.pass_at.items() if v.value is not None))
     if results.cost is not None:
         lines.append(cost_line(results.cost))
+    if results.judge_corrected is not None:
+        lines += corrected_lines(results.judge_corrected)
     return lines
 
 

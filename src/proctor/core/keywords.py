@@ -61,6 +61,7 @@ class RunKeywords(TypedDict, total=False):
     judge_temperature: float | None
     judge_max_tokens: int | None
     judge_agreement: int | None
+    human_labels: str | Path | None
     prices: str | Path | None
     price_in: str | int | float | Decimal | None
     price_out: str | int | float | Decimal | None
@@ -103,6 +104,7 @@ class BackendKeywords(TypedDict, total=False):
     startup_timeout: float | None
     batch_invariant: bool | None
     engine_seed: int | None
+    tool_call_parser: str | None
 
 
 class Keywords(RunKeywords, BackendKeywords, total=False):

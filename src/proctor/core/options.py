@@ -205,6 +205,8 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("judge_agreement", "int", 0, "proctor", "Also judge the first N exact-answer items; report judge/exact-"
         "match agreement.", "scorer.judge_agreement", "yes", False, False, "with judge", example=5, metavar="N",
         panel=JUDGE),
+    Opt("human_labels", "path", None, "none", "Human verdicts (JSONL, CSV): judge-corrected accuracy.", "human_labels", "no", False, False,
+        example="examples/labels/demo.jsonl", metavar="FILE", panel=JUDGE),
     Opt("prices", "path", None, "$PROCTOR_PRICES, else ~/.config/proctor/prices.yaml", "Price table.", "price",
         "no", False, False, example="prices.yaml", metavar="YAML", panel=COST, config=APPLIED),
     Opt("price_in", "money", None, "from the price table", "Money per million input tokens, with --price-out.",
@@ -316,6 +318,7 @@ class EvalOptions(BaseModel):
     judge_temperature: float | None = _opt("judge_temperature")
     judge_max_tokens: int | None = _opt("judge_max_tokens")
     judge_agreement: int = _opt("judge_agreement")
+    human_labels: str | None = _opt("human_labels")
     prices: str | None = _opt("prices")
     price_in: str | None = _opt("price_in")
     price_out: str | None = _opt("price_out")

@@ -130,6 +130,44 @@ class JudgeAgreement(_Block):
     confusion: dict[str, int] = Field(default_factory=dict)  # "judge/exact": count
 
 
+class HumanAgreement(_Block):
+    """The judge's verdicts held to human labels on the samples both graded: raw agreement, Cohen's κ,
+    Krippendorff's α (nominal, two coders) and the confusion counts ("judge/human": count, each side correct or
+    wrong; a partial score counts as wrong)."""
+
+    n: int = 0
+    agreement: float | None = None
+    kappa: float | None = None  # None: undefined (one label everywhere on both sides)
+    alpha: float | None = None
+    confusion: dict[str, int] = Field(default_factory=dict)
+
+
+class JudgeCorrected(_Block):
+    """`--human-labels`: accuracy corrected for the judge's (or reader's) errors by prediction-powered inference
+    (`proctor.stats.ppi`; docs/statistics.md): the run's verdicts on every scored sample are the predictions, the
+    human labels the truth on the labelled ones. Beside it the judge's plain accuracy and the humans' own."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    method: str = "ppi++"  # "ppi++" (power-tuned λ), or "labels" when every scored sample is labelled
+    source: str | None = None  # the labels file as given
+    sha256: str | None = None  # its content's hash
+    n: int = 0  # scored samples (the predictions)
+    n_labelled: int = 0  # of them, labelled by a human
+    n_unmatched: int = 0  # labels whose id is no scored sample of the run (another run's, an error, a typo)
+    judge_accuracy: float | None = None  # the plain mean of the verdicts over the n samples
+    human_accuracy: float | None = None  # the labels' mean over the labelled samples
+    accuracy: float | None = None  # the corrected estimate
+    ci_low: float | None = None  # its 95% interval, kept within [0, 1]
+    ci_high: float | None = None
+    lam: float | None = None  # the λ the estimate used (1: PPI, 0: the labels alone)
+    se: float | None = None
+    sd_pred: float | None = None  # the verdicts' sd (ddof 0): `proctor plan --label-width` reads it
+    sd_resid: float | None = None  # the sd of human − verdict over the labelled samples (ddof 0)
+    agreement: HumanAgreement = Field(default_factory=HumanAgreement)
+    note: str | None = None  # why there is no estimate (fewer than 2 labels), or how the labels were matched
+
+
 class Cost(_Block):
     """The run's cost at the manifest's prices (`proctor.metrics.money.run_cost`): exact decimals."""
 
@@ -200,6 +238,7 @@ class Results(_Block):
     calibration: Calibration | None = None
     acc_norm: MetricBlock | None = None
     judge_agreement: JudgeAgreement | None = None
+    judge_corrected: JudgeCorrected | None = None  # --human-labels: the prediction-powered accuracy
     answer_reading: AnswerReading | None = None  # a reference rule with levels: how each number was read
     metrics: dict[str, MetricValue] = Field(default_factory=dict)  # registered metrics beyond the built-ins
     truncated_as: str | None = None  # how accuracy counted truncated samples: "wrong" or "excluded"

@@ -13,7 +13,8 @@ programs ran in when it is not bubblewrap (`sandbox`: a reply that opens a socke
 unsandboxed). What is not: where the
 data file lies, how requests travel (base URL, concurrency, timeouts, retries, batch API), prices and
 the budget, the shard (it is in the run directory's name), and the attribute accuracy intervals are
-clustered by (`cluster`: a reporting choice, recorded in the manifest and results.json).
+clustered by (`cluster`: a reporting choice, recorded in the manifest and results.json), and the human labels
+that correct a judge's accuracy (`human_labels`: they change the estimate, never a request or a verdict).
 """
 
 from __future__ import annotations
@@ -229,6 +230,16 @@ class AgentLimits(_Record):
     max_result_bytes: int = Field(default=65536, ge=1)  # a result longer than this (UTF-8) is cut, and says so
 
 
+class HumanLabels(_Record):
+    """`--human-labels FILE`: human verdicts on some of the run's samples, by item id (or sample id `ITEM#EPOCH`),
+    read by `proctor.metrics.human_labels`. Not in the run id: they change no request and no verdict, only the
+    estimate results.json reports beside the judge's (`Results.judge_corrected`)."""
+
+    path: str  # the file as given
+    sha256: str  # its content's hash
+    labels: dict[str, bool]  # id -> the human's verdict (True: correct)
+
+
 class RunSpec(_Record):
     """One evaluation: data, model, scorer, generation, epochs, shard, judge, prices and budget."""
 
@@ -260,6 +271,8 @@ class RunSpec(_Record):
     retry_of: RetryOf | None = None
     # the limits of a benchmark whose samples are conversations with tools (docs/agents.md); in the run id when set
     agent: AgentLimits | None = None
+    # human verdicts on some samples (`--human-labels`): the judge-corrected estimate; not in the run id
+    human_labels: HumanLabels | None = None
     resolved: bool = False  # set by proctor.run.pipeline.resolve: defaults applied, content hash known
 
     @field_validator("cluster")
@@ -326,5 +339,5 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-__all__ = ["AgentLimits", "Budget", "DatasetRef", "GenerationSpec", "JudgeSpec", "ModelSpec", "Money", "RetryOf", "RunSpec",
+__all__ = ["AgentLimits", "Budget", "DatasetRef", "GenerationSpec", "HumanLabels", "JudgeSpec", "ModelSpec", "Money", "RetryOf", "RunSpec",
            "ScorerSpec", "ShardSpec", "StopRule", "canonical_json"]

@@ -17,7 +17,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.model import GenerationSpec
 from ..log.provenance import (
     BackendInfo,
     DatasetInfo,
@@ -168,18 +167,14 @@ def unit_score(value: Any) -> float | None:
     return None
 
 
-def new_manifest(*, run_id: str, dataset: dict[str, Any], model: dict[str, Any], mode: str, started_at: str | None,
-                 imported_from: dict[str, Any], epochs: int = 1, generation: dict[str, Any] | None = None,
-                 command: list[str] | None = None) -> Manifest:
-    """The manifest of an imported run: the other harness's provenance, and `imported_from` naming the source."""
-    origin = ImportOrigin.model_validate(imported_from)
+def new_manifest(*, run_id: str, dataset: DatasetInfo, model: BackendInfo, settings: RunSettings,
+                 started_at: str | None, imported_from: ImportOrigin, command: list[str] | None = None) -> Manifest:
+    """The manifest of an imported run: the other harness's provenance and the settings it recorded (mode,
+    epochs, generation), and `imported_from` naming the source."""
     return Manifest(
-        run_id=run_id, provenance=collect_provenance({"spec": model.get("spec")}), dataset=DatasetInfo.of(dataset),
-        model=BackendInfo.of(model), scorer=ScorerInfo(scorer="imported", harness=origin.harness, metric=origin.metric),
-        settings=RunSettings(mode=mode, epochs=epochs,
-                             generation=GenerationSpec.recorded(generation) if generation else None),
-        command=command,
-        started_at=started_at or utc_now(), imported_from=origin,
+        run_id=run_id, provenance=collect_provenance({"spec": model.spec}), dataset=dataset, model=model,
+        scorer=ScorerInfo(scorer="imported", harness=imported_from.harness, metric=imported_from.metric),
+        settings=settings, command=command, started_at=started_at or utc_now(), imported_from=imported_from,
     )
 
 

@@ -4,7 +4,9 @@ Per sample: the prompt as chat messages, the reference as target, the model's ou
 and one score `proctor` whose value is proctor's score (1 correct, 0 wrong, partial credit between), whose
 answer is the extracted answer and whose explanation says how it was read. Errored and unscored samples
 carry no score (Inspect counts them as unscored, as proctor does); an error is the sample's `error`.
-The results hold proctor's overall accuracy with its stderr and its confidence interval.
+The results hold proctor's overall accuracy with its stderr and its confidence interval. A sample with a
+trajectory (an agent run) carries its whole conversation as `messages` (tool calls, tool messages) and its
+transcript as `events` (model, tool and limit events): `inspect_trajectory` says how.
 
 Needs the optional extra: `pip install 'proctor-eval[inspect]'`.
 """
@@ -28,10 +30,11 @@ from ..util.redact import redact, redact_url
 from ..util.safepath import is_safe_component, safe_component, short_hash
 from ..util.spillzip import spilled_zip
 from .export_common import RunTally, dataset_name, model_spec, overall_accuracy, stderr_of, tally
+from .inspect_trajectory import context, transcript
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample, EvalSpec
-    from inspect_ai.model import ChatMessage, ModelOutput, StopReason
+    from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, StopReason
 
 SCORER = "proctor"
 _STOP: dict[str, StopReason] = {"stop": "stop", "length": "max_tokens", "max_tokens": "max_tokens",
@@ -143,14 +146,20 @@ def _model(log: RunLog) -> str:
     return model_spec(log).replace(":", "/", 1)
 
 
-def _spec(log: RunLog, sample_ids: list[str]) -> EvalSpec:
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
+def _config(log: RunLog) -> GenerateConfig:
+    """The run's generation settings as Inspect's GenerateConfig."""
     from inspect_ai.model import GenerateConfig
 
+    g = log.manifest.generation or GenerationSpec(temperature=None)  # none recorded (a log-likelihood run)
+    return GenerateConfig(temperature=g.temperature, top_p=g.top_p, max_tokens=g.max_tokens, seed=g.seed,
+                          stop_seqs=list(g.stop) or None)
+
+
+def _spec(log: RunLog, sample_ids: list[str]) -> EvalSpec:
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
+
     m = log.manifest
-    g = m.generation or GenerationSpec(temperature=None)  # none recorded (a log-likelihood run): none exported
-    config = GenerateConfig(temperature=g.temperature, top_p=g.top_p, max_tokens=g.max_tokens, seed=g.seed,
-                            stop_seqs=list(g.stop) or None)
+    config = _config(log)
     ds = m.dataset
     base_url = m.model.base_url
     return EvalSpec(
@@ -182,6 +191,17 @@ def _sample(log: RunLog, s: Sample) -> EvalSample:
 
     messages = _messages(s.prompt)
     output = _output(log, s)
+    conversation = [*messages, output.message] if output.choices else messages
+    extra: dict[str, Any] = {}
+    if s.trajectory is not None:
+        ctx = context(_model(log), log.manifest.started_at, _config(log), s.trajectory.tools)
+        tr = transcript(s.trajectory, messages, ctx)
+        conversation = tr.messages
+        extra = {"events": tr.events, "limit": tr.limit}
+        if tr.events_data is not None:
+            extra["events_data"] = tr.events_data
+        if s.outcome is not Outcome.ERROR:
+            output = tr.output
     scores = None
     if s.scored and s.score is not None:
         scores = {SCORER: Score(value=s.score, answer=s.extracted,
@@ -194,13 +214,14 @@ def _sample(log: RunLog, s: Sample) -> EvalSample:
     sample_id = member_id(s.item_id)
     return EvalSample(
         id=sample_id, epoch=s.epoch + 1, input=messages, target=_target(s.reference),
-        messages=[*messages, output.message] if output.choices else messages, output=output, scores=scores,
+        messages=conversation, output=output, scores=scores,
         metadata={k: v for k, v in {"category": s.category, "subcategory": s.subcategory, "difficulty": s.difficulty,
                                     "outcome": s.outcome.value, "latency_s": s.latency_s,
                                     "proctor_item_id": s.item_id if sample_id != s.item_id else None}.items()
                   if v is not None},
-        model_usage=usage or {}, total_time=s.latency_s,
+        model_usage=usage or {}, total_time=s.trajectory.wall_s if s.trajectory is not None else s.latency_s,
         error=InspectError(message=s.error or "error", traceback="", traceback_ansi="") if s.outcome is Outcome.ERROR else None,
+        **extra,
     )
 
 

@@ -12,7 +12,9 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..log.runlog import Outcome, Sample
+from ..core.model import GenerationSpec
+from ..log.provenance import BackendInfo, DatasetInfo, ImportOrigin
+from ..log.runlog import Outcome, RunSettings, Sample
 from ..util.errors import InputError, ProctorError
 from ..util.limits import max_member_bytes
 from .imported import (
@@ -67,15 +69,15 @@ def read(path: Path, opts: ImportOptions) -> list[ImportedRun]:
     epochs = (log.eval.config.epochs if log.eval.config else None) or max(s.epoch for s in samples) + 1
     manifest = new_manifest(
         run_id=import_run_id(HARNESS, [digest], log.eval.task, scorer, template, spec, dataset_name),
-        mode="generate", started_at=iso_time(log.stats.started_at) or iso_time(log.eval.created),
-        command=opts.command, epochs=epochs, generation=_generation(log),
-        model={"spec": spec, "name": spec, "harness": HARNESS, "inspect_model": log.eval.model,
-               "base_url": log.eval.model_base_url},
-        dataset={"name": dataset_name, "source": f"inspect task {log.eval.task}",
-                 "location": log.eval.dataset.location, "n_items": len({s.item_id for s in samples})},
-        imported_from={"harness": HARNESS, "version": (log.eval.packages or {}).get("inspect_ai"),
-                       "task": log.eval.task, "metric": scorer, "item_id": template, "status": log.status,
-                       "files": {str(path): digest}},
+        started_at=iso_time(log.stats.started_at) or iso_time(log.eval.created),
+        command=opts.command, settings=RunSettings(mode="generate", epochs=epochs, generation=_generation(log)),
+        imported_from=ImportOrigin(harness=HARNESS, version=(log.eval.packages or {}).get("inspect_ai"),
+                                   task=log.eval.task, metric=scorer, item_id=template, status=log.status,
+                                   files={str(path): digest}),
+        dataset=DatasetInfo.of({"name": dataset_name, "source": f"inspect task {log.eval.task}",
+                                "location": log.eval.dataset.location, "n_items": len({s.item_id for s in samples})}),
+        model=BackendInfo.of({"spec": spec, "name": spec, "harness": HARNESS, "inspect_model": log.eval.model,
+                              "base_url": log.eval.model_base_url}),
     )
     return [ImportedRun(source=path, manifest=manifest, samples=samples)]
 
@@ -126,11 +128,13 @@ def _first_scorer(log: EvalLog, carried: list[str]) -> str | None:
     return next((n for n in declared if n in carried), carried[0] if carried else None)
 
 
-def _generation(log: EvalLog) -> dict[str, Any]:
-    """The generation settings Inspect recorded, under proctor's names (temperature, top_p, max_tokens…)."""
+def _generation(log: EvalLog) -> GenerationSpec | None:
+    """The generation settings Inspect recorded, under proctor's names (temperature, top_p, max_tokens…); None
+    when it recorded none."""
     config = log.eval.model_generate_config
-    return {ours: getattr(config, theirs) for theirs, ours in _GENERATION.items()
-            if getattr(config, theirs, None) is not None}
+    found = {ours: getattr(config, theirs) for theirs, ours in _GENERATION.items()
+             if getattr(config, theirs, None) is not None}
+    return GenerationSpec.recorded(found) if found else None
 
 
 def score_value(value: Any) -> tuple[float | None, bool]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -141,21 +141,36 @@ class ConfigRun:
     root: Path
 
 
-def config_run(config_path: Path, options: RunOptions = RunOptions(), *, model: str | None = None,
-               data_file: Path | None = None, out: Path | None = None, max_tokens: int | None = None,
-               prices: Path | None = None, max_cost: str | None = None, http: Mapping[str, Any] | None = None,
+@dataclass(frozen=True)
+class ConfigChoices:
+    """What the caller sets on a config run (`run --config`'s flags, `eval_config`'s keywords): the one model to
+    run (None: every model), a local copy of the data, the base of the results directory (None: the config's
+    `benchmark.output_dir`), the token budget, the prices and the cost cap, the chat backend's options for every
+    model."""
+
+    model: str | None = None
+    data_file: Path | None = None
+    out: Path | None = None
+    max_tokens: int | None = None
+    prices: Path | None = None
+    max_cost: str | None = None
+    http: Mapping[str, Any] = field(default_factory=dict)
+
+
+def config_run(config_path: Path, options: RunOptions = RunOptions(), choices: ConfigChoices = ConfigChoices(), *,
                now: datetime | None = None) -> ConfigRun:
-    """The config's models (or the one `model` names) as specs, priced; their run directories and llm-wc's
-    results directory `<out or benchmark.output_dir>_<UTC time>` (`now`: that time, default the clock's).
+    """The config's models (or the one `choices.model` names) as specs, priced; their run directories and
+    llm-wc's results directory `<out or benchmark.output_dir>_<UTC time>` (`now`: that time, default the clock's).
     `options`: how to run (store, cache, progress…); its directories are set here."""
-    unknown = sorted(set(http or {}) & NOT_FROM_CALLER)
+    unknown = sorted(set(choices.http) & NOT_FROM_CALLER)
     if unknown:
         raise ProctorError(f"{', '.join(unknown)}: set per model in the config (models[].api_base, api_key_env)")
     config = read_config(config_path)
-    models = config_specs(config, config_path, model=model, data_file=data_file, max_tokens=max_tokens, http=http)
-    price_options = eval_options(prices=prices, max_cost=max_cost)
+    models = config_specs(config, config_path, model=choices.model, data_file=choices.data_file,
+                          max_tokens=choices.max_tokens, http=choices.http)
+    price_options = eval_options(prices=choices.prices, max_cost=choices.max_cost)
     stamp = now or datetime.now(UTC)
-    base = out or Path(config.benchmark.output_dir or f"results/{config.benchmark.name}")
+    base = choices.out or Path(config.benchmark.output_dir or f"results/{config.benchmark.name}")
     root = Path(f"{base}_{stamp.strftime('%Y%m%dT%H%M%SZ')}")
     results = LlmwcResultsDir(root, config, tuple((m.entry, m.dir_name) for m in models),
                               stamp.isoformat(timespec="seconds").replace("+00:00", "Z"))
@@ -184,5 +199,5 @@ def load_config_task(config: LlmwcConfig, config_path: Path, data_file: Path | N
         return load_spec_task(spec)
 
 
-__all__ = ["ConfigModel", "ConfigRun", "config_errors", "config_run", "config_specs", "dataset_ref", "load_config_task", "prompt_kind",
+__all__ = ["ConfigChoices", "ConfigModel", "ConfigRun", "config_errors", "config_run", "config_specs", "dataset_ref", "load_config_task", "prompt_kind",
            "prompt_options", "selected_models"]

@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..data.formats.problems import json_loc_lines
-from ..log.runlog import Sample
+from ..log.provenance import BackendInfo, DatasetInfo, ImportOrigin
+from ..log.runlog import RunSettings, Sample
 from ..util.errors import InputError, Problem, first_problem
 from ..util.redact import redact_args
 from ..util.safepath import is_safe_component
@@ -123,14 +124,15 @@ def _read_task(path: Path, data: dict[str, Any], task: str, samples_path: Path, 
     run_id = import_run_id(HARNESS, list(files.values()), task, f"{metric},{filter_name}", template, model["spec"],
                            dataset_name)
     manifest = new_manifest(
-        run_id=run_id, mode=mode, started_at=iso_time(data.get("date")), command=opts.command, model=model,
-        dataset={"name": dataset_name, "source": f"lm-eval task {task}",
-                 "content_hash": _text(_per_task(data, "task_hashes", task)),
-                 "n_items": len({s.item_id for s in samples}), "task_version": _per_task(data, "versions", task)},
-        imported_from={"harness": HARNESS, "version": _text(data.get("lm_eval_version")), "task": task,
-                       "metric": metric, "filter": filter_name, "item_id": template,
-                       "files": files,
-                       "n_shot": _per_task(data, "n-shot", task)},
+        run_id=run_id, settings=RunSettings(mode=mode), started_at=iso_time(data.get("date")), command=opts.command,
+        imported_from=ImportOrigin(harness=HARNESS, version=_text(data.get("lm_eval_version")), task=task,
+                                   metric=metric, filter=filter_name, item_id=template, files=files,
+                                   n_shot=_per_task(data, "n-shot", task)),
+        dataset=DatasetInfo.of({"name": dataset_name, "source": f"lm-eval task {task}",
+                                "content_hash": _text(_per_task(data, "task_hashes", task)),
+                                "n_items": len({s.item_id for s in samples}),
+                                "task_version": _per_task(data, "versions", task)}),
+        model=BackendInfo.of(model),
     )
     return ImportedRun(source=path, manifest=manifest, samples=samples)
 

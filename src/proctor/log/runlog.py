@@ -270,7 +270,7 @@ class SuiteDetails(_Details):
         return value
 
 
-ExecLimit = Literal["wall_time", "cpu_time", "memory", "processes", "file_size"]  # the limit that stopped an execution
+ExecLimit = Literal["wall_time", "cpu_time", "memory", "processes", "file_size", "disk"]  # the limit that stopped an execution
 
 
 class TestResult(_Log):

@@ -13,6 +13,7 @@ from ..core.results import (
     Cost,
     EpochSpread,
     JudgeAgreement,
+    JudgeCorrected,
     MetricBlock,
     MetricValue,
 )
@@ -20,7 +21,7 @@ from ..log.runlog import Manifest, Sample
 
 # What a metric computes: a built-in's typed block (its `Results` field), or a `MetricValue` for any other
 MetricOutput = (MetricValue | MetricBlock | dict[str, MetricBlock] | EpochSpread | Calibration | JudgeAgreement | Cost
-                | AnswerReading | BudgetCurve | float)
+                | AnswerReading | BudgetCurve | JudgeCorrected | float)
 
 
 @dataclass(frozen=True)

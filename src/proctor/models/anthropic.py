@@ -2,7 +2,9 @@
 
 System messages are joined into the `system` field; text blocks make the output and thinking blocks
 are kept as reasoning. `seed` has no Messages-API equivalent and is not sent. Retries, concurrency and
-error records are those of every HTTP backend (`proctor.models._http`). The key comes from `api_key=`
+error records are those of every HTTP backend (`proctor.models._http`). Tools go out as `tools` and `tool_choice`,
+the conversation's calls and results as `tool_use` / `tool_result` blocks, and a reply's `tool_use` blocks come
+back as the Generation's calls (`anthropic_tools`). The key comes from `api_key=`
 or ANTHROPIC_API_KEY and is never logged or described. There is no log-likelihood capability.
 """
 
@@ -14,8 +16,10 @@ from typing import Any
 
 from ..core.model import Capability, GenerateRequest, Generation
 from ._http import HTTPModel, api_key, generate_all
+from .anthropic_tools import tools_body, uses_tools, wire_messages
 from .openai import merge_extra_body
 from .replies import anthropic_generation
+from .tool_names import wire_names
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -24,7 +28,7 @@ API_VERSION = "2023-06-01"
 class AnthropicModel(HTTPModel):
     """Generation through Anthropic's Messages API."""
 
-    capabilities = frozenset({Capability.GENERATE})
+    capabilities = frozenset({Capability.GENERATE, Capability.TOOLS})
     prefix = "anthropic"
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
@@ -63,14 +67,18 @@ class AnthropicModel(HTTPModel):
 
         `thinking_budget` turns on extended thinking (`thinking.budget_tokens`); the API then accepts no
         temperature or top_k, so neither is sent. `reasoning_effort`, `enable_thinking` and the penalties
-        have no Messages-API field (`reasoning.unsupported_settings` names them before a run)."""
+        have no Messages-API field (`reasoning.unsupported_settings` names them before a run). A request with
+        tools, or a conversation with calls, sends its messages as content blocks (`anthropic_tools`)."""
         s = r.settings
+        names = wire_names(r.tools)
         system = "\n\n".join(([s.system] if s.system else []) + [m.content for m in r.messages if m.role == "system"])
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": s.max_tokens if s.max_tokens is not None else self.default_max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in r.messages if m.role != "system"],
+            "messages": (wire_messages(r.messages, names) if uses_tools(r.tools, r.messages)
+                         else [{"role": m.role, "content": m.content} for m in r.messages if m.role != "system"]),
         }
+        body |= tools_body(r.tools, r.tool_choice, names)
         if s.thinking_budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": s.thinking_budget}
         else:
@@ -88,12 +96,13 @@ class AnthropicModel(HTTPModel):
 
     async def _generate_one(self, r: GenerateRequest) -> Generation:
         data, latency = await self.http.post("/v1/messages", self.body(r))
-        return anthropic_generation(data, latency)  # validated: a bad shape is an error record
+        return anthropic_generation(data, latency, wire_names(r.tools))  # validated: a bad shape is an error record
 
 
 def parse_message(data: dict[str, Any], latency: float | None = None) -> Generation:
     """A Generation from a Messages API response (a batch result): text blocks are the answer, thinking
-    blocks the reasoning; `InvalidReply` (a ValueError) when the shape is not one."""
+    blocks the reasoning, tool_use blocks the calls (their names as sent: the batch maps them back, knowing the
+    request); `InvalidReply` (a ValueError) when the shape is not one."""
     gen = anthropic_generation(data, 0.0)
     return replace(gen, latency_s=latency)
 

@@ -24,7 +24,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -35,6 +35,7 @@ from ..util.redact import redact_text
 from ..util.textio import read_json_record
 from ._http import CREDENTIAL_HEADERS, HTTPBackend, redacted
 from .batch_http import BatchHTTP, jsonl_lines
+from .tool_names import named_back
 
 log = logging.getLogger("proctor.models.batch")
 
@@ -243,7 +244,12 @@ async def run_batched(requests: Sequence[GenerateRequest], model: str, provider:
             why[job.batch_id] = f"its results could not be read ({e})"
             log.warning("could not read the results of %s batch %s (%s); the next run reads them again",
                         provider.name, job.batch_id, redact_text(str(e)))
-    return [redacted(results.get(cid) or _missing(cid, jobs, options, why)) for cid in ids]
+    return [redacted(_named_back(results.get(cid), by_id[cid]) or _missing(cid, jobs, options, why)) for cid in ids]
+
+
+def _named_back(g: Generation | None, r: GenerateRequest) -> Generation | None:
+    """A result's tool calls with the names the request offered (a results line is read without its request)."""
+    return replace(g, tool_calls=named_back(g.tool_calls, r.tools)) if g is not None and g.tool_calls else g
 
 
 async def _submit(provider: BatchProvider, state: BatchState, items: list[tuple[str, GenerateRequest]]) -> BatchJob:

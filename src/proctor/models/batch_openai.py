@@ -195,7 +195,7 @@ def _error_text(error: Any) -> str:
 class OpenAIBatchModel(BatchBackend, OpenAIModel):
     """`openai:<model>` through the Batch API; the state file lives in `state_dir` (the run directory)."""
 
-    capabilities = frozenset({Capability.GENERATE})
+    capabilities = frozenset({Capability.GENERATE, Capability.TOOLS})  # tools go out in each line's body
     text_completion = False  # batch lines are chat completions
     def __init__(self, model: str, base_url: str | Sequence[str] | None = None, *, state_dir: str | Path | None = None,
                  poll_interval: float = 30.0, max_wait: float = 24 * 3600.0, api_key: str | None = None,

@@ -50,19 +50,32 @@ def checkpoint_dtype(path: str) -> str | None:
     """The dtype a checkpoint's config.json says its weights are stored in (`torch_dtype`, or `dtype` in newer
     transformers; a multimodal model's `text_config`), from a local directory or the hub's local cache (no
     network); None when unknown."""
-    config = _config_path(path)
-    if config is None:
-        return None
-    try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = _config(path)
     for block in (data, data.get("text_config") if isinstance(data, dict) else None):
         if isinstance(block, dict):
             value = block.get("torch_dtype") or block.get("dtype")
             if isinstance(value, str):
                 return value.removeprefix("torch.")
     return None
+
+
+def checkpoint_model_type(path: str) -> str | None:
+    """config.json's `model_type` (`qwen2`, `llama`, …), found as `checkpoint_dtype` finds the file; None when
+    unknown."""
+    data = _config(path)
+    value = data.get("model_type") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _config(path: str) -> object:
+    """The checkpoint's config.json as parsed JSON; None when there is none or it cannot be read."""
+    config = _config_path(path)
+    if config is None:
+        return None
+    try:
+        return json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 def _config_path(path: str) -> Path | None:

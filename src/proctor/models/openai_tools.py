@@ -1,46 +1,19 @@
 """Tool calling in the OpenAI wire format: the `tools` and `tool_choice` of a chat request, its tool messages, and
 the `tool_calls` of a reply read back into `core.tools.ToolCall`s.
 
-OpenAI allows function names of 1 to 64 characters among `a-z A-Z 0-9 _ -`; BFCL's and MCP's names hold `.`, `/`
-or spaces. `wire_names` maps each offered name to one OpenAI allows (other characters become `_`; a name that
-would then clash with another, or runs past 64 characters, gets a short hash of the original), and a reply's
-names are mapped back; a name the request never offered comes back as the model wrote it (an unknown function).
+Names OpenAI refuses are mapped to ones it allows and a reply's names mapped back (`tool_names`, shared with
+the other backends); a name the request never offered comes back as the model wrote it (an unknown function).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.model import Message
 from ..core.tools import ToolCall, ToolChoice, ToolDef
-
-MAX_NAME = 64
-_ALLOWED = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_DISALLOWED = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def wire_names(tools: Sequence[ToolDef]) -> dict[str, str]:
-    """Each offered name → the name sent for it: itself when OpenAI allows it, else a distinct allowed one."""
-    allowed = {t.name for t in tools if _ALLOWED.match(t.name)}
-    out: dict[str, str] = {}
-    taken = set(allowed)
-    for t in tools:
-        if t.name in out:
-            continue
-        if t.name in allowed:
-            out[t.name] = t.name
-            continue
-        wire = _DISALLOWED.sub("_", t.name)[:MAX_NAME] or "_"
-        if wire in taken:
-            digest = hashlib.sha256(t.name.encode()).hexdigest()[:8]
-            wire = f"{wire[: MAX_NAME - 9]}_{digest}"
-        out[t.name] = wire
-        taken.add(wire)
-    return out
+from .tool_names import reverse, wire_names
 
 
 def tools_body(tools: Sequence[ToolDef], choice: ToolChoice | None, names: Mapping[str, str]) -> dict[str, Any]:
@@ -71,7 +44,7 @@ def wire_message(m: Message, names: Mapping[str, str]) -> dict[str, Any]:
 def read_calls(raw: Sequence[Any] | None, names: Mapping[str, str]) -> tuple[ToolCall, ...]:
     """A reply's `tool_calls`, names mapped back, arguments kept as sent (an object some servers send is written
     as JSON; anything else as its JSON text: `call_problem` refuses it); a call without an id gets its index's."""
-    back = {wire: name for name, wire in names.items()}
+    back = reverse(names)
     calls = []
     for i, entry in enumerate(raw or ()):
         call: dict[str, Any] = entry if isinstance(entry, dict) else {}

@@ -129,14 +129,16 @@ class VLLMOptions(ClientOptions, CompletionsOptions):
         return value
 
     vllm_python: str | None = Field(
-        default=None, description="Python of an environment with vLLM, run as -m vllm.entrypoints.openai.api_server "
-                                  "(default: $PROCTOR_VLLM_PYTHON, else the vllm executable on PATH).")
+        default=None, description="Python of an environment with vLLM (default: $PROCTOR_VLLM_PYTHON, else "
+                                  "the vllm executable on PATH).")
     startup_timeout: float | None = Field(
-        default=None, gt=0, description="Seconds the engine may take to answer /health (default: 900).")
+        default=None, gt=0, description="Seconds the engine may take to start (default: 900).")
     batch_invariant: bool | None = Field(
         default=None, description="VLLM_BATCH_INVARIANT=1: answers independent of batching, "
                                   "at some speed (default: off).")
     engine_seed: int | None = Field(default=None, description="vLLM --seed (default: 0).")
+    tool_call_parser: str | None = Field(
+        default=None, description="vLLM --tool-call-parser (default: the model family's).")
 
 
 class ScriptedOptions(BackendOptions):

@@ -17,7 +17,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.model import Generation
+from ..core.tools import ToolCall
 from ..util.errors import first_problem
+from .anthropic_tools import read_tool_uses
 from .openai_tools import read_calls
 
 _STRICT = ConfigDict(extra="ignore", strict=True, frozen=True)
@@ -81,6 +83,9 @@ class _Block(BaseModel):
     type: str
     text: str | None = None
     thinking: str | None = None
+    id: Any = None  # a tool_use block's: read leniently (anthropic_tools.read_tool_uses), a bad call is the sample's
+    name: Any = None
+    input: Any = None
 
 
 class _AnthropicUsage(BaseModel):
@@ -132,10 +137,14 @@ def chat_generation(data: Any, latency: float, names: Mapping[str, str] | None =
     text = _joined(content, "content") if isinstance(content, list) else _text(content, "content") or ""
     reasoning = _text(choice.message.reasoning_content or choice.message.reasoning, "reasoning")
     calls = read_calls(choice.message.tool_calls, names or {})
-    for i, call in enumerate(calls):
-        _text(call.id + call.name + call.arguments, f"tool_calls.{i}")
+    _check_calls(calls)
     generation = _generation(text, choice.finish_reason, reply.usage, reasoning or None, latency)
     return replace(generation, tool_calls=calls) if calls else generation
+
+
+def _check_calls(calls: tuple[ToolCall, ...]) -> None:
+    for i, call in enumerate(calls):
+        _text(call.id + call.name + call.arguments, f"tool_calls.{i}")
 
 
 def completion_generation(data: Any, latency: float) -> Generation:
@@ -157,9 +166,12 @@ def _generation(text: str, finish: str | None, usage: _OpenAIUsage | None, reaso
     )
 
 
-def anthropic_generation(data: Any, latency: float) -> Generation:
-    """A Messages API reply as a Generation (text blocks the output, thinking blocks the reasoning)."""
+def anthropic_generation(data: Any, latency: float, names: Mapping[str, str] | None = None) -> Generation:
+    """A Messages API reply as a Generation (text blocks the output, thinking blocks the reasoning, tool_use
+    blocks the calls, their names mapped back through `names`)."""
     reply: AnthropicReply = _validate(AnthropicReply, data)
+    calls = read_tool_uses([(b.id, b.name, b.input) for b in reply.content if b.type == "tool_use"], names or {})
+    _check_calls(calls)
     text = _text("".join(b.text or "" for b in reply.content if b.type == "text"), "content") or ""
     thinking = _text("".join(b.thinking or "" for b in reply.content if b.type == "thinking"), "thinking")
     if any(b.type == "redacted_thinking" for b in reply.content):  # noted; its encrypted content is not kept
@@ -167,6 +179,7 @@ def anthropic_generation(data: Any, latency: float) -> Generation:
     usage = reply.usage
     return Generation(
         text=text,
+        tool_calls=calls,
         finish_reason=_text(reply.stop_reason, "stop_reason"),
         input_tokens=usage.input_tokens if usage else None,
         output_tokens=usage.output_tokens if usage else None,

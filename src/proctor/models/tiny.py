@@ -7,6 +7,7 @@ against a direct forward pass.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_CORPUS = (
@@ -18,20 +19,28 @@ DEFAULT_CORPUS = (
 )
 
 
+@dataclass(frozen=True)
+class TinyShape:
+    """The tiny model's size: the tokenizer's vocabulary, the hidden width, layers, attention heads, positions."""
+
+    vocab_size: int = 512
+    hidden_size: int = 64
+    num_layers: int = 2
+    num_heads: int = 4
+    max_positions: int = 2048
+
+
 def build_tiny_model(
     out_dir: str | Path,
     *,
     seed: int = 0,
-    vocab_size: int = 512,
-    hidden_size: int = 64,
-    num_layers: int = 2,
-    num_heads: int = 4,
-    max_positions: int = 2048,
+    shape: TinyShape = TinyShape(),
     corpus: str = DEFAULT_CORPUS,
     architecture: str = "llama",
     bos: bool = True,
 ) -> Path:
-    """Write a tokenizer + random-weight model to `out_dir` (loadable with `hf:<out_dir>`); return the path.
+    """Write a tokenizer + random-weight model of `shape` to `out_dir` (loadable with `hf:<out_dir>`); return
+    the path.
 
     `bos=False` gives a tokenizer that adds no special token (GPT-2 style); the default prepends `<s>`.
     """
@@ -56,7 +65,7 @@ def build_tiny_model(
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
+        vocab_size=shape.vocab_size,
         special_tokens=["<s>", "</s>", "<pad>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
@@ -67,7 +76,7 @@ def build_tiny_model(
     if bos:
         tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos_id)])
     fast = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", model_max_length=max_positions
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", model_max_length=shape.max_positions
     )
     fast.chat_template = (
         "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
@@ -81,16 +90,17 @@ def build_tiny_model(
     if architecture == "gpt2":
         model = GPT2LMHeadModel(
             GPT2Config(
-                vocab_size=n_vocab, n_embd=hidden_size, n_layer=num_layers, n_head=num_heads,
-                n_positions=max_positions, bos_token_id=bos_id, eos_token_id=tok.token_to_id("</s>"),
+                vocab_size=n_vocab, n_embd=shape.hidden_size, n_layer=shape.num_layers, n_head=shape.num_heads,
+                n_positions=shape.max_positions, bos_token_id=bos_id, eos_token_id=tok.token_to_id("</s>"),
             )
         )
     else:
         model = LlamaForCausalLM(
             LlamaConfig(
-                vocab_size=n_vocab, hidden_size=hidden_size, intermediate_size=hidden_size * 2,
-                num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_heads,
-                max_position_embeddings=max_positions, bos_token_id=bos_id, eos_token_id=tok.token_to_id("</s>"),
+                vocab_size=n_vocab, hidden_size=shape.hidden_size, intermediate_size=shape.hidden_size * 2,
+                num_hidden_layers=shape.num_layers, num_attention_heads=shape.num_heads,
+                num_key_value_heads=shape.num_heads, max_position_embeddings=shape.max_positions,
+                bos_token_id=bos_id, eos_token_id=tok.token_to_id("</s>"),
                 pad_token_id=tok.token_to_id("<pad>"), tie_word_embeddings=False,
             )
         )

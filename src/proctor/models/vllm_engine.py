@@ -16,6 +16,11 @@ The identity (the cache key) names what changes the answers: weights, dtype, max
 engine's version, the GPUs (model, count; none on a CPU build) and vLLM's batch-invariant mode
 (`batch_invariant=True` sets VLLM_BATCH_INVARIANT=1) — never the port, so answers cached from one engine
 are found by the next.
+
+Tool calling goes through the `openai:` path too: when a run needs it (`probe` with `Capability.TOOLS`) the engine
+is started with `--enable-auto-tool-choice --tool-call-parser P`, P from `tool_call_parser=` or else the
+checkpoint's model family (`TOOL_PARSERS`, config.json's `model_type`); a family without a default and no
+parser named is refused before the engine starts. The parser is then in the identity (it reads the calls).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ..core.model import (
     Capability,
@@ -49,9 +54,9 @@ from ..core.model import (
     require,
     weights_fingerprint,
 )
-from ..util.errors import ProctorError
+from ..util.errors import CapabilityError, ProctorError
 from ._http import RequestFailed, get_once
-from .dtype import check_dtype, checkpoint_dtype, nvidia_bf16_supported, resolve_dtype
+from .dtype import check_dtype, checkpoint_dtype, checkpoint_model_type, nvidia_bf16_supported, resolve_dtype
 from .openai import OpenAIModel, openai_prompt
 
 ENGINE_LOG = "engine.log"
@@ -62,6 +67,25 @@ LOG_TAIL_LINES = 25
 LOG_TAIL_BYTES = 64 << 10  # what a failed start reads of engine.log: its end only
 LOG_LINE_CHARS = 2000
 GUARD = Path(__file__).with_name("_engine_guard.py")
+# vLLM's --tool-call-parser per model family (config.json's model_type), as vLLM's tool-calling docs pair them;
+# any other family must name its parser (`tool_call_parser=`, `--tool-call-parser`)
+TOOL_PARSERS = {"qwen2": "hermes", "qwen2_moe": "hermes", "qwen3": "hermes", "qwen3_moe": "hermes",
+                "llama": "llama3_json", "llama4": "llama4_pythonic", "mistral": "mistral", "mixtral": "mistral",
+                "granite": "granite", "gpt_oss": "openai", "deepseek_v3": "deepseek_v3", "internlm2": "internlm"}
+CLIENT_DEFAULTS = {"concurrency": 64, "timeout": 600.0, "max_retries": 2, "backoff_base": 0.5, "seed": 0,
+                   "chat": True, "echo_max_tokens": 0}
+
+
+class ClientKeywords(TypedDict, total=False):
+    """The options of the `openai:` client that talks to the engine (`CLIENT_DEFAULTS` where not given)."""
+
+    concurrency: int
+    timeout: float
+    max_retries: int
+    backoff_base: float
+    seed: int
+    chat: bool
+    echo_max_tokens: int
 
 
 class EngineStartError(ProctorError):
@@ -100,6 +124,24 @@ def engine_args(model: str, *, tensor_parallel: int = 1, data_parallel: int = 1,
     if gpu_memory_utilization is not None:
         args += ["--gpu-memory-utilization", str(gpu_memory_utilization)]
     return args + list(extra)
+
+
+def tool_args(parser: str | None) -> list[str]:
+    """The server arguments that turn tool calling on with `parser` (none: off)."""
+    return [] if parser is None else ["--enable-auto-tool-choice", "--tool-call-parser", parser]
+
+
+def tool_parser(model: str, given: str | None) -> str:
+    """The --tool-call-parser for `model`: the one given, else its family's; CapabilityError when neither."""
+    if given:
+        return given
+    family = checkpoint_model_type(model)
+    if family in TOOL_PARSERS:
+        return TOOL_PARSERS[family]
+    raise CapabilityError(
+        f"vllm:{model} cannot call tools without a --tool-call-parser: its model family "
+        f"({family or 'unknown: no config.json found'}) has no default here ({', '.join(sorted(TOOL_PARSERS))} do); "
+        "name the parser vLLM should read its calls with (--tool-call-parser hermes, llama3_json, mistral, …)")
 
 
 def group_members(pgid: int) -> list[int]:
@@ -256,7 +298,7 @@ def gpu_inventory() -> dict[str, Any]:
 class VLLMModel(ModelBase):
     """A vLLM server proctor starts and stops, used through the `openai:` backend."""
 
-    capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD})
+    capabilities = frozenset({Capability.GENERATE, Capability.LOGLIKELIHOOD, Capability.TOOLS})
     text_completion = True  # its OpenAI client sends a completion request to /v1/completions
     preferred_chunk_size = 1  # as openai: every answer is cached and logged the moment it arrives
 
@@ -274,13 +316,8 @@ class VLLMModel(ModelBase):
         startup_timeout: float = 900.0,
         batch_invariant: bool = False,
         engine_seed: int = 0,
-        concurrency: int = 64,
-        timeout: float = 600.0,
-        max_retries: int = 2,
-        backoff_base: float = 0.5,
-        seed: int = 0,
-        chat: bool = True,
-        echo_max_tokens: int = 0,
+        tool_call_parser: str | None = None,
+        **client: Unpack[ClientKeywords],
     ) -> None:
         self.model, self.name = model, f"vllm:{model}"
         given = [engine_args] if isinstance(engine_args, str) else list(engine_args)
@@ -291,9 +328,9 @@ class VLLMModel(ModelBase):
         self.args = engine_args_for(model, self.settings, gpu_memory_utilization, self.extra_args)
         self.launcher = engine_launcher(vllm_python)
         self.startup_timeout = startup_timeout
-        self.client_options: dict[str, Any] = {"concurrency": concurrency, "timeout": timeout, "max_retries": max_retries,
-                               "backoff_base": backoff_base, "seed": seed, "chat": chat,
-                               "echo_max_tokens": echo_max_tokens}
+        self.client_options: dict[str, Any] = {**CLIENT_DEFAULTS, **client}
+        self.tool_call_parser = tool_call_parser  # given; the one serving is `tools_parser` (probe with TOOLS)
+        self.tools_parser: str | None = None
         self.log_dir: Path | None = None
         self.engine: EngineProcess | None = None
         self.port = 0
@@ -327,7 +364,7 @@ class VLLMModel(ModelBase):
 
         if self.engine is None or not self.engine.running():
             self.port = free_port()
-            argv = [*self.launcher, *self.args, "--host", "127.0.0.1", "--port", str(self.port)]
+            argv = [*self.command, "--host", "127.0.0.1", "--port", str(self.port)]
             self.engine = EngineProcess(argv, self._env(), self.log_path)
             self.engine.start()
             try:
@@ -355,16 +392,48 @@ class VLLMModel(ModelBase):
         if engine is not None:
             engine.stop()  # in this thread: a second ctrl-C or the exit cannot cut it short
 
+    @property
+    def command(self) -> list[str]:
+        """The engine's command, the port aside: the launcher, its arguments and tool calling's when it is on."""
+        return [*self.launcher, *self.args, *tool_args(self.tools_parser)]
+
+    async def serve_tools(self) -> None:
+        """Turn tool calling on for the next start (a running engine without it is stopped to be started again);
+        CapabilityError, before anything starts, when no parser is known."""
+        parser = tool_parser(self.model, self.tool_call_parser)
+        if parser == self.tools_parser:
+            return
+        self.tools_parser = parser
+        inner, self.inner = self.inner, None
+        if inner is not None:
+            await inner.aclose()
+        self.stop_engine()
+
     # ------------------------------------------------------------------ the model seam, through openai:
     async def probe(self, needed: Iterable[Capability]) -> None:
-        """`require` before the engine starts (minutes of GPU time), then the served model's own probe."""
+        """`require` before the engine starts (minutes of GPU time), tool calling's parser when it is needed,
+        then the served model's own probe."""
         needed = set(needed)
         require(self, needed)
+        if Capability.TOOLS in needed:
+            await self.serve_tools()
         await self.start()
         await self.inner.probe(needed)
         self.context_length = self.inner.context_length
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        """Through the engine. Requests with tools to an engine started without them (a direct caller's: a run
+        probes with TOOLS) start it again with its parser first; without a parser they are error records."""
+        if self.tools_parser is None and any(r.tools for r in requests):
+            try:
+                await self.serve_tools()
+            except CapabilityError as e:
+                plain = [r for r in requests if not r.tools]
+                answers = iter(await self._generate(plain) if plain else [])
+                return [Generation(error=str(e)) if r.tools else next(answers) for r in requests]
+        return await self._generate(requests)
+
+    async def _generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         await self.start()
         return list(await self.inner.generate(requests))
 
@@ -386,11 +455,11 @@ class VLLMModel(ModelBase):
             raise ProctorError(f"{self.name}: the identity is known once the engine runs (call probe() first)")
         return {"spec": self.name, "weights": weights_fingerprint(self.model), **self.settings,
                 "engine": f"vllm {self.version}", **(self.gpus or {}), "chat": self.client_options["chat"],
-                "engine_args": self.extra_args}
+                "engine_args": self.extra_args} | ({"tool_call_parser": self.tools_parser} if self.tools_parser else {})
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "model": self.model, **self.settings, "engine_version": self.version,
-                **(self.gpus or {}), "engine_command": [*self.launcher, *self.args],
+                **(self.gpus or {}), "engine_command": self.command,
                 "engine_log": str(self.log_dir / ENGINE_LOG) if self.log_dir else None, **{k: v for k, v in self.client_options.items() if k != "seed"}}
 
 

@@ -21,11 +21,13 @@ from ..core.results import (
     MetricValue,
     Results,
 )
+from ..core.spec import HumanLabels
 from ..data.coverage import BANDS as COVERAGE_BANDS
 from ..data.coverage import flag_categories
 from ..log.runlog import Manifest, RunLog, Sample
 from ..metrics import registered
 from ..metrics.accuracy import clustering_text
+from ..metrics.judge_corrected import corrected_of
 from ..metrics.results import open_run, summarize
 from ..run.store import Store, default_store_path, record_key
 from ..scoring.logprob import softmax
@@ -434,6 +436,14 @@ def _read_all(run_dirs: Sequence[str | Path]) -> tuple[list[RunLog], list[str]]:
     return list(logs.values()), warnings
 
 
+def with_labels(log: RunLog, labels: HumanLabels | None) -> RunLog:
+    """`log` with its judge-corrected block recomputed under `labels` (`report --human-labels`; None: as it is)."""
+    if labels is None or log.results is None:
+        return log
+    block = corrected_of(log.iter_samples(), labels)
+    return log.model_copy(update={"results": log.results.model_copy(update={"judge_corrected": block})})
+
+
 def _n_scored(r: RunSummary) -> int:
     return r.results.overall.n_scored
 
@@ -444,6 +454,7 @@ def load(
     store: str | Path | None = None,
     history: Sequence[Mapping[str, Any]] | None = None,
     mix_settings: bool = False,
+    labels: Mapping[Path, HumanLabels] | None = None,
 ) -> ReportData:
     """Read every run and compute what the report shows (`mix_settings`: compare runs of the same items under
     different settings too, as `proctor.analysis.comparable` allows).
@@ -452,6 +463,7 @@ def load(
     them a point belongs to the first run's model and dataset). Otherwise the history store is asked.
     """
     logs, warnings = _read_all(run_dirs)
+    logs = [with_labels(log, (labels or {}).get(log.path.resolve())) for log in logs]
     summaries = [summarize_run(i, log) for i, log in enumerate(logs)]
     scored = [r for r in summaries if _n_scored(r) > 0]
     aborted = [r for r in summaries if _n_scored(r) == 0] if scored else []

@@ -29,6 +29,7 @@ from ..stats.comparison import p_cell, points
 from . import labels as run_labels
 from . import plots
 from .data import BANDS, OptionScore, ReportData, RunSummary, confusion_matrix, option_scores
+from .trajectory import calls_snippet, trajectory_row
 
 PLAIN_LIMIT = 1_500_000  # bytes of sample JSON above which the blob is gzipped (+ base64)
 MAX_DIST_ROWS = 60
@@ -184,8 +185,12 @@ def sample_blob(runs: Sequence[RunSummary], limit: int = MAX_SAMPLES) -> SampleB
                 row["lp"] = [[o.label, _finite(o.logprob), _finite(o.prob), int(o.chosen) + 2 * int(o.expected)]
                               for o in options]
                 row["ch"] = chosen_text(options)
+            elif s.trajectory is not None and not s.raw_output and (calls := calls_snippet(s.trajectory)):
+                row["tc"] = calls
             elif not s.raw_output:
                 row["q"] = _snippet(s, msgs)
+            if s.trajectory is not None:
+                row["t"] = trajectory_row(s.trajectory)
             row.update(_judge_fields(s.details))
             rows.append(row)
     return SampleBlob(runs=run_names(runs), models=[r.model for r in runs], colours=plots.N_COLOURS,

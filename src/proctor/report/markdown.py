@@ -83,6 +83,31 @@ def _epochs_and_judge(runs: Sequence[RunSummary]) -> list[str]:
     return out
 
 
+def _judge_corrected(runs: Sequence[RunSummary]) -> list[str]:
+    """The judge-corrected accuracy (human labels, prediction-powered inference) beside the judge's, per run."""
+    labelled = [r for r in runs if r.results.judge_corrected is not None]
+    if not labelled:
+        return []
+    names = dict(zip((r.index for r in runs), run_names(runs)))
+    rows = []
+    for r in labelled:
+        jc = r.results.judge_corrected
+        assert jc is not None
+        a = jc.agreement
+        rows.append([_cell(names[r.index]), _pct(jc.judge_accuracy), _pct(jc.accuracy),
+                     f"[{_pct(jc.ci_low)}, {_pct(jc.ci_high)}]", f"{_fmt_int(jc.n_labelled)} / {_fmt_int(jc.n)}",
+                     _pct(a.agreement), _num(a.kappa), _num(a.alpha),
+                     " · ".join(f"{k} {v}" for k, v in a.confusion.items()) or "—"])
+    out = ["", "## Judge-corrected accuracy (human labels)", "",
+           ("Prediction-powered inference (PPI++, Angelopoulos et al. 2023): the run's verdicts on every sample, "
+           "corrected by human labels on some (docs/statistics.md)."), ""]
+    out += _table(["Run", "Judge", "Corrected", "95% CI", "Labelled / scored", "Agreement", "Cohen's κ",
+                   "Krippendorff's α", "judge/human"], rows, {1, 2, 4, 5, 6, 7})
+    notes = [f"- {_cell(names[r.index])}: {_cell(r.results.judge_corrected.note)}" for r in labelled
+             if r.results.judge_corrected is not None and r.results.judge_corrected.note]
+    return out + ([""] + notes if notes else [])
+
+
 def _truncation_and_cost(runs: Sequence[RunSummary]) -> list[str]:
     """Truncated answers (overall and per category, and how accuracy counted them) and cost, per run."""
     names = dict(zip((r.index for r in runs), run_names(runs)))
@@ -210,6 +235,7 @@ def render_markdown(data: ReportData) -> str:
     out += ["", *clustered, ""] if clustered else []
     out += _comparison(data)
     out += _epochs_and_judge(runs)
+    out += _judge_corrected(runs)
     out += _truncation_and_cost(runs)
     out += _answer_reading(runs)
     out += _more_metrics(runs)

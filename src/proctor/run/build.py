@@ -28,6 +28,7 @@ from ..core.spec import (
     ShardSpec,
     StopRule,
 )
+from ..metrics.human_labels import read_human_labels
 from ..scoring.logprob import Norm
 from ..scoring.reasoning import parse_extra_body
 from ..util.errors import ProctorError, brief
@@ -95,7 +96,8 @@ def build_spec(dataset: str, model: str, options: EvalOptions,
             judge=_judge(options, model, price), price=price,
             budget=Budget(max_cost=parse_money(options.max_cost, "max_cost")) if options.max_cost else None,
             cluster=options.cluster, unsafe_exec=options.unsafe_exec, stop_when=stop_rule(options),
-            agent=agent_limits(options))
+            agent=agent_limits(options),
+            human_labels=read_human_labels(options.human_labels) if options.human_labels is not None else None)
     except ValidationError as e:
         raise ProctorError(brief(e)) from None
 

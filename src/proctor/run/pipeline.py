@@ -169,7 +169,7 @@ async def execute_async(planned: Sequence[Planned], events: Events = Events(),
         for p in planned:
             _say(p, events)
             if p.state.left == 0 and p.state.total:  # a shard whose bucket is empty still writes its (empty) run
-                log = finish_done_run(p.state, p.options)
+                log = finish_done_run(p.state, p.options, p.spec.human_labels)
             else:
                 model = loader.model(p.spec.model)
                 log = await evaluate_async(p.task, model, p.spec, p.options, loader.judge(p.spec.judge))

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..benchmarks.probsem import load_suite_task
-from ..benchmarks.registry import load_task
+from ..benchmarks.registry import Prompting, load_task
 from ..core.spec import (
     DEFAULT_MAX_TOKENS,
     NO_CLUSTER,
@@ -236,10 +236,11 @@ def load_spec_task(spec: RunSpec) -> Task:
     if spec.scorer.norm is not None:
         return load_suite_task([Path(ref.name), *map(Path, ref.files)], suite_options(spec.scorer))
     with _hf_token(ref.hf_token_env):
+        prompting = Prompting(shots=spec.scorer.shots, fmt=spec.scorer.format, fewshot_from=ref.fewshot_from,
+                              prompt_kind=spec.scorer.prompt_kind)
         task = load_task(ref.name, data_file=ref.data_file, seed=ref.seed, limit=ref.limit,
                          limit_per_category=ref.limit_per_category, prompt_options=ref.prompt_options or None,
-                         shots=spec.scorer.shots, fmt=spec.scorer.format, fewshot_from=ref.fewshot_from,
-                         prompt_kind=spec.scorer.prompt_kind)
+                         prompting=prompting)
     task = _subjects(task, ref)
     kinds = tuple(getattr(task.prompts, "kinds", ()))
     own = task.answer_rule(spec.scorer.prompt_kind or kinds[0]) if kinds else None

@@ -22,7 +22,7 @@ import re
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -31,7 +31,7 @@ from typing import Any, Literal, cast, overload
 from ..core.model import Capability, GenerateRequest, Model, require
 from ..core.money import Money
 from ..core.results import Results
-from ..core.spec import AgentLimits, RunSpec
+from ..core.spec import AgentLimits, HumanLabels, RunSpec
 from ..data.prompts import bind_tokenizer
 from ..data.records import Item
 from ..data.tasks import Task
@@ -67,7 +67,7 @@ from ..util.progress import Progress
 from ..util.safepath import safe_component
 from .cache import CachedModel
 from .chunk import score_chunk
-from .finalize import finalize_run, results_of
+from .finalize import finalize_run, on_disk, results_of
 from .lock import hold_run_dir
 from .outputs import RunOutput
 from .pricing import CostGuard, GuardedModel, token_counter
@@ -277,11 +277,15 @@ def _planned(sample_id: str, items: Container[str], epochs: int) -> bool:
     return item in items and epoch < epochs and f"{item}#{epoch}" == sample_id
 
 
-def finish_done_run(state: RunState, options: RunOptions = RunOptions()) -> RunLog:
-    """A run with nothing left to ask: its results recomputed from its samples (no model loads)."""
+def finish_done_run(state: RunState, options: RunOptions = RunOptions(), labels: HumanLabels | None = None) -> RunLog:
+    """A run with nothing left to ask: its results recomputed from its samples (no model loads); `labels`
+    (`--human-labels`) replace the ones its manifest holds."""
     with hold_run_dir(state.run_dir):
         store = _open_store(options) if options.record_history else None
-        return finalize_run(state.run_dir, store)
+        log = on_disk(state.run_dir)
+        if labels is not None and log.manifest.spec is not None:
+            log.manifest.spec = log.manifest.spec.model_copy(update={"human_labels": labels})
+        return finalize_run(log, store)
 
 
 CHARS_PER_TOKEN_UPPER_BOUND = 10  # no tokenizer at hand: a prompt has at least len/10 tokens (refuse only sure cases)
@@ -498,7 +502,7 @@ def sent_as_chat(task: Task, model: Model, scorer: Scorer) -> bool | None:
     return None
 
 
-def _with_chat(described: dict[str, Any], chat: bool | None) -> dict[str, Any]:
+def _with_chat(described: Mapping[str, object], chat: bool | None) -> Mapping[str, object]:
     """A backend's account (`identity`, `describe`) with its `chat` flag as the run's requests were sent: a
     completion request goes out as text whatever the endpoint's chat option; unchanged where it generates nothing."""
     if chat is None:
@@ -527,6 +531,8 @@ def _open_run_dir(run_dir: Path, manifest: Manifest) -> None:
             )
         _same_claim(run_dir, old, manifest)
         manifest.started_at = old.started_at
+        if manifest.spec is not None and manifest.spec.human_labels is None and old.spec is not None:
+            manifest.spec = manifest.spec.model_copy(update={"human_labels": old.spec.human_labels})  # kept
         manifest.elapsed_s = old.elapsed_s  # this session's time is added when it finishes
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
@@ -656,13 +662,28 @@ class _Plan(Sequence[tuple[Item, int]]):
         return self._items[code % n], code // n
 
 
-async def _dispatch(task: Task, model: Model, scorer: Scorer, plan: Sequence[tuple[Item, int]], run_dir: Path,
-                    spec: RunSpec, options: RunOptions, bar: Any, done: int, keep: bool = True,
+@dataclass(frozen=True)
+class _Session:
+    """What every dispatch of one run session shares: the task, the model (cached, guarded), the scorer, the run
+    directory the samples are appended to, the spec (its prices), the options (chunk size, fail-fast) and the bar."""
+
+    task: Task
+    model: Model
+    scorer: Scorer
+    run_dir: Path
+    spec: RunSpec
+    options: RunOptions
+    bar: Any
+
+
+async def _dispatch(session: _Session, plan: Sequence[tuple[Item, int]], done: int, keep: bool = True,
                     mark: Callable[[Sequence[Sample]], list[Sample]] = list) -> dict[str, Sample]:
     """Run the chunks of `plan` concurrently, at most `_window` of them started at a time (the model's own limit
     decides how many requests are in flight); append each chunk's samples the moment it is scored (`mark`ed: a
     retry's second attempts carry their first, `proctor.run.retry.marked`). Return them by id (`keep`), or
     nothing: they are on disk, and a run summarized from there never holds them."""
+    task, model, scorer, run_dir, spec, options, bar = (session.task, session.model, session.scorer,
+                                                         session.run_dir, session.spec, session.options, session.bar)
     size = _chunk_size(model, scorer, options)
     chunks = (list(plan[i : i + size]) for i in range(0, len(plan), size))
     price, judge_price = spec.price, spec.judge.price if spec.judge else None
@@ -795,7 +816,8 @@ async def evaluate_async(task: Task, model: Model, spec: RunSpec, options: RunOp
         _check_before_start(task, model, scorer, spec, judge)
         run_dir, run_id = locate_run(task, model.name, scorer, spec, options)
         model.set_log_dir(run_dir)  # vllm: its engine.log
-        await model.probe([scorer.capability])  # e.g. a chat-only endpoint cannot score log-likelihoods
+        # e.g. a chat-only endpoint cannot score log-likelihoods; an agent's tools: vllm starts its tool parser
+        await model.probe([scorer.capability, *([Capability.TOOLS] if isinstance(scorer, AgentScorer) else [])])
         _check_context(task, model, scorer, spec)
         with hold_run_dir(run_dir):  # one writer per dir
             return await _evaluate(task, model, scorer, spec, replace(options, out=run_dir), judge, run_id)
@@ -827,14 +849,13 @@ async def _evaluate(task: Task, model: Model, scorer: Scorer, spec: RunSpec, opt
     with Progress(len(plan) + len(done.ids), enabled=options.progress, description=task.name,
                   in_flight=model.in_flight_limit) as bar:
         bar.advance(len(done.ids), cache_hit=True)
+        session = _Session(task, cached_model, scorer, run_dir, spec, options, bar)
         if spec.stop_when is None:
-            await _dispatch(task, cached_model, scorer, plan, run_dir, spec, options, bar, len(done.ids), keep=False,
-                            mark=lambda samples: marked(samples, firsts, spec))
+            await _dispatch(session, plan, len(done.ids), keep=False, mark=lambda samples: marked(samples, firsts, spec))
         else:  # a batch at a time, until the comparison with the baseline is decided (proctor.run.stopwhen)
             _, manifest.sequential = await ask_until_decided(
                 spec, items, done.samples, load_baseline(spec, task, options.store),
-                lambda part, n: _dispatch(task, cached_model, scorer, part, run_dir, spec, options, bar, n),
-                done.errored)
+                lambda part, n: _dispatch(session, part, n), done.errored)
     del done
     if guard is not None and guard.refused:  # a judge call refused: its answers were kept as errors
         raise CostLimitReached(guard)

@@ -75,8 +75,10 @@ class ServerConfig:
     usage: str = "words"  # what chat usage counts as a token: "words" (honest here), "chars" (one per character,
     # more than any estimate from words: an inflating server), or "bytes" (one per UTF-8 byte, more still)
     # scripted tool calls: a conversation's turn k (k assistant messages before it) answers with tool_replies[k], a
-    # list of calls {"name", "arguments" (text sent as is, or JSON written as text), "id"?}; past the script the
-    # responder answers, unless tool_repeat (the last turn's calls again, forever: a model that never stops)
+    # list of calls {"name", "arguments" (text sent as is, or JSON written as text), "id"?, "input"? (Anthropic's
+    # tool_use input as is; else the arguments, decoded when they are JSON)}; past the script the responder
+    # answers, unless tool_repeat (the last turn's calls again, forever: a model that never stops); both the chat
+    # completions and the Messages API answer so
     tool_replies: tuple[tuple[dict[str, Any], ...], ...] = ()
     tool_repeat: bool = False
     answer_with_result: bool = False  # past the script, after a tool message: answer "result: CONTENT" (its content)
@@ -295,13 +297,19 @@ def build_app(config: ServerConfig) -> Any:
             return text, None
         return " ".join(text.split()[:max_tokens]), reason
 
-    def scripted_calls(sent: list[Any]) -> list[dict[str, Any]] | None:
+    def scripted_turn(sent: list[Any]) -> tuple[dict[str, Any], ...] | None:
         """The tool calls scripted for this turn of the conversation (None: past the script, answer in text)."""
         script = state.config.tool_replies
         turn = sum(1 for m in sent if isinstance(m, dict) and m.get("role") == "assistant")
         if turn >= len(script) and not (state.config.tool_repeat and script):
             return None
-        calls = script[min(turn, len(script) - 1)]
+        return script[min(turn, len(script) - 1)]
+
+    def scripted_calls(sent: list[Any]) -> list[dict[str, Any]] | None:
+        """This turn's scripted calls as OpenAI's `tool_calls`."""
+        calls = scripted_turn(sent)
+        if calls is None:
+            return None
         return [{"id": c.get("id", f"call_{state.requests}_{i}"), "type": "function",
                  "function": {"name": c.get("name", ""), "arguments": c["arguments"] if isinstance(
                      c.get("arguments"), str) else json.dumps(c.get("arguments", {}))}} for i, c in enumerate(calls)]
@@ -379,22 +387,66 @@ def build_app(config: ServerConfig) -> Any:
                              "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_gen,
                                        "total_tokens": n_prompt + n_gen}})
 
+    def tool_uses(calls: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+        """Scripted calls as Anthropic's `tool_use` blocks: `input` sent as scripted, else the arguments (a JSON
+        text decoded; text that is not JSON sent as a string: a hostile model's input)."""
+        blocks = []
+        for i, c in enumerate(calls):
+            given = c.get("input", c.get("arguments", {}))
+            if "input" not in c and isinstance(given, str):
+                try:
+                    given = json.loads(given)
+                except ValueError:
+                    pass
+            blocks.append({"type": "tool_use", "id": c.get("id", f"toolu_{state.requests}_{i}"),
+                           "name": c.get("name", ""), "input": given})
+        return blocks
+
+    def block_text(content: Any) -> tuple[str, str | None]:
+        """A Messages API content (text or blocks) as text, and the last tool_result's content (None: none)."""
+        if isinstance(content, str):
+            return content, None
+        parts, result = [], None
+        for b in content if isinstance(content, list) else []:
+            inner = b.get("content") if isinstance(b, dict) else None
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                result = inner if isinstance(inner, str) else "".join(
+                    x.get("text", "") for x in inner or [] if isinstance(x, dict))
+                parts.append(result)
+            elif isinstance(b, dict) and isinstance(b.get("text"), str):
+                parts.append(b["text"])
+        return "".join(parts), result
+
     async def messages(body: dict[str, Any]) -> Response:
         if "max_tokens" not in body:
             return JSONResponse({"type": "error", "error": {"type": "invalid_request_error",
                                                             "message": "max_tokens: Field required"}}, 400)
-        msgs = [Message(m["role"], m["content"]) for m in body.get("messages", [])]
+        sent = body.get("messages", [])
+        read = [(m["role"], *block_text(m["content"])) for m in sent]
+        msgs = [Message(role, text) for role, text, _ in read]
         if body.get("system"):
             msgs.insert(0, Message("system", body["system"]))
+        content: list[dict[str, Any]] = []
+        if state.config.reasoning:
+            content.append({"type": "thinking", "thinking": state.config.reasoning, "signature": "x"})
+        calls = scripted_turn(sent)
+        if calls is not None:
+            content += tool_uses(calls)
+            n_in, n_out = bill(msgs, json.dumps(content))
+            return JSONResponse({
+                "id": f"msg_{state.requests}", "type": "message", "role": "assistant", "model": body.get("model"),
+                "content": content, "stop_reason": "tool_use", "stop_sequence": None,
+                "usage": {"input_tokens": n_in, "output_tokens": n_out},
+            })
         try:
-            text = responder().respond(msgs)
+            if state.config.answer_with_result and read and read[-1][2] is not None:
+                text = f"result: {read[-1][2]}"
+            else:
+                text = responder().respond(msgs)
         except KeyError as e:
             return JSONResponse({"type": "error", "error": {"type": "invalid_request_error",
                                                             "message": str(e.args[0])}}, 400)
         text, finish = cut(text, body.get("max_tokens"), "max_tokens")
-        content: list[dict[str, Any]] = []
-        if state.config.reasoning:
-            content.append({"type": "thinking", "thinking": state.config.reasoning, "signature": "x"})
         content.append({"type": "text", "text": text})
         n_in, n_out = bill(msgs, text)
         return JSONResponse({
@@ -468,9 +520,10 @@ SETTINGS: dict[str, str] = {
     "max_model_len": "reported by GET /v1/models, as vLLM does",
     "vllm_offsets": "text_offset counts special tokens' text (BOS `<s>`), as vLLM does",
     "usage": f"what chat usage counts as a token: {', '.join(USAGE_COUNTS)}",
-    "tool_replies": 'tool calls per turn: turn k answers with tool_replies[k], calls {"name", "arguments", "id"?}',
+    "tool_replies": 'tool calls per turn (chat and messages): turn k answers with tool_replies[k], calls '
+                    '{"name", "arguments", "id"?, "input"? (Anthropic\'s, as is)}',
     "tool_repeat": "past the script, the last turn's tool calls again, forever (a model that never stops)",
-    "answer_with_result": 'past the script, after a tool message: answer "result: CONTENT"',
+    "answer_with_result": 'past the script, after a tool message (or tool_result): answer "result: CONTENT"',
 }
 
 

@@ -103,12 +103,13 @@ def _start(name: str, model_dir: Path, log: Path) -> VLLMServer:
 
 
 def _build_models(base: Path) -> dict[str, Path]:
-    from proctor.models.tiny import build_tiny_model
+    from proctor.models.tiny import TinyShape, build_tiny_model
 
     # hidden 256 / 4 heads: head size 64, which vLLM's CPU attention supports (the default tiny model's 16 is not)
     return {
-        "tiny-llama": build_tiny_model(base / "llama", hidden_size=256),
-        "tiny-gpt2-nobos": build_tiny_model(base / "gpt2", hidden_size=256, architecture="gpt2", seed=1, bos=False),
+        "tiny-llama": build_tiny_model(base / "llama", shape=TinyShape(hidden_size=256)),
+        "tiny-gpt2-nobos": build_tiny_model(base / "gpt2", shape=TinyShape(hidden_size=256), architecture="gpt2", seed=1,
+                                            bos=False),
     }
 
 

