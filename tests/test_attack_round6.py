@@ -278,3 +278,29 @@ def test_resume_refuses_a_finished_run_whose_wrong_samples_were_deleted(tmp_path
     err = capsys.readouterr().err
     assert "samples.jsonl:9: " in err and "resume refused" in err, err
     assert (tmp_path / "r" / "checksums.json").read_bytes() == checksums
+
+
+# ---------------------------------------------------------------- two commands at once
+
+
+def test_two_claims_at_once_never_overwrite_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`write_claim` checked that CLAIM.json did not exist, then renamed its file over the path: a second
+    `proctor claim -o` in between (two terminals, a retried CI job) was overwritten, and a run already begun under
+    the first claim then verified against a claim it never read."""
+    from proctor.run import claim as claims
+    from proctor.util.errors import InputError
+
+    body = claims.ClaimBody(dataset="d", content_hash="sha256:" + "0" * 64, run_id="r" * 12, model="scripted:first",
+                            comparison="at_least", threshold=0.5, alpha=0.05, written_at="2026-01-01T00:00:00+00:00")
+    path = tmp_path / "CLAIM.json"
+    first = claims.ClaimBody.sha256
+
+    def meanwhile(self: claims.ClaimBody) -> str:  # the other command's claim lands between the check and the write
+        if not path.exists():
+            path.write_text('{"the": "other claim"}\n', encoding="utf-8")
+        return first(self)
+
+    monkeypatch.setattr(claims.ClaimBody, "sha256", meanwhile)
+    with pytest.raises(InputError, match="exists already"):
+        claims.write_claim(path, body)
+    assert json.loads(path.read_text(encoding="utf-8")) == {"the": "other claim"}

@@ -20,6 +20,7 @@ checksums of its files, and the time, with an Ed25519 signature (`proctor keygen
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -39,7 +40,7 @@ from ..metrics.results import read_run
 from ..stats.comparison import graded_interval, tango_interval
 from ..stats.intervals import normal_quantile
 from ..util.errors import InputError, ProctorError, brief
-from ..util.textio import read_bytes, read_json_record, write_json_atomic
+from ..util.textio import read_bytes, read_json_record
 from .store import RunScores, scores_from_log
 from .verify import sign_bytes, signed_by, unchanged, verify_run
 
@@ -188,8 +189,12 @@ def write_claim(path: str | Path, body: ClaimBody, key: str | Path | None = None
         raise InputError.at(p, "exists already: a claim is registered once (remove it to register another)")
     digest = body.sha256()
     signature = sign_bytes(digest.encode(), key) if key is not None else None
-    write_json_atomic(p, ClaimFile(claim=body, sha256=digest, signature=signature).model_dump(mode="json",
-                                                                                              exclude_none=True))
+    data = ClaimFile(claim=body, sha256=digest, signature=signature).model_dump(mode="json", exclude_none=True)
+    try:  # created, never replaced: a second `proctor claim -o` of the same path at the same moment is refused
+        with open(p, "x", encoding="utf-8") as f:
+            f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    except FileExistsError:
+        raise InputError.at(p, "exists already: a claim is registered once (remove it to register another)") from None
     return p
 
 
