@@ -1,14 +1,22 @@
 """What the sixth outsider attack (#51, "a fresh outsider attack on what this issue changed") found on main
-e72439a: each test failed there. Errored samples left out of a registered claim's interval and of `gate`'s, a
-judge's verdict forged by a reformatted quote, and judge parsers whose regular expressions outrun the grader budget.
+e72439a: each test failed there. Errored samples left out of a claim's interval, of `gate`'s and of a sequence's
+pairs (a baseline's); an edited baseline gated; a claim against its own run id; judges' verdicts forged by a
+reformatted quote; regular expressions and brace scans that outrun the grader budget (or run outside it); a huge
+line in samples.jsonl held whole; two claims at once; a finished run's deleted tail asked again (left, xfail).
 
 Tried and held (no test added):
-- claims: a claim file that is a FIFO, 100,000-deep JSON, `--claim-key` a FIFO, an unsigned claim with
-  `--claim-key` (TAMPERED), `--baseline FIFO` on a threshold claim (ignored, as it should be);
+- claims: a claim file that is a FIFO or 100,000-deep JSON, `--claim-key` a FIFO, an unsigned claim with
+  `--claim-key` (TAMPERED), a claimed run resumed without `--claim` (the claim kept), a second claim on a claimed
+  run directory (refused, and TAMPERED at verify);
 - the budget ladder: a middle step's samples hand-edited then the last step deleted and the command run again
   (refused: the step does not verify); the middle step replaced by a symlink to the first, or by a copy of the
   last (refused: "holds a different run");
-- the sequential stop: errored samples are bounded (GO with every one wrong), a baseline over other data refused.
+- the sequential stop: the candidate's errored samples are bounded (GO with every one wrong);
+- run directories: samples.jsonl a FIFO or /dev/zero for verify, verify --claim, gate, report, resume (one line,
+  exit 2 or TAMPERED); duplicated sample lines (counted once); a shard directory symlinked as another (merge:
+  "given twice"); two `run`s on one directory at once (the second refused, naming the first's pid);
+- proctor's reader on 30 hostile reply shapes (parentheses, `Answer:` runs, options, digits, fractions, unicode…)
+  at 64,000 characters, after the two fixes: linear.
 """
 
 from __future__ import annotations
