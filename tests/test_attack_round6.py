@@ -2,7 +2,8 @@
 e72439a: each test failed there. Errored samples left out of a claim's interval, of `gate`'s and of a sequence's
 pairs (a baseline's); an edited baseline gated; a claim against its own run id; judges' verdicts forged by a
 reformatted quote; regular expressions and brace scans that outrun the grader budget (or run outside it); a huge
-line in samples.jsonl held whole; two claims at once; a finished run's deleted tail asked again (left, xfail).
+line in samples.jsonl held whole; two claims at once. Left, xfail(strict): a finished run's deleted tail asked
+again, and IFEval's checkers (C regexes, in-thread) running far past the grader budget.
 
 Tried and held (no test added):
 - claims: a claim file that is a FIFO or 100,000-deep JSON, `--claim-key` a FIFO, an unsigned claim with
@@ -312,3 +313,38 @@ def test_two_claims_at_once_never_overwrite_each_other(tmp_path: Path, monkeypat
     with pytest.raises(InputError, match="exists already"):
         claims.write_claim(path, body)
     assert json.loads(path.read_text(encoding="utf-8")) == {"the": "other claim"}
+
+
+# ---------------------------------------------------------------- IFEval's checkers: regexes in C, not isolated
+
+
+@pytest.mark.xfail(strict=True, reason="lm-eval's IFEval checkers run in the scoring thread, where the watchdog's "
+                   "exception cannot land inside a C regex; isolating them (the grader process, as MathArena's) needs "
+                   "that process to find nltk's punkt data the parent was given and to see what tests patch in the "
+                   "parent (tried: isolating grader rules with NLTK_DATA passed on passes alone, but "
+                   "tests/benchmarks/test_ifeval.py then fails after tests/scoring/test_budget.py: one grader "
+                   "process lives across tests)")
+def test_ifevals_checkers_never_outrun_the_grader_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply of 100,000 newlines against `detectable_content:postscript` (`re.findall(r"\\s*p\\.\\s?s\\..*$")`,
+    quadratic): 16 s past a 1-second budget; 200,000 took 64 s, `number_bullet_lists` 131 s, and the graders'
+    1,000,000 characters about an hour each."""
+    from proctor.benchmarks import load_task
+    from proctor.scoring import budget
+    from proctor.scoring.ifeval import IFEVAL_RULE
+    from proctor.scoring.scorers import score_item
+
+    pytest.importorskip("lm_eval")
+    import nltk
+    from nltk_punkt import punkt_dir
+
+    monkeypatch.setattr(nltk.data, "path", [str(punkt_dir(tmp_path / "nltk")), *nltk.data.path])
+    data = tmp_path / "ifeval.jsonl"
+    row = {"key": 0, "prompt": "End with a P.S.", "instruction_id_list": ["detectable_content:postscript"],
+           "kwargs": [{"postscript_marker": "P.S."}]}
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    item = load_task("ifeval", data_file=data).items[0]
+    monkeypatch.setattr(budget, "GRADER_SECONDS", 1.0)
+    start = time.perf_counter()
+    verdict = score_item(item, "\n" * 100_000 + "x", IFEVAL_RULE)
+    assert time.perf_counter() - start < 5
+    assert verdict.extraction_rule == budget.GAVE_UP
