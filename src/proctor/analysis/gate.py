@@ -159,6 +159,10 @@ def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_categor
                                  + ([("the candidate", candidate.run)] if sequential is None else []))
     if sequential is not None and sequential.baseline_run_id == baseline.run.run_id:
         check = _sequence_check(sequential, candidate, baseline, max_drop)
+        if baseline.run.n_errors and check.decision is Decision.GO:  # the sequence bounds the candidate's only
+            check = check.model_copy(update={"decision": Decision.INCONCLUSIVE})
+            warnings.append(f"{baseline.run.n_errors:,} of the baseline's samples errored: a GO on the rest leaves "
+                            "them out; resume the baseline and gate again")
         if per_category:
             warnings.append("--per-category: a run stopped by its confidence sequence is gated overall only")
         return GateResult(decision=check.decision, max_drop=max_drop, candidate=run_ref(candidate.run),
@@ -177,8 +181,23 @@ def gate(candidate: RunScores, baseline: RunScores, max_drop: float, per_categor
         base = np.array([baseline.items[i].score for i in ids])
         checks.append(_check(name, cand, base, max_drop, level, n_boot, seed))
     decision, deciding = _deciding(checks)
+    note = _errored_note(candidate, baseline) if decision is Decision.GO else None
+    if note is not None:  # GO over the samples that answered: every errored one could be a wrong answer
+        decision = Decision.INCONCLUSIVE
+        checks = [c.model_copy(update={"decision": decision}) if c is deciding else c for c in checks]
+        deciding = checks[[c.group for c in checks].index(deciding.group)]
     return GateResult(decision=decision, max_drop=max_drop, candidate=run_ref(candidate.run),
-                      baseline=run_ref(baseline.run), deciding=deciding, checks=checks, warnings=warnings)
+                      baseline=run_ref(baseline.run), deciding=deciding, checks=checks, warnings=warnings, note=note)
+
+
+def _errored_note(candidate: RunScores, baseline: RunScores) -> str | None:
+    """Why a GO does not hold when samples errored (left out of the shared items); None when none did."""
+    sides = [f"{r.n_errors:,} of the {side}'s" for side, r in (("candidate", candidate.run), ("baseline", baseline.run))
+             if r.n_errors]
+    if not sides:
+        return None
+    return (f"{' and '.join(sides)} samples errored: a GO on the rest leaves them out (each could be a wrong "
+            "answer); ask them again (the same run command) and gate again")
 
 
 __all__ = ["EXIT_CODES", "Decision", "GateCheck", "GateResult", "decide", "gate"]

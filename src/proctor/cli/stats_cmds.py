@@ -19,9 +19,11 @@ from ..benchmarks.registry import BUILTINS, load_task
 from ..benchmarks.spec import read_spec
 from ..benchmarks.spec_task import find_spec
 from ..core.results import Results
+from ..log.checksums import CHECKSUMS
 from ..log.runlog import MANIFEST, read_manifest
 from ..run.stopwhen import check_record
 from ..run.store import RunScores, load_run_scores
+from ..run.verify import unchanged
 from ..stats.power import Plan
 from ..stats.power import plan as make_plan
 from ..stats.ppi import LabelPlan, label_plan
@@ -282,6 +284,9 @@ def gate(
     Exit status 0 GO, 1 NO-GO, 3 INCONCLUSIVE."""
     if not 0 <= rule.max_drop < 100:
         raise InputError.at("--max-drop", f"expected points between 0 and 100, got {rule.max_drop:g}")
+    for given in (candidate, baseline):  # a run directory is held to its checksums, as a stopped run's baseline is
+        if (Path(given) / CHECKSUMS).exists() and (why := unchanged(given)) is not None:
+            raise InputError.at(given, f"does not verify ({why}): a gated run is held to its checksums")
     with maybe_store(store) as st:
         cand, base = load_run_scores(candidate, st), load_run_scores(baseline, st)
     result = run_gate(cand, base, rule.max_drop / 100, rule.per_category, rule.mix_settings,

@@ -36,7 +36,7 @@ from ..core.results import Results
 from ..core.spec import GenerationSpec, RunSpec
 from ..core.trajectory import Trajectory
 from ..util.errors import InputError, ProctorError, brief
-from ..util.limits import check_json_depth
+from ..util.limits import check_json_depth, max_line_bytes
 from ..util.redact import redact
 from ..util.textio import open_checked, read_record_text, refuse_special, write_json_atomic
 from .failure import Failure, failure_of
@@ -891,9 +891,13 @@ def iter_samples(path: Path) -> Iterator[Sample]:
 
 def _sample_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
     """(line number, byte offset, bytes) of each whole, non-blank line of a samples file, streamed."""
+    longest = max_line_bytes()
     with open_checked(path) as f:
         offset = 0
-        for lineno, line in enumerate(f, start=1):
+        for lineno, line in enumerate(iter(lambda: f.readline(longest + 1), b""), start=1):
+            if len(line) > longest:  # never held past the limit: a sparse file is one "line" of gigabytes
+                raise InputError.at(path, f"line longer than {longest:,} bytes (raise PROCTOR_MAX_LINE_BYTES to "
+                                          "read it)", lineno)
             if not line.endswith(b"\n"):
                 if line.strip():
                     log.warning("%s: ignoring a torn last record (%d bytes) left by an interrupted run", path, len(line))

@@ -14,12 +14,13 @@ checksums of its files, and the time, with an Ed25519 signature (`proctor keygen
   or the paired interval of run − baseline (Tango's score interval for 0/1 scores, a paired bootstrap for graded
   ones, at level 1 − α) at or above −drop;
 * FAIL — the whole interval is below the bound;
-* INCONCLUSIVE — the interval straddles the bound (or holds no value).
+* INCONCLUSIVE — the interval straddles the bound (or holds no value), or samples errored (left out of it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -39,7 +40,7 @@ from ..metrics.results import read_run
 from ..stats.comparison import graded_interval, tango_interval
 from ..stats.intervals import normal_quantile
 from ..util.errors import InputError, ProctorError, brief
-from ..util.textio import read_bytes, read_json_record, write_json_atomic
+from ..util.textio import read_bytes, read_json_record
 from .store import RunScores, scores_from_log
 from .verify import sign_bytes, signed_by, unchanged, verify_run
 
@@ -173,6 +174,9 @@ def make_claim(spec: RunSpec, task: Task, terms: Terms) -> ClaimBody:
     if not spec.resolved or task.content_hash is None:
         raise ProctorError("internal: a claim is made of a resolved spec and its loaded data")
     base = baseline_ref(terms.baseline, task.content_hash) if terms.baseline is not None else None
+    if base is not None and base.run_id == spec.run_id():
+        raise InputError.at(terms.baseline or "--no-worse-than", f"baseline: run {base.run_id[:12]} is the claimed "
+                            "run's own id (the same model and settings): a claim against itself decides nothing")
     return ClaimBody(dataset=task.name, content_hash=task.content_hash, run_id=spec.run_id(), model=spec.model.spec,
                      metric=terms.metric, comparison=terms.comparison, threshold=terms.threshold, alpha=terms.alpha,
                      baseline=base, written_at=_now())
@@ -185,8 +189,12 @@ def write_claim(path: str | Path, body: ClaimBody, key: str | Path | None = None
         raise InputError.at(p, "exists already: a claim is registered once (remove it to register another)")
     digest = body.sha256()
     signature = sign_bytes(digest.encode(), key) if key is not None else None
-    write_json_atomic(p, ClaimFile(claim=body, sha256=digest, signature=signature).model_dump(mode="json",
-                                                                                              exclude_none=True))
+    data = ClaimFile(claim=body, sha256=digest, signature=signature).model_dump(mode="json", exclude_none=True)
+    try:  # created, never replaced: a second `proctor claim -o` of the same path at the same moment is refused
+        with open(p, "x", encoding="utf-8") as f:
+            f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    except FileExistsError:
+        raise InputError.at(p, "exists already: a claim is registered once (remove it to register another)") from None
     return p
 
 
@@ -366,8 +374,14 @@ def _judged(run_dir: Path, loaded: Loaded, baseline: Path | None) -> Verdict:
         out.reason = ("the run stopped early (--stop-when-decided): a fixed-sample interval does not hold on the "
                       "items it asked; verify the complete run")
         return out
-    if claim.comparison == "no_worse_than" and baseline is not None:
-        got = _paired(scores_from_log(log), scores_from_log(read_run(baseline)), claim.alpha)
+    base_log = read_run(baseline) if claim.comparison == "no_worse_than" and baseline is not None else None
+    errored = sum(r.results.overall.n_errors for r in (log, base_log) if r is not None and r.results is not None)
+    if errored:  # an interval over the samples that answered leaves them out: a model's wrong answers, errored
+        out.reason = (f"{errored:,} sample(s) errored{' (run and baseline)' if base_log is not None else ''}: "
+                      "an interval over the rest leaves them out; ask them again (the same run command) and verify")
+        return out
+    if base_log is not None:
+        got = _paired(scores_from_log(log), scores_from_log(base_log), claim.alpha)
         out.bound = -claim.threshold
         if got is None:
             out.reason = "the run and the baseline share no scored items"

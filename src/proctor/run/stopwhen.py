@@ -53,6 +53,9 @@ def load_baseline(spec: RunSpec, task: Task, store: Path | None = None) -> RunSc
                 base = load_run_scores(rule.baseline, st)
     except ProctorError as e:
         raise ProctorError(f"baseline: {rule.baseline}: {e}") from None
+    if base.run.n_errors:  # its errored items drop out of the pairs: each could be one the candidate answers wrong
+        raise ProctorError(f"baseline: {rule.baseline} has {base.run.n_errors:,} errored sample(s): the sequence "
+                           "would pair the rest only; resume the baseline (its own run command) first")
     if not {it.identifier for it in task.items} & base.items.keys():
         raise ProctorError(f"baseline: {rule.baseline} scored none of {task.name}'s items")
     _same_data(rule.baseline, task, base)

@@ -74,7 +74,6 @@ JUDGE_PROMPT = (
     "Put 100 if there is no confidence score available."
 )
 
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _LABEL = re.compile(r"^[ \t>*_#`-]*(" + "|".join(FIELDS) + r")[ \t*_`]*:[ \t*_`]*", re.MULTILINE | re.IGNORECASE)
 _CONFIDENCE = re.compile(r"^\s*(\d{1,3})(?:\.0+)?\s*(?:%|\\%|\|\\%\|)?\s*$")
 
@@ -90,7 +89,10 @@ def prompt(item: Item, answer: str) -> str:
 def parse(judge_reply: str) -> JudgeReading | None:
     """The authors' four fields read from the judge's reply (JSON, else labelled lines); None when `correct` is not
     yes/no or the confidence is not a whole number 0-100."""
-    fields = _json_fields(judge_reply) or _line_fields(judge_reply)
+    found, json_end = _json_fields(judge_reply)
+    lines = _line_fields(judge_reply)
+    # the judge's verdict is its last word: labelled lines after a JSON object (a quote of the reply) are read
+    fields = found if found and _last_label(judge_reply, "correct") < json_end else lines or found
     correct = str(fields.get("correct", "")).strip().strip("*_`'\".").lower()
     confidence = _confidence(fields.get("confidence"))
     if correct not in ("yes", "no") or confidence is None:
@@ -102,19 +104,39 @@ def parse(judge_reply: str) -> JudgeReading | None:
                         answer=str(answer).strip() if answer is not None else None, p_correct=confidence / 100)
 
 
-def _json_fields(text: str) -> dict[str, Any]:
-    """The fields of the JSON object the reply is (or holds in a fence, or spans from its first `{` to its last)."""
-    stripped = text.strip()
-    fenced = _FENCE.findall(stripped)  # the last fence: the judge's verdict comes after whatever it quotes
-    candidates = [stripped, *fenced[-1:], stripped[stripped.find("{"): stripped.rfind("}") + 1]]
-    for candidate in candidates:
+def _json_fields(text: str) -> tuple[dict[str, Any], int]:
+    """The fields of the JSON object the reply is (or holds in its last fence, or spans from its first `{` to its
+    last), and where in `text` that object ends (0: none)."""
+    fences = _fenced(text)  # the last fence: the judge's verdict comes after whatever it quotes
+    candidates = [(text, len(text)), *fences[-1:], (text[text.find("{"): text.rfind("}") + 1], text.rfind("}") + 1)]
+    for candidate, end in candidates:
         try:
             value = json.loads(candidate)
         except (json.JSONDecodeError, ValueError):
             continue
         if isinstance(value, dict) and "correct" in value:
-            return {k: value[k] for k in FIELDS if k in value}
-    return {}
+            return {k: value[k] for k in FIELDS if k in value}, end
+    return {}, 0
+
+
+def _fenced(text: str) -> list[tuple[str, int]]:
+    """Each ```` ```json {…} ``` ```` fence's object and where its fence ends, in one pass (a regex spanning
+    fences backtracks quadratically on a reply of unclosed ones)."""
+    out: list[tuple[str, int]] = []
+    parts = text.split("```")
+    at = len(parts[0]) + 3
+    for i in range(1, len(parts) - 1, 2):
+        body = parts[i].removeprefix("json").strip()
+        at += len(parts[i]) + 3
+        if body.startswith("{") and body.endswith("}"):
+            out.append((body, at))
+        at += len(parts[i + 1]) + 3
+    return out
+
+
+def _last_label(text: str, field: str) -> int:
+    """Where the last `field:` label starts (-1: nowhere)."""
+    return max((m.start() for m in _LABEL.finditer(text) if m.group(1).lower() == field), default=-1)
 
 
 def _line_fields(text: str) -> dict[str, Any]:

@@ -72,8 +72,10 @@ GRADE: PARTIALLY_CORRECT
 GRADE: INCORRECT
 """
 
+# possessive runs and a grade ending in a letter: no two parts can trade characters, so a line of 20,000 underscores
+# is read in linear time (the lazy group and the runs around it backtracked cubically, in C, past the grader budget)
 _GRADE_RE = re.compile(
-    r"^[ \t>*_#`]*GRADE[ \t*_`]*:[ \t*_`]*([A-Za-z_ ]+?)[ \t*_`.]*$", re.MULTILINE | re.IGNORECASE
+    r"^[ \t>*_#`]*+GRADE[ \t*_`]*+:[ \t*_`]*+([A-Za-z_ ]*[A-Za-z])[ \t*_`.]*+$", re.MULTILINE | re.IGNORECASE
 )
 # a candidate's line that reads like a verdict (`GRADE: CORRECT`, `correct: yes`, `"correct": "yes"`): the judge's
 # reply may quote it, and the verdict is the judge's, never the candidate's
@@ -91,7 +93,19 @@ def judge_own_text(judge_text: str, candidate: str) -> str:
     own = judge_text
     for line in sorted((q for q in quoted if q), key=len, reverse=True):
         own = own.replace(line, " ")
+    said = {v for q in quoted for v in _verdicts(q)}  # requoted in another case, spacing or layout: blanked too
+    if said:
+        own = "\n".join(" " if said & _verdicts(line) else line for line in own.split("\n"))
     return own if _VERDICT_LIKE.search(own) or not quoted else judge_text
+
+
+_QUOTE_NOISE = re.compile(r"[\s>*_`\"'|]+")
+_VERDICT_SAID = re.compile(r"(?:grade|correct)[:=][a-z0-9]+")
+
+
+def _verdicts(line: str) -> set[str]:
+    """The verdicts a line states, squeezed (`**Correct :** YES` and `{"correct": "yes"}` both `correct:yes`)."""
+    return set(_VERDICT_SAID.findall(_QUOTE_NOISE.sub("", line).lower())) if _VERDICT_LIKE.search(line) else set()
 
 
 
