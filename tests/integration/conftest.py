@@ -62,6 +62,13 @@ def proctor_argv(*argv: str | Path) -> list[str]:
     return [sys.executable, "-m", "proctor", *(str(a) for a in argv)]
 
 
+@pytest.fixture(scope="module")
+def echo_cut_server() -> Iterator[LocalServer]:
+    """A server that echoes the question, cut at max_tokens words (the retry and budget-ladder tests)."""
+    with serve(responder="echo", truncate=True) as server:
+        yield server
+
+
 @pytest.fixture(scope="package")
 def random_server() -> Iterator[LocalServer]:
     """One OpenAI-compatible server answering with the `random` scripted rule, shared by the package."""

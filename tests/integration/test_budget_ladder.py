@@ -6,7 +6,6 @@ truncation bounds and the budget past which it settles; the report draws the cur
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +13,16 @@ import pytest
 
 from proctor import read_run
 from proctor.log.runlog import Outcome, read_manifest
-from proctor.testing import LocalServer, serve
+from proctor.testing import LocalServer
 
 from .conftest import chat_requests
 
 BUDGETS = (40, 100, 300)
 
 
-@pytest.fixture(scope="module")
-def srv() -> Iterator[LocalServer]:
-    with serve(responder="echo", truncate=True) as server:  # echoes the question, cut at max_tokens words
-        yield server
+@pytest.fixture
+def srv(echo_cut_server: LocalServer) -> LocalServer:
+    return echo_cut_server
 
 
 @pytest.fixture

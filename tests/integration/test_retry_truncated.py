@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +14,16 @@ import pytest
 from proctor import read_run
 from proctor.log.checksums import CHECKSUMS
 from proctor.log.runlog import RESULTS, SAMPLES, Outcome, iter_samples, read_manifest
-from proctor.testing import LocalServer, serve
+from proctor.testing import LocalServer
 
 from .conftest import chat_requests
 
 LONG = " ".join(["word"] * 60)
 
 
-@pytest.fixture(scope="module")
-def srv() -> Iterator[LocalServer]:
-    with serve(responder="echo", truncate=True) as server:  # echoes the question, cut at max_tokens words
-        yield server
+@pytest.fixture
+def srv(echo_cut_server: LocalServer) -> LocalServer:
+    return echo_cut_server
 
 
 @pytest.fixture
