@@ -251,8 +251,10 @@ def test_summarize_schema_and_values() -> None:
         "truncated_as",
         "no_answer",
         "errors",
+        "failures",  # q4's HTTP 500: the infrastructure's share (metrics.failures)
     }
     assert written["errors"] == {"HTTP 500": 1} and written["metrics"] == {}
+    assert (written["failures"]["infrastructure"], written["failures"]["by_class"].get("server")) == (1, 1)
     o = r.overall
     assert set(o.model_dump()) == METRIC_KEYS
     assert (o.n, o.n_scored, o.n_errors, o.n_unscored, o.n_no_answer) == (6, 4, 1, 1, 1)
