@@ -125,13 +125,8 @@ def _config_options(model: str | None, flags: Mapping[str, Any], output: Output,
 def _run_specs(datasets: list[str], model: str | None, flags: Mapping[str, Any], output: Output, sharding: Sharding,
                retry_truncated: str | None, given: options.ModelOptions) -> int:
     """Build the specs and run them here, on an executor, or not at all (--dry-run); the exit status."""
-    from ..run.pipeline import RunOptions  # the library's run entry points load when a run starts
-
     elsewhere = output.dry_run or sharding.shards is not None or sharding.executor is not None
-    run_options = RunOptions(out=output.out, runs_root=output.runs_root, store=output.store,
-                             use_cache=not output.no_cache, record_history=not output.no_history,
-                             progress=output.progress, command=["proctor", *sys.argv[1:]],
-                             outputs=exports(output.export or [], elsewhere))
+    run_options = _run_options(output, exports_refused=elsewhere)
     specs = (_specs(datasets, model, flags, given) if retry_truncated is None else retry.retry_specs(
         retry_truncated, datasets, model, flags, given.set(), output.store,
         _elsewhere(sharding.shards, sharding.executor, output.dry_run)))
@@ -154,9 +149,7 @@ def _run_ladder(datasets: list[str], model: str | None, flags: Mapping[str, Any]
     still truncated (proctor.run.retry; a ladder killed mid-way resumes step by step with the same command)."""
     from dataclasses import replace
 
-    from ..log.runlog import Outcome, iter_run_samples
-    from ..run.pipeline import RunOptions
-    from ..run.resolve import resolve
+    from ..run import pipeline
     from ..run.retry import retry_spec
 
     elsewhere = "--retry-truncated" if again.retry_truncated is not None else "--claim" if output.claim else _elsewhere(
@@ -164,26 +157,34 @@ def _run_ladder(datasets: list[str], model: str | None, flags: Mapping[str, Any]
     if elsewhere is not None:
         raise ProctorError(f"--budgets: not with {elsewhere} (each step retries the one before it, here)")
     budgets = retry.ladder_budgets(again.budgets or "", flags, datasets)
-    run_options = RunOptions(out=output.out, runs_root=output.runs_root, store=output.store,
-                             use_cache=not output.no_cache, record_history=not output.no_history,
-                             progress=output.progress, command=["proctor", *sys.argv[1:]],
-                             outputs=exports(output.export or [], False))
-    specs = [resolve(s) for s in _specs(datasets, model, {**flags, "max_tokens": budgets[0]}, given)]
-    if any(s.agent is not None for s in specs):
-        raise ProctorError("--budgets: a trajectory is cut by the agent's limits (--max-turns…), not by --max-tokens; "
-                           "raise those and run again")
+    run_options = _run_options(output, exports_refused=False)
+    specs = _specs(datasets, model, {**flags, "max_tokens": budgets[0]}, given)
     statuses: list[int] = []
     for i, budget in enumerate(budgets):
         step = replace(run_options, out=output.out / f"max-tokens-{budget}" if output.out is not None else None)
-        paths: list[Path] = []
-        statuses.append(run_and_report(specs, step, output.max_error_rate, paths))
-        if i + 1 == len(budgets) or not paths:
+        planned = pipeline.plan(specs, step)
+        if any(p.spec.agent is not None for p in planned):  # the first step's: every later one retries it
+            raise ProctorError("--budgets: a trajectory is cut by the agent's limits (--max-turns…), not by "
+                               "--max-tokens; raise those and run again")
+        logs: list[RunLog] = []
+        statuses.append(report_planned(planned, step, output.max_error_rate, logs))
+        if i + 1 == len(budgets) or not logs:
             break
-        if not any(s.outcome is Outcome.TRUNCATED for s in iter_run_samples(paths[0])):
+        results = logs[0].results
+        if results is None or not results.overall.n_truncated:
             note(f"--budgets: nothing truncated at --max-tokens {budget}; the ladder stops there")
             break
-        specs = [retry_spec(paths[0], budgets[i + 1], given.set())]
+        specs = [retry_spec(logs[0].path, budgets[i + 1], given.set())]
     return max(statuses, default=0)
+
+
+def _run_options(output: Output, exports_refused: bool) -> RunOptions:
+    """How `output` says the runs go (directory, store, cache, history, progress, exports), and the command line."""
+    from ..run.pipeline import RunOptions  # the library's run entry points load when a run starts
+
+    return RunOptions(out=output.out, runs_root=output.runs_root, store=output.store, use_cache=not output.no_cache,
+                      record_history=not output.no_history, progress=output.progress,
+                      command=["proctor", *sys.argv[1:]], outputs=exports(output.export or [], exports_refused))
 
 
 def _specs(datasets: list[str], model: str | None, flags: Mapping[str, Any], given: options.ModelOptions) -> list[RunSpec]:
@@ -243,18 +244,16 @@ def _exported(output: RunOutput, paths: list[Path]) -> None:
     typer.echo(plain(f"{output.name}: {len(paths)} files{where}"))
 
 
-def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float,
-                   paths: list[Path] | None = None) -> int:
-    """Run `specs` through the pipeline, printing each run's results as it ends (its directory added to `paths`);
-    the worst exit status."""
+def run_and_report(specs: list[RunSpec], run_options: RunOptions, max_error_rate: float) -> int:
+    """Run `specs` through the pipeline, printing each run's results as it ends; the worst exit status."""
     from ..run import pipeline  # the library's run entry points load when a run starts (start-up time)
 
-    return report_planned(pipeline.plan(specs, run_options), run_options, max_error_rate, paths)
+    return report_planned(pipeline.plan(specs, run_options), run_options, max_error_rate)
 
 
 def report_planned(planned: list[Planned], run_options: RunOptions, max_error_rate: float,
-                   paths: list[Path] | None = None) -> int:
-    """Run planned specs, printing each run's results as it ends (its directory added to `paths`); the worst exit
+                   logs: list[RunLog] | None = None) -> int:
+    """Run planned specs, printing each run's results as it ends (its log added to `logs`); the worst exit
     status."""
     from ..run import pipeline
     from ..run.pipeline import Events
@@ -262,8 +261,8 @@ def report_planned(planned: list[Planned], run_options: RunOptions, max_error_ra
     statuses = []
 
     def finished(log: RunLog) -> None:
-        if paths is not None:
-            paths.append(log.path)
+        if logs is not None:
+            logs.append(log)
         if log.results is not None:
             print_results(log)
             typer.echo(plain(finished_line(log)))

@@ -14,12 +14,7 @@ from ..log.runlog import FirstAttempt, Sample
 from .accuracy import BlockTally, run_cluster
 from .base import RunContext, Tallied
 from .counting import no_answer_counted, truncated_as_counted
-
-
-def _as_attempt(s: Sample, attempt: FirstAttempt) -> Sample:
-    return s.model_copy(update={"outcome": attempt.outcome, "score": attempt.score,
-                                "output_tokens": attempt.output_tokens, "first_attempt": None,
-                                "earlier_attempts": []})
+from .first_attempt import as_attempt
 
 
 def asked_with(sample: Sample, spec: RunSpec) -> int | None:
@@ -58,16 +53,14 @@ class BudgetTally:
     def add(self, s: Sample) -> None:
         if self.spec is None or not self.budgets:
             return
-        tried = attempts(s, self.spec)
+        tried = [(b, s if a is None else no_answer_counted(truncated_as_counted(as_attempt(s, a), self.truncated_as),
+                                                           self.no_answer))
+                 for b, a in attempts(s, self.spec) if b is not None]  # each attempt as counted, once
         for i, budget in enumerate(self.budgets):
-            latest = [(b, a) for b, a in tried if b is not None and b <= budget]
-            if not latest:
-                continue
-            b, attempt = latest[-1]
-            self.asked[i] += b == budget
-            seen = s if attempt is None else no_answer_counted(
-                truncated_as_counted(_as_attempt(s, attempt), self.truncated_as), self.no_answer)
-            self.tallies[i].add(seen)
+            latest = next(((b, seen) for b, seen in reversed(tried) if b <= budget), None)
+            if latest is not None:
+                self.asked[i] += latest[0] == budget
+                self.tallies[i].add(latest[1])
 
     def result(self) -> BudgetCurve | None:
         if not self.asked or not any(self.asked[1:]):
@@ -98,7 +91,8 @@ def ladder(spec: RunSpec | None) -> list[int]:
     if spec is None or spec.retry_of is None or spec.generation.max_tokens is None:
         return []
     budgets = [*spec.retry_of.ladder, spec.generation.max_tokens]
-    return [b for b in budgets if b is not None] if all(b is not None for b in budgets) else []
+    known = [b for b in budgets if b is not None]
+    return known if len(known) == len(budgets) else []
 
 
 class BudgetCurveMetric(Tallied):

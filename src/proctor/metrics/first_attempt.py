@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.results import MetricValue
-from ..log.runlog import Sample
+from ..log.runlog import FirstAttempt, Sample
 from .accuracy import BlockTally, run_cluster
 from .base import RunContext, Tallied
 from .counting import no_answer_counted, truncated_as_counted
@@ -15,10 +15,13 @@ from .counting import no_answer_counted, truncated_as_counted
 
 def first_attempt(s: Sample) -> Sample:
     """The sample as its first attempt scored it (a sample asked once is its own first attempt)."""
-    if s.first_attempt is None:
-        return s
-    return s.model_copy(update={"outcome": s.first_attempt.outcome, "score": s.first_attempt.score,
-                                "output_tokens": s.first_attempt.output_tokens, "first_attempt": None})
+    return s if s.first_attempt is None else as_attempt(s, s.first_attempt)
+
+
+def as_attempt(s: Sample, attempt: FirstAttempt) -> Sample:
+    """The sample as one of its earlier attempts scored it (`first_attempt`, a ladder's `earlier_attempts`)."""
+    return s.model_copy(update={"outcome": attempt.outcome, "score": attempt.score,
+                                "output_tokens": attempt.output_tokens, "first_attempt": None, "earlier_attempts": []})
 
 
 @dataclass
